@@ -1,0 +1,1 @@
+"""tmux fleets of supervised agents (libtmux)."""

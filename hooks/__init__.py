@@ -1,0 +1,1 @@
+"""Claude Code hooks: session gate, prompt gate, overflow gate, heartbeat, status line."""

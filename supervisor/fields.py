@@ -1,0 +1,97 @@
+"""The names and defaults of ``.state.json``, defined once.
+
+This module is the schema's vocabulary. It imports nothing, so the hooks (which
+run on every tool call and must stay on the standard library) name fields
+through it exactly as the pydantic model in :mod:`supervisor.model` does; a test
+pins the two together.
+"""
+
+from __future__ import annotations
+
+STATE_FILE = ".state.json"
+"""The state file inside a session directory."""
+
+DEHYDRATED_FILE = "DEHYDRATED_CONTEXT.md"
+"""The handover written by ``session dehydrate`` and read by ``session continue``."""
+
+
+class F:
+    """camelCase keys of ``.state.json`` exactly as they are on disk."""
+
+    # identity
+    PID = "pid"
+    PID_START = "pidStart"
+    SESSION_ID = "sessionId"
+    FLEET_PANE_ID = "fleetPaneId"
+    # lifecycle (seed 002 §3: three orthogonal fields)
+    LIFECYCLE = "lifecycle"
+    OVERFLOWED = "overflowed"
+    KILL_REQUESTED = "killRequested"
+    RESTART_PROMPT = "restartPrompt"
+    LOADING = "loading"
+    # work
+    SKILL = "skill"
+    CURRENT_PHASE = "currentPhase"
+    PHASES = "phases"
+    PHASE_HISTORY = "phaseHistory"
+    COMPLETED_SKILLS = "completedSkills"
+    TARGET_FILE = "targetFile"
+    LOG_TEMPLATE = "logTemplate"
+    SESSION_DESCRIPTION = "sessionDescription"
+    SEARCH_KEYWORDS = "searchKeywords"
+    KEYWORDS = "keywords"
+    # context
+    CONTEXT_USAGE = "contextUsage"
+    CONTEXT_USAGE_AT = "contextUsageAt"
+    CONTEXT_WINDOW_SIZE = "contextWindowSize"
+    DEHYDRATE_TOOL_CALLS = "dehydrateToolCalls"
+    # heartbeat (logging discipline)
+    TOOL_CALLS_SINCE_LAST_LOG = "toolCallsSinceLastLog"
+    TOOL_CALLS_BY_TRANSCRIPT = "toolCallsByTranscript"
+    WARN_AFTER = "toolUseWithoutLogsWarnAfter"
+    BLOCK_AFTER = "toolUseWithoutLogsBlockAfter"
+    # timestamps
+    STARTED_AT = "startedAt"
+    LAST_HEARTBEAT = "lastHeartbeat"
+
+
+ALL_FIELDS: frozenset[str] = frozenset(
+    value for name, value in vars(F).items() if name.isupper()
+)
+"""Every key the model knows; anything else on disk is kept untouched."""
+
+IDENTITY_FIELDS: tuple[str, ...] = (F.PID, F.PID_START, F.FLEET_PANE_ID)
+"""Fields the lookup index is keyed by; a write that changes one refreshes it."""
+
+LAST_EDIT_PREFIX = "lastEditFile_"
+"""Per-transcript key prefix of the heartbeat's repeated-Edit tracker (bash era)."""
+
+
+class Lifecycle:
+    """Values of ``lifecycle`` (seed 002 §3.1)."""
+
+    ACTIVE = "active"
+    COMPLETED = "completed"
+    DEHYDRATING = "dehydrating"
+    RESTARTING = "restarting"
+    RESUMING = "resuming"
+
+
+LIFECYCLES: tuple[str, ...] = (
+    Lifecycle.ACTIVE,
+    Lifecycle.COMPLETED,
+    Lifecycle.DEHYDRATING,
+    Lifecycle.RESTARTING,
+    Lifecycle.RESUMING,
+)
+
+LIVE_LIFECYCLES: frozenset[str] = frozenset(
+    {Lifecycle.ACTIVE, Lifecycle.DEHYDRATING, Lifecycle.RESUMING}
+)
+"""Lifecycles in which the session gate lets every tool through."""
+
+DEFAULT_WARN_AFTER = 3
+DEFAULT_BLOCK_AFTER = 10
+DEFAULT_OVERFLOW_THRESHOLD = 0.76
+DEFAULT_DEHYDRATE_CALL_BUDGET = 25
+DEFAULT_PHASE = "Phase 1: Setup"

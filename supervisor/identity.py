@@ -1,0 +1,191 @@
+"""Who owns a session: the supervisor's PID, its start time, and its fleet pane.
+
+A PID alone is not an identity: after the owner dies the kernel may hand the
+same number to an unrelated process (the bash original took such a process for
+the owner, R3). We store a *start token* next to the PID — on Linux the boot id
+plus the process start time in clock ticks since boot (``/proc/PID/stat`` field
+22), which, unlike a wall-clock create time, does not move when the clock is
+set. A PID whose current start token differs from the stored one is dead.
+
+Standard library only (the hooks use it); psutil is imported lazily and only
+where ``/proc`` does not exist.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import typing as t
+from pathlib import Path
+
+SUPERVISOR_PID_ENV = "CLAUDE_SUPERVISOR_PID"
+TMUX_TIMEOUT = 1.0
+FLEET_SOCKET = "fleet"
+
+_boot_id: str | None = None
+
+
+def supervisor_pid(env: t.Mapping[str, str] | None = None) -> int:
+    """The owning supervisor: ``$CLAUDE_SUPERVISOR_PID``, else our parent."""
+    env = os.environ if env is None else env
+    raw = env.get(SUPERVISOR_PID_ENV, "").strip()
+    if raw.isdigit() and int(raw) > 0:
+        return int(raw)
+    return os.getppid()
+
+
+def _read_boot_id() -> str:
+    global _boot_id
+    if _boot_id is None:
+        try:
+            _boot_id = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+        except OSError:
+            _boot_id = "noboot"
+    return _boot_id
+
+
+def start_token(pid: int) -> str | None:
+    """A string that names this exact process, or None if *pid* does not exist."""
+    if pid <= 0:
+        return None
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except FileNotFoundError:
+        if Path("/proc/self/stat").exists():
+            return None  # Linux, and the process is gone
+        return _start_token_portable(pid)
+    except OSError:
+        return None
+    # The command name (field 2) may contain spaces and parentheses: split after the last ')'.
+    fields = stat[stat.rfind(b")") + 2 :].split()
+    try:
+        ticks = int(fields[19])  # field 22 overall
+    except (IndexError, ValueError):
+        return None
+    return f"{_read_boot_id()}:{ticks}"
+
+
+def _start_token_portable(pid: int) -> str | None:
+    import psutil  # only where /proc does not exist
+
+    try:
+        return f"ct:{psutil.Process(pid).create_time():.2f}"
+    except (psutil.NoSuchProcess, psutil.AccessDenied):
+        return None
+
+
+def pid_exists(pid: int) -> bool:
+    """True if *pid* > 0 names a process (ours or another user's)."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def owner_alive(pid: t.Any, token: t.Any = None) -> bool:
+    """Is the recorded owner still running?
+
+    ``pid`` ≤ 0 (or not a number) is dead — the original treated PID 0 as alive
+    (B1). With a recorded *token*, a live PID whose token differs is a reused
+    PID, hence dead. Without one (state written by the bash original) we can
+    only check that the PID exists.
+    """
+    if isinstance(pid, bool) or not isinstance(pid, int) or pid <= 0:
+        return False
+    if not pid_exists(pid):
+        return False
+    if not token:
+        return True
+    current = start_token(pid)
+    return current is None or current == token  # None: cannot read, assume alive
+
+
+def same_owner(pid: t.Any, token: t.Any, my_pid: int, my_token: str | None) -> bool:
+    """Does the stored (pid, token) name the process (my_pid, my_token)?"""
+    if isinstance(pid, bool) or pid != my_pid or my_pid <= 0:
+        return False
+    return not token or not my_token or token == my_token
+
+
+WATCHDOG_MODULE = "supervisor.watchdog"
+"""The watchdog runs as ``python -m supervisor.watchdog``; its command line says so."""
+
+
+def is_watchdog(pid: int) -> bool:
+    """Is *pid* one of our watchdogs? (``WATCHDOG_PID`` is never trusted blindly:
+    SIGUSR1 terminates most processes that do not handle it.)"""
+    if pid <= 0:
+        return False
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except FileNotFoundError:
+        if Path("/proc/self/cmdline").exists():
+            return False
+        import psutil  # only where /proc does not exist
+
+        try:
+            cmdline = [a.encode() for a in psutil.Process(pid).cmdline()]
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            return False
+    except OSError:
+        return False
+    return WATCHDOG_MODULE.encode() in cmdline
+
+
+def fleet_socket(env: t.Mapping[str, str] | None = None) -> str | None:
+    """The socket path of the tmux server we run in, if it is a fleet's.
+
+    Fleet sockets are named ``fleet`` or ``fleet-*``; any other tmux server
+    (the user's own) is not a fleet, so we never read or recolour its panes
+    (the original did, B10).
+    """
+    env = os.environ if env is None else env
+    tmux = env.get("TMUX", "")
+    if not tmux or not env.get("TMUX_PANE"):
+        return None
+    socket = tmux.split(",", 1)[0]
+    name = os.path.basename(socket)
+    if name == FLEET_SOCKET or name.startswith(FLEET_SOCKET + "-"):
+        return socket
+    return None
+
+
+PANE_ID_FORMAT = "#{session_name}\t#{window_name}\t#{@pane_label}"
+"""Tab-separated: window names and labels may contain colons."""
+
+
+def current_pane_id(env: t.Mapping[str, str] | None = None) -> str | None:
+    """``{tmux session}:{window}:{@pane_label}`` of the calling fleet pane, else None.
+
+    One tmux call with a timeout, targeted at ``$TMUX_PANE`` (the calling pane,
+    not the focused one).
+    """
+    env = os.environ if env is None else env
+    socket = fleet_socket(env)
+    if socket is None:
+        return None
+    try:
+        out = subprocess.run(
+            ["tmux", "-S", socket, "display-message", "-p", "-t", env["TMUX_PANE"], PANE_ID_FORMAT],
+            capture_output=True,
+            text=True,
+            timeout=TMUX_TIMEOUT,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if out.returncode != 0:
+        return None
+    return pane_id_from_parts(*out.stdout.rstrip("\n").split("\t", 2))
+
+
+def pane_id_from_parts(session: str = "", window: str = "", label: str = "") -> str | None:
+    """Join the three parts, or None when any is missing (no label: not an agent pane)."""
+    if not session or not window or not label:
+        return None
+    return f"{session}:{window}:{label}"

@@ -1,0 +1,96 @@
+"""Which session is mine? The one lookup every component shares (seed 002 §2).
+
+Two strategies, in order, read-only:
+
+1. **Fleet pane**: the session whose ``fleetPaneId`` is this pane's id — unless
+   a *different, live* supervisor owns it, in which case we fall through to the
+   PID strategy (the original gave up there, B9).
+2. **Supervisor PID**: the session whose ``pid`` (and start token, when
+   recorded) is our supervisor's.
+
+Candidates come from :mod:`supervisor.index` and are confirmed against their
+own state files; a candidate that no longer matches means the index is stale,
+so it is rebuilt once and the lookup repeated. Standard library only.
+"""
+
+from __future__ import annotations
+
+import typing as t
+from pathlib import Path
+
+from supervisor import index
+from supervisor.fields import F
+from supervisor.identity import owner_alive, same_owner
+from supervisor.store import StateError, read_state
+
+
+class Found(t.NamedTuple):
+    session_dir: Path
+    state: dict[str, t.Any]
+    how: str  # "pane" or "pid"
+
+
+def _candidates(
+    root: Path, names: list[str], matches: t.Callable[[dict[str, t.Any]], bool]
+) -> tuple[list[tuple[Path, dict[str, t.Any]]], bool]:
+    """States of *names* that still match; the flag says whether any entry was stale."""
+    found: list[tuple[Path, dict[str, t.Any]]] = []
+    stale = False
+    for name in names:
+        session_dir = root / name
+        try:
+            state = read_state(session_dir)
+        except StateError:
+            stale = True
+            continue
+        if matches(state):
+            found.append((session_dir, state))
+        else:
+            stale = True
+    # Most recently active first when several qualify.
+    found.sort(key=lambda item: str(item[1].get(F.LAST_HEARTBEAT) or ""), reverse=True)
+    return found, stale
+
+
+def _confirmed(
+    root: Path,
+    names_of: t.Callable[[], list[str]],
+    matches: t.Callable[[dict[str, t.Any]], bool],
+) -> list[tuple[Path, dict[str, t.Any]]]:
+    """Index candidates confirmed by their state files; one rebuild if the index lied."""
+    hits, stale = _candidates(root, names_of(), matches)
+    if stale:
+        index.rebuild(root)
+        hits, _ = _candidates(root, names_of(), matches)
+    return hits
+
+
+def sessions_on_pane(root: Path, pane: str) -> list[Found]:
+    """Every session bound to fleet *pane*, most recent first (normally one)."""
+    if not pane or not root.is_dir():
+        return []
+    hits = _confirmed(root, lambda: index.by_pane(root, pane), lambda s: s.get(F.FLEET_PANE_ID) == pane)
+    return [Found(d, s, "pane") for d, s in hits]
+
+
+def sessions_owned_by(root: Path, pid: int, token: str | None) -> list[Found]:
+    """Every session whose recorded owner is (*pid*, *token*), most recent first."""
+    if pid <= 0 or not root.is_dir():
+        return []
+    hits = _confirmed(
+        root,
+        lambda: index.by_pid(root, pid),
+        lambda s: same_owner(s.get(F.PID), s.get(F.PID_START), pid, token),
+    )
+    return [Found(d, s, "pid") for d, s in hits]
+
+
+def find_session(root: Path, *, pane: str | None, pid: int, token: str | None) -> Found | None:
+    """The session of the caller identified by fleet *pane* and supervisor (*pid*, *token*)."""
+    for found in sessions_on_pane(root, pane) if pane else []:
+        owner, owner_token = found.state.get(F.PID), found.state.get(F.PID_START)
+        if owner_alive(owner, owner_token) and not same_owner(owner, owner_token, pid, token):
+            continue  # held by another live supervisor: try the PID strategy
+        return found
+    owned = sessions_owned_by(root, pid, token)
+    return owned[0] if owned else None

@@ -1,0 +1,92 @@
+"""Where sessions live, and which directory a ``DIR`` argument names.
+
+The sessions root is ``$CLAUDE_SESSIONS_DIR`` when set (``claude-run`` exports
+it, so hooks, the status line and Bash tools agree even after a ``cd``), else
+``sessions/`` of the project: the nearest directory at or above the working
+directory that has ``sessions/``, ``.claude/`` or ``.git`` (the original only
+looked in ``$PWD``, so running from a subdirectory found nothing, G8).
+
+A session is a directory directly inside the root. A ``DIR`` that resolves
+anywhere else — through ``..``, an absolute path or a symlink — is refused.
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import os
+import typing as t
+from pathlib import Path
+
+from supervisor.errors import ShepherdError
+
+SESSIONS_DIR_ENV = "CLAUDE_SESSIONS_DIR"
+SESSIONS_DIRNAME = "sessions"
+PROJECT_MARKERS = (SESSIONS_DIRNAME, ".claude", ".git")
+
+
+class SessionPathError(ShepherdError):
+    """A DIR argument that does not name a session directory inside the root."""
+
+
+def project_root(start: Path) -> Path:
+    """The nearest directory at or above *start* carrying a project marker, else *start*."""
+    start = Path(os.path.abspath(start))
+    for candidate in (start, *start.parents):
+        if any((candidate / marker).exists() for marker in PROJECT_MARKERS):
+            return candidate
+    return start
+
+
+def sessions_root(
+    cwd: str | Path | None = None, env: t.Mapping[str, str] | None = None
+) -> Path:
+    """The absolute sessions root (it may not exist yet)."""
+    env = os.environ if env is None else env
+    configured = env.get(SESSIONS_DIR_ENV, "").strip()
+    base = Path(cwd) if cwd else Path.cwd()
+    if configured:
+        root = Path(configured).expanduser()
+        return Path(os.path.abspath(base / root))
+    return project_root(base) / SESSIONS_DIRNAME
+
+
+def resolve_session_dir(arg: str, root: Path, cwd: str | Path | None = None) -> Path:
+    """Turn a user's DIR into ``root/NAME``, refusing anything outside the root.
+
+    ``sessions/NAME``, ``NAME``, ``./sessions/NAME`` from the project and an
+    absolute path inside the root all name the same session.
+    """
+    if not arg or not arg.strip():
+        raise SessionPathError("the session DIR is empty; give a folder like sessions/2026_02_07_TOPIC")
+    if "\0" in arg:
+        raise SessionPathError("the session DIR contains a NUL byte")
+    base = Path(cwd) if cwd else Path.cwd()
+    given = Path(arg).expanduser()
+    candidates = [given] if given.is_absolute() else [base / given, root.parent / given, root / given]
+    real_root = Path(os.path.realpath(root))
+    for candidate in candidates:
+        lexical = Path(os.path.normpath(candidate))
+        if lexical.parent != root and Path(os.path.realpath(lexical.parent)) != real_root:
+            continue
+        name = lexical.name
+        if not name or name.startswith(".") or name in {"..", "."}:
+            break
+        # Symlinks: the directory itself must resolve inside the root too.
+        if lexical.is_symlink() and Path(os.path.realpath(lexical)).parent != real_root:
+            raise SessionPathError(
+                f"{arg} is a symlink that leaves the sessions root {root}; use a real folder inside it"
+            )
+        return root / name
+    raise SessionPathError(
+        f"{arg} is not a folder directly inside the sessions root {root}; "
+        f"use sessions/NAME (set {SESSIONS_DIR_ENV} to use another root)"
+    )
+
+
+def display_name(session_dir: Path) -> str:
+    """The session's name without its ``YYYY_MM_DD_`` date prefix (for status lines)."""
+    name = session_dir.name
+    parts = name.split("_", 3)
+    if len(parts) == 4 and all(p.isdigit() for p in parts[:3]) and len(parts[0]) == 4:
+        return parts[3]
+    return name

@@ -1,0 +1,487 @@
+"""``session``: the commands agents run from their Bash tool.
+
+Each subcommand is one transition of :mod:`supervisor.transitions`, applied
+through the locked store and validated against the schema before it is
+written. Errors are one line on stderr and exit 1 (2 for usage); nothing on
+disk changes when a command fails.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import sys
+import typing as t
+from pathlib import Path
+
+import typer
+
+from supervisor import transitions as tr
+from supervisor.errors import ShepherdError
+from supervisor.fields import DEHYDRATED_FILE, DEFAULT_PHASE, F, Lifecycle
+from supervisor.identity import current_pane_id, is_watchdog, start_token, supervisor_pid
+from supervisor.lookup import find_session, sessions_on_pane, sessions_owned_by
+from supervisor.model import validate_state
+from supervisor.paths import resolve_session_dir, sessions_root
+from supervisor.phases import parse_proof
+from supervisor.stdin import read_optional_stdin
+from supervisor.store import (
+    CorruptStateError,
+    NoStateError,
+    State,
+    read_state,
+    update_state,
+    write_atomic,
+)
+
+app = typer.Typer(
+    name="session",
+    help="Manage the session an agent works in (sessions/NAME/.state.json).",
+    add_completion=False,
+    no_args_is_help=True,
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+)
+
+WATCHDOG_PID_ENV = "WATCHDOG_PID"
+CLAUDE_SESSION_ID_ENV = "CLAUDE_CODE_SESSION_ID"
+
+DirArg = t.Annotated[str, typer.Argument(metavar="DIR", help="Session folder, e.g. sessions/2026_02_07_TOPIC.")]
+PaneOpt = t.Annotated[
+    t.Optional[str],
+    typer.Option("--fleet-pane", metavar="ID", help="Fleet pane id (default: read from tmux inside a fleet pane)."),
+]
+ApprovedOpt = t.Annotated[
+    t.Optional[str],
+    typer.Option("--user-approved", metavar="REASON", help="Override a guard; the user's reason is recorded."),
+]
+
+
+def _root() -> Path:
+    return sessions_root()
+
+
+def _dir(arg: str) -> Path:
+    return resolve_session_dir(arg, _root())
+
+
+def _me() -> tuple[int, str | None]:
+    pid = supervisor_pid()
+    return pid, start_token(pid)
+
+
+def _pane(given: str | None) -> str | None:
+    return given.strip() or None if given is not None else current_pane_id()
+
+
+def _say(line: str = "") -> None:
+    typer.echo(line)
+
+
+def _update(session_dir: Path, mutate: t.Callable[[State], t.Any], **kwargs: t.Any) -> t.Any:
+    return update_state(session_dir, mutate, validate=validate_state, **kwargs)
+
+
+# --------------------------------------------------------------------------- activate
+
+
+def _stdin_object() -> dict[str, t.Any] | None:
+    raw = read_optional_stdin()
+    if not raw.strip():
+        return None
+    try:
+        data = json.loads(raw)
+    except ValueError as exc:
+        raise ShepherdError(f"stdin is not valid JSON ({exc}); pass a JSON object or nothing") from None
+    if not isinstance(data, dict):
+        raise ShepherdError(f"stdin holds a JSON {type(data).__name__}; pass a JSON object or nothing")
+    return data
+
+
+def activate_session(
+    session_dir: Path,
+    skill: str,
+    *,
+    pane: str | None,
+    target_file: str | None = None,
+    approved: str | None = None,
+    extra: dict[str, t.Any] | None = None,
+) -> tr.Activation:
+    """Activate *session_dir* for this supervisor and release what it claims elsewhere."""
+    if not skill.strip() or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.:-]*", skill):
+        raise ShepherdError(f"skill name {skill!r} is not valid; use letters, digits, '-', '_' (e.g. implement)")
+    pid, token = _me()
+    try:
+        read_state(session_dir)
+    except CorruptStateError as exc:
+        typer.echo(f"session: warning: {exc}; keeping it beside the new state as .state.json.corrupt-*", err=True)
+    except NoStateError:
+        pass
+    result: tr.Activation = _update(
+        session_dir,
+        lambda s: tr.activate(
+            s,
+            skill=skill,
+            pid=pid,
+            token=token,
+            pane=pane,
+            target_file=target_file,
+            session_id=os.environ.get(CLAUDE_SESSION_ID_ENV) or None,
+            extra=extra,
+            approved=approved,
+        ),
+        create=True,
+        replace_corrupt=True,
+    )
+    root = session_dir.parent
+    if pane:
+        for other in sessions_on_pane(root, pane):
+            if other.session_dir != session_dir:
+                _update(other.session_dir, tr.release_pane)
+                _say(f"Cleared stale fleetPaneId from: {other.session_dir.name}")
+    for other in sessions_owned_by(root, pid, token):
+        if other.session_dir != session_dir:
+            _update(other.session_dir, tr.release_owner)
+            _say(f"Released previous session of this agent: {other.session_dir.name}")
+    return result
+
+
+@app.command()
+def activate(
+    dir: DirArg,
+    skill: t.Annotated[str, typer.Argument(metavar="SKILL", help="The skill this session runs, e.g. implement.")],
+    fleet_pane: PaneOpt = None,
+    target_file: t.Annotated[t.Optional[str], typer.Option("--target-file", metavar="FILE")] = None,
+    user_approved: ApprovedOpt = None,
+) -> None:
+    """Claim DIR for this agent (creating it), optionally merging a JSON object from stdin."""
+    session_dir = _dir(dir)
+    extra = _stdin_object()
+    pane = _pane(fleet_pane)
+    outcome = activate_session(
+        session_dir, skill, pane=pane, target_file=target_file, approved=user_approved, extra=extra
+    )
+    pid = supervisor_pid()
+    if outcome.kind == "takeover" and outcome.previous_owner:
+        _say(f"Took over from supervisor PID {outcome.previous_owner} (no longer running)")
+    if user_approved:
+        _say(f"Approval recorded: {user_approved}")
+    if outcome.kind == "reactivated":
+        _say(f"Session re-activated: {session_dir} (skill: {skill}, pid: {pid})")
+        return
+    details = [f"skill: {skill}", f"pid: {pid}"]
+    if pane:
+        details.append(f"fleet: {pane}")
+    if target_file:
+        details.append(f"target: {target_file}")
+    _say(f"Session activated: {session_dir} ({', '.join(details)})")
+
+
+# --------------------------------------------------------------------------- find
+
+
+@app.command()
+def find(fleet_pane: PaneOpt = None) -> None:
+    """Print the session of this agent (fleet pane first, then supervisor PID); exit 1 if none."""
+    pid, token = _me()
+    found = find_session(_root(), pane=_pane(fleet_pane), pid=pid, token=token)
+    if found is None:
+        raise typer.Exit(1)
+    _say(str(found.session_dir))
+
+
+# --------------------------------------------------------------------------- phase
+
+
+@app.command()
+def phase(
+    dir: DirArg,
+    label: t.Annotated[str, typer.Argument(metavar="LABEL", help="e.g. '3: Build' or '3.1: Tests'.")],
+    user_approved: ApprovedOpt = None,
+) -> None:
+    """Enter phase LABEL (in order, when the skill declared phases); proof lines on stdin."""
+    session_dir = _dir(dir)
+    proof = parse_proof(read_optional_stdin())
+    change: tr.PhaseChange = _update(
+        session_dir, lambda s: tr.phase(s, label, approved=user_approved, proof=proof)
+    )
+    if change.appended:
+        _say(f"Added sub-phase to the plan: {change.label}")
+    if change.forced:
+        _say(f"Non-sequential transition approved: {user_approved}")
+    _say(f"Phase: {change.label}")
+
+
+# --------------------------------------------------------------------------- deactivate
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z0-9][a-z0-9_-]{3,}", text.lower())}
+
+
+def related_sessions(session_dir: Path, keywords: list[str], description: str, limit: int = 5) -> list[str]:
+    """Other sessions sharing keywords or description words, best first."""
+    mine_kw = {k.lower() for k in keywords}
+    mine_words = _words(description)
+    scored: list[tuple[int, str]] = []
+    for entry in sorted(session_dir.parent.iterdir()):
+        if entry == session_dir or entry.name.startswith(".") or not entry.is_dir():
+            continue
+        try:
+            state = read_state(entry)
+        except ShepherdError:
+            continue
+        theirs_kw = {str(k).lower() for k in state.get(F.SEARCH_KEYWORDS) or [] if isinstance(k, str)}
+        if isinstance(state.get(F.KEYWORDS), str):
+            theirs_kw |= {k.strip().lower() for k in state[F.KEYWORDS].split(",") if k.strip()}
+        desc = state.get(F.SESSION_DESCRIPTION) if isinstance(state.get(F.SESSION_DESCRIPTION), str) else ""
+        score = 3 * len(mine_kw & theirs_kw) + len(mine_words & _words(desc))
+        if score:
+            first = desc.strip().splitlines()[0] if desc.strip() else ""
+            scored.append((score, f"- {entry.name} (skill: {state.get(F.SKILL) or '?'}) {first}".rstrip()))
+    scored.sort(key=lambda item: -item[0])
+    return [line for _, line in scored[:limit]]
+
+
+@app.command()
+def deactivate(
+    dir: DirArg,
+    keywords: t.Annotated[t.Optional[str], typer.Option("--keywords", metavar="a,b", help="Search keywords.")] = None,
+) -> None:
+    """Mark the session completed; a 1-3 line description of the work is required on stdin."""
+    session_dir = _dir(dir)
+    description = read_optional_stdin()
+    words = [k.strip() for k in keywords.split(",") if k.strip()] if keywords is not None else None
+    _update(session_dir, lambda s: tr.deactivate(s, description=description, keywords=words))
+    _say(f"Session deactivated: {session_dir} (lifecycle=completed)")
+    related = related_sessions(session_dir, words or [], description)
+    _say()
+    _say("## Related Sessions")
+    for line in related or ["(none)"]:
+        _say(line)
+
+
+# --------------------------------------------------------------------------- restart / dehydrate
+
+
+def _signal_watchdog(prompt: str) -> None:
+    raw = os.environ.get(WATCHDOG_PID_ENV, "").strip()
+    if not raw:
+        _say("No watchdog active (WATCHDOG_PID not set): not running under claude-run.")
+        _say("The restart is recorded. To restart by hand, exit Claude and run:")
+        _say()
+        _say(f"  claude {json.dumps(prompt)}")
+        return
+    if not raw.isdigit() or not is_watchdog(int(raw)):
+        raise ShepherdError(
+            f"WATCHDOG_PID={raw} is not a claude-run watchdog; the restart is recorded, "
+            f"exit Claude and claude-run will start the new one"
+        )
+    _say(f"Restart prepared. Signaling watchdog (PID {raw}) to kill Claude...")
+    try:
+        os.kill(int(raw), signal.SIGUSR1)
+    except ProcessLookupError:
+        raise ShepherdError(f"watchdog PID {raw} has exited; the restart is recorded, exit Claude to apply it") from None
+
+
+def request_restart(session_dir: Path) -> None:
+    prompt = _update(session_dir, lambda s: tr.request_restart(s, session_dir))
+    _signal_watchdog(prompt)
+
+
+@app.command()
+def restart(dir: DirArg) -> None:
+    """Request a fresh Claude that continues this session (the watchdog ends this one)."""
+    request_restart(_dir(dir))
+
+
+@app.command()
+def dehydrate(
+    dir: DirArg,
+    no_restart: t.Annotated[bool, typer.Option("--no-restart", help="Only save the handover.")] = False,
+) -> None:
+    """Save the markdown handover from stdin to DEHYDRATED_CONTEXT.md, then restart."""
+    session_dir = _dir(dir)
+    text = read_optional_stdin()
+    if not text.strip():
+        raise ShepherdError(
+            f"the handover is empty; pipe it in: session dehydrate {dir} <<'EOF' ... EOF"
+        )
+    if not no_restart:
+        _update(session_dir, tr.begin_dehydrate)
+    else:
+        read_state(session_dir)  # the session must exist
+    target = session_dir / DEHYDRATED_FILE
+    write_atomic(target, text if text.endswith("\n") else text + "\n")
+    _say(f"Dehydrated context saved: {target} ({len(text.splitlines())} lines)")
+    if not no_restart:
+        request_restart(session_dir)
+
+
+# --------------------------------------------------------------------------- continue
+
+_REQUIRED_HEADING = re.compile(r"^#{1,6}\s.*\brequired\b", re.IGNORECASE)
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(.*)$")
+
+
+def required_files(markdown: str) -> list[str]:
+    """Paths listed under a 'Required files' heading of the handover."""
+    paths: list[str] = []
+    inside = False
+    for line in markdown.splitlines():
+        if line.lstrip().startswith("#"):
+            inside = bool(_REQUIRED_HEADING.match(line.strip()))
+            continue
+        item = _LIST_ITEM.match(line) if inside else None
+        if not item:
+            continue
+        text = item.group(1).strip()
+        quoted = re.search(r"`([^`]+)`", text)
+        path = quoted.group(1) if quoted else re.split(r"\s+(?:[-—–(]|$)", text, maxsplit=1)[0]
+        if path:
+            paths.append(path.strip())
+    return paths
+
+
+@app.command("continue")
+def continue_(dir: DirArg, fleet_pane: PaneOpt = None) -> None:
+    """Re-activate DIR for this agent and print everything needed to pick the work up."""
+    session_dir = _dir(dir)
+    state = read_state(session_dir)
+    skill = state.get(F.SKILL)
+    if not isinstance(skill, str) or not skill:
+        raise ShepherdError(f"{session_dir} records no skill; use session activate {dir} SKILL")
+    activate_session(session_dir, skill, pane=_pane(fleet_pane), approved="continuing the session")
+    state = read_state(session_dir)
+    phase_label = state.get(F.CURRENT_PHASE) or DEFAULT_PHASE
+    _say(f"Session continued: {session_dir}")
+    _say(f"  Skill: {skill}")
+    _say(f"  Phase: {phase_label}")
+    _say(f"  Log: {session_dir / log_file_name(state)}")
+    handover = session_dir / DEHYDRATED_FILE
+    _say()
+    _say("## Dehydrated context")
+    try:
+        text = handover.read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        text = ""
+        _say(f"(none: no {DEHYDRATED_FILE} in {session_dir})")
+    else:
+        _say(text.rstrip("\n"))
+    _say()
+    _say("## Required files")
+    base = session_dir.parent.parent
+    listed = required_files(text)
+    for path in listed:
+        where = Path(path).expanduser()
+        exists = (where if where.is_absolute() else base / where).exists() or (session_dir / where).exists()
+        _say(f"- {path}" + ("" if exists else "  (missing)"))
+    if not listed:
+        _say("(none listed)")
+    _say()
+    _say(f"Resume at phase: {phase_label}")
+
+
+# --------------------------------------------------------------------------- update / target / log
+
+EDITABLE_BY_UPDATE_NOTE = "use the session command that owns it (activate, phase, deactivate, restart)"
+
+
+def parse_value(raw: str) -> t.Any:
+    """JSON when VALUE is JSON (true, 3, 0.85, null, [..], {..}), else the string itself."""
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw
+
+
+@app.command()
+def update(
+    dir: DirArg,
+    field: t.Annotated[str, typer.Argument(metavar="FIELD")],
+    value: t.Annotated[str, typer.Argument(metavar="VALUE", help="Parsed as JSON when it is JSON.")],
+) -> None:
+    """Set one field, like toolUseWithoutLogsBlockAfter 20 (lifecycle fields are refused)."""
+    session_dir = _dir(dir)
+    if field in tr.PROTECTED_FROM_STDIN or field in {F.LAST_HEARTBEAT, F.STARTED_AT}:
+        raise ShepherdError(f"{field} cannot be set with update; {EDITABLE_BY_UPDATE_NOTE}")
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", field):
+        raise ShepherdError(f"field name {field!r} is not valid; use a camelCase name like targetFile")
+    parsed = parse_value(value)
+
+    def apply(state: State) -> None:
+        state[field] = parsed
+        state[F.LAST_HEARTBEAT] = tr.timestamp()
+
+    _update(session_dir, apply)
+    _say(f"Updated {field}={json.dumps(parsed, ensure_ascii=False)} in {session_dir}")
+
+
+@app.command()
+def target(dir: DirArg, file: t.Annotated[str, typer.Argument(metavar="FILE")]) -> None:
+    """Set the file the status line links to."""
+    session_dir = _dir(dir)
+
+    def apply(state: State) -> None:
+        state[F.TARGET_FILE] = file
+        state[F.LAST_HEARTBEAT] = tr.timestamp()
+
+    _update(session_dir, apply)
+    _say(f"Target file: {file}")
+
+
+def log_file_name(state: t.Mapping[str, t.Any]) -> str:
+    """``TEMPLATE_X_LOG.md`` → ``X_LOG.md``; else ``<SKILL>_LOG.md``."""
+    template = state.get(F.LOG_TEMPLATE)
+    if isinstance(template, str) and template.strip():
+        name = Path(template).name
+        return name[len("TEMPLATE_") :] if name.startswith("TEMPLATE_") else name
+    skill = state.get(F.SKILL) if isinstance(state.get(F.SKILL), str) else "SESSION"
+    return f"{re.sub(r'[^A-Za-z0-9]+', '_', skill).upper()}_LOG.md"
+
+
+@app.command()
+def log(dir: DirArg) -> None:
+    """Append stdin to the session's log as a timestamped entry."""
+    session_dir = _dir(dir)
+    state = read_state(session_dir)
+    text = read_optional_stdin()
+    if not text.strip():
+        raise ShepherdError(f"nothing to log; pipe the entry in: session log {dir} <<'EOF' ... EOF")
+    path = session_dir / log_file_name(state)
+    entry = f"\n## {tr.timestamp()}\n{text.rstrip()}\n".encode("utf-8")
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    try:
+        os.write(fd, entry)
+    finally:
+        os.close(fd)
+    _say(f"Logged to {path}")
+
+
+# --------------------------------------------------------------------------- entry point
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; an expected failure is one line on stderr and exit 1.
+
+    Usage errors are typer's own (exit 2); success and ``typer.Exit`` leave
+    through ``SystemExit`` as usual.
+    """
+    try:
+        app(args=argv, prog_name="session")
+    except ShepherdError as exc:
+        typer.echo(f"session: error: {exc}", err=True)
+        return 1
+    except OSError as exc:
+        typer.echo(f"session: error: {exc.strerror or exc} ({exc.filename or 'I/O'})", err=True)
+        return 1
+    except KeyboardInterrupt:
+        typer.echo("session: interrupted", err=True)
+        return 130
+    return 0
+
+
+def entry() -> None:
+    sys.exit(main())

@@ -1,0 +1,336 @@
+"""The state transitions of seed 002 §3.6, each the only writer of its fields.
+
+Every function changes a state dict in place (inside
+:func:`supervisor.store.update_state`) and writes only what the seed says that
+transition writes. State flows forward — ``overflowed`` only becomes true,
+``killRequested`` is set by a restart request and cleared by its consumer —
+except through :func:`activate`, the one entry point of a new lifecycle.
+
+Standard library only: the hooks apply :func:`mark_overflowed`,
+:func:`begin_dehydrate` and :func:`bind_conversation` on the hot path.
+"""
+
+from __future__ import annotations
+
+import time
+import typing as t
+from pathlib import Path
+
+from supervisor import phases as ph
+from supervisor.errors import ShepherdError
+from supervisor.fields import (
+    DEFAULT_BLOCK_AFTER,
+    DEFAULT_PHASE,
+    DEFAULT_WARN_AFTER,
+    F,
+    Lifecycle,
+)
+from supervisor.identity import owner_alive, same_owner
+
+State = dict[str, t.Any]
+
+PROTECTED_FROM_STDIN: frozenset[str] = frozenset(
+    {
+        F.PID,
+        F.PID_START,
+        F.SESSION_ID,
+        F.FLEET_PANE_ID,
+        F.LIFECYCLE,
+        F.OVERFLOWED,
+        F.KILL_REQUESTED,
+        F.RESTART_PROMPT,
+        F.LOADING,
+        F.CONTEXT_USAGE,
+        F.CONTEXT_USAGE_AT,
+        F.DEHYDRATE_TOOL_CALLS,
+        F.TOOL_CALLS_BY_TRANSCRIPT,
+        F.COMPLETED_SKILLS,
+    }
+)
+"""Fields an activation's stdin JSON may not set: they belong to the transitions."""
+
+
+class TransitionError(ShepherdError):
+    """A transition refused by its guard."""
+
+
+def timestamp(now: float | None = None) -> str:
+    """UTC ``YYYY-MM-DDTHH:MM:SSZ``, the format the bash era wrote."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() if now is None else now))
+
+
+def deep_merge(base: State, extra: t.Mapping[str, t.Any]) -> None:
+    """Merge like jq's ``*``: objects recursively, everything else replaced."""
+    for key, value in extra.items():
+        if isinstance(value, dict) and isinstance(base.get(key), dict):
+            deep_merge(base[key], value)
+        else:
+            base[key] = value
+
+
+def set_owner(state: State, pid: int, token: str | None) -> None:
+    """Record the owning supervisor and its start token (identity, not just a number)."""
+    state[F.PID] = pid
+    if token:
+        state[F.PID_START] = token
+    else:
+        state.pop(F.PID_START, None)
+
+
+class Activation(t.NamedTuple):
+    kind: str  # "fresh" | "reactivated" | "switched" | "takeover"
+    previous_owner: int | None
+
+
+def activate(
+    state: State,
+    *,
+    skill: str,
+    pid: int,
+    token: str | None,
+    pane: str | None = None,
+    target_file: str | None = None,
+    session_id: str | None = None,
+    extra: t.Mapping[str, t.Any] | None = None,
+    approved: str | None = None,
+    now: float | None = None,
+) -> Activation:
+    """Make (*pid*, *token*) the owner running *skill*: the start of a new lifecycle.
+
+    A live different owner is refused. A dead one is taken over, *keeping*
+    ``sessionId``, ``completedSkills`` and the history (the original deleted
+    the file, B13). Resets lifecycle/loading/overflowed/killRequested.
+    """
+    if extra:
+        forbidden = sorted(set(extra) & PROTECTED_FROM_STDIN)
+        if forbidden:
+            raise TransitionError(
+                f"stdin JSON may not set {', '.join(forbidden)}; those fields are managed by session commands"
+            )
+    completed = state.get(F.COMPLETED_SKILLS)
+    if isinstance(completed, list) and skill in completed and not approved:
+        raise TransitionError(
+            f"skill {skill!r} was already completed in this session; to run it again, add "
+            f"--user-approved \"Reason: ...\" (or start a new session folder)"
+        )
+    owner, owner_token = state.get(F.PID), state.get(F.PID_START)
+    mine = same_owner(owner, owner_token, pid, token)
+    if state and not mine and owner_alive(owner, owner_token):
+        raise TransitionError(
+            f"this session is held by another live agent (supervisor PID {owner}); "
+            f"choose another folder, or stop that agent first"
+        )
+    if not state:
+        kind = "fresh"
+    elif not mine:
+        kind = "takeover"
+    elif state.get(F.SKILL) == skill:
+        kind = "reactivated"
+    else:
+        kind = "switched"
+    stamp = timestamp(now)
+    new_skill = kind == "fresh" or state.get(F.SKILL) != skill
+    if new_skill:
+        state.pop(F.PHASES, None)
+        if kind != "fresh":
+            state[F.PHASE_HISTORY] = []
+    same_conversation = bool(session_id) and state.get(F.SESSION_ID) == session_id
+    set_owner(state, pid, token)
+    state[F.SKILL] = skill
+    state[F.LIFECYCLE] = Lifecycle.ACTIVE
+    state[F.LOADING] = True
+    state[F.OVERFLOWED] = False
+    state[F.KILL_REQUESTED] = False
+    state.pop(F.RESTART_PROMPT, None)
+    state.pop(F.DEHYDRATE_TOOL_CALLS, None)
+    if not same_conversation:
+        state[F.CONTEXT_USAGE] = 0
+        state.pop(F.CONTEXT_USAGE_AT, None)
+    if session_id:
+        state[F.SESSION_ID] = session_id
+    if pane:
+        state[F.FLEET_PANE_ID] = pane
+    else:
+        state.pop(F.FLEET_PANE_ID, None)
+    if target_file:
+        state[F.TARGET_FILE] = target_file
+    state.setdefault(F.STARTED_AT, stamp)
+    state[F.LAST_HEARTBEAT] = stamp
+    state.setdefault(F.TOOL_CALLS_SINCE_LAST_LOG, 0)
+    if kind == "fresh":
+        state[F.TOOL_CALLS_SINCE_LAST_LOG] = 0
+    state.setdefault(F.WARN_AFTER, DEFAULT_WARN_AFTER)
+    state.setdefault(F.BLOCK_AFTER, DEFAULT_BLOCK_AFTER)
+    if extra:
+        deep_merge(state, extra)
+    if new_skill or not isinstance(state.get(F.CURRENT_PHASE), str):
+        state[F.CURRENT_PHASE] = ph.first_label(state.get(F.PHASES), DEFAULT_PHASE)
+    return Activation(kind, owner if isinstance(owner, int) and not mine else None)
+
+
+def release_pane(state: State) -> None:
+    """Another session claimed this pane: one pane, one session (hard requirement 1)."""
+    state.pop(F.FLEET_PANE_ID, None)
+
+
+def release_owner(state: State) -> None:
+    """Our supervisor activated another session: this one no longer has an owner."""
+    state[F.PID] = 0
+    state.pop(F.PID_START, None)
+
+
+class PhaseChange(t.NamedTuple):
+    label: str
+    appended: dict[str, t.Any] | None
+    forced: bool
+
+
+def phase(
+    state: State,
+    label: str,
+    *,
+    approved: str | None = None,
+    proof: dict[str, str] | None = None,
+    now: float | None = None,
+) -> PhaseChange:
+    """Enter phase *label*; clears ``loading`` and the heartbeat counters."""
+    label = label.strip()
+    if not label:
+        raise TransitionError("the phase label is empty; give one like '3: Build'")
+    appended = None
+    forced = False
+    proof = proof or {}
+    if ph.declared(state.get(F.PHASES)):
+        target = ph.parse_label(label)
+        move = ph.check_transition(state.get(F.PHASES), state.get(F.CURRENT_PHASE), target)
+        if not move.allowed:
+            if not approved:
+                raise TransitionError(
+                    f"non-sequential phase transition from {state.get(F.CURRENT_PHASE)!r} to {label!r} "
+                    f"refused (expected next: {move.expected}); add --user-approved \"Reason: ...\" to force it"
+                )
+            forced = True
+        ph.check_proof(ph.find_declaration(state.get(F.PHASES), target), proof, label)
+        if move.append:
+            state[F.PHASES].append(move.append)
+            appended = move.append
+    stamp = timestamp(now)
+    state[F.CURRENT_PHASE] = label
+    state[F.LAST_HEARTBEAT] = stamp
+    state.pop(F.LOADING, None)
+    state[F.TOOL_CALLS_BY_TRANSCRIPT] = {}
+    history = state.get(F.PHASE_HISTORY)
+    if not isinstance(history, list):
+        history = state[F.PHASE_HISTORY] = []
+    history.append({"phase": label, "ts": stamp, "proof": proof} if proof else label)
+    return PhaseChange(label, appended, forced)
+
+
+def deactivate(
+    state: State, *, description: str, keywords: list[str] | None = None, now: float | None = None
+) -> None:
+    """Skill synthesis done: lifecycle=completed; the gate re-engages (S11)."""
+    if not description.strip():
+        raise TransitionError(
+            "a description is required on stdin (1-3 lines of what this session did), "
+            "e.g. session deactivate DIR <<'EOF' ... EOF"
+        )
+    state[F.LIFECYCLE] = Lifecycle.COMPLETED
+    state[F.LAST_HEARTBEAT] = timestamp(now)
+    state[F.SESSION_DESCRIPTION] = description.strip()
+    if keywords is not None:
+        state[F.SEARCH_KEYWORDS] = keywords
+    skill = state.get(F.SKILL)
+    completed = state.get(F.COMPLETED_SKILLS)
+    if not isinstance(completed, list):
+        completed = state[F.COMPLETED_SKILLS] = []
+    if isinstance(skill, str) and skill not in completed:
+        completed.append(skill)
+
+
+def restart_prompt(session_dir: Path, state: State) -> str:
+    phase_label = state.get(F.CURRENT_PHASE) or DEFAULT_PHASE
+    escaped = str(phase_label).replace("\\", "\\\\").replace('"', '\\"')
+    return f'/session continue --session {session_dir} --skill {state.get(F.SKILL) or "unknown"} --phase "{escaped}"'
+
+
+def request_restart(state: State, session_dir: Path, *, now: float | None = None) -> str:
+    """Ask the supervisor for a fresh Claude that continues this session (state only)."""
+    prompt = restart_prompt(session_dir, state)
+    state[F.KILL_REQUESTED] = True
+    state[F.RESTART_PROMPT] = prompt
+    state[F.CONTEXT_USAGE] = 0
+    state.pop(F.CONTEXT_USAGE_AT, None)
+    state.pop(F.SESSION_ID, None)  # never resume this conversation (hard requirement 7)
+    state[F.LAST_HEARTBEAT] = timestamp(now)
+    return prompt
+
+
+def begin_dehydrate(state: State) -> None:
+    """The agent started saving its context: tools stay open for a bounded while."""
+    if state.get(F.LIFECYCLE) != Lifecycle.DEHYDRATING:
+        state[F.LIFECYCLE] = Lifecycle.DEHYDRATING
+        state[F.DEHYDRATE_TOOL_CALLS] = 0
+
+
+def mark_overflowed(state: State) -> None:
+    """Context hit the threshold: sticky until the next activation (hard requirement 4)."""
+    state[F.OVERFLOWED] = True
+
+
+def consume_restart(state: State) -> str | None:
+    """The supervisor takes a pending restart request; returns its prompt.
+
+    A restart is always a fresh Claude: ``killRequested`` was set, so the old
+    conversation is never resumed (seed §9).
+    """
+    prompt = state.get(F.RESTART_PROMPT)
+    if state.get(F.KILL_REQUESTED) is not True or not isinstance(prompt, str) or not prompt:
+        return None
+    state[F.KILL_REQUESTED] = False
+    state.pop(F.RESTART_PROMPT, None)
+    state[F.LIFECYCLE] = Lifecycle.RESTARTING
+    return prompt
+
+
+def claim_for_resume(state: State, *, pid: int, token: str | None) -> None:
+    """A fleet pane's new supervisor takes a session whose owner died (S3).
+
+    The pid becomes the new supervisor's — not 0, which the original wrote and
+    then treated as alive (B1, R4).
+    """
+    set_owner(state, pid, token)
+    state[F.LIFECYCLE] = Lifecycle.RESUMING
+
+
+def may_bind_session_id(state: t.Mapping[str, t.Any]) -> bool:
+    """R1 guard: never resurrect a sessionId during a restart or after overflow."""
+    return not (
+        state.get(F.KILL_REQUESTED) is True
+        or state.get(F.OVERFLOWED) is True
+        or state.get(F.LIFECYCLE) == Lifecycle.DEHYDRATING
+    )
+
+
+def bind_conversation(
+    state: State,
+    *,
+    session_id: str | None,
+    usage: float | None = None,
+    window: int | None = None,
+    claim: tuple[int, str | None] | None = None,
+    now: float | None = None,
+) -> None:
+    """Status line / SessionStart: record the conversation id and context usage."""
+    if session_id and may_bind_session_id(state):
+        state[F.SESSION_ID] = session_id
+    if usage is not None:
+        state[F.CONTEXT_USAGE] = usage
+        state[F.CONTEXT_USAGE_AT] = timestamp(now)
+    if window:
+        state[F.CONTEXT_WINDOW_SIZE] = window
+    if claim is not None:
+        pid, token = claim
+        if not same_owner(state.get(F.PID), state.get(F.PID_START), pid, token):
+            set_owner(state, pid, token)
+    state[F.LAST_HEARTBEAT] = timestamp(now)
