@@ -62,6 +62,8 @@ def resolve_session_dir(arg: str, root: Path, cwd: str | Path | None = None) -> 
         raise SessionPathError("the session DIR contains a NUL byte")
     base = Path(cwd) if cwd else Path.cwd()
     given = Path(arg).expanduser()
+    if ".." in given.parts:
+        raise SessionPathError(f"{arg} contains '..'; name the session folder directly, like sessions/NAME")
     candidates = [given] if given.is_absolute() else [base / given, root.parent / given, root / given]
     real_root = Path(os.path.realpath(root))
     for candidate in candidates:

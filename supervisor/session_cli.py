@@ -23,7 +23,6 @@ from supervisor.errors import ShepherdError
 from supervisor.fields import DEHYDRATED_FILE, DEFAULT_PHASE, F, Lifecycle
 from supervisor.identity import current_pane_id, is_watchdog, start_token, supervisor_pid
 from supervisor.lookup import find_session, sessions_on_pane, sessions_owned_by
-from supervisor.model import validate_state
 from supervisor.paths import resolve_session_dir, sessions_root
 from supervisor.phases import parse_proof
 from supervisor.stdin import read_optional_stdin
@@ -81,6 +80,9 @@ def _say(line: str = "") -> None:
 
 
 def _update(session_dir: Path, mutate: t.Callable[[State], t.Any], **kwargs: t.Any) -> t.Any:
+    """Every write of this CLI is validated against the schema before it lands."""
+    from supervisor.model import validate_state  # building the model costs ~25 ms; find skips it
+
     return update_state(session_dir, mutate, validate=validate_state, **kwargs)
 
 

@@ -1,0 +1,185 @@
+"""Identity (PID + start token, fleet pane id) and the indexed lookup."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+from supervisor import index
+from supervisor.identity import (
+    current_pane_id,
+    fleet_socket,
+    owner_alive,
+    start_token,
+    supervisor_pid,
+)
+from supervisor.lookup import find_session
+
+
+def test_start_token_names_one_process() -> None:
+    me = start_token(os.getpid())
+    assert me and me == start_token(os.getpid())
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(5)"])
+    try:
+        assert start_token(child.pid) not in (None, me)
+    finally:
+        child.kill()
+        child.wait()
+    assert start_token(child.pid) is None
+
+
+@pytest.mark.parametrize("pid", [0, -1, None, "12", True, 2**22 + 999])
+def test_nonsense_or_missing_pids_are_dead(pid: object) -> None:
+    assert owner_alive(pid) is False
+
+
+def test_owner_alive_checks_the_start_token() -> None:
+    me = os.getpid()
+    assert owner_alive(me, start_token(me))
+    assert owner_alive(me)  # bash-era state without a token: existence only
+    assert not owner_alive(me, "another-boot:123"), "same pid, other start time: a reused pid"
+
+
+@pytest.mark.parametrize(("raw", "expected"), [("4242", 4242), ("", None), ("abc", None), ("-5", None), ("0", None)])
+def test_supervisor_pid_env(raw: str, expected: int | None) -> None:
+    got = supervisor_pid({"CLAUDE_SUPERVISOR_PID": raw})
+    assert got == (expected if expected is not None else os.getppid())
+
+
+@pytest.mark.parametrize(
+    ("tmux", "is_fleet"),
+    [
+        ("/tmp/tmux-0/fleet,1,0", True),
+        ("/tmp/tmux-0/fleet-work,1,0", True),
+        ("/tmp/tmux-0/default,1,0", False),
+        ("/tmp/tmux-0/fleetish,1,0", False),
+        ("", False),
+    ],
+)
+def test_fleet_socket_names(tmux: str, is_fleet: bool) -> None:
+    assert (fleet_socket({"TMUX": tmux, "TMUX_PANE": "%1"}) is not None) is is_fleet
+
+
+@pytest.fixture
+def tmux_server():
+    """A private tmux server; yields a function to make one named socket. Always killed."""
+    sockets: list[tuple[str, Path]] = []
+
+    def make(prefix: str) -> tuple[str, str]:
+        name = f"{prefix}-pytest-{uuid.uuid4().hex[:8]}"
+        subprocess.run(["tmux", "-L", name, "-f", "/dev/null", "new-session", "-d", "-s", "crew", "-n", "agents", "sleep 60"], check=True)
+        path = subprocess.run(
+            ["tmux", "-L", name, "display-message", "-p", "-t", "crew", "#{socket_path}"],
+            capture_output=True, text=True, check=True,
+        ).stdout.strip()  # fmt: skip
+        sockets.append((name, Path(path)))
+        return name, path
+
+    yield make
+    for name, path in sockets:
+        subprocess.run(["tmux", "-L", name, "kill-server"], capture_output=True)
+        path.unlink(missing_ok=True)  # tmux does not always remove its socket
+
+
+def _pane(name: str) -> str:
+    return subprocess.run(
+        ["tmux", "-L", name, "display-message", "-p", "-t", "crew", "#{pane_id}"], capture_output=True, text=True
+    ).stdout.strip()
+
+
+def test_current_pane_id_on_a_fleet_socket(tmux_server) -> None:
+    name, path = tmux_server("fleet")
+    pane = _pane(name)
+    env = {"TMUX": f"{path},1,0", "TMUX_PANE": pane}
+    assert current_pane_id(env) is None, "no @pane_label: not an agent pane"
+    subprocess.run(["tmux", "-L", name, "set-option", "-p", "-t", pane, "@pane_label", "SDK: main"], check=True)
+    assert current_pane_id(env) == "crew:agents:SDK: main"
+
+
+def test_current_pane_id_ignores_other_servers(tmux_server) -> None:
+    name, path = tmux_server("other")
+    pane = _pane(name)
+    subprocess.run(["tmux", "-L", name, "set-option", "-p", "-t", pane, "@pane_label", "SDK"], check=True)
+    assert current_pane_id({"TMUX": f"{path},1,0", "TMUX_PANE": pane}) is None
+
+
+def test_session_find_reads_the_pane_from_tmux(tmux_server, project: Path) -> None:
+    """Inside a fleet pane, `session find` matches by pane without being told the id."""
+    name, path = tmux_server("fleet")
+    pane = _pane(name)
+    subprocess.run(["tmux", "-L", name, "set-option", "-p", "-t", pane, "@pane_label", "SDK"], check=True)
+    d = project / "sessions" / "PANE_SESSION"
+    d.mkdir()
+    (d / ".state.json").write_text(json.dumps({"pid": 0, "skill": "x", "fleetPaneId": "crew:agents:SDK"}))
+    env = dict(os.environ, TMUX=f"{path},1,0", TMUX_PANE=pane, CLAUDE_SUPERVISOR_PID="1")
+    out = subprocess.run(
+        [str(Path(sys.executable).parent / "session"), "find"], capture_output=True, text=True, env=env, cwd=project
+    )
+    assert out.stdout.strip() == str(d)
+
+
+# --------------------------------------------------------------------------- the index
+
+
+def _write(root: Path, name: str, state: dict) -> Path:
+    d = root / name
+    d.mkdir(exist_ok=True)
+    (d / ".state.json").write_text(json.dumps(state))
+    return d
+
+
+def test_index_is_rebuilt_when_missing_and_when_the_root_changes(tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    root.mkdir()
+    me = os.getpid()
+    _write(root, "A", {"pid": me, "fleetPaneId": "s:w:A"})
+    assert find_session(root, pane=None, pid=me, token=None).session_dir == root / "A"
+    assert index.index_path(root).exists()
+    _write(root, "B", {"pid": 0, "fleetPaneId": "s:w:B"})  # a new folder: the root's stamp changes
+    assert find_session(root, pane="s:w:B", pid=me, token=None).session_dir == root / "B"
+
+
+def test_a_stale_index_entry_is_never_trusted(tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    root.mkdir()
+    me = os.getpid()
+    a = _write(root, "A", {"pid": me})
+    _write(root, "B", {"pid": 1})
+    index.rebuild(root)
+    # Change ownership behind the index's back (a bash-era writer, a hand edit).
+    (a / ".state.json").write_text(json.dumps({"pid": 1}))
+    (root / "B" / ".state.json").write_text(json.dumps({"pid": me}))
+    found = find_session(root, pane=None, pid=me, token=None)
+    assert found is not None and found.session_dir == root / "B"
+
+
+def test_index_drops_dead_pids_and_stays_small(tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    root.mkdir()
+    for i in range(300):
+        _write(root, f"S{i:04d}", {"pid": 2**22 + i, "skill": "x"})
+    _write(root, "LIVE", {"pid": os.getpid()})
+    idx = index.rebuild(root)
+    assert idx.pids == {str(os.getpid()): ["LIVE"]}
+    assert index.index_path(root).stat().st_size < 1000
+
+
+def test_lookup_tolerates_garbage_state_files(tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    root.mkdir()
+    (root / "BROKEN").mkdir()
+    (root / "BROKEN" / ".state.json").write_text("{oops")
+    (root / "LIST").mkdir()
+    (root / "LIST" / ".state.json").write_text("[1]")
+    _write(root, "OK", {"pid": os.getpid()})
+    assert find_session(root, pane=None, pid=os.getpid(), token=None).session_dir == root / "OK"
+
+
+def test_lookup_on_a_missing_root(tmp_path: Path) -> None:
+    assert find_session(tmp_path / "nope", pane="a:b:c", pid=os.getpid(), token=None) is None

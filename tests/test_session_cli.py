@@ -1,0 +1,490 @@
+"""``session``: every subcommand, run as agents run it (a subprocess), on real files."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import Run, script
+from supervisor.identity import start_token
+
+S = "sessions/2026_02_07_TOPIC"
+
+
+def state_of(project: Path, rel: str = S) -> dict:
+    return json.loads((project / rel / ".state.json").read_text())
+
+
+def write_state(project: Path, state: dict, rel: str = S) -> Path:
+    d = project / rel
+    d.mkdir(parents=True, exist_ok=True)
+    (d / ".state.json").write_text(json.dumps(state, indent=2))
+    return d
+
+
+def one_line_error(result: subprocess.CompletedProcess[str]) -> str:
+    assert result.returncode == 1, (result.returncode, result.stdout, result.stderr)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("session: error: "), result.stderr
+    return lines[0]
+
+
+@pytest.fixture
+def other_live_process():
+    """A live process that is not this test: the 'other agent' holding a session."""
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    yield proc
+    proc.kill()
+    proc.wait()
+
+
+@pytest.fixture
+def dead_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+# ----------------------------------------------------------------------------- activate
+
+
+def test_activate_fresh_writes_the_seed_fields(project: Path, run_session: Run) -> None:
+    r = run_session("activate", S, "implement", env={"CLAUDE_CODE_SESSION_ID": "conv-1"})
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == f"Session activated: {project / S} (skill: implement, pid: {os.getpid()})"
+    st = state_of(project)
+    assert st["pid"] == os.getpid() and st["pidStart"] == start_token(os.getpid())
+    assert st["skill"] == "implement" and st["lifecycle"] == "active"
+    assert st["loading"] is True and st["overflowed"] is False and st["killRequested"] is False
+    assert st["toolUseWithoutLogsWarnAfter"] == 3 and st["toolUseWithoutLogsBlockAfter"] == 10
+    assert st["toolCallsSinceLastLog"] == 0 and st["sessionId"] == "conv-1"
+    assert st["currentPhase"] == "Phase 1: Setup" and st["startedAt"].endswith("Z")
+    assert "fleetPaneId" not in st
+
+
+def test_activate_same_owner_reactivates_and_skill_switch_resets_phases(project: Path, run_session: Run) -> None:
+    phases = {"phases": [{"major": 1, "minor": 0, "name": "Setup"}, {"major": 2, "minor": 0, "name": "Build"}]}
+    assert run_session("activate", S, "implement", input=json.dumps(phases)).returncode == 0
+    assert run_session("phase", S, "2: Build").returncode == 0
+    r = run_session("activate", S, "implement")
+    assert "Session re-activated" in r.stdout and r.returncode == 0
+    st = state_of(project)
+    assert st["currentPhase"] == "2: Build" and st["phases"] == phases["phases"]
+    assert st["loading"] is True, "every activation re-enters loading mode"
+    r = run_session("activate", S, "test")
+    assert "Session activated" in r.stdout
+    st = state_of(project)
+    assert st["skill"] == "test" and st["phaseHistory"] == [] and "phases" not in st
+    assert st["currentPhase"] == "Phase 1: Setup"
+
+
+def test_activate_clears_overflow_and_kill_request(project: Path, run_session: Run) -> None:
+    write_state(
+        project,
+        {"pid": os.getpid(), "skill": "implement", "lifecycle": "restarting", "overflowed": True,
+         "killRequested": True, "restartPrompt": "/session continue", "contextUsage": 0.9},
+    )  # fmt: skip
+    assert run_session("activate", S, "implement").returncode == 0
+    st = state_of(project)
+    assert (st["lifecycle"], st["overflowed"], st["killRequested"]) == ("active", False, False)
+    assert "restartPrompt" not in st and st["contextUsage"] == 0
+
+
+def test_activate_refuses_a_live_foreign_owner(project: Path, run_session: Run, other_live_process) -> None:
+    d = write_state(project, {"pid": other_live_process.pid, "skill": "implement", "lifecycle": "active"})
+    raw = (d / ".state.json").read_bytes()
+    line = one_line_error(run_session("activate", S, "implement"))
+    assert str(other_live_process.pid) in line and "choose another folder" in line
+    assert (d / ".state.json").read_bytes() == raw
+
+
+def test_activate_takes_over_a_dead_owner_keeping_history(project: Path, run_session: Run, dead_pid: int) -> None:
+    write_state(
+        project,
+        {"pid": dead_pid, "skill": "implement", "sessionId": "old-conv", "completedSkills": ["analyze"],
+         "phaseHistory": ["1: Setup"], "currentPhase": "2: Build", "preloadedFiles": ["x"]},
+    )  # fmt: skip
+    r = run_session("activate", S, "implement")
+    assert r.returncode == 0 and f"Took over from supervisor PID {dead_pid}" in r.stdout
+    st = state_of(project)
+    assert st["pid"] == os.getpid()
+    assert st["sessionId"] == "old-conv" and st["completedSkills"] == ["analyze"]
+    assert st["phaseHistory"] == ["1: Setup"] and st["currentPhase"] == "2: Build"
+    assert st["preloadedFiles"] == ["x"]
+
+
+def test_reused_pid_with_another_start_time_is_not_the_owner(
+    project: Path, run_session: Run, other_live_process
+) -> None:
+    """A live process that holds the stored PID but started at another time is not the owner."""
+    write_state(project, {"pid": other_live_process.pid, "pidStart": "other-boot:1", "skill": "implement"})
+    r = run_session("activate", S, "implement")
+    assert r.returncode == 0, r.stderr
+    assert state_of(project)["pid"] == os.getpid()
+
+
+def test_pid_zero_is_dead_not_alive(project: Path, run_session: Run) -> None:
+    write_state(project, {"pid": 0, "skill": "implement", "lifecycle": "resuming"})
+    assert run_session("activate", S, "implement").returncode == 0
+
+
+def test_activate_claims_the_pane_from_other_sessions(project: Path, run_session: Run, dead_pid: int) -> None:
+    write_state(project, {"pid": dead_pid, "skill": "x", "fleetPaneId": "f:w:SDK"}, "sessions/OLD")
+    r = run_session("activate", S, "implement", "--fleet-pane", "f:w:SDK")
+    assert "Cleared stale fleetPaneId from: OLD" in r.stdout
+    assert "fleetPaneId" not in state_of(project, "sessions/OLD")
+    assert state_of(project)["fleetPaneId"] == "f:w:SDK"
+
+
+def test_activating_another_session_releases_the_previous_one(project: Path, run_session: Run) -> None:
+    assert run_session("activate", "sessions/A", "implement").returncode == 0
+    r = run_session("activate", "sessions/B", "implement")
+    assert "Released previous session of this agent: A" in r.stdout
+    assert state_of(project, "sessions/A")["pid"] == 0
+    assert run_session("find").stdout.strip() == str(project / "sessions/B")
+
+
+def test_activate_merges_stdin_json_but_not_managed_fields(project: Path, run_session: Run) -> None:
+    payload = {"taskSummary": "x", "extraInfo": {"a": 1}, "logTemplate": "T/TEMPLATE_IMPL_LOG.md",
+               "phases": [{"major": 1, "minor": 0, "name": "Setup"}, {"major": 2, "minor": 0, "name": "Go"}]}  # fmt: skip
+    assert run_session("activate", S, "implement", input=json.dumps(payload)).returncode == 0
+    st = state_of(project)
+    assert st["taskSummary"] == "x" and st["extraInfo"] == {"a": 1} and st["currentPhase"] == "1: Setup"
+    one_line_error(run_session("activate", S, "implement", input='{"overflowed": false, "pid": 1}'))
+    one_line_error(run_session("activate", "sessions/NEW", "implement", input="{not json"))
+    one_line_error(run_session("activate", "sessions/NEW", "implement", input="[1]"))
+    one_line_error(run_session("activate", "sessions/NEW", "implement", input='{"phases": "bad"}'))
+    assert not (project / "sessions/NEW/.state.json").exists(), "nothing written on bad input"
+
+
+def test_activate_does_not_hang_on_an_open_empty_pipe(project: Path) -> None:
+    proc = subprocess.Popen(
+        [script("session"), "activate", S, "implement"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=project,
+    )  # fmt: skip
+    try:
+        assert proc.wait(timeout=10) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate()
+
+
+def test_completed_skill_gate(project: Path, run_session: Run) -> None:
+    write_state(project, {"pid": os.getpid(), "skill": "implement", "completedSkills": ["implement"]})
+    line = one_line_error(run_session("activate", S, "implement"))
+    assert "already completed" in line and "--user-approved" in line
+    r = run_session("activate", S, "implement", "--user-approved", "Reason: more fixes")
+    assert r.returncode == 0 and "Approval recorded" in r.stdout
+
+
+@pytest.mark.parametrize("bad", ["../outside", "/etc", "sessions/../x", "sessions/a/b", "sessions/.hidden", ""])
+def test_dirs_outside_the_root_are_refused(project: Path, run_session: Run, bad: str) -> None:
+    r = run_session("activate", bad, "implement")
+    assert r.returncode in (1, 2)
+    assert not (project / "outside").exists() and not (project / "x").exists()
+
+
+def test_symlink_out_of_the_root_is_refused(project: Path, run_session: Run, tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (project / "sessions" / "LINK").symlink_to(outside)
+    one_line_error(run_session("activate", "sessions/LINK", "implement"))
+    assert list(outside.iterdir()) == []
+
+
+def test_bad_skill_name(run_session: Run) -> None:
+    one_line_error(run_session("activate", S, "rm -rf"))
+
+
+# ----------------------------------------------------------------------------- find
+
+
+def test_find_by_pid_is_read_only(project: Path, run_session: Run) -> None:
+    run_session("activate", S, "implement")
+    before = (project / S / ".state.json").read_bytes()
+    r = run_session("find")
+    assert (r.returncode, r.stdout, r.stderr) == (0, f"{project / S}\n", "")
+    assert (project / S / ".state.json").read_bytes() == before
+
+
+def test_find_nothing_prints_nothing(project: Path, run_session: Run, dead_pid: int) -> None:
+    write_state(project, {"pid": dead_pid, "skill": "x"})
+    r = run_session("find")
+    assert (r.returncode, r.stdout, r.stderr) == (1, "", "")
+
+
+def test_find_by_pane_when_owner_is_dead(project: Path, run_session: Run, dead_pid: int) -> None:
+    write_state(project, {"pid": dead_pid, "skill": "x", "fleetPaneId": "f:w:A"})
+    r = run_session("find", "--fleet-pane", "f:w:A")
+    assert r.stdout.strip() == str(project / S)
+
+
+def test_find_falls_through_when_the_pane_is_held_by_another_live_agent(
+    project: Path, run_session: Run, other_live_process
+) -> None:
+    write_state(project, {"pid": other_live_process.pid, "skill": "x", "fleetPaneId": "f:w:A"}, "sessions/THEIRS")
+    assert run_session("find", "--fleet-pane", "f:w:A").returncode == 1
+    write_state(project, {"pid": os.getpid(), "skill": "x"}, "sessions/MINE")
+    assert run_session("find", "--fleet-pane", "f:w:A").stdout.strip() == str(project / "sessions/MINE")
+
+
+def test_find_uses_the_supervisor_pid_env(project: Path, run_session: Run, other_live_process) -> None:
+    write_state(project, {"pid": other_live_process.pid, "skill": "x"})
+    r = run_session("find", env={"CLAUDE_SUPERVISOR_PID": str(other_live_process.pid)})
+    assert r.stdout.strip() == str(project / S)
+
+
+# ----------------------------------------------------------------------------- phase
+
+PHASED = {"phases": [
+    {"major": 1, "minor": 0, "name": "Setup"},
+    {"major": 2, "minor": 0, "name": "Build"},
+    {"major": 2, "minor": 1, "name": "Unit"},
+    {"major": 3, "minor": 0, "name": "Review", "proof": ["tests_passed"]},
+    {"major": 4, "minor": 0, "name": "Done"},
+]}  # fmt: skip
+
+
+def test_phase_updates_and_clears_loading(project: Path, run_session: Run) -> None:
+    run_session("activate", S, "implement")
+    r = run_session("phase", S, "Phase 3: Execution")
+    assert r.stdout.strip() == "Phase: Phase 3: Execution"
+    st = state_of(project)
+    assert st["currentPhase"] == "Phase 3: Execution" and "loading" not in st
+    assert st["toolCallsByTranscript"] == {} and st["phaseHistory"] == ["Phase 3: Execution"]
+
+
+def test_phase_sequencing_with_sub_phases(project: Path, run_session: Run) -> None:
+    run_session("activate", S, "implement", input=json.dumps(PHASED))
+    assert state_of(project)["currentPhase"] == "1: Setup"
+    assert "Non-sequential" in one_line_error(run_session("phase", S, "3: Review")).replace("non-", "Non-")
+    assert run_session("phase", S, "2: Build").returncode == 0
+    assert run_session("phase", S, "2.1: Unit").returncode == 0
+    r = run_session("phase", S, "2.4: Extra")  # undeclared sub-phase of the current major
+    assert r.returncode == 0 and "Added sub-phase" in r.stdout
+    assert {"major": 2, "minor": 4, "name": "Extra"} in state_of(project)["phases"]
+    assert run_session("phase", S, "2.1A: Variant").returncode != 0, "2.1 is behind 2.4"
+    # 3 declares proof
+    assert "tests_passed" in one_line_error(run_session("phase", S, "3: Review"))
+    assert "unfilled" in one_line_error(run_session("phase", S, "3: Review", input="tests_passed: ________\n"))
+    r = run_session("phase", S, "3: Review", input="tests_passed: 42\n")
+    assert r.returncode == 0, r.stderr
+    assert state_of(project)["phaseHistory"][-1]["proof"] == {"tests_passed": "42"}
+    assert run_session("phase", S, "1: Setup").returncode == 1
+    r = run_session("phase", S, "1: Setup", "--user-approved", "Reason: redo")
+    assert r.returncode == 0 and "approved" in r.stdout
+
+
+def test_skipping_optional_sub_phases_to_the_next_major(project: Path, run_session: Run) -> None:
+    run_session("activate", S, "implement", input=json.dumps(PHASED))
+    run_session("phase", S, "2: Build")
+    assert run_session("phase", S, "3: Review", input="tests_passed: yes\n").returncode == 0
+
+
+@pytest.mark.parametrize("label", ["Build", "5b: X", "2.1a: X", "2.1AB: X"])
+def test_malformed_labels_are_refused_when_phases_are_declared(project: Path, run_session: Run, label: str) -> None:
+    run_session("activate", S, "implement", input=json.dumps(PHASED))
+    one_line_error(run_session("phase", S, label))
+
+
+def test_phase_without_state_is_a_one_line_error(project: Path, run_session: Run) -> None:
+    (project / S).mkdir(parents=True)
+    assert "session activate" in one_line_error(run_session("phase", S, "2: X"))
+
+
+def test_phase_on_a_corrupt_state_changes_nothing(project: Path, run_session: Run) -> None:
+    (project / S).mkdir(parents=True)
+    (project / S / ".state.json").write_text('{"skill": ')
+    assert "not valid JSON" in one_line_error(run_session("phase", S, "2: X"))
+    assert (project / S / ".state.json").read_text() == '{"skill": '
+
+
+# ----------------------------------------------------------------------------- deactivate
+
+
+def test_deactivate(project: Path, run_session: Run) -> None:
+    write_state(project, {"skill": "x", "sessionDescription": "auth gate middleware work",
+                          "searchKeywords": ["auth"]}, "sessions/2026_01_01_EARLIER")  # fmt: skip
+    run_session("activate", S, "implement")
+    assert "description is required" in one_line_error(run_session("deactivate", S))
+    assert state_of(project)["lifecycle"] == "active"
+    r = run_session("deactivate", S, "--keywords", "auth, gate ,", input="Built the auth gate middleware.\n")
+    assert r.returncode == 0, r.stderr
+    assert f"Session deactivated: {project / S} (lifecycle=completed)" in r.stdout
+    assert "## Related Sessions" in r.stdout and "2026_01_01_EARLIER" in r.stdout
+    st = state_of(project)
+    assert st["lifecycle"] == "completed" and st["completedSkills"] == ["implement"]
+    assert st["searchKeywords"] == ["auth", "gate"]
+    assert st["sessionDescription"] == "Built the auth gate middleware."
+    run_session("deactivate", S, input="again\n")
+    assert state_of(project)["completedSkills"] == ["implement"], "idempotent"
+
+
+# ----------------------------------------------------------------------------- restart / dehydrate
+
+
+@pytest.fixture
+def fake_watchdog(tmp_path: Path):
+    """A process whose command line names the watchdog module and records SIGUSR1."""
+    flag = tmp_path / "usr1"
+    code = (
+        "import signal, sys, time\n"
+        "signal.signal(signal.SIGUSR1, lambda *a: (open(sys.argv[1], 'w').write('usr1'), sys.exit(0)))\n"
+        "print('ready', flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code, str(flag), "supervisor.watchdog"], stdout=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stdout.readline() == b"ready\n"
+    yield proc, flag
+    proc.kill()
+    proc.wait()
+
+
+def test_restart_records_the_request_and_signals_the_watchdog(project: Path, run_session: Run, fake_watchdog) -> None:
+    proc, flag = fake_watchdog
+    run_session("activate", S, "implement", env={"CLAUDE_CODE_SESSION_ID": "conv-1"})
+    run_session("phase", S, "Phase 2: Work")
+    r = run_session("restart", S, env={"WATCHDOG_PID": str(proc.pid)})
+    assert r.returncode == 0, r.stderr
+    assert f"Signaling watchdog (PID {proc.pid})" in r.stdout
+    assert proc.wait(timeout=5) == 0 and flag.read_text() == "usr1"
+    st = state_of(project)
+    assert st["killRequested"] is True and st["contextUsage"] == 0 and "sessionId" not in st
+    assert st["restartPrompt"] == f'/session continue --session {project / S} --skill implement --phase "Phase 2: Work"'
+
+
+def test_restart_without_watchdog_prints_manual_instructions(project: Path, run_session: Run) -> None:
+    run_session("activate", S, "implement")
+    r = run_session("restart", S)
+    assert r.returncode == 0 and "WATCHDOG_PID not set" in r.stdout and "claude " in r.stdout
+    assert state_of(project)["killRequested"] is True
+
+
+def test_restart_never_signals_a_process_that_is_not_a_watchdog(project: Path, run_session: Run) -> None:
+    victim = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        run_session("activate", S, "implement")
+        line = one_line_error(run_session("restart", S, env={"WATCHDOG_PID": str(victim.pid)}))
+        assert "not a claude-run watchdog" in line
+        time.sleep(0.2)
+        assert victim.poll() is None, "an arbitrary WATCHDOG_PID is never signalled"
+        assert state_of(project)["killRequested"] is True, "the request itself is kept"
+    finally:
+        victim.kill()
+        victim.wait()
+
+
+def test_dehydrate_writes_the_handover_then_restarts(project: Path, run_session: Run, fake_watchdog) -> None:
+    proc, flag = fake_watchdog
+    run_session("activate", S, "implement")
+    handover = "# Handover\n\n## Required files\n- `src/a.py` - core\n- docs/b.md\n\nNext: finish.\n"
+    r = run_session("dehydrate", S, input=handover, env={"WATCHDOG_PID": str(proc.pid)})
+    assert r.returncode == 0, r.stderr
+    assert (project / S / "DEHYDRATED_CONTEXT.md").read_text() == handover
+    assert proc.wait(timeout=5) == 0
+    st = state_of(project)
+    assert st["lifecycle"] == "dehydrating" and st["killRequested"] is True
+
+
+def test_dehydrate_refuses_an_empty_handover(project: Path, run_session: Run) -> None:
+    run_session("activate", S, "implement")
+    one_line_error(run_session("dehydrate", S))
+    assert not (project / S / "DEHYDRATED_CONTEXT.md").exists()
+    assert state_of(project)["lifecycle"] == "active"
+
+
+def test_dehydrate_no_restart_only_saves(project: Path, run_session: Run) -> None:
+    run_session("activate", S, "implement")
+    assert run_session("dehydrate", S, "--no-restart", input="ctx\n").returncode == 0
+    st = state_of(project)
+    assert st["killRequested"] is False and st["lifecycle"] == "active"
+
+
+def test_continue_reactivates_and_prints_the_handover(project: Path, run_session: Run) -> None:
+    run_session("activate", S, "implement")
+    run_session("phase", S, "Phase 2: Work")
+    (project / "src").mkdir()
+    (project / "src/a.py").write_text("")
+    handover = "# Handover\n\n## Required files\n- `src/a.py` - core\n- docs/b.md\n\n## Notes\n- not a file\n"
+    run_session("dehydrate", S, input=handover)
+    r = run_session("continue", S, env={"CLAUDE_CODE_SESSION_ID": "conv-2"})
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    assert f"Session continued: {project / S}" in out and "Skill: implement" in out
+    assert "# Handover" in out
+    assert "- src/a.py\n" in out and "- docs/b.md  (missing)" in out and "not a file" not in out.rsplit("## Required files", 1)[1]
+    assert out.rstrip().endswith("Resume at phase: Phase 2: Work")
+    st = state_of(project)
+    assert (st["lifecycle"], st["overflowed"], st["killRequested"]) == ("active", False, False)
+    assert st["sessionId"] == "conv-2" and "restartPrompt" not in st
+
+
+# ----------------------------------------------------------------------------- update / target / log
+
+
+@pytest.mark.parametrize(
+    ("raw", "stored"),
+    [("20", 20), ("0.85", 0.85), ("true", True), ("null", None), ('["a"]', ["a"]), ("hello world", "hello world"), ("007", "007")],
+)
+def test_update_parses_json_values(project: Path, run_session: Run, raw: str, stored: object) -> None:
+    run_session("activate", S, "implement")
+    r = run_session("update", S, "someField", raw)
+    assert r.returncode == 0, r.stderr
+    assert state_of(project)["someField"] == stored
+
+
+def test_update_refuses_managed_fields_and_bad_types(project: Path, run_session: Run) -> None:
+    run_session("activate", S, "implement")
+    before = (project / S / ".state.json").read_bytes()
+    for field, value in [("overflowed", "false"), ("lifecycle", "active"), ("pid", "1"), ("contextUsage", "0")]:
+        assert "cannot be set" in one_line_error(run_session("update", S, field, value))
+    assert "toolUseWithoutLogsBlockAfter" in one_line_error(run_session("update", S, "toolUseWithoutLogsBlockAfter", "lots"))
+    one_line_error(run_session("update", S, "bad name", "1"))
+    assert (project / S / ".state.json").read_bytes() == before
+
+
+def test_target(project: Path, run_session: Run) -> None:
+    run_session("activate", S, "implement")
+    assert run_session("target", S, "PLAN.md").stdout.strip() == "Target file: PLAN.md"
+    assert state_of(project)["targetFile"] == "PLAN.md"
+
+
+def test_log_appends_timestamped_entries(project: Path, run_session: Run) -> None:
+    run_session("activate", S, "implement", input='{"logTemplate": "x/TEMPLATE_IMPLEMENTATION_LOG.md"}')
+    assert run_session("log", S, input="first entry\n").returncode == 0
+    assert run_session("log", S, input="second\n").returncode == 0
+    text = (project / S / "IMPLEMENTATION_LOG.md").read_text()
+    assert text.index("first entry") < text.index("second") and text.count("\n## 20") == 2
+    one_line_error(run_session("log", S))
+    run_session("activate", "sessions/B", "fix")
+    run_session("log", "sessions/B", input="x\n")
+    assert (project / "sessions/B/FIX_LOG.md").exists()
+
+
+def test_usage_errors_exit_2(run_session: Run) -> None:
+    assert run_session("activate").returncode == 2
+    assert run_session("frobnicate").returncode == 2
+    r = run_session("--help")
+    assert r.returncode == 0 and "activate" in r.stdout and "dehydrate" in r.stdout
+
+
+def test_interrupted_by_sigterm_leaves_valid_state(project: Path, run_session: Run) -> None:
+    run_session("activate", S, "implement")
+    procs = [
+        subprocess.Popen([script("session"), "update", S, f"f{i}", str(i)], cwd=project, stderr=subprocess.DEVNULL)
+        for i in range(6)
+    ]
+    time.sleep(0.15)
+    for p in procs:
+        p.send_signal(signal.SIGTERM)
+    for p in procs:
+        p.wait(timeout=10)
+    json.loads((project / S / ".state.json").read_text())

@@ -1,0 +1,163 @@
+"""State only flows forward, except through activate (seed 002 §3.6, hard requirement 6).
+
+A hypothesis state machine drives random sequences of every transition over
+one state dict and checks after each step that no transition wrote what it
+does not own and that the result still satisfies the schema.
+"""
+
+from __future__ import annotations
+
+import os
+import typing as t
+from pathlib import Path
+
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+
+from supervisor import transitions as tr
+from supervisor.errors import ShepherdError
+from supervisor.fields import F, Lifecycle
+from supervisor.identity import start_token
+from supervisor.model import parse
+
+ME = os.getpid()
+MY_TOKEN = start_token(ME)
+DEAD_PID = 2**22 + 12345  # above any pid_max default: never a live process
+SESSION_DIR = Path("/p/sessions/2026_01_01_T")
+
+skills = st.sampled_from(["implement", "test", "fix"])
+ids = st.sampled_from(["conv-a", "conv-b", None])
+usages = st.one_of(st.none(), st.floats(min_value=0, max_value=1.2, allow_nan=False))
+
+
+class SessionMachine(RuleBasedStateMachine):
+    def __init__(self) -> None:
+        super().__init__()
+        self.state: dict[str, t.Any] = {}
+        self.before: dict[str, t.Any] = {}
+        self.op = "init"
+
+    def _apply(self, op: str, fn: t.Callable[[dict[str, t.Any]], t.Any]) -> t.Any:
+        self.before = dict(self.state)
+        self.op = op
+        try:
+            return fn(self.state)
+        except ShepherdError:
+            assert self.state == self.before or op == "phase", f"{op} failed but wrote"
+            self.state = dict(self.before)
+            return None
+
+    # ---------------------------------------------------------------- rules
+
+    @rule(skill=skills, session_id=ids, mine=st.booleans(), approved=st.booleans())
+    def activate(self, skill: str, session_id: str | None, mine: bool, approved: bool) -> None:
+        if not mine and self.state:
+            self.state[F.PID] = DEAD_PID  # the previous owner died
+            self.state.pop(F.PID_START, None)
+        self._apply(
+            "activate",
+            lambda s: tr.activate(
+                s, skill=skill, pid=ME, token=MY_TOKEN, session_id=session_id, approved="ok" if approved else None
+            ),
+        )
+
+    @precondition(lambda self: bool(self.state))
+    @rule(label=st.sampled_from(["Phase 2: Work", "3: Review", "Phase 1: Setup"]))
+    def phase(self, label: str) -> None:
+        self._apply("phase", lambda s: tr.phase(s, label))
+
+    @precondition(lambda self: bool(self.state))
+    @rule(text=st.sampled_from(["did things", ""]))
+    def deactivate(self, text: str) -> None:
+        self._apply("deactivate", lambda s: tr.deactivate(s, description=text, keywords=["k"]))
+
+    @precondition(lambda self: bool(self.state))
+    @rule()
+    def request_restart(self) -> None:
+        self._apply("request_restart", lambda s: tr.request_restart(s, SESSION_DIR))
+
+    @precondition(lambda self: bool(self.state))
+    @rule()
+    def begin_dehydrate(self) -> None:
+        self._apply("begin_dehydrate", tr.begin_dehydrate)
+
+    @precondition(lambda self: bool(self.state))
+    @rule()
+    def mark_overflowed(self) -> None:
+        self._apply("mark_overflowed", tr.mark_overflowed)
+
+    @precondition(lambda self: bool(self.state))
+    @rule()
+    def consume_restart(self) -> None:
+        self._apply("consume_restart", tr.consume_restart)
+
+    @precondition(lambda self: bool(self.state))
+    @rule()
+    def claim_for_resume(self) -> None:
+        self._apply("claim_for_resume", lambda s: tr.claim_for_resume(s, pid=ME, token=MY_TOKEN))
+
+    @precondition(lambda self: bool(self.state))
+    @rule(session_id=ids, usage=usages)
+    def bind(self, session_id: str | None, usage: float | None) -> None:
+        self._apply("bind", lambda s: tr.bind_conversation(s, session_id=session_id, usage=usage, window=200000))
+
+    # ------------------------------------------------------------ invariants
+
+    @invariant()
+    def schema_holds(self) -> None:
+        parse(self.state)
+
+    @invariant()
+    def overflow_is_sticky(self) -> None:
+        if self.before.get(F.OVERFLOWED) is True and self.op != "activate":
+            assert self.state.get(F.OVERFLOWED) is True, f"{self.op} cleared overflowed"
+        if self.state.get(F.OVERFLOWED) is True and self.before.get(F.OVERFLOWED) is not True:
+            assert self.op == "mark_overflowed", f"{self.op} set overflowed"
+
+    @invariant()
+    def kill_request_has_one_writer_each_way(self) -> None:
+        was, now = self.before.get(F.KILL_REQUESTED) is True, self.state.get(F.KILL_REQUESTED) is True
+        if now and not was:
+            assert self.op == "request_restart", f"{self.op} set killRequested"
+        if was and not now:
+            assert self.op in {"consume_restart", "activate"}, f"{self.op} cleared killRequested"
+
+    @invariant()
+    def lifecycle_moves_only_by_its_owner(self) -> None:
+        old, new = self.before.get(F.LIFECYCLE), self.state.get(F.LIFECYCLE)
+        if old == new:
+            return
+        owners = {
+            Lifecycle.ACTIVE: {"activate"},
+            Lifecycle.COMPLETED: {"deactivate"},
+            Lifecycle.DEHYDRATING: {"begin_dehydrate"},
+            Lifecycle.RESTARTING: {"consume_restart"},
+            Lifecycle.RESUMING: {"claim_for_resume"},
+        }
+        assert self.op in owners[new], f"{self.op} moved lifecycle {old} -> {new}"
+        if new == Lifecycle.RESTARTING:
+            assert self.before.get(F.KILL_REQUESTED) is True
+
+    @invariant()
+    def session_id_is_never_resurrected(self) -> None:
+        if self.op == "request_restart" and self.state != self.before:
+            assert F.SESSION_ID not in self.state
+        guarded = (
+            self.before.get(F.KILL_REQUESTED) is True
+            or self.before.get(F.OVERFLOWED) is True
+            or self.before.get(F.LIFECYCLE) == Lifecycle.DEHYDRATING
+        )
+        if self.op == "bind" and guarded:
+            assert self.state.get(F.SESSION_ID) == self.before.get(F.SESSION_ID)
+
+    @invariant()
+    def restart_prompt_pairs_with_kill_request(self) -> None:
+        if self.state.get(F.RESTART_PROMPT):
+            assert self.state.get(F.KILL_REQUESTED) is True
+
+
+TestSessionMachine = SessionMachine.TestCase
+TestSessionMachine.settings = settings(
+    max_examples=150, stateful_step_count=30, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
