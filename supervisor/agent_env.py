@@ -1,0 +1,98 @@
+"""The environment every Claude launched by ``claude-run`` gets (the contract).
+
+* ``CLAUDE_SUPERVISOR_PID`` — the supervisor's own PID, the same for every
+  launch: ``session activate`` records it as the owner, hooks and the status
+  line find their session by it (hard requirement 8).
+* ``SESSION_REQUIRED=1`` — the session gate applies.
+* ``CLAUDE_SESSIONS_DIR`` — the absolute sessions root, so hooks, the status
+  line and Bash tools agree even after the agent ``cd``\\ s elsewhere.
+* ``WATCHDOG_PID`` — set per launch by :mod:`supervisor.foreground`.
+* ``PATH`` — the ``session`` command of *this* installation must be found by
+  the agent's Bash tool. Putting the whole virtualenv ``bin`` first would also
+  hand the agent our ``python`` and ``pip``, so a private directory holding
+  only a ``session`` link is put first instead (the ``bin`` directory itself
+  is the fallback when that directory cannot be created).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import sys
+import sysconfig
+import typing as t
+from pathlib import Path
+
+from supervisor.identity import SUPERVISOR_PID_ENV
+from supervisor.paths import SESSIONS_DIR_ENV
+
+SESSION_REQUIRED_ENV = "SESSION_REQUIRED"
+SESSION_COMMAND = "session"
+SHIM_PARENT = "claude-shepherd"
+
+
+def our_session_command() -> Path | None:
+    """The ``session`` console script installed next to this interpreter."""
+    for scripts in (sysconfig.get_path("scripts"), str(Path(sys.executable).parent)):
+        if scripts:
+            candidate = Path(scripts) / SESSION_COMMAND
+            if candidate.is_file() and os.access(candidate, os.X_OK):
+                return candidate
+    return None
+
+
+def _same_file(a: str | Path, b: str | Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def shim_dir(command: Path, env: t.Mapping[str, str]) -> Path | None:
+    """A directory holding only a ``session`` link to *command*; None if it cannot be made."""
+    cache = env.get("XDG_CACHE_HOME") or os.path.join(env.get("HOME") or str(Path.home()), ".cache")
+    digest = hashlib.sha256(str(command).encode()).hexdigest()[:12]
+    directory = Path(cache) / SHIM_PARENT / f"bin-{digest}"
+    link = directory / SESSION_COMMAND
+    try:
+        if _same_file(link, command):
+            return directory
+        directory.mkdir(parents=True, exist_ok=True)
+        tmp = directory / f".{SESSION_COMMAND}.{os.getpid()}"
+        try:
+            tmp.unlink()
+        except FileNotFoundError:
+            pass
+        tmp.symlink_to(command)
+        os.replace(tmp, link)  # atomic even if another supervisor does the same
+    except OSError:
+        return None
+    return directory
+
+
+def path_with_session(env: t.Mapping[str, str]) -> tuple[str, str | None]:
+    """``PATH`` on which ``session`` is ours; and a warning line if that is impossible."""
+    path = env.get("PATH", os.defpath)
+    command = our_session_command()
+    if command is None:
+        return path, "WARNING: this installation has no session command; agents will not find it"
+    current = shutil.which(SESSION_COMMAND, path=path)
+    if current and _same_file(current, command):
+        return path, None
+    directory = shim_dir(command, env) or command.parent
+    entries = [str(directory)] + [p for p in path.split(os.pathsep) if p and p != str(directory)]
+    return os.pathsep.join(entries), None
+
+
+def claude_environment(
+    base: t.Mapping[str, str], *, supervisor_pid: int, sessions_root: Path
+) -> tuple[dict[str, str], list[str]]:
+    """Claude's environment without ``WATCHDOG_PID``, and warning lines to print."""
+    env = dict(base)
+    env[SUPERVISOR_PID_ENV] = str(supervisor_pid)
+    env[SESSION_REQUIRED_ENV] = "1"
+    env[SESSIONS_DIR_ENV] = str(sessions_root)
+    env.pop("WATCHDOG_PID", None)
+    env["PATH"], warning = path_with_session(env)
+    return env, [warning] if warning else []
