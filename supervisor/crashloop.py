@@ -1,0 +1,65 @@
+"""When a Claude that exits on its own is a crash loop, and how long to wait.
+
+Semantics after supervisord (a process that stayed up ``min_uptime`` is
+healthy and resets the back-off) with an exponential, capped delay and a
+systemd-style burst limit: ``limit`` crashes within ``window`` seconds and the
+supervisor gives up with a message instead of spinning. Only crashes count —
+a requested restart or a refused ``--resume`` is never one — and the clock is
+monotonic (a wall-clock jump must not look like a crash loop).
+"""
+
+from __future__ import annotations
+
+import time
+import typing as t
+from collections import deque
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class CrashPolicy:
+    backoff: float = 0.5
+    """Delay before relaunching after the first quick crash; doubles with each further one."""
+    backoff_max: float = 30.0
+    limit: int = 5
+    """Give up at this many crashes within ``window`` seconds."""
+    window: float = 60.0
+    min_uptime: float = 10.0
+    """A Claude that ran at least this long was healthy: its crash relaunches at once."""
+
+
+class Verdict(t.NamedTuple):
+    give_up: bool
+    delay: float
+    recent: int
+    """Crashes within the window, this one included."""
+
+
+class CrashTracker:
+    """Counts crashes and answers: relaunch after how long, or give up?"""
+
+    def __init__(self, policy: CrashPolicy, clock: t.Callable[[], float] = time.monotonic) -> None:
+        self.policy = policy
+        self.clock = clock
+        self._crashes: deque[float] = deque()
+        self._quick = 0
+
+    def healthy_run(self, uptime: float) -> None:
+        """A launch ended without crashing (e.g. a requested restart)."""
+        if uptime >= self.policy.min_uptime:
+            self._quick = 0
+
+    def crashed(self, uptime: float) -> Verdict:
+        now = self.clock()
+        self._crashes.append(now)
+        while self._crashes and now - self._crashes[0] > self.policy.window:
+            self._crashes.popleft()
+        recent = len(self._crashes)
+        if recent >= self.policy.limit:
+            return Verdict(True, 0.0, recent)
+        if uptime >= self.policy.min_uptime:
+            self._quick = 0
+            return Verdict(False, 0.0, recent)
+        self._quick += 1
+        delay = min(self.policy.backoff * 2 ** (self._quick - 1), self.policy.backoff_max)
+        return Verdict(False, delay, recent)

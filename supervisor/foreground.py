@@ -1,0 +1,210 @@
+"""Run one Claude at a time in the terminal's foreground, with its watchdog.
+
+Claude is a full-screen TUI and must own the terminal. We use the ``system()``
+model: Claude stays in the supervisor's process group (so it is in the
+terminal's foreground exactly when the supervisor is, and never stops on
+SIGTTIN), and while it runs the supervisor ignores SIGINT and SIGQUIT, so
+Ctrl-C and Ctrl-\\ reach Claude alone in effect. Claude is started with
+``posix_spawn`` resetting those signals (and SIGPIPE, which Python ignores) to
+their defaults, so it never inherits our ignoring them.
+
+SIGTERM and SIGHUP to the supervisor are forwarded to Claude (followed by
+SIGCONT), and the supervisor will not relaunch; if Claude is still running a
+grace period later, the watchdog is asked to end Claude's whole tree. The
+watchdog (:mod:`supervisor.watchdog`) is started before each Claude, armed with
+its PID, and stopped after it has been reaped.
+
+The terminal's settings are saved before each launch and restored after it: a
+TUI that crashes leaves the terminal raw, and the next one (or the shell after
+``Goodbye.``) must not inherit that.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import termios
+import time
+import typing as t
+from dataclasses import dataclass
+
+from supervisor.watchdog import REAP_AFTER_KILL, WatchdogHandle
+
+WATCHDOG_PID_ENV = "WATCHDOG_PID"
+
+CHILD_DEFAULT_SIGNALS = (
+    signal.SIGINT,
+    signal.SIGQUIT,
+    signal.SIGPIPE,
+    signal.SIGXFSZ,
+    signal.SIGTERM,
+    signal.SIGHUP,
+    signal.SIGUSR1,
+    signal.SIGALRM,
+    signal.SIGTSTP,
+    signal.SIGTTIN,
+    signal.SIGTTOU,
+)
+"""Signals Claude starts with at their default action, whatever we did with them."""
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
+def exit_code(status: int) -> int:
+    """``waitstatus_to_exitcode`` in shell terms: death by signal N is 128+N."""
+    return 128 - status if status < 0 else status
+
+
+@dataclass(frozen=True)
+class Outcome:
+    status: int
+    """Claude's exit status, shell style (143 after SIGTERM)."""
+    started: float
+    ended: float
+    stopped_by: int | None
+    """The signal that told the supervisor to stop (SIGTERM/SIGHUP), if any."""
+
+    @property
+    def uptime(self) -> float:
+        return self.ended - self.started
+
+
+def _save_terminal() -> list[t.Any] | None:
+    try:
+        return termios.tcgetattr(0) if os.isatty(0) else None
+    except (termios.error, OSError):
+        return None
+
+
+def _restore_terminal(attrs: list[t.Any] | None) -> None:
+    if attrs is None:
+        return
+    old = signal.signal(signal.SIGTTOU, signal.SIG_IGN)  # never stop ourselves over this
+    try:
+        termios.tcsetattr(0, termios.TCSADRAIN, attrs)
+    except (termios.error, OSError):
+        pass  # the terminal is gone (hang-up)
+    finally:
+        signal.signal(signal.SIGTTOU, old)
+
+
+class ForegroundRunner:
+    """Spawns Claude, forwards stop signals, reaps it; one instance per supervisor."""
+
+    def __init__(
+        self,
+        *,
+        supervisor_pid: int,
+        grace: float,
+        clock: t.Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.supervisor_pid = supervisor_pid
+        self.grace = grace
+        self.clock = clock
+        self.stop_signal: int | None = None
+        self._child: int | None = None
+        self._watchdog: WatchdogHandle | None = None
+        self._escalating = False
+        self._wake_r = -1
+
+    # ------------------------------------------------------------------ signals
+
+    def install(self) -> None:
+        """Install the stop handlers and a wake-up pipe (main thread only)."""
+        wake_r, wake_w = os.pipe()
+        os.set_blocking(wake_r, False)
+        os.set_blocking(wake_w, False)
+        signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
+        self._wake_r = wake_r
+        for sig in STOP_SIGNALS:
+            signal.signal(sig, self._on_stop)
+        signal.signal(signal.SIGALRM, self._on_alarm)
+
+    def _on_stop(self, signum: int, frame: object) -> None:
+        if self.stop_signal is None:
+            self.stop_signal = signum
+        if self._child is not None:
+            self._forward(signum)
+
+    def _forward(self, signum: int) -> None:
+        child = self._child
+        if child is None:
+            return
+        for sig in (signum, signal.SIGCONT):
+            try:
+                os.kill(child, sig)
+            except ProcessLookupError:
+                return
+        if not self._escalating:
+            self._escalating = True
+            signal.setitimer(signal.ITIMER_REAL, max(self.grace, 0.001))
+
+    def _on_alarm(self, signum: int, frame: object) -> None:
+        if self._child is not None and self._watchdog is not None:
+            self._watchdog.trigger()  # Claude ignored the stop: end its whole tree
+
+    # ------------------------------------------------------------------ running
+
+    def run(self, path: str, argv: list[str], env: t.Mapping[str, str]) -> Outcome:
+        """Start the watchdog and Claude, wait for Claude's exit, stop the watchdog."""
+        old_int = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        old_quit = signal.signal(signal.SIGQUIT, signal.SIG_IGN)
+        terminal = _save_terminal()
+        watchdog: WatchdogHandle | None = None
+        try:
+            watchdog = WatchdogHandle.start(supervisor_pid=self.supervisor_pid, grace=self.grace, env=env)
+            child_env = dict(env)
+            child_env[WATCHDOG_PID_ENV] = str(watchdog.pid)
+            started = self.clock()
+            pid = os.posix_spawn(
+                path, argv, child_env, setsigdef=CHILD_DEFAULT_SIGNALS, setsigmask=set()
+            )
+            self._child, self._watchdog = pid, watchdog
+            watchdog.arm(pid)
+            if self.stop_signal is not None:
+                self._forward(self.stop_signal)  # it arrived while we were spawning
+            status = self._reap(pid)
+            ended = self.clock()
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            self._child = None
+            self._watchdog = None
+            self._escalating = False
+            if watchdog is not None:
+                watchdog.stop(self.grace + REAP_AFTER_KILL + 1.0)
+            _restore_terminal(terminal)
+            signal.signal(signal.SIGINT, old_int)
+            signal.signal(signal.SIGQUIT, old_quit)
+        return Outcome(status, started, ended, self.stop_signal)
+
+    @staticmethod
+    def _reap(pid: int) -> int:
+        while True:
+            try:
+                got, status = os.waitpid(pid, 0)  # retried after our handlers (PEP 475)
+            except ChildProcessError:
+                return 0
+            if got == pid:
+                return exit_code(os.waitstatus_to_exitcode(status))
+
+    def pause(self, seconds: float) -> bool:
+        """Wait *seconds* (the crash back-off); False if a stop signal arrived meanwhile."""
+        deadline = self.clock() + seconds
+        while self.stop_signal is None:
+            remaining = deadline - self.clock()
+            if remaining <= 0:
+                break
+            if self._wake_r < 0:
+                time.sleep(remaining)
+                continue
+            try:
+                select.select([self._wake_r], [], [], remaining)
+            except InterruptedError:
+                pass
+            try:
+                while os.read(self._wake_r, 512):
+                    pass
+            except BlockingIOError:
+                pass
+        return self.stop_signal is None

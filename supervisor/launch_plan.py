@@ -1,0 +1,269 @@
+"""What the next Claude launch is, decided from the session state (seed 002 §9).
+
+Three questions, each answered under the session's lock through the
+transitions of :mod:`supervisor.transitions`:
+
+* **Was a restart requested?** (:func:`take_restart`) Only sessions owned by
+  *this* supervisor count — recorded PID and start token, or this fleet pane
+  when its recorded owner is dead. The bash original took any session's
+  request outside a fleet (B6). A restart is always a fresh conversation.
+* **Can this pane's conversation be resumed?** (:func:`fleet_start`, S2/S3/S9)
+* **Can our own conversation be resumed after a crash?** (:func:`after_crash`)
+
+A conversation is resumed only if nobody else alive owns the session, it is
+not ``overflowed`` and no ``killRequested`` is pending (hard requirements 4, 7),
+it has a ``sessionId``, and Claude still has its transcript. Every decision to
+start fresh instead carries one line saying why.
+"""
+
+from __future__ import annotations
+
+import typing as t
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from supervisor import transitions as tr
+from supervisor.fields import F, Lifecycle
+from supervisor.identity import owner_alive, same_owner
+from supervisor.lookup import find_session, sessions_on_pane, sessions_owned_by
+from supervisor.model import validate_state
+from supervisor.store import State, StateError, read_state, update_state
+from supervisor.transcripts import config_dir, find_transcript
+
+
+@dataclass(frozen=True)
+class Owner:
+    """This supervisor's identity as recorded in ``pid``/``pidStart``."""
+
+    pid: int
+    token: str | None
+
+
+@dataclass
+class Plan:
+    """One launch: which conversation, which prompt, which of the user's first-launch arguments."""
+
+    resume: str | None = None
+    prompt: str | None = None
+    session: Path | None = None
+    with_selectors: bool = False
+    with_prompt: bool = False
+    notes: list[str] = field(default_factory=list)
+
+
+def short(session_id: str) -> str:
+    return session_id[:8] + "..." if len(session_id) > 8 else session_id
+
+
+def _has_restart(state: t.Mapping[str, t.Any]) -> bool:
+    prompt = state.get(F.RESTART_PROMPT)
+    return state.get(F.KILL_REQUESTED) is True and isinstance(prompt, str) and bool(prompt)
+
+
+def _may_take(state: t.Mapping[str, t.Any], me: Owner, pane: str | None) -> bool:
+    owner, token = state.get(F.PID), state.get(F.PID_START)
+    if same_owner(owner, token, me.pid, me.token):
+        return True
+    return bool(pane) and state.get(F.FLEET_PANE_ID) == pane and not owner_alive(owner, token)
+
+
+class Taken(t.NamedTuple):
+    session: Path
+    prompt: str
+    overflowed: bool
+    had_session_id: bool
+
+
+def take_restart(
+    root: Path,
+    me: Owner,
+    panes: t.Iterable[str | None] = (),
+    warn: t.Callable[[str], None] | None = None,
+) -> Taken | None:
+    """Consume the restart request of a session this supervisor owns, if there is one.
+
+    Checked again under the lock, so a request is consumed exactly once and
+    never one of another live supervisor's sessions.
+    """
+    candidates = list(sessions_owned_by(root, me.pid, me.token))
+    pane_list = [p for p in dict.fromkeys(panes) if p]
+    for pane in pane_list:
+        candidates += sessions_on_pane(root, pane)
+    seen: set[Path] = set()
+    for found in candidates:
+        if found.session_dir in seen or not _has_restart(found.state):
+            continue
+        seen.add(found.session_dir)
+
+        def consume(state: State) -> Taken | None:
+            pane = next((p for p in pane_list if state.get(F.FLEET_PANE_ID) == p), None)
+            if not _has_restart(state) or not _may_take(state, me, pane):
+                return None
+            overflowed = state.get(F.OVERFLOWED) is True
+            had_id = bool(state.get(F.SESSION_ID))
+            if not same_owner(state.get(F.PID), state.get(F.PID_START), me.pid, me.token):
+                tr.set_owner(state, me.pid, me.token)
+            prompt = tr.consume_restart(state)
+            assert prompt is not None
+            return Taken(found.session_dir, prompt, overflowed, had_id)
+
+        try:
+            taken = update_state(found.session_dir, consume, validate=validate_state)
+        except StateError as exc:
+            if warn is not None:
+                warn(f"WARNING: cannot take the restart request of session {found.session_dir.name}: {exc}")
+            continue
+        if taken is not None:
+            return taken
+    return None
+
+
+def still_restarting(session_dir: Path) -> bool:
+    """Has the Claude launched with a restart prompt not yet re-activated the session?"""
+    try:
+        return read_state(session_dir).get(F.LIFECYCLE) == Lifecycle.RESTARTING
+    except StateError:
+        return False
+
+
+def restart_plan(taken: Taken) -> Plan:
+    why = []
+    if taken.overflowed:
+        why.append("overflowed")
+    why.append("killRequested")
+    note = (
+        f"Restart requested by session {taken.session.name}. Looping... "
+        f"(fresh start, no --resume: {', '.join(why)})"
+    )
+    if taken.had_session_id:
+        note += "; ignoring its sessionId"
+    return Plan(prompt=taken.prompt, session=taken.session, notes=[note])
+
+
+class _Resume(t.NamedTuple):
+    kind: str  # resume | restart | busy | overflowed | killed | no-id | no-transcript
+    session_id: str | None = None
+    prompt: str | None = None
+    owner: t.Any = None
+
+
+def _decide(
+    session_dir: Path,
+    me: Owner,
+    cwd: Path,
+    env: t.Mapping[str, str],
+    *,
+    allow_restart: bool,
+) -> _Resume:
+    """Under the lock: claim *session_dir* for a resume (or its pending restart), or say why not."""
+
+    def mutate(state: State) -> _Resume:
+        owner, token = state.get(F.PID), state.get(F.PID_START)
+        if not same_owner(owner, token, me.pid, me.token) and owner_alive(owner, token):
+            return _Resume("busy", owner=owner)
+        if allow_restart and _has_restart(state):
+            tr.set_owner(state, me.pid, me.token)
+            return _Resume("restart", prompt=tr.consume_restart(state))
+        if state.get(F.OVERFLOWED) is True:
+            return _Resume("overflowed")
+        if state.get(F.KILL_REQUESTED) is True:
+            return _Resume("killed")
+        session_id = state.get(F.SESSION_ID)
+        if not isinstance(session_id, str) or not session_id:
+            return _Resume("no-id")
+        if find_transcript(session_id, cwd, env) is None:
+            return _Resume("no-transcript", session_id)
+        if state.get(F.LIFECYCLE) == Lifecycle.COMPLETED:
+            # Keep the gate engaged for a finished session: only the owner changes.
+            tr.set_owner(state, me.pid, me.token)
+        else:
+            tr.claim_for_resume(state, pid=me.pid, token=me.token)
+        return _Resume("resume", session_id)
+
+    return update_state(session_dir, mutate, validate=validate_state)
+
+
+def _explain(decision: _Resume, where: str, name: str, cwd: Path, env: t.Mapping[str, str]) -> str:
+    sid = decision.session_id or ""
+    reasons = {
+        "busy": f"session {name} is held by a live agent (PID {decision.owner})",
+        "overflowed": f"session {name} overflowed; its conversation must not be resumed",
+        "killed": f"session {name} has a restart request pending (killRequested)",
+        "no-id": f"session {name} has no conversation id (sessionId) to resume",
+        "no-transcript": (
+            f"conversation {short(sid)} of session {name} has no transcript under "
+            f"{config_dir(env) / 'projects'} for {cwd}"
+        ),
+    }
+    return f"{where}starting fresh: {reasons[decision.kind]}"
+
+
+def fleet_start(
+    root: Path,
+    me: Owner,
+    pane: str,
+    cwd: Path,
+    env: t.Mapping[str, str],
+) -> Plan:
+    """The first launch in a fleet pane (S2, S3, S9)."""
+    plan = Plan(with_selectors=True, with_prompt=True)
+    found = sessions_on_pane(root, pane)
+    if not found:
+        plan.notes.append(f"Fleet pane '{pane}' starting fresh (no previous session)")
+        return plan
+    session_dir = found[0].session_dir
+    try:
+        decision = _decide(session_dir, me, cwd, env, allow_restart=True)
+    except StateError as exc:
+        plan.notes.append(f"Fleet pane '{pane}' starting fresh: cannot read session {session_dir.name}: {exc}")
+        return plan
+    if decision.kind == "resume":
+        assert decision.session_id
+        plan.resume = decision.session_id
+        plan.session = session_dir
+        plan.notes.append(
+            f"Resuming conversation {short(decision.session_id)} of session {session_dir.name} "
+            f"(fleet pane '{pane}')"
+        )
+    elif decision.kind == "restart":
+        plan.prompt = decision.prompt
+        plan.with_prompt = False
+        plan.session = session_dir
+        plan.notes.append(
+            f"Fleet pane '{pane}' starting fresh: session {session_dir.name} has a pending restart "
+            f"(a restart never resumes); continuing with its restart prompt"
+        )
+    else:
+        plan.notes.append(_explain(decision, f"Fleet pane '{pane}' ", session_dir.name, cwd, env))
+    return plan
+
+
+def after_crash(
+    root: Path,
+    me: Owner,
+    pane: str | None,
+    cwd: Path,
+    env: t.Mapping[str, str],
+) -> Plan:
+    """The relaunch after a crash: resume our own session's conversation when that is safe."""
+    plan = Plan()
+    found = find_session(root, pane=pane, pid=me.pid, token=me.token)
+    if found is None:
+        plan.notes.append("Starting fresh: this agent has no session whose conversation could be resumed")
+        return plan
+    try:
+        decision = _decide(found.session_dir, me, cwd, env, allow_restart=False)
+    except StateError as exc:
+        plan.notes.append(f"Starting fresh: cannot read session {found.session_dir.name}: {exc}")
+        return plan
+    if decision.kind == "resume":
+        assert decision.session_id
+        plan.resume = decision.session_id
+        plan.session = found.session_dir
+        plan.notes.append(
+            f"Resuming conversation {short(decision.session_id)} of session {found.session_dir.name}"
+        )
+    else:
+        line = _explain(decision, "", found.session_dir.name, cwd, env)
+        plan.notes.append(line[:1].upper() + line[1:])
+    return plan

@@ -1,0 +1,208 @@
+"""The supervisor loop: launch Claude, classify its exit, decide the next launch.
+
+Each exit is one of (checked in this order, so a pending restart request is
+never lost to the other rules — the original's 5-second "stale resume"
+heuristic ran first and dropped them, G5/R5):
+
+1. **stopped** — SIGTERM/SIGHUP reached the supervisor: exit with Claude's status;
+2. **requested restart** — a session we own has ``killRequested`` and a
+   ``restartPrompt``: relaunch fresh with that prompt (S4, S6);
+3. **resume refused** — the launch used ``--resume`` and Claude exited 1 within
+   ``resume_window`` seconds (``No conversation found with session ID``):
+   relaunch once, fresh;
+4. **user quit** — exit 0: ``Goodbye.``, exit 0;
+5. **crash** — anything else: relaunch after a back-off, resuming our own
+   conversation when safe, or give up after too many crashes in a row.
+
+The process side (spawning, signals, the watchdog) is behind the *runner*
+seam and the clock is injectable, so the policy is testable without processes.
+"""
+
+from __future__ import annotations
+
+import signal
+import time
+import typing as t
+from dataclasses import dataclass
+from pathlib import Path
+
+from supervisor import launch_plan as lp
+from supervisor.claude_args import ClaudeArgs, launch_argv
+from supervisor.crashloop import CrashPolicy, CrashTracker
+from supervisor.foreground import Outcome
+
+RESUME_REFUSED_STATUS = 1
+DEFAULT_RESUME_WINDOW = 10.0
+
+
+class Runner(t.Protocol):
+    stop_signal: int | None
+
+    def run(self, path: str, argv: list[str], env: t.Mapping[str, str]) -> Outcome: ...
+
+    def pause(self, seconds: float) -> bool: ...
+
+
+@dataclass
+class Settings:
+    claude: str
+    user_args: ClaudeArgs
+    system_prompt: str | None
+    root: Path
+    cwd: Path
+    env: dict[str, str]
+    """Claude's environment (the contract of :mod:`supervisor.agent_env` applied)."""
+    policy: CrashPolicy
+    resume_window: float = DEFAULT_RESUME_WINDOW
+
+
+class GiveUp(t.NamedTuple):
+    status: int
+    message: str
+
+
+def signal_name(signum: int) -> str:
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
+
+
+class Supervisor:
+    def __init__(
+        self,
+        settings: Settings,
+        runner: Runner,
+        *,
+        me: lp.Owner,
+        pane_of: t.Callable[[], str | None],
+        say: t.Callable[[str], None],
+        banner: str = "Starting...",
+        clock: t.Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.s = settings
+        self.runner = runner
+        self.me = me
+        self.pane_of = pane_of
+        self.say = say
+        self.banner = banner
+        self.tracker = CrashTracker(settings.policy, clock)
+        self.start_pane: str | None = None
+        self.give_up: GiveUp | None = None
+
+    # ------------------------------------------------------------------ plans
+
+    def first_plan(self) -> lp.Plan:
+        pane = self.start_pane
+        user = self.s.user_args
+        if pane and user.selects_conversation:
+            return lp.Plan(
+                with_selectors=True,
+                with_prompt=True,
+                notes=[f"Fleet pane '{pane}': your arguments choose the conversation; not resuming the pane's"],
+            )
+        if pane:
+            return lp.fleet_start(self.s.root, self.me, pane, self.s.cwd, self.s.env)
+        return lp.Plan(with_selectors=True, with_prompt=True)
+
+    def _panes(self) -> list[str | None]:
+        return [self.start_pane, self.pane_of()] if self.start_pane else [self.pane_of()]
+
+    def _resumed(self, plan: lp.Plan) -> str | None:
+        if plan.resume:
+            return plan.resume
+        if plan.with_selectors and self.s.user_args.selects_conversation:
+            return self.s.user_args.resume_id or "(--continue)"
+        return None
+
+    # ------------------------------------------------------------------ loop
+
+    def run(self) -> int:
+        self.start_pane = self.pane_of()
+        if self.start_pane:
+            self.say(f"Fleet pane ID: {self.start_pane}")
+        plan = self.first_plan()
+        for note in plan.notes:
+            self.say(note)
+        self.say(self.banner)
+        while True:
+            if self.runner.stop_signal is not None:
+                self.say(f"Stopped by {signal_name(self.runner.stop_signal)}.")
+                return 128 + self.runner.stop_signal
+            argv = launch_argv(
+                self.s.claude,
+                self.s.user_args,
+                system_prompt=self.s.system_prompt,
+                resume=plan.resume,
+                prompt=plan.prompt,
+                with_selectors=plan.with_selectors,
+                with_prompt=plan.with_prompt,
+            )
+            outcome = self.runner.run(self.s.claude, argv, self.s.env)
+            next_plan = self.after_exit(plan, outcome)
+            if next_plan is None:
+                return self._final_status(outcome)
+            plan = next_plan
+            for note in plan.notes:
+                self.say(note)
+
+    def _final_status(self, outcome: Outcome) -> int:
+        if outcome.stopped_by is not None:
+            self.say(f"Stopped by {signal_name(outcome.stopped_by)}; Claude exited with status {outcome.status}.")
+            return outcome.status
+        if self.give_up is not None:
+            return self.give_up.status
+        if self.runner.stop_signal is not None:
+            return 128 + self.runner.stop_signal
+        self.say("Goodbye.")
+        return outcome.status
+
+    def after_exit(self, plan: lp.Plan, outcome: Outcome) -> lp.Plan | None:
+        """The next launch after *outcome*, or None to exit."""
+        if outcome.stopped_by is not None:
+            return None
+        taken = lp.take_restart(self.s.root, self.me, self._panes(), warn=self.say)
+        if taken is not None:
+            self.tracker.healthy_run(outcome.uptime)
+            return lp.restart_plan(taken)
+        resumed = self._resumed(plan)
+        if (
+            resumed
+            and outcome.status == RESUME_REFUSED_STATUS
+            and outcome.uptime <= self.s.resume_window
+        ):
+            return lp.Plan(
+                prompt=plan.prompt,
+                with_prompt=plan.with_prompt,
+                notes=[
+                    f"Claude exited {outcome.status} {outcome.uptime:.1f}s after --resume {lp.short(resumed)}: "
+                    f"the conversation was refused; starting fresh instead"
+                ],
+            )
+        if outcome.status == 0:
+            return None
+        verdict = self.tracker.crashed(outcome.uptime)
+        if verdict.give_up:
+            policy = self.s.policy
+            self.give_up = GiveUp(
+                outcome.status,
+                f"Claude exited with status {outcome.status} {verdict.recent} times within "
+                f"{policy.window:g}s; giving up (check its arguments and installation: {self.s.claude})",
+            )
+            return None
+        self.say(
+            f"Claude exited with status {outcome.status} after {outcome.uptime:.1f}s "
+            f"(crash {verdict.recent} of {self.s.policy.limit} allowed within {self.s.policy.window:g}s); "
+            + (f"restarting in {verdict.delay:.2f}s" if verdict.delay else "restarting")
+        )
+        if verdict.delay > 0 and not self.runner.pause(verdict.delay):
+            return None
+        if self.runner.stop_signal is not None:
+            return None
+        if plan.prompt and plan.session is not None and lp.still_restarting(plan.session):
+            return lp.Plan(
+                prompt=plan.prompt,
+                session=plan.session,
+                notes=[f"Session {plan.session.name} was not continued yet: relaunching with its restart prompt"],
+            )
+        return lp.after_crash(self.s.root, self.me, self.pane_of(), self.s.cwd, self.s.env)

@@ -1,0 +1,362 @@
+"""The restart watchdog: ends Claude and everything Claude started, on request.
+
+``session restart`` sends SIGUSR1 to ``$WATCHDOG_PID``. The watchdog then
+terminates Claude *and every descendant of Claude*: the Bash tool, hooks and
+MCP servers run in their own sessions (``setsid``), so a process-group kill
+misses them — the original only signalled run.sh's direct children and left the
+rest running as orphans (R7). Here the tree is snapshotted with psutil, every
+member gets SIGTERM then SIGCONT (a stopped process must see the TERM), the
+watchdog waits a grace period while following new descendants, and SIGKILLs
+what is left. It signals nothing outside that tree: the target must be a child
+of the supervisor, and psutil checks each PID's identity before signalling.
+
+It is its own process (``python -m supervisor.watchdog``, which is how ``session
+restart`` recognises it) in its own process group, so Ctrl-C in the terminal
+never reaches it. It never outlives its supervisor: on Linux the kernel sends it
+SIGTERM when the supervisor dies (``PR_SET_PDEATHSIG``), and everywhere it exits
+on EOF of its control pipe or when its parent PID changes.
+
+Protocol with the supervisor (:class:`WatchdogHandle`): the watchdog is spawned
+with SIGUSR1 and SIGTERM *blocked*, so a restart request that arrives before it
+is ready waits instead of killing it; the supervisor writes Claude's PID as one
+line on the watchdog's stdin right after spawning Claude, and closes the pipe to
+stop it. A stop during a kill lets the kill finish first.
+
+This module is imported by the supervisor; psutil is imported only in the
+watchdog process itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+import errno
+import os
+import select
+import signal
+import sys
+import time
+import typing as t
+
+from supervisor.identity import WATCHDOG_MODULE
+
+DEFAULT_GRACE = 3.0
+GRACE_ENV = "CLAUDE_RUN_KILL_GRACE"
+FOLLOW_INTERVAL = 0.02
+"""How often (at most) the tree is re-read during the grace period (new descendants, exits).
+The first re-reads come sooner: most trees are gone within milliseconds of SIGTERM."""
+PARENT_POLL = 1.0
+"""Fallback parent check where there is no parent-death signal (not Linux)."""
+REAP_AFTER_KILL = 2.0
+"""How long to wait for SIGKILLed processes to disappear before giving up on them."""
+
+PR_SET_PDEATHSIG = 1
+CONTROL_SIGNALS = (signal.SIGUSR1, signal.SIGTERM)
+
+
+# --------------------------------------------------------------------------- supervisor side
+
+
+class WatchdogHandle:
+    """The supervisor's end of one watchdog: spawn, arm with Claude's PID, stop."""
+
+    def __init__(self, pid: int, control_fd: int) -> None:
+        self.pid = pid
+        self._control = control_fd
+        self.status: int | None = None
+
+    @classmethod
+    def start(cls, *, supervisor_pid: int, grace: float, env: t.Mapping[str, str]) -> WatchdogHandle:
+        """Spawn ``python -m supervisor.watchdog`` with its control signals blocked."""
+        read_end, write_end = os.pipe()  # both close-on-exec; read_end is dup'ed onto stdin
+        argv = [
+            sys.executable,
+            "-m",
+            WATCHDOG_MODULE,
+            "--supervisor",
+            str(supervisor_pid),
+            "--grace",
+            repr(float(grace)),
+        ]
+        try:
+            pid = os.posix_spawn(
+                sys.executable,
+                argv,
+                dict(env),
+                file_actions=[(os.POSIX_SPAWN_DUP2, read_end, 0)],
+                setpgroup=0,
+                setsigmask=set(CONTROL_SIGNALS),
+                setsigdef=(signal.SIGPIPE, signal.SIGXFSZ),
+            )
+        except BaseException:
+            os.close(write_end)
+            raise
+        finally:
+            os.close(read_end)
+        return cls(pid, write_end)
+
+    def arm(self, target_pid: int) -> None:
+        """Tell the watchdog which process is Claude."""
+        try:
+            os.write(self._control, f"{target_pid}\n".encode())
+        except OSError:
+            pass  # it already exited; the supervisor notices when it stops it
+
+    def trigger(self) -> None:
+        """Ask for the tree kill (the same signal ``session restart`` sends)."""
+        try:
+            os.kill(self.pid, signal.SIGUSR1)
+        except ProcessLookupError:
+            pass
+
+    def stop(self, timeout: float) -> int | None:
+        """Close the control pipe and reap the watchdog; SIGKILL it after *timeout*."""
+        if self._control >= 0:
+            os.close(self._control)
+            self._control = -1
+        if self.status is not None:
+            return self.status
+        status = wait_pid(self.pid, timeout)
+        if status is None:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            status = wait_pid(self.pid, None)
+        self.status = status
+        return status
+
+
+def wait_pid(pid: int, timeout: float | None) -> int | None:
+    """Reap child *pid*; its exit code, or None if it is still running after *timeout*."""
+    if timeout is None:
+        return _reap(pid, 0)
+    status = _reap(pid, os.WNOHANG)
+    if status is not None:
+        return status
+    deadline = time.monotonic() + timeout
+    pidfd = -1
+    if hasattr(os, "pidfd_open"):
+        try:
+            pidfd = os.pidfd_open(pid)
+        except OSError:
+            pidfd = -1
+    try:
+        pause = 0.001
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return _reap(pid, os.WNOHANG)
+            if pidfd >= 0:
+                select.select([pidfd], [], [], remaining)  # readable when the child exits
+            else:
+                time.sleep(min(pause, remaining))
+                pause = min(pause * 2, 0.02)
+            status = _reap(pid, os.WNOHANG)
+            if status is not None:
+                return status
+    finally:
+        if pidfd >= 0:
+            os.close(pidfd)
+
+
+def _reap(pid: int, flags: int) -> int | None:
+    try:
+        got, status = os.waitpid(pid, flags)
+    except ChildProcessError:
+        return 0  # already reaped elsewhere
+    if got == 0:
+        return None
+    return os.waitstatus_to_exitcode(status)
+
+
+# --------------------------------------------------------------------------- watchdog side
+
+
+def set_parent_death_signal(sig: int) -> bool:
+    """Linux: have the kernel send *sig* when our parent dies. False elsewhere."""
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(PR_SET_PDEATHSIG, int(sig), 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def _alive(proc: t.Any) -> bool:
+    import psutil
+
+    try:
+        return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+def _descendants(proc: t.Any) -> list[t.Any]:
+    import psutil
+
+    try:
+        return proc.children(recursive=True)
+    except psutil.Error:
+        return []
+
+
+def _signal(proc: t.Any, sig: int) -> None:
+    import psutil
+
+    try:
+        proc.send_signal(sig)  # psutil refuses if the PID now names another process
+    except psutil.Error:
+        pass
+
+
+def kill_tree(root: t.Any, grace: float, *, clock: t.Callable[[], float] = time.monotonic) -> list[int]:
+    """SIGTERM+SIGCONT *root* and its descendants, wait *grace*, SIGKILL the rest.
+
+    Returns the PIDs that were still alive after the final SIGKILL wait
+    (normally none). Descendants that appear during the grace period (Claude's
+    exit hooks) are followed and get the SIGKILL too if they outlive it.
+    """
+    members: dict[int, t.Any] = {}
+    for proc in [root, *_descendants(root)]:
+        members[proc.pid] = proc
+    for proc in members.values():
+        _signal(proc, signal.SIGTERM)
+    for proc in members.values():
+        _signal(proc, signal.SIGCONT)
+    deadline = clock() + max(0.0, grace)
+    pause = 0.001
+    while True:
+        alive = [p for p in members.values() if _alive(p)]
+        for proc in alive:
+            for child in _descendants(proc):
+                if child.pid not in members:
+                    members[child.pid] = child
+                    alive.append(child)
+        if not alive or clock() >= deadline:
+            break
+        time.sleep(min(pause, max(0.0, deadline - clock())))
+        pause = min(pause * 2, FOLLOW_INTERVAL)
+    for proc in alive:
+        for child in _descendants(proc):
+            members.setdefault(child.pid, child)
+    left = [p for p in members.values() if _alive(p)]
+    for proc in left:
+        _signal(proc, signal.SIGKILL)
+    gone_by = clock() + REAP_AFTER_KILL
+    while left and clock() < gone_by:
+        left = [p for p in left if _alive(p)]
+        if left:
+            time.sleep(FOLLOW_INTERVAL)
+    return [p.pid for p in left]
+
+
+class _Flags:
+    kill = False
+    stop = False
+
+
+def _target(pid: int, supervisor: int) -> t.Any | None:
+    """A psutil handle on Claude, only if it really is a child of our supervisor."""
+    import psutil
+
+    try:
+        proc = psutil.Process(pid)
+        if proc.ppid() != supervisor:
+            _say(f"PID {pid} is not a child of supervisor {supervisor}; refusing to watch it")
+            return None
+        return proc
+    except psutil.Error:
+        return None
+
+
+def _say(message: str) -> None:
+    try:
+        os.write(2, f"claude-run watchdog: {message}\n".encode())
+    except OSError:
+        pass
+
+
+def watch(supervisor: int, grace: float) -> int:
+    """The watchdog's life: wait for Claude's PID and SIGUSR1; kill the tree; exit."""
+    import psutil  # before unblocking: a pending SIGUSR1 is then served at full speed
+
+    flags = _Flags()
+
+    def on_kill(signum: int, frame: object) -> None:
+        flags.kill = True
+
+    def on_stop(signum: int, frame: object) -> None:
+        flags.stop = True
+
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_r, False)
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
+    signal.signal(signal.SIGUSR1, on_kill)
+    signal.signal(signal.SIGTERM, on_stop)
+    for ignored in (signal.SIGINT, signal.SIGQUIT, signal.SIGHUP, signal.SIGTTOU, signal.SIGTTIN):
+        signal.signal(ignored, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, CONTROL_SIGNALS)
+
+    os.set_blocking(0, False)
+    buffer = b""
+    eof = False
+    target: psutil.Process | None = None
+    while True:
+        if flags.kill and target is not None:
+            kill_tree(target, grace)
+            return 0
+        if flags.stop or os.getppid() != supervisor or (eof and (target is None or not flags.kill)):
+            return 0
+        readable = [wake_r] if eof else [0, wake_r]
+        try:
+            ready, _, _ = select.select(readable, [], [], PARENT_POLL)
+        except InterruptedError:
+            continue
+        if wake_r in ready:
+            try:
+                while os.read(wake_r, 512):
+                    pass
+            except BlockingIOError:
+                pass
+        if 0 in ready:
+            try:
+                chunk = os.read(0, 512)
+            except BlockingIOError:
+                chunk = None
+            except OSError as exc:
+                if exc.errno != errno.EAGAIN:
+                    eof = True
+                chunk = None
+            if chunk == b"":
+                eof = True
+            elif chunk:
+                buffer += chunk
+                while b"\n" in buffer:
+                    line, buffer = buffer.split(b"\n", 1)
+                    if line.strip().isdigit() and target is None:
+                        target = _target(int(line), supervisor)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m " + WATCHDOG_MODULE, description=__doc__.split("\n")[0])
+    parser.add_argument("--supervisor", type=int, required=True, help="PID of the claude-run that owns us")
+    parser.add_argument("--grace", type=float, default=DEFAULT_GRACE, help="seconds between SIGTERM and SIGKILL")
+    args = parser.parse_args(argv)
+    set_parent_death_signal(signal.SIGTERM)
+    if os.getppid() != args.supervisor:
+        return 0  # the supervisor died before we could arm the parent-death signal
+    try:
+        return watch(args.supervisor, args.grace)
+    except KeyboardInterrupt:
+        return 0
+    except Exception as exc:  # one line, never a traceback in the user's terminal
+        _say(f"error: {exc}")
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
