@@ -1,0 +1,360 @@
+"""Test harness for claude-run: the stand-in Claude, a pty driver, a fleet tmux, and a reaper.
+
+* :class:`FakeClaude` — a ``claude`` wrapper around ``tests/fake_claude.py``,
+  its per-invocation plans and its log.
+* :class:`PtyRun` — ``claude-run`` started with ``pty.fork()``: it is the
+  session leader with the pty as its controlling terminal and in the
+  terminal's foreground, as in a tmux pane. Output is read continuously.
+* :class:`FleetTmux` — a real tmux server on a private ``fleet-pytest-*``
+  socket with one labelled pane, whose ``TMUX``/``TMUX_PANE`` make claude-run
+  believe it runs in a fleet pane.
+* :func:`reap` — every process started for a test carries ``SHEPHERD_TEST_TAG``
+  in its environment; at teardown each one still running is SIGKILLed by PID.
+
+Fixtures importing this module get: ``fake`` (a FakeClaude), ``run_env`` (a
+clean environment for claude-run), ``start_run`` (starts a PtyRun, killed at
+teardown), ``fleet_tmux``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+import typing as t
+import uuid
+from pathlib import Path
+
+import psutil
+import pytest
+
+from supervisor.identity import start_token
+from supervisor.watchdog import wait_pid
+
+TESTS = Path(__file__).resolve().parent
+FAKE_CLAUDE = TESTS / "fake_claude.py"
+BIN = Path(sys.executable).parent
+TAG_ENV = "SHEPHERD_TEST_TAG"
+DEAD_PID = 99_999_999
+"""Above any Linux pid_max: a PID that is certainly not running."""
+
+
+def claude_run_path() -> str:
+    path = BIN / "claude-run"
+    if not path.exists():
+        pytest.fail(f"claude-run is not installed in {BIN}; run pip install -e '.[test]'")
+    return str(path)
+
+
+# --------------------------------------------------------------------------- processes
+
+
+def tagged(tag: str) -> list[psutil.Process]:
+    """Every live process whose environment carries this test's tag."""
+    found = []
+    for proc in psutil.process_iter(["pid"]):
+        if proc.pid == os.getpid():
+            continue
+        try:
+            if proc.environ().get(TAG_ENV) == tag:
+                found.append(proc)
+        except (psutil.Error, OSError):
+            continue
+    return found
+
+
+def reap(tag: str) -> list[int]:
+    """SIGKILL every process of the test; returns the PIDs that had been left running."""
+    left = tagged(tag)
+    for proc in left:
+        try:
+            proc.kill()
+        except psutil.Error:
+            pass
+    psutil.wait_procs(left, timeout=3)
+    return [p.pid for p in left]
+
+
+def alive(pid: int, token: str | None = None) -> bool:
+    """Is *pid* running (and not a zombie), and still the process of *token*?"""
+    try:
+        proc = psutil.Process(pid)
+        if proc.status() == psutil.STATUS_ZOMBIE:
+            return False
+    except psutil.Error:
+        return False
+    return token is None or start_token(pid) == token
+
+
+def wait_until(predicate: t.Callable[[], t.Any], timeout: float, what: str) -> t.Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(0.01)
+
+
+# --------------------------------------------------------------------------- the stand-in
+
+
+class FakeClaude:
+    """The stand-in ``claude`` of one test: wrapper script, plans, log."""
+
+    def __init__(self, base: Path) -> None:
+        self.bin_dir = base / "fake-bin"
+        self.bin_dir.mkdir(parents=True, exist_ok=True)
+        self.path = self.bin_dir / "claude"
+        self.path.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE_CLAUDE}" "$@"\n')
+        self.path.chmod(0o755)
+        self.log = base / "fake_claude.jsonl"
+        self.script = base / "fake_claude_script.json"
+        self.plan()
+
+    def plan(self, *invocations: t.Any, default: t.Any = None) -> None:
+        """One plan per invocation (a list of steps, or ``{"resume": ..., "steps": [...]}``)."""
+        self.script.write_text(json.dumps({"invocations": list(invocations), "default": default or []}))
+
+    def events(self, kind: str | None = None) -> list[dict[str, t.Any]]:
+        try:
+            lines = self.log.read_text(encoding="utf-8").splitlines()
+        except FileNotFoundError:
+            return []
+        events = [json.loads(line) for line in lines if line.strip()]
+        return [e for e in events if kind is None or e["event"] == kind]
+
+    def starts(self) -> list[dict[str, t.Any]]:
+        return self.events("start")
+
+    def wait_starts(self, count: int, timeout: float = 10) -> list[dict[str, t.Any]]:
+        return wait_until(
+            lambda: (s := self.starts()) and len(s) >= count and s, timeout, f"{count} Claude start(s)"
+        )
+
+    def wait_event(self, kind: str, timeout: float = 10, **match: t.Any) -> dict[str, t.Any]:
+        def find() -> dict[str, t.Any] | None:
+            for event in self.events(kind):
+                if all(event.get(k) == v for k, v in match.items()):
+                    return event
+            return None
+
+        return wait_until(find, timeout, f"fake_claude event {kind} {match}")
+
+
+# --------------------------------------------------------------------------- pty
+
+
+class PtyRun:
+    """``claude-run`` on a fresh pty, like the command of a tmux pane."""
+
+    def __init__(self, argv: list[str], env: dict[str, str], cwd: Path) -> None:
+        pid, fd = pty.fork()
+        if pid == 0:  # child: never return into pytest
+            try:
+                os.chdir(cwd)
+                os.execve(argv[0], argv, env)
+            finally:
+                os._exit(127)
+        self.pid = pid
+        self.fd = fd
+        self.status: int | None = None
+        self._output = bytearray()
+        self._lock = threading.Lock()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        while True:
+            try:
+                ready, _, _ = select.select([self.fd], [], [], 0.2)
+                if not ready:
+                    if self.status is not None:
+                        return
+                    continue
+                chunk = os.read(self.fd, 4096)
+            except OSError:
+                return  # EIO: every slave side is closed
+            if not chunk:
+                return
+            with self._lock:
+                self._output += chunk
+
+    @property
+    def text(self) -> str:
+        with self._lock:
+            return self._output.decode("utf-8", "replace").replace("\r\n", "\n")
+
+    def send(self, data: bytes) -> None:
+        os.write(self.fd, data)
+
+    def expect(self, needle: str, timeout: float = 10) -> None:
+        wait_until(lambda: needle in self.text, timeout, f"{needle!r} in the output:\n{self.text}")
+
+    def wait(self, timeout: float = 15) -> int:
+        """Claude-run's exit status (shell style)."""
+        if self.status is None:
+            status = wait_pid(self.pid, timeout)
+            if status is None:
+                raise AssertionError(f"claude-run did not exit within {timeout}s; output:\n{self.text}")
+            self.status = 128 - status if status < 0 else status
+            self._reader.join(timeout=2)
+        return self.status
+
+    def kill(self) -> None:
+        if self.status is None:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.wait(timeout=5)
+        self._reader.join(timeout=1)
+        try:
+            os.close(self.fd)
+        except OSError:
+            pass
+
+
+# --------------------------------------------------------------------------- tmux
+
+
+class FleetTmux:
+    """A tmux server on a private ``fleet-pytest-*`` socket with one labelled pane."""
+
+    def __init__(self, env: dict[str, str], label: str = "alpha") -> None:
+        self.socket = f"fleet-pytest-{uuid.uuid4().hex[:10]}"
+        self.env = env
+        self.session, self.window, self.label = "fleet-t", "agents", label
+        self.tmux(
+            "-f", "/dev/null", "new-session", "-d", "-s", self.session, "-n", self.window,
+            "-x", "80", "-y", "24", f"{sys.executable} -c 'import time; time.sleep(600)'",
+        )  # fmt: skip
+        self.pane = self.tmux("display-message", "-p", "-t", f"{self.session}:{self.window}", "#{pane_id}")
+        self.tmux("set-option", "-p", "-t", self.pane, "@pane_label", label)
+        self.socket_path = self.tmux("display-message", "-p", "#{socket_path}")
+        self.server_pid = int(self.tmux("display-message", "-p", "#{pid}"))
+
+    @property
+    def pane_id(self) -> str:
+        """The fleet identity claude-run computes for this pane."""
+        return f"{self.session}:{self.window}:{self.label}"
+
+    def tmux(self, *args: str) -> str:
+        out = subprocess.run(
+            ["tmux", "-L", self.socket, *args], capture_output=True, text=True, env=self.env, timeout=10
+        )
+        if out.returncode != 0:
+            raise RuntimeError(f"tmux {' '.join(args)} failed: {out.stderr.strip()}")
+        return out.stdout.strip()
+
+    def client_env(self) -> dict[str, str]:
+        """What a process inside the pane would have."""
+        return {"TMUX": f"{self.socket_path},{self.server_pid},0", "TMUX_PANE": self.pane}
+
+    def kill(self) -> None:
+        subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True, env=self.env, timeout=10)
+        try:
+            os.kill(self.server_pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        try:
+            os.unlink(self.socket_path)
+        except OSError:
+            pass
+
+
+# --------------------------------------------------------------------------- state helpers
+
+
+def write_state(session_dir: Path, state: dict[str, t.Any]) -> None:
+    session_dir.mkdir(parents=True, exist_ok=True)
+    (session_dir / ".state.json").write_text(json.dumps(state, indent=2) + "\n")
+
+
+def read_state(session_dir: Path) -> dict[str, t.Any]:
+    return json.loads((session_dir / ".state.json").read_text())
+
+
+def make_transcript(config: Path, cwd: Path, session_id: str) -> Path:
+    path = config / "projects" / str(cwd).replace("/", "-") / f"{session_id}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text('{"type":"summary"}\n')
+    return path
+
+
+# --------------------------------------------------------------------------- fixtures
+
+
+@pytest.fixture
+def test_tag() -> t.Iterator[str]:
+    tag = uuid.uuid4().hex
+    yield tag
+    reap(tag)
+
+
+@pytest.fixture
+def fake(tmp_path: Path) -> FakeClaude:
+    return FakeClaude(tmp_path)
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> Path:
+    """The project claude-run runs in (with ``sessions/``)."""
+    proj = tmp_path / "proj"
+    (proj / "sessions").mkdir(parents=True)
+    return proj
+
+
+@pytest.fixture
+def run_env(tmp_path: Path, fake: FakeClaude, test_tag: str) -> dict[str, str]:
+    """A clean environment: no TMUX, a scratch HOME and Claude config, fast timings."""
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    return {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(home),
+        "TERM": "xterm",
+        "LANG": os.environ.get("LANG", "C.UTF-8"),
+        "CLAUDE_CONFIG_DIR": str(tmp_path / "claude-config"),
+        "CLAUDE_BIN": str(fake.path),
+        "FAKE_CLAUDE_LOG": str(fake.log),
+        "FAKE_CLAUDE_SCRIPT": str(fake.script),
+        "CLAUDE_RUN_KILL_GRACE": "0.5",
+        "CLAUDE_RUN_BACKOFF": "0.05",
+        TAG_ENV: test_tag,
+    }
+
+
+@pytest.fixture
+def start_run(run_env: dict[str, str], workdir: Path) -> t.Iterator[t.Callable[..., PtyRun]]:
+    runs: list[PtyRun] = []
+
+    def start(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> PtyRun:
+        full = dict(run_env)
+        full.update(env or {})
+        run = PtyRun([claude_run_path(), *args], full, cwd or workdir)
+        runs.append(run)
+        return run
+
+    yield start
+    for run in runs:
+        run.kill()
+
+
+@pytest.fixture
+def fleet_tmux(run_env: dict[str, str]) -> t.Iterator[FleetTmux]:
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed")
+    env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE")}
+    env[TAG_ENV] = run_env[TAG_ENV]
+    server = FleetTmux(env)
+    yield server
+    server.kill()

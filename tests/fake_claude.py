@@ -1,0 +1,330 @@
+#!/usr/bin/env python3
+"""A stand-in for the ``claude`` executable, for tests of claude-run and the fleet.
+
+It records what it was started with and then does what a per-invocation script
+tells it to, so tests can play an agent: call ``session`` commands, request a
+restart, ignore SIGTERM, leave grandchildren behind, crash, or just wait.
+Standard library only; run it with any Python 3.9+ (tests use a two-line
+``claude`` wrapper that execs this file, so process listings show
+``fake_claude``).
+
+Environment
+-----------
+``FAKE_CLAUDE_LOG``
+    JSON-lines log, appended to (under ``flock``) by every invocation.
+``FAKE_CLAUDE_SCRIPT``
+    JSON file with the plans: a list (plan *n* for invocation *n*, counted
+    from 0 by the ``start`` events already in the log), or an object
+    ``{"invocations": [...], "default": PLAN}``. Invocations beyond the list
+    use ``default`` (or exit 0).
+
+A PLAN is a list of steps, or ``{"resume": "check"|"refuse"|"accept",
+"steps": [...]}``. With ``--resume ID`` the stand-in behaves like Claude Code:
+``check`` (the default) refuses when ``$CLAUDE_CONFIG_DIR`` (else
+``~/.claude``) has no ``projects/<cwd with / → ->/ID.jsonl``, ``refuse`` always
+refuses — both print ``No conversation found with session ID: ID`` to stderr
+and exit 1 — and ``accept`` never does. After the last step it exits 0.
+
+Steps (one key each, plus options)
+----------------------------------
+``{"session": [ARGS], "stdin": "...", "env": {...}}``
+    run ``session ARGS`` (from ``PATH``, as an agent's Bash tool would); an
+    ``env`` value of ``null`` removes that variable (``{"WATCHDOG_PID": null}``
+    asks for a restart without signalling the watchdog).
+``{"run": [ARGV], "stdin": ..., "env": ...}``
+    run any command the same way (hooks, the status line); ``"stdin": null``
+    gives it our own stdin (the terminal) instead of a pipe.
+``{"exit": CODE}``
+    exit now.
+``{"wait": SECONDS}`` / ``{"wait": null}``
+    sleep, or wait until a signal ends us.
+``{"on_signal": {"TERM": "ignore" | "exit" | CODE | "log"}}``
+    what a signal does. By default, as Claude: TERM exits 143, HUP 129, INT 0;
+    every signal received is logged first.
+``{"spawn": {"setsid": true, "ignore_term": true, "depth": 1}}``
+    start a long-lived helper (this file with ``--fake-claude-helper``), in its
+    own session like Claude's Bash tool when ``setsid``; ``depth`` > 1 makes it
+    start a child of its own, and so on. Logs ``spawned`` with its PID.
+``{"state": {"dir": D, "set": {...}, "delete": [...]}}``
+    edit ``D/.state.json`` directly, without the lock (a racy writer, e.g. a
+    status line resurrecting ``sessionId``).
+``{"transcript": ID}``
+    create the transcript of conversation ID for the current directory.
+``{"print": TEXT, "stream": "stdout" | "stderr"}``
+``{"mark": NAME}``
+    log a named time stamp.
+``{"wait_file": PATH, "timeout": SECONDS}``
+    wait until PATH exists (a sync point with the test).
+
+Log events: ``start`` (n, pid, ppid, pgid, sid, foreground — whether we own
+the terminal —, echo — whether the terminal echoes —, argv, env, cwd, t), ``refused``, ``session``/``run`` (args, rc,
+stdout, stderr), ``spawned`` (pid), ``signal`` (sig, t), ``mark``, ``exit``
+(code, t). ``t`` is ``time.monotonic()``, comparable between processes.
+"""
+
+from __future__ import annotations
+
+import time
+
+T0 = time.monotonic()
+
+import fcntl  # noqa: E402
+import json  # noqa: E402
+import os  # noqa: E402
+import signal  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+LOG_ENV = "FAKE_CLAUDE_LOG"
+SCRIPT_ENV = "FAKE_CLAUDE_SCRIPT"
+DEFAULT_SIGNAL_EXIT = {"TERM": 143, "HUP": 129, "INT": 0}
+HELPER_FLAG = "--fake-claude-helper"
+
+
+def log(event: str, **fields: object) -> None:
+    path = os.environ.get(LOG_ENV)
+    if not path:
+        return
+    line = json.dumps({"event": event, "pid": os.getpid(), **fields}) + "\n"
+    with open(path, "a", encoding="utf-8") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        handle.write(line)
+        handle.flush()
+
+
+def record_start(fields: dict) -> int:
+    """Log the ``start`` event; returns how many invocations started before this one."""
+    path = os.environ.get(LOG_ENV)
+    if not path:
+        return 0
+    with open(path, "a+", encoding="utf-8") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        handle.seek(0)
+        count = sum(1 for line in handle if line.startswith('{"event": "start"'))
+        handle.write(json.dumps({"event": "start", "n": count, "pid": os.getpid(), **fields}) + "\n")
+        handle.flush()
+    return count
+
+
+def load_plan(n: int) -> dict:
+    path = os.environ.get(SCRIPT_ENV)
+    plan: object = []
+    if path:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        invocations = data if isinstance(data, list) else data.get("invocations", [])
+        default = [] if isinstance(data, list) else data.get("default", [])
+        plan = invocations[n] if n < len(invocations) else default
+    if isinstance(plan, list):
+        plan = {"steps": plan}
+    return plan  # type: ignore[return-value]
+
+
+def config_dir() -> Path:
+    configured = os.environ.get("CLAUDE_CONFIG_DIR")
+    return Path(configured) if configured else Path.home() / ".claude"
+
+
+def transcript_path(session_id: str) -> Path:
+    return config_dir() / "projects" / os.getcwd().replace("/", "-") / f"{session_id}.jsonl"
+
+
+def resume_id(argv: list[str]) -> str | None:
+    for i, arg in enumerate(argv):
+        if arg in ("--resume", "-r") and i + 1 < len(argv):
+            return argv[i + 1]
+        if arg.startswith("--resume="):
+            return arg.split("=", 1)[1]
+    return None
+
+
+def foreground() -> bool | None:
+    try:
+        return os.tcgetpgrp(0) == os.getpgrp()
+    except OSError:
+        return None
+
+
+def tty_echo() -> bool | None:
+    """Is the terminal in its normal (echoing) mode?"""
+    try:
+        import termios
+
+        return bool(termios.tcgetattr(0)[3] & termios.ECHO)
+    except (ImportError, OSError, Exception):
+        return None
+
+
+def finish(code: int) -> None:
+    log("exit", code=code, t=time.monotonic())
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
+SIGNAL_ACTIONS: dict[str, object] = dict(DEFAULT_SIGNAL_EXIT)
+
+
+def on_signal(signum: int, frame: object) -> None:
+    name = signal.Signals(signum).name[3:]
+    log("signal", sig=name, t=time.monotonic())
+    action = SIGNAL_ACTIONS.get(name, "log")
+    if action == "exit":
+        finish(128 + signum)
+    elif isinstance(action, int):
+        finish(action)
+
+
+def set_signal_actions(actions: dict[str, object]) -> None:
+    for name, action in actions.items():
+        SIGNAL_ACTIONS[name] = action
+        sig = getattr(signal, "SIG" + name)
+        signal.signal(sig, signal.SIG_IGN if action == "ignore" else on_signal)
+
+
+def child_env(overrides: dict | None) -> dict[str, str]:
+    env = dict(os.environ)
+    for key, value in (overrides or {}).items():
+        if value is None:
+            env.pop(key, None)
+        else:
+            env[key] = str(value)
+    return env
+
+
+def run_command(kind: str, argv: list[str], step: dict) -> None:
+    stdin = step.get("stdin", "")
+    try:
+        done = subprocess.run(
+            argv,
+            input=stdin,  # None: the command reads our stdin (the terminal)
+            capture_output=True,
+            text=True,
+            env=child_env(step.get("env")),
+            timeout=step.get("timeout", 30),
+        )
+        log(kind, args=argv, rc=done.returncode, stdout=done.stdout, stderr=done.stderr)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        log(kind, args=argv, rc=None, error=str(exc))
+
+
+def spawn(options: dict) -> None:
+    setsid = bool(options.get("setsid", True))
+    ignore_term = bool(options.get("ignore_term"))
+    proc = start_helper(ignore_term, int(options.get("depth", 1)), setsid)
+    log("spawned", child=proc.pid, setsid=setsid, ignore_term=ignore_term)
+
+
+def start_helper(ignore_term: bool, depth: int, setsid: bool) -> subprocess.Popen:
+    """Start a helper and return once it and all its descendants are running."""
+    proc = subprocess.Popen(
+        [sys.executable, os.path.abspath(__file__), HELPER_FLAG, "1" if ignore_term else "0", str(depth)],
+        start_new_session=setsid,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    assert proc.stdout is not None
+    proc.stdout.read(1)  # the helper's "ready"
+    proc.stdout.close()
+    return proc
+
+
+def helper(ignore_term: bool, depth: int) -> None:
+    """A long-lived descendant (what a Bash tool or an MCP server is to Claude)."""
+    if ignore_term:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if depth > 1:
+        start_helper(ignore_term, depth - 1, setsid=False)
+    os.write(1, b"r")
+    os.close(1)
+    time.sleep(600)
+
+
+def edit_state(options: dict) -> None:
+    path = Path(options["dir"]) / ".state.json"
+    state = json.loads(path.read_text(encoding="utf-8"))
+    state.update(options.get("set", {}))
+    for key in options.get("delete", []):
+        state.pop(key, None)
+    tmp = path.with_name(f".fake-{os.getpid()}")
+    tmp.write_text(json.dumps(state, indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    log("state", dir=str(path.parent), set=options.get("set", {}), delete=options.get("delete", []))
+
+
+def wait_for_file(path: str, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while not os.path.exists(path) and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+def step(action: dict) -> None:
+    if "session" in action:
+        run_command("session", ["session", *action["session"]], action)
+    elif "run" in action:
+        run_command("run", list(action["run"]), action)
+    elif "exit" in action:
+        finish(int(action["exit"]))
+    elif "wait" in action:
+        seconds = action["wait"]
+        if seconds is None:
+            while True:
+                signal.pause()
+        deadline = time.monotonic() + float(seconds)
+        while (left := deadline - time.monotonic()) > 0:
+            time.sleep(left)
+    elif "on_signal" in action:
+        set_signal_actions(action["on_signal"])
+    elif "spawn" in action:
+        spawn(action["spawn"] or {})
+    elif "state" in action:
+        edit_state(action["state"])
+    elif "transcript" in action:
+        path = transcript_path(action["transcript"])
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text('{"type":"summary"}\n', encoding="utf-8")
+    elif "print" in action:
+        stream = sys.stderr if action.get("stream") == "stderr" else sys.stdout
+        print(action["print"], file=stream, flush=True)
+    elif "mark" in action:
+        log("mark", name=action["mark"], t=time.monotonic())
+    elif "wait_file" in action:
+        wait_for_file(action["wait_file"], float(action.get("timeout", 30)))
+    else:
+        raise SystemExit(f"fake_claude: unknown step {action!r}")
+
+
+def main() -> None:
+    if sys.argv[1:2] == [HELPER_FLAG]:
+        helper(sys.argv[2] == "1", int(sys.argv[3]))
+        return
+    set_signal_actions(dict(DEFAULT_SIGNAL_EXIT))
+    argv = sys.argv[1:]
+    n = record_start(
+        {
+            "ppid": os.getppid(),
+            "pgid": os.getpgrp(),
+            "sid": os.getsid(0),
+            "foreground": foreground(),
+            "echo": tty_echo(),
+            "argv": argv,
+            "env": dict(os.environ),
+            "cwd": os.getcwd(),
+            "t": T0,
+        }
+    )
+    plan = load_plan(n)
+    wanted = resume_id(argv)
+    mode = plan.get("resume", "check")
+    if wanted and (mode == "refuse" or (mode == "check" and not transcript_path(wanted).is_file())):
+        print(f"No conversation found with session ID: {wanted}", file=sys.stderr, flush=True)
+        log("refused", session_id=wanted)
+        finish(1)
+    for action in plan.get("steps", []):
+        step(action)
+    finish(0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,405 @@
+"""claude-run end to end: real processes, a real pty, real signals, the stand-in Claude.
+
+Each test runs ``claude-run`` on its own pty (as a tmux pane would) with a
+scripted ``tests/fake_claude.py`` as Claude, then checks what Claude was
+started with (its log), what claude-run printed and returned, and the session
+state on disk. Every process a test starts is killed at teardown.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from claude_run_harness import (  # noqa: F401  (fixtures)
+    DEAD_PID,
+    FakeClaude,
+    alive,
+    claude_run_path,
+    fake,
+    read_state,
+    run_env,
+    start_run,
+    tagged,
+    test_tag,
+    wait_until,
+    workdir,
+    write_state,
+)
+from supervisor.identity import is_watchdog, start_token
+
+CONTINUE_PROMPT = '/session continue --session {dir} --skill implement --phase "Phase 1: Setup"'
+
+
+def argv_of(start: dict) -> list[str]:
+    return start["argv"]
+
+
+def has_resume(argv: list[str]) -> bool:
+    return "--resume" in argv or "-r" in argv or any(a.startswith("--resume=") for a in argv)
+
+
+# --------------------------------------------------------------------------- S1
+
+
+def test_s1_starts_claude_with_the_environment_contract_and_exits_with_its_status(
+    fake: FakeClaude, start_run, workdir: Path, tmp_path: Path
+) -> None:
+    go = tmp_path / "go"
+    fake.plan(
+        [
+            {"session": ["activate", "sessions/S1", "implement"]},
+            {"mark": "ready"},
+            {"wait_file": str(go), "timeout": 10},
+            {"exit": 0},
+        ]
+    )
+    run = start_run("--model", "opus")
+    fake.wait_event("mark", name="ready")
+    start = fake.starts()[0]
+    env = start["env"]
+    assert env["CLAUDE_SUPERVISOR_PID"] == str(run.pid)
+    assert env["SESSION_REQUIRED"] == "1"
+    assert env["CLAUDE_SESSIONS_DIR"] == str(workdir / "sessions")
+    watchdog = int(env["WATCHDOG_PID"])
+    assert is_watchdog(watchdog), "WATCHDOG_PID must name a running watchdog"
+    assert psutil.Process(watchdog).ppid() == run.pid
+    assert os.getpgid(watchdog) != os.getpgid(run.pid), "Ctrl-C must not reach the watchdog"
+    # The agent's Bash tool finds the session command of this installation (and not our python).
+    found = shutil.which("session", path=env["PATH"])
+    assert found and os.path.samefile(found, Path(claude_run_path()).with_name("session"))
+    assert shutil.which("python", path=env["PATH"]) != str(Path(claude_run_path()).with_name("python"))
+    # Claude runs in the terminal's foreground, in the supervisor's process group.
+    assert start["foreground"] is True
+    assert start["pgid"] == os.getpgid(run.pid) and start["ppid"] == run.pid
+    assert argv_of(start)[-2:] == ["--model", "opus"]
+    assert not has_resume(argv_of(start))
+    # `session activate` run by the agent recorded the supervisor as the owner.
+    state = read_state(workdir / "sessions" / "S1")
+    assert state["pid"] == run.pid and state["pidStart"] == start_token(run.pid)
+    go.touch()
+    assert run.wait() == 0
+    assert "[claude-run] Starting..." in run.text and "[claude-run] Goodbye." in run.text
+    assert len(fake.starts()) == 1
+    wait_until(lambda: not alive(watchdog), 3, "the watchdog to exit with its Claude")
+
+
+def test_agent_description_and_focus_are_appended_to_the_system_prompt_on_every_launch(
+    fake: FakeClaude, start_run, run_env: dict[str, str]
+) -> None:
+    agents = Path(run_env["CLAUDE_CONFIG_DIR"]) / "agents"
+    agents.mkdir(parents=True)
+    (agents / "reviewer.md").write_text("You review code.\n")
+    fake.plan([{"exit": 7}], [{"exit": 0}])
+    run = start_run("--agent", "reviewer", "--description", "Reviews PRs", "--focus", "tests", "--verbose")
+    assert run.wait() == 0
+    assert "Loaded agent 'reviewer'" in run.text and "Starting (agent: reviewer)" in run.text
+    for start in fake.wait_starts(2):
+        argv = argv_of(start)
+        prompt = argv[argv.index("--append-system-prompt") + 1]
+        assert prompt == "Agent Description: Reviews PRs\nFocus Areas: tests\n\nYou review code."
+        assert "--verbose" in argv and "--agent" not in argv
+
+
+# --------------------------------------------------------------------------- S4 / S6
+
+
+def test_s4_restart_after_dehydrate_relaunches_fresh_with_the_continuation_prompt(
+    fake: FakeClaude, start_run, workdir: Path
+) -> None:
+    fake.plan(
+        [
+            {"session": ["activate", "sessions/S4", "implement"]},
+            {"session": ["dehydrate", "sessions/S4"], "stdin": "# Handover\nwhere we are\n"},
+            {"wait": 10},
+        ],
+        [{"exit": 0}],
+    )
+    run = start_run("--model", "opus", "fix the bug")
+    assert run.wait() == 0
+    first, second = fake.wait_starts(2)
+    assert argv_of(first)[-3:] == ["fix the bug", "--model", "opus"]
+    assert fake.events("signal")[0]["sig"] == "TERM", "the watchdog ended the first Claude"
+    argv = argv_of(second)
+    assert CONTINUE_PROMPT.format(dir=workdir / "sessions" / "S4") in argv
+    assert not has_resume(argv)
+    assert "--model" in argv and "opus" in argv, "the user's arguments are passed on restarts too"
+    assert "fix the bug" not in argv, "the first task is not sent again"
+    assert (workdir / "sessions" / "S4" / "DEHYDRATED_CONTEXT.md").exists()
+    state = read_state(workdir / "sessions" / "S4")
+    assert state["lifecycle"] == "restarting" and state["killRequested"] is False
+    assert "restartPrompt" not in state and state["pid"] == run.pid
+    assert "Restart requested by session S4" in run.text and "Goodbye." in run.text
+
+
+def test_s6_restart_never_resumes_even_with_a_resurrected_session_id(
+    fake: FakeClaude, start_run, workdir: Path, run_env: dict[str, str]
+) -> None:
+    session = workdir / "sessions" / "S6"
+    fake.plan(
+        [
+            {"session": ["activate", "sessions/S6", "implement"]},
+            {"state": {"dir": str(session), "set": {"overflowed": True}}},
+            {"session": ["restart", "sessions/S6"], "env": {"WATCHDOG_PID": None}},
+            # R1: a status line tick writes the conversation id back after the restart deleted it.
+            {"state": {"dir": str(session), "set": {"sessionId": "0b9d6f4e-resurrected"}}},
+            {"transcript": "0b9d6f4e-resurrected"},
+            {"exit": 0},
+        ],
+        [{"exit": 0}],
+    )
+    run = start_run()
+    assert run.wait() == 0
+    _, second = fake.wait_starts(2)
+    assert not has_resume(argv_of(second))
+    assert CONTINUE_PROMPT.format(dir=session) in argv_of(second)
+    assert "no --resume: overflowed, killRequested" in run.text
+    assert "ignoring its sessionId" in run.text
+
+
+def test_a_restart_request_is_not_lost_when_claude_exits_quickly_with_an_error(
+    fake: FakeClaude, start_run, workdir: Path
+) -> None:
+    fake.plan(
+        [
+            {"session": ["activate", "sessions/Q", "implement"]},
+            {"session": ["restart", "sessions/Q"], "env": {"WATCHDOG_PID": None}},
+            {"exit": 1},
+        ],
+        [{"exit": 0}],
+    )
+    run = start_run()
+    assert run.wait() == 0
+    _, second = fake.wait_starts(2)
+    assert CONTINUE_PROMPT.format(dir=workdir / "sessions" / "Q") in argv_of(second)
+    assert "crash" not in run.text
+
+
+def test_restart_requests_of_other_supervisors_sessions_are_not_taken(
+    fake: FakeClaude, start_run, workdir: Path
+) -> None:
+    other = subprocess.Popen(["sleep", "30"])
+    try:
+        prompt = "/session continue --session x --skill implement --phase \"P\""
+        live = {"pid": other.pid, "pidStart": start_token(other.pid), "skill": "implement",
+                "lifecycle": "active", "killRequested": True, "restartPrompt": prompt}  # fmt: skip
+        dead = dict(live, pid=DEAD_PID, pidStart="gone:1")
+        write_state(workdir / "sessions" / "LIVE", live)
+        write_state(workdir / "sessions" / "DEAD", dead)
+        fake.plan([{"exit": 0}])
+        run = start_run()
+        assert run.wait() == 0
+        assert len(fake.starts()) == 1 and "Goodbye." in run.text
+        assert read_state(workdir / "sessions" / "LIVE") == live
+        assert read_state(workdir / "sessions" / "DEAD") == dead
+    finally:
+        other.kill()
+        other.wait()
+
+
+# --------------------------------------------------------------------------- watchdog
+
+
+def test_watchdog_ends_claudes_whole_tree_including_term_ignorers_and_setsid_grandchildren(
+    fake: FakeClaude, start_run, tmp_path: Path
+) -> None:
+    go = tmp_path / "go"
+    fake.plan(
+        [
+            {"on_signal": {"TERM": "ignore"}},
+            {"spawn": {"setsid": True, "ignore_term": True, "depth": 2}},
+            {"spawn": {"setsid": True}},
+            {"spawn": {"setsid": False, "ignore_term": True}},
+            {"session": ["activate", "sessions/W", "implement"]},
+            {"mark": "ready"},
+            {"wait_file": str(go)},
+            {"session": ["restart", "sessions/W"]},
+            {"wait": None},
+        ],
+        [{"exit": 0}],
+    )
+    run = start_run()
+    fake.wait_event("mark", name="ready")
+    claude = psutil.Process(fake.starts()[0]["pid"])
+    tree = [claude, *claude.children(recursive=True)]
+    helpers = [p for p in tree if "--fake-claude-helper" in p.cmdline()]
+    assert len(helpers) == 4, "three helpers and one grandchild of a helper"
+    assert any(os.getsid(p.pid) != os.getsid(claude.pid) for p in helpers)
+    tokens = {p.pid: start_token(p.pid) for p in tree}
+    go.touch()
+    assert run.wait() == 0
+    assert len(fake.starts()) == 2
+    left = [pid for pid, token in tokens.items() if alive(pid, token)]
+    assert left == [], f"processes of the old Claude's tree still running: {left}"
+
+
+def test_watchdog_dies_when_the_supervisor_is_killed(fake: FakeClaude, start_run) -> None:
+    fake.plan([{"mark": "ready"}, {"wait": None}])
+    run = start_run()
+    fake.wait_event("mark", name="ready")
+    watchdog = int(fake.starts()[0]["env"]["WATCHDOG_PID"])
+    token = start_token(watchdog)
+    assert alive(watchdog, token)
+    os.kill(run.pid, signal.SIGKILL)
+    run.wait()
+    wait_until(lambda: not alive(watchdog, token), 3, "the watchdog to die with its supervisor")
+
+
+# --------------------------------------------------------------------------- terminal and signals
+
+
+def test_ctrl_c_reaches_claude_and_not_the_supervisor(fake: FakeClaude, start_run, tmp_path: Path) -> None:
+    go = tmp_path / "go"
+    fake.plan([{"on_signal": {"INT": "log"}}, {"mark": "ready"}, {"wait_file": str(go)}, {"exit": 0}])
+    run = start_run()
+    fake.wait_event("mark", name="ready")
+    run.send(b"\x03")
+    fake.wait_event("signal", sig="INT")
+    time.sleep(0.2)  # give a wrongly delivered SIGINT time to end the supervisor
+    assert alive(run.pid), f"claude-run died of Ctrl-C:\n{run.text}"
+    go.touch()
+    assert run.wait() == 0
+    assert "Goodbye." in run.text and "interrupted" not in run.text
+
+
+def test_ctrl_c_ends_claude_and_then_the_supervisor_exits_normally(fake: FakeClaude, start_run) -> None:
+    fake.plan([{"mark": "ready"}, {"wait": None}])  # SIGINT: exit 0, as Claude does
+    run = start_run()
+    fake.wait_event("mark", name="ready")
+    run.send(b"\x03")
+    assert run.wait() == 0
+    assert len(fake.starts()) == 1 and "Goodbye." in run.text
+
+
+def test_sigterm_is_forwarded_and_the_supervisor_exits_with_claudes_status_without_restarting(
+    fake: FakeClaude, start_run, workdir: Path
+) -> None:
+    fake.plan(
+        [
+            {"session": ["activate", "sessions/T", "implement"]},
+            {"session": ["restart", "sessions/T"], "env": {"WATCHDOG_PID": None}},
+            {"mark": "ready"},
+            {"wait": None},
+        ]
+    )
+    run = start_run()
+    fake.wait_event("mark", name="ready")
+    os.kill(run.pid, signal.SIGTERM)
+    assert run.wait() == 143
+    assert fake.events("signal")[0]["sig"] == "TERM"
+    assert len(fake.starts()) == 1, "a stopped supervisor does not relaunch"
+    assert read_state(workdir / "sessions" / "T")["killRequested"] is True, "the request stays for later"
+
+
+def test_sighup_to_a_claude_that_ignores_it_ends_the_tree_after_the_grace_period(
+    fake: FakeClaude, start_run
+) -> None:
+    fake.plan([{"on_signal": {"HUP": "ignore", "TERM": "ignore"}}, {"mark": "ready"}, {"wait": None}])
+    run = start_run()
+    fake.wait_event("mark", name="ready")
+    claude = fake.starts()[0]["pid"]
+    started = time.monotonic()
+    os.kill(run.pid, signal.SIGHUP)
+    assert run.wait() == 128 + signal.SIGKILL
+    assert 0.9 <= time.monotonic() - started < 5, "SIGHUP, grace, then the watchdog's TERM, grace, KILL"
+    assert not alive(claude)
+
+
+def test_a_crashed_claude_does_not_leave_the_next_one_a_raw_terminal(fake: FakeClaude, start_run) -> None:
+    fake.plan([{"run": ["stty", "raw", "-echo"], "stdin": None}, {"exit": 5}], [{"exit": 0}])
+    run = start_run()
+    assert run.wait() == 0
+    first, second = fake.wait_starts(2)
+    assert fake.events("run")[0]["rc"] == 0, "stty changed the terminal"
+    assert first["echo"] is True and second["echo"] is True
+
+
+# --------------------------------------------------------------------------- crash loop
+
+
+def test_a_crash_loop_backs_off_exponentially_and_gives_up(
+    fake: FakeClaude, start_run
+) -> None:
+    fake.plan(default=[{"exit": 3}])
+    run = start_run(env={"CLAUDE_RUN_BACKOFF": "0.1", "CLAUDE_RUN_CRASH_LIMIT": "4"})
+    assert run.wait() == 3
+    starts = fake.wait_starts(4)
+    assert len(starts) == 4
+    gaps = [b["t"] - a["t"] for a, b in zip(starts, starts[1:])]
+    for gap, delay in zip(gaps, (0.1, 0.2, 0.4)):
+        assert delay <= gap < delay + 0.6, f"back-off gaps {gaps}"
+    errors = [line for line in run.text.splitlines() if line.startswith("claude-run: error:")]
+    assert len(errors) == 1 and "4 times within 60s; giving up" in errors[0]
+    assert "Goodbye." not in run.text
+
+
+def test_after_a_crash_claude_resumes_its_own_conversation(
+    fake: FakeClaude, start_run, workdir: Path
+) -> None:
+    session_id = "5f0c1d2e-aaaa-bbbb-cccc-000000000001"
+    fake.plan(
+        [
+            {"session": ["activate", "sessions/C", "implement"]},
+            {"state": {"dir": str(workdir / "sessions" / "C"), "set": {"sessionId": session_id}}},
+            {"transcript": session_id},
+            {"exit": 2},
+        ],
+        [{"exit": 0}],
+    )
+    run = start_run()
+    assert run.wait() == 0
+    _, second = fake.wait_starts(2)
+    argv = argv_of(second)
+    assert argv[argv.index("--resume") + 1] == session_id
+    assert "Resuming conversation 5f0c1d2e..." in run.text
+
+
+def test_a_refused_resume_of_the_users_own_resume_is_retried_once_fresh(fake: FakeClaude, start_run) -> None:
+    fake.plan({"resume": "refuse", "steps": []}, [{"exit": 0}])
+    run = start_run("--resume", "7e57e57e-0000-0000-0000-000000000000", "--model", "opus")
+    assert run.wait() == 0
+    first, second = fake.wait_starts(2)
+    assert has_resume(argv_of(first)) and not has_resume(argv_of(second))
+    assert "--model" in argv_of(second)
+    assert "the conversation was refused; starting fresh instead" in run.text
+
+
+# --------------------------------------------------------------------------- errors
+
+
+def test_missing_claude_binary_is_a_one_line_error_with_exit_127(
+    run_env: dict[str, str], workdir: Path
+) -> None:
+    if any(Path(p).exists() for p in ("/usr/local/bin/claude", "/opt/homebrew/bin/claude")):
+        pytest.skip("a system-wide claude is installed")
+    env = {k: v for k, v in run_env.items() if k != "CLAUDE_BIN"}
+    done = subprocess.run([claude_run_path()], env=env, cwd=workdir, capture_output=True, text=True, timeout=20)
+    assert done.returncode == 127
+    assert done.stdout == ""
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("claude-run: error: claude not found"), lines
+
+
+def test_claude_bin_that_is_not_executable_is_refused(run_env: dict[str, str], workdir: Path, tmp_path: Path) -> None:
+    bogus = tmp_path / "not-claude"
+    bogus.write_text("")
+    env = dict(run_env, CLAUDE_BIN=str(bogus))
+    done = subprocess.run([claude_run_path()], env=env, cwd=workdir, capture_output=True, text=True, timeout=20)
+    assert done.returncode == 127
+    assert done.stderr.startswith("claude-run: error: CLAUDE_BIN=") and done.stderr.count("\n") == 1
+
+
+def test_no_process_is_left_behind(fake: FakeClaude, start_run, test_tag: str) -> None:
+    fake.plan([{"spawn": {"setsid": False}}, {"exit": 0}])
+    run = start_run()
+    assert run.wait() == 0
+    # Claude's own children are Claude's business on a normal exit; only ours must be gone.
+    ours = [p for p in tagged(test_tag) if "--fake-claude-helper" not in " ".join(p.cmdline())]
+    assert ours == []

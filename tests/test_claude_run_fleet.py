@@ -1,0 +1,180 @@
+"""claude-run in a fleet pane: resume the pane's conversation (S3) only when that is safe (S9).
+
+The pane is real: a tmux server on a private ``fleet-pytest-*`` socket with a
+pane labelled ``alpha``; claude-run gets that pane's ``TMUX``/``TMUX_PANE`` and
+asks tmux for its identity like any pane command.
+"""
+
+from __future__ import annotations
+
+import typing as t
+from pathlib import Path
+
+import pytest
+
+from claude_run_harness import (  # noqa: F401  (fixtures)
+    DEAD_PID,
+    FakeClaude,
+    FleetTmux,
+    fake,
+    fleet_tmux,
+    make_transcript,
+    read_state,
+    run_env,
+    start_run,
+    test_tag,
+    workdir,
+    write_state,
+)
+from supervisor.identity import start_token
+
+SESSION_ID = "3f2a9c4e-1111-2222-3333-444455556666"
+
+
+@pytest.fixture
+def pane_session(workdir: Path, fleet_tmux: FleetTmux) -> t.Callable[..., Path]:
+    """Seed a session bound to the pane whose owner died when the fleet stopped."""
+
+    def seed(**fields: t.Any) -> Path:
+        session = workdir / "sessions" / "2026_11_22_PANE"
+        state = {
+            "pid": DEAD_PID,
+            "pidStart": "old-boot:1",
+            "skill": "implement",
+            "lifecycle": "active",
+            "overflowed": False,
+            "killRequested": False,
+            "fleetPaneId": fleet_tmux.pane_id,
+            "sessionId": SESSION_ID,
+            "currentPhase": "Phase 2: Build",
+        }
+        state.update(fields)
+        write_state(session, state)
+        return session
+
+    return seed
+
+
+def resume_arg(argv: list[str]) -> str | None:
+    return argv[argv.index("--resume") + 1] if "--resume" in argv else None
+
+
+def test_s3_fleet_restart_resumes_the_panes_conversation(
+    fake: FakeClaude,
+    start_run,
+    fleet_tmux: FleetTmux,
+    pane_session,
+    run_env: dict[str, str],
+    workdir: Path,
+    tmp_path: Path,
+) -> None:
+    session = pane_session()
+    make_transcript(Path(run_env["CLAUDE_CONFIG_DIR"]), workdir, SESSION_ID)
+    go = tmp_path / "go"
+    fake.plan([{"mark": "ready"}, {"wait_file": str(go)}, {"exit": 0}])
+    run = start_run("--model", "opus", env=fleet_tmux.client_env())
+    fake.wait_event("mark", name="ready")
+    (start,) = fake.starts()
+    assert resume_arg(start["argv"]) == SESSION_ID
+    assert "--model" in start["argv"]
+    state = read_state(session)
+    assert state["pid"] == run.pid and state["pidStart"] == start_token(run.pid), "claimed by us, not pid 0"
+    assert state["lifecycle"] == "resuming"
+    go.touch()
+    assert run.wait() == 0
+    assert f"Fleet pane ID: {fleet_tmux.pane_id}" in run.text
+    assert "Resuming conversation 3f2a9c4e... of session 2026_11_22_PANE" in run.text
+
+
+def test_s9_an_overflowed_session_starts_fresh(
+    fake: FakeClaude, start_run, fleet_tmux: FleetTmux, pane_session, run_env: dict[str, str], workdir: Path
+) -> None:
+    session = pane_session(overflowed=True)
+    make_transcript(Path(run_env["CLAUDE_CONFIG_DIR"]), workdir, SESSION_ID)
+    fake.plan([{"exit": 0}])
+    run = start_run(env=fleet_tmux.client_env())
+    assert run.wait() == 0
+    (start,) = fake.wait_starts(1)
+    assert resume_arg(start["argv"]) is None
+    assert "starting fresh: session 2026_11_22_PANE overflowed" in run.text
+    assert read_state(session)["pid"] == DEAD_PID, "a session we do not resume is not claimed"
+
+
+def test_an_overflowed_session_with_a_pending_restart_continues_with_its_prompt(
+    fake: FakeClaude, start_run, fleet_tmux: FleetTmux, pane_session
+) -> None:
+    prompt = '/session continue --session sessions/2026_11_22_PANE --skill implement --phase "Phase 2: Build"'
+    session = pane_session(overflowed=True, killRequested=True, restartPrompt=prompt)
+    fake.plan([{"exit": 0}])
+    run = start_run(env=fleet_tmux.client_env())
+    assert run.wait() == 0
+    (start,) = fake.wait_starts(1)
+    assert resume_arg(start["argv"]) is None and prompt in start["argv"]
+    state = read_state(session)
+    assert state["lifecycle"] == "restarting" and state["killRequested"] is False
+    assert "restartPrompt" not in state and state["pid"] == run.pid
+
+
+def test_resume_of_a_missing_transcript_starts_fresh_with_a_reason(
+    fake: FakeClaude, start_run, fleet_tmux: FleetTmux, pane_session
+) -> None:
+    pane_session()
+    fake.plan([{"exit": 0}])
+    run = start_run(env=fleet_tmux.client_env())
+    assert run.wait() == 0
+    (start,) = fake.wait_starts(1)
+    assert resume_arg(start["argv"]) is None
+    assert "starting fresh: conversation 3f2a9c4e... of session 2026_11_22_PANE has no transcript" in run.text
+
+
+def test_a_refused_fleet_resume_is_retried_once_fresh(
+    fake: FakeClaude, start_run, fleet_tmux: FleetTmux, pane_session, run_env: dict[str, str], workdir: Path
+) -> None:
+    pane_session()
+    make_transcript(Path(run_env["CLAUDE_CONFIG_DIR"]), workdir, SESSION_ID)
+    fake.plan({"resume": "refuse", "steps": []}, [{"exit": 0}])
+    run = start_run(env=fleet_tmux.client_env())
+    assert run.wait() == 0
+    first, second = fake.wait_starts(2)
+    assert resume_arg(first["argv"]) == SESSION_ID and resume_arg(second["argv"]) is None
+    assert f"after --resume {SESSION_ID[:8]}...: the conversation was refused; starting fresh" in run.text
+    assert len(fake.starts()) == 2
+
+
+def test_a_restart_requested_soon_after_a_resume_is_a_restart_not_a_refused_resume(
+    fake: FakeClaude, start_run, fleet_tmux: FleetTmux, pane_session, run_env: dict[str, str], workdir: Path
+) -> None:
+    """The original's 5-second heuristic took this for a stale resume and dropped the restart (R5)."""
+    pane_session()
+    make_transcript(Path(run_env["CLAUDE_CONFIG_DIR"]), workdir, SESSION_ID)
+    fake.plan(
+        [
+            {"session": ["activate", "sessions/2026_11_22_PANE", "implement"]},
+            {"session": ["restart", "sessions/2026_11_22_PANE"], "env": {"WATCHDOG_PID": None}},
+            {"exit": 1},
+        ],
+        [{"exit": 0}],
+    )
+    run = start_run(env=fleet_tmux.client_env())
+    assert run.wait() == 0
+    first, second = fake.wait_starts(2)
+    assert resume_arg(first["argv"]) == SESSION_ID
+    assert resume_arg(second["argv"]) is None
+    assert any(a.startswith("/session continue --session") for a in second["argv"])
+    assert "refused" not in run.text
+
+
+def test_a_session_held_by_a_live_agent_is_not_resumed(
+    fake: FakeClaude, start_run, fleet_tmux: FleetTmux, pane_session, run_env: dict[str, str], workdir: Path
+) -> None:
+    import os
+
+    session = pane_session(pid=os.getpid(), pidStart=start_token(os.getpid()))
+    make_transcript(Path(run_env["CLAUDE_CONFIG_DIR"]), workdir, SESSION_ID)
+    fake.plan([{"exit": 0}])
+    run = start_run(env=fleet_tmux.client_env())
+    assert run.wait() == 0
+    (start,) = fake.wait_starts(1)
+    assert resume_arg(start["argv"]) is None
+    assert f"is held by a live agent (PID {os.getpid()})" in run.text
+    assert read_state(session)["pid"] == os.getpid()

@@ -1,0 +1,332 @@
+"""claude-run's decisions without processes: arguments, prompt, back-off, the loop's classification.
+
+The loop is driven by a scripted runner (the supervisord fake-OS pattern): each
+"launch" is a function that may change session state as an agent would and
+returns how Claude ended; a fake clock makes back-off deterministic.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import typing as t
+from pathlib import Path
+
+import pytest
+
+from supervisor import agent_env, claude_bin, transcripts
+from supervisor.claude_args import launch_argv, split_args
+from supervisor.crashloop import CrashPolicy, CrashTracker
+from supervisor.foreground import Outcome, exit_code
+from supervisor.identity import start_token
+from supervisor.launch_plan import Owner
+from supervisor.prompt_additions import AgentNameError, build
+from supervisor.supervise import Settings, Supervisor
+
+# --------------------------------------------------------------------------- arguments
+
+
+def test_user_arguments_are_split_by_how_long_they_apply() -> None:
+    args = split_args(
+        ["--model", "opus", "fix it", "--add-dir", "a", "b", "-r", "abc", "-c", "--verbose", "--x=1"]
+    )
+    assert args.every_launch == ("--model", "opus", "--add-dir", "a", "b", "--verbose", "--x=1")
+    assert args.first_launch_selectors == ("-r", "abc", "-c")
+    assert args.prompt == ("fix it",)
+    assert args.resume_id == "abc" and args.selects_conversation
+
+
+def test_everything_after_a_double_dash_is_positional() -> None:
+    args = split_args(["--verbose", "--", "--not-an-option"])
+    assert args.every_launch == ("--verbose",) and args.prompt == ("--not-an-option",)
+
+
+def test_a_restart_launch_keeps_options_drops_selectors_and_the_first_prompt() -> None:
+    user = split_args(["--add-dir", "a", "b", "--resume", "old", "first task"])
+    argv = launch_argv("claude", user, system_prompt="extra", prompt="/session continue x")
+    # The restart prompt comes before the user's options, so --add-dir cannot swallow it.
+    assert argv == ["claude", "--append-system-prompt", "extra", "/session continue x", "--add-dir", "a", "b"]
+
+
+def test_the_first_launch_keeps_the_users_selectors_and_prompt() -> None:
+    user = split_args(["-c", "-p", "hello"])
+    argv = launch_argv("claude", user, system_prompt=None, with_selectors=True, with_prompt=True)
+    assert argv == ["claude", "hello", "-p", "-c"]
+
+
+def test_a_prompt_that_starts_with_a_dash_goes_after_double_dash() -> None:
+    user = split_args(["--verbose", "--", "-x"])
+    argv = launch_argv("claude", user, system_prompt=None, with_prompt=True)
+    assert argv == ["claude", "--verbose", "--", "-x"]
+
+
+def test_our_resume_comes_first() -> None:
+    argv = launch_argv("claude", split_args(["--model", "opus"]), system_prompt=None, resume="id-1")
+    assert argv == ["claude", "--resume", "id-1", "--model", "opus"]
+
+
+# --------------------------------------------------------------------------- system prompt
+
+
+def test_additions_are_description_focus_then_agent(tmp_path: Path) -> None:
+    env = {"CLAUDE_CONFIG_DIR": str(tmp_path)}
+    (tmp_path / "agents").mkdir()
+    (tmp_path / "agents" / "sdk.md").write_text("---\nname: sdk\n---\nYou own the SDK.\n")
+    out = build(agent="sdk", description="SDK agent", focus="typing", env=env)
+    assert out.text == "Agent Description: SDK agent\nFocus Areas: typing\n\n---\nname: sdk\n---\nYou own the SDK."
+    assert any("Loaded agent 'sdk'" in note for note in out.notes)
+
+
+def test_a_missing_agent_file_is_a_warning_and_no_additions(tmp_path: Path) -> None:
+    out = build(agent="ghost", description=None, focus=None, env={"CLAUDE_CONFIG_DIR": str(tmp_path)})
+    assert out.text == "" and out.notes[0].startswith("WARNING: agent file not found")
+
+
+@pytest.mark.parametrize("name", ["../x", "a/b", ".hidden", ""])
+def test_an_agent_name_that_is_a_path_is_refused(name: str, tmp_path: Path) -> None:
+    with pytest.raises(AgentNameError):
+        build(agent=name or "/", description=None, focus=None, env={"CLAUDE_CONFIG_DIR": str(tmp_path)})
+
+
+# --------------------------------------------------------------------------- finding things
+
+
+def test_transcripts_are_found_under_either_project_spelling(tmp_path: Path) -> None:
+    cwd = tmp_path / "my_proj.v2"
+    cwd.mkdir()
+    env = {"CLAUDE_CONFIG_DIR": str(tmp_path / "cfg")}
+    assert transcripts.find_transcript("abc", cwd, env) is None
+    alnum = str(cwd).replace("/", "-").replace("_", "-").replace(".", "-")
+    path = tmp_path / "cfg" / "projects" / alnum / "abc.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text("{}\n")
+    assert transcripts.find_transcript("abc", cwd, env) == path
+    assert transcripts.find_transcript("../abc", cwd, env) is None
+
+
+def test_config_dir_defaults_to_home_dot_claude(tmp_path: Path) -> None:
+    assert transcripts.config_dir({"HOME": str(tmp_path)}) == tmp_path / ".claude"
+
+
+def test_claude_is_found_by_claude_bin_then_path_then_install_locations(tmp_path: Path) -> None:
+    exe = tmp_path / "bin" / "claude"
+    exe.parent.mkdir()
+    exe.write_text("#!/bin/sh\n")
+    exe.chmod(0o755)
+    home = tmp_path / "home"
+    assert claude_bin.find_claude({"CLAUDE_BIN": str(exe), "PATH": "", "HOME": str(home)}) == exe
+    assert claude_bin.find_claude({"PATH": str(exe.parent), "HOME": str(home)}) == exe
+    assert claude_bin.find_claude({"CLAUDE_BIN": "claude", "PATH": str(exe.parent), "HOME": str(home)}) == exe
+    local = home / ".claude" / "local" / "claude"
+    local.parent.mkdir(parents=True)
+    local.write_text("#!/bin/sh\n")
+    local.chmod(0o755)
+    assert claude_bin.find_claude({"PATH": "", "HOME": str(home)}) == local
+    with pytest.raises(claude_bin.ClaudeNotFoundError, match="CLAUDE_BIN="):
+        claude_bin.find_claude({"CLAUDE_BIN": str(tmp_path / "nope"), "PATH": "", "HOME": str(home)})
+
+
+def test_claude_env_exports_the_contract_and_puts_only_session_first(tmp_path: Path) -> None:
+    base = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "WATCHDOG_PID": "1", "KEEP": "yes"}
+    env, warnings = agent_env.claude_environment(base, supervisor_pid=4242, sessions_root=tmp_path / "s")
+    assert warnings == []
+    assert env["CLAUDE_SUPERVISOR_PID"] == "4242" and env["SESSION_REQUIRED"] == "1"
+    assert env["CLAUDE_SESSIONS_DIR"] == str(tmp_path / "s") and env["KEEP"] == "yes"
+    assert "WATCHDOG_PID" not in env
+    first = Path(env["PATH"].split(os.pathsep)[0])
+    assert sorted(p.name for p in first.iterdir()) == ["session"]
+    assert os.path.samefile(first / "session", agent_env.our_session_command())  # type: ignore[arg-type]
+    again, _ = agent_env.claude_environment(env, supervisor_pid=4242, sessions_root=tmp_path / "s")
+    assert again["PATH"] == env["PATH"], "idempotent"
+
+
+# --------------------------------------------------------------------------- back-off
+
+
+def test_backoff_doubles_is_capped_and_resets_after_a_healthy_run() -> None:
+    now = [0.0]
+    tracker = CrashTracker(CrashPolicy(backoff=1, backoff_max=3, limit=10, window=60, min_uptime=5), lambda: now[0])
+    assert [tracker.crashed(0.1).delay for _ in range(4)] == [1, 2, 3, 3]
+    assert tracker.crashed(30).delay == 0
+    assert tracker.crashed(0.1).delay == 1
+
+
+def test_burst_limit_counts_only_crashes_within_the_window() -> None:
+    now = [0.0]
+    tracker = CrashTracker(CrashPolicy(limit=3, window=10), lambda: now[0])
+    assert not tracker.crashed(0).give_up
+    now[0] = 11
+    assert not tracker.crashed(0).give_up
+    assert not tracker.crashed(0).give_up
+    verdict = tracker.crashed(0)
+    assert verdict.give_up and verdict.recent == 3
+
+
+def test_exit_status_of_a_signal_death_is_128_plus_the_signal() -> None:
+    assert exit_code(-signal.SIGTERM) == 143 and exit_code(3) == 3
+
+
+# --------------------------------------------------------------------------- the loop
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+Launch = t.Callable[[list[str]], tuple[int, float]]
+"""What one scripted launch does: takes Claude's argv, returns (status, uptime)."""
+
+
+class ScriptedRunner:
+    def __init__(self, clock: Clock, launches: list[Launch]) -> None:
+        self.clock = clock
+        self.launches = launches
+        self.argvs: list[list[str]] = []
+        self.pauses: list[float] = []
+        self.stop_signal: int | None = None
+
+    def run(self, path: str, argv: list[str], env: t.Mapping[str, str]) -> Outcome:
+        self.argvs.append(argv)
+        if not self.launches:
+            raise AssertionError(f"unexpected launch #{len(self.argvs)}: {argv}")
+        status, uptime = self.launches.pop(0)(argv)
+        started = self.clock.now
+        self.clock.now += uptime
+        return Outcome(status, started, self.clock.now, self.stop_signal)
+
+    def pause(self, seconds: float) -> bool:
+        self.pauses.append(seconds)
+        self.clock.now += seconds
+        return True
+
+
+ME = Owner(os.getpid(), start_token(os.getpid()))
+
+
+def session_state(root: Path, name: str, **fields: t.Any) -> Path:
+    session = root / name
+    session.mkdir(parents=True, exist_ok=True)
+    state = {"pid": ME.pid, "pidStart": ME.token, "skill": "implement", "lifecycle": "active"}
+    state.update(fields)
+    (session / ".state.json").write_text(json.dumps(state))
+    return session
+
+
+def request_restart(session: Path, prompt: str = "/session continue --session s") -> None:
+    state = json.loads((session / ".state.json").read_text())
+    state.update(killRequested=True, restartPrompt=prompt)
+    state.pop("sessionId", None)
+    (session / ".state.json").write_text(json.dumps(state))
+
+
+def make(tmp_path: Path, launches: list[Launch], *, args: list[str] | None = None, **policy: t.Any):
+    clock = Clock()
+    runner = ScriptedRunner(clock, launches)
+    root = tmp_path / "sessions"
+    root.mkdir(exist_ok=True)
+    settings = Settings(
+        claude="claude",
+        user_args=split_args(args or []),
+        system_prompt=None,
+        root=root,
+        cwd=tmp_path,
+        env={"CLAUDE_CONFIG_DIR": str(tmp_path / "cfg")},
+        policy=CrashPolicy(**policy),
+    )
+    lines: list[str] = []
+    sup = Supervisor(settings, runner, me=ME, pane_of=lambda: None, say=lines.append, clock=clock)
+    return sup, runner, lines, root
+
+
+def quits(status: int = 0, uptime: float = 30.0) -> Launch:
+    return lambda argv: (status, uptime)
+
+
+def test_a_user_quit_ends_the_loop_with_goodbye(tmp_path: Path) -> None:
+    sup, runner, lines, _ = make(tmp_path, [quits(0)])
+    assert sup.run() == 0
+    assert lines[-1] == "Goodbye." and len(runner.argvs) == 1
+
+
+def test_a_restart_request_wins_over_the_refused_resume_rule(tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    session = session_state(root, "S")
+
+    def resumed_then_restart(argv: list[str]) -> tuple[int, float]:
+        request_restart(session, "/session continue --session S")
+        return 1, 0.2  # exit 1 right after --resume: would look like a refused resume
+
+    sup, runner, lines, _ = make(tmp_path, [resumed_then_restart, quits(0)], args=["--resume", "abc"])
+    assert sup.run() == 0
+    assert "--resume" in runner.argvs[0]
+    assert runner.argvs[1] == ["claude", "/session continue --session S"]
+    assert not any("refused" in line for line in lines)
+
+
+def test_a_refused_resume_is_retried_once_and_then_counts_as_a_crash(tmp_path: Path) -> None:
+    sup, runner, lines, _ = make(tmp_path, [quits(1, 0.3), quits(1, 0.3), quits(0)], args=["-r", "abc", "go"])
+    assert sup.run() == 0
+    assert runner.argvs[0] == ["claude", "go", "-r", "abc"]
+    assert runner.argvs[1] == ["claude", "go"], "fresh, but the first task still has to be sent"
+    assert runner.pauses == [0.5], "the second quick exit 1 was a crash"
+
+
+def test_exit_1_long_after_a_resume_is_a_crash_not_a_refusal(tmp_path: Path) -> None:
+    sup, runner, lines, _ = make(tmp_path, [quits(1, 60.0), quits(0)], args=["-r", "abc"])
+    assert sup.run() == 0
+    assert any("crash 1 of 5" in line for line in lines)
+    assert not any("refused" in line for line in lines)
+
+
+def test_crashes_back_off_and_the_loop_gives_up(tmp_path: Path) -> None:
+    sup, runner, lines, _ = make(tmp_path, [quits(9, 0.1)] * 5, limit=5)
+    assert sup.run() == 9
+    assert runner.pauses == [0.5, 1.0, 2.0, 4.0]
+    assert sup.give_up is not None and "5 times within 60s" in sup.give_up.message
+    assert "Goodbye." not in lines
+
+
+def test_a_crash_right_after_a_restart_relaunches_with_the_restart_prompt(tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    session = session_state(root, "S")
+
+    def asks_restart(argv: list[str]) -> tuple[int, float]:
+        request_restart(session, "/session continue --session S")
+        return 143, 20.0
+
+    sup, runner, lines, _ = make(tmp_path, [asks_restart, quits(139, 0.5), quits(0)])
+    assert sup.run() == 0
+    assert runner.argvs[1] == runner.argvs[2] == ["claude", "/session continue --session S"]
+
+
+def test_a_stop_signal_ends_the_loop_with_claudes_status_and_keeps_the_request(tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    session = session_state(root, "S")
+    holder: dict[str, ScriptedRunner] = {}
+
+    def stopped(argv: list[str]) -> tuple[int, float]:
+        request_restart(session)
+        holder["r"].stop_signal = signal.SIGTERM
+        return 143, 5.0
+
+    sup, runner, lines, _ = make(tmp_path, [stopped])
+    holder["r"] = runner
+    assert sup.run() == 143
+    assert json.loads((session / ".state.json").read_text())["killRequested"] is True
+
+
+def test_a_restart_of_a_session_owned_by_someone_else_is_ignored(tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    other = session_state(root, "OTHER", pid=1, pidStart=start_token(1))
+
+    def asks(argv: list[str]) -> tuple[int, float]:
+        request_restart(other)
+        return 0, 5.0
+
+    sup, runner, lines, _ = make(tmp_path, [asks])
+    assert sup.run() == 0 and len(runner.argvs) == 1

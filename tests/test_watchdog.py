@@ -1,0 +1,168 @@
+"""The restart watchdog as a process: what it kills, what it spares, when it exits.
+
+This test process plays the supervisor: it spawns the watchdog through
+:class:`supervisor.watchdog.WatchdogHandle` exactly as claude-run does and a
+stand-in Claude as its own child.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import typing as t
+
+import psutil
+import pytest
+
+from claude_run_harness import FAKE_CLAUDE, TAG_ENV, FakeClaude, alive, fake, test_tag, wait_until  # noqa: F401
+from supervisor.identity import is_watchdog, start_token
+from supervisor.watchdog import WatchdogHandle, wait_pid
+
+
+@pytest.fixture
+def env(fake: FakeClaude, test_tag: str) -> dict[str, str]:
+    return {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(fake.bin_dir.parent),
+        "FAKE_CLAUDE_LOG": str(fake.log),
+        "FAKE_CLAUDE_SCRIPT": str(fake.script),
+        TAG_ENV: test_tag,
+    }
+
+
+@pytest.fixture
+def children() -> t.Iterator[list[subprocess.Popen[bytes]]]:
+    started: list[subprocess.Popen[bytes]] = []
+    yield started
+    for proc in started:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+
+
+@pytest.fixture
+def watchdogs() -> t.Iterator[list[WatchdogHandle]]:
+    started: list[WatchdogHandle] = []
+    yield started
+    for handle in started:
+        handle.stop(0.5)
+
+
+def start_watchdog(env: dict[str, str], watchdogs: list[WatchdogHandle], grace: float = 0.3) -> WatchdogHandle:
+    handle = WatchdogHandle.start(supervisor_pid=os.getpid(), grace=grace, env=env)
+    watchdogs.append(handle)
+    return handle
+
+
+def start_claude(env: dict[str, str], children: list[subprocess.Popen[bytes]], **kwargs: t.Any) -> subprocess.Popen[bytes]:
+    proc = subprocess.Popen([sys.executable, str(FAKE_CLAUDE)], env=env, stdin=subprocess.DEVNULL, **kwargs)
+    children.append(proc)
+    return proc
+
+
+def test_kills_the_whole_tree_and_nothing_else(
+    fake: FakeClaude, env: dict[str, str], children: list, watchdogs: list
+) -> None:
+    fake.plan(
+        [
+            {"on_signal": {"TERM": "ignore"}},
+            {"spawn": {"setsid": True, "ignore_term": True, "depth": 2}},
+            {"spawn": {"setsid": False}},
+            {"mark": "ready"},
+            {"wait": None},
+        ]
+    )
+    watchdog = start_watchdog(env, watchdogs)
+    claude = start_claude(env, children, process_group=0)
+    # A process-group kill would take this bystander too: it shares Claude's group.
+    bystander = subprocess.Popen(["sleep", "30"], process_group=claude.pid, env=env)
+    children.append(bystander)
+    watchdog.arm(claude.pid)
+    fake.wait_event("mark", name="ready")
+    tree = [psutil.Process(claude.pid), *psutil.Process(claude.pid).children(recursive=True)]
+    assert len(tree) == 4
+    tokens = {p.pid: start_token(p.pid) for p in tree}
+    started = time.monotonic()
+    watchdog.trigger()
+    assert watchdog.stop(5) == 0
+    assert time.monotonic() - started < 2
+    assert claude.wait(timeout=1) == -signal.SIGKILL
+    assert [pid for pid, token in tokens.items() if alive(pid, token)] == []
+    assert alive(bystander.pid), "the watchdog must signal nothing outside Claude's tree"
+
+
+def test_a_request_that_arrives_before_the_watchdog_is_ready_is_not_lost(
+    fake: FakeClaude, env: dict[str, str], children: list, watchdogs: list
+) -> None:
+    fake.plan([{"wait": None}])
+    watchdog = start_watchdog(env, watchdogs)
+    os.kill(watchdog.pid, signal.SIGUSR1)  # at once: its handler cannot be installed yet
+    claude = start_claude(env, children)
+    watchdog.arm(claude.pid)
+    assert claude.wait(timeout=5) in (143, -signal.SIGTERM)  # before or after its handler
+    assert watchdog.stop(5) == 0, "SIGUSR1 must not have killed the watchdog itself"
+
+
+def test_exits_at_once_when_stopped_while_idle(env: dict[str, str], watchdogs: list) -> None:
+    watchdog = start_watchdog(env, watchdogs)
+    wait_until(lambda: is_watchdog(watchdog.pid), 5, "the watchdog to run")
+    started = time.monotonic()
+    assert watchdog.stop(5) == 0
+    assert time.monotonic() - started < 0.5
+
+
+def test_refuses_a_target_that_is_not_the_supervisors_child(
+    env: dict[str, str], children: list, watchdogs: list
+) -> None:
+    parent = subprocess.Popen(
+        ["sh", "-c", "sleep 30 & echo $!; wait"], stdout=subprocess.PIPE, env=env
+    )
+    children.append(parent)
+    grandchild = int(parent.stdout.readline())  # type: ignore[union-attr]
+    watchdog = start_watchdog(env, watchdogs)
+    watchdog.arm(grandchild)
+    watchdog.trigger()
+    time.sleep(0.3)
+    assert alive(grandchild)
+    assert watchdog.stop(5) == 0
+    os.kill(grandchild, signal.SIGKILL)
+
+
+def test_dies_with_its_supervisor(env: dict[str, str], children: list, test_tag: str) -> None:
+    code = (
+        "import os, sys, time\n"
+        "from supervisor.watchdog import WatchdogHandle\n"
+        "h = WatchdogHandle.start(supervisor_pid=os.getpid(), grace=1.0, env=os.environ)\n"
+        "print(h.pid, flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    supervisor = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, env=env)
+    children.append(supervisor)
+    watchdog = int(supervisor.stdout.readline())  # type: ignore[union-attr]
+    wait_until(lambda: is_watchdog(watchdog), 5, "the watchdog to run")
+    token = start_token(watchdog)
+    supervisor.kill()
+    supervisor.wait()
+    wait_until(lambda: not alive(watchdog, token), 3, "the orphaned watchdog to exit")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux-only")
+def test_parent_death_signal_is_available_on_linux() -> None:
+    code = (
+        "import signal, sys\n"
+        "from supervisor.watchdog import set_parent_death_signal\n"
+        "sys.exit(0 if set_parent_death_signal(signal.SIGTERM) else 1)\n"
+    )
+    assert subprocess.run([sys.executable, "-c", code], timeout=20).returncode == 0
+
+
+def test_wait_pid_times_out_on_a_running_child(children: list) -> None:
+    proc = subprocess.Popen(["sleep", "30"])
+    children.append(proc)
+    assert wait_pid(proc.pid, 0.05) is None
+    proc.kill()
+    assert wait_pid(proc.pid, 5) == -signal.SIGKILL
+    proc.returncode = -signal.SIGKILL  # reaped here; keep Popen from waiting again
