@@ -1,0 +1,177 @@
+"""Install and run the real Claude Code CLI, offline, against the mock API.
+
+The pinned native CLI is installed from the npm registry once into a cache
+directory; each test gets a scratch ``HOME`` whose ``~/.claude.json`` has
+onboarding done, the API key approved and the project trusted, so the CLI
+starts straight into work in ``-p`` mode and interactively (in tmux).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shutil
+import subprocess
+import time
+import typing as t
+import uuid
+from pathlib import Path
+
+from supervisor.store import file_lock
+
+CLI_VERSION = "2.1.328"
+API_KEY = "sk-ant-api03-" + "e2e" * 30
+MODEL = "claude-sonnet-4-5"  # 200k window: easy to push past the overflow threshold
+CACHE_ENV = "CLAUDE_SHEPHERD_E2E_CACHE"
+
+
+class Unavailable(Exception):
+    """The CLI cannot be installed here (no npm, registry unreachable)."""
+
+
+def _package() -> str:
+    arch = {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64", "arm64": "arm64"}.get(platform.machine().lower())
+    system = platform.system().lower()
+    if arch is None or system not in {"linux", "darwin"}:
+        raise Unavailable(f"no native Claude Code package for {system}/{platform.machine()}")
+    return f"@anthropic-ai/claude-code-{system}-{arch}"
+
+
+def cache_dir() -> Path:
+    base = os.environ.get(CACHE_ENV) or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "claude-shepherd"
+    )
+    return Path(base) / f"claude-code-{CLI_VERSION}"
+
+
+def install_cli() -> Path:
+    """The path of the pinned ``claude`` binary, installing it on first use."""
+    package = _package()
+    prefix = cache_dir()
+    binary = prefix / "node_modules" / package / "claude"
+    prefix.mkdir(parents=True, exist_ok=True)
+    with file_lock(prefix / ".install.lock", timeout=600):
+        if not _works(binary):
+            npm = shutil.which("npm")
+            if npm is None:
+                raise Unavailable("npm is not installed, so the Claude Code CLI cannot be fetched")
+            done = subprocess.run(
+                [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--ignore-scripts",
+                 "--no-save", f"{package}@{CLI_VERSION}"],
+                capture_output=True, text=True, timeout=600,
+            )  # fmt: skip
+            if done.returncode != 0 or not _works(binary):
+                tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
+                raise Unavailable(f"npm could not install {package}@{CLI_VERSION}: {tail[0]}")
+    return binary
+
+
+def _works(binary: Path) -> bool:
+    if not binary.is_file():
+        return False
+    try:
+        out = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return CLI_VERSION in out.stdout
+
+
+def prepare_home(home: Path, project: Path) -> None:
+    """A scratch HOME in which the CLI asks no questions."""
+    (home / ".claude").mkdir(parents=True, exist_ok=True)
+    trusted = {str(project): {"hasTrustDialogAccepted": True}, os.path.realpath(project): {"hasTrustDialogAccepted": True}}
+    config = {
+        "hasCompletedOnboarding": True,
+        "customApiKeyResponses": {"approved": [API_KEY[-20:]], "rejected": []},
+        "bypassPermissionsModeAccepted": True,
+        "projects": trusted,
+    }
+    (home / ".claude.json").write_text(json.dumps(config))
+
+
+_DROP_PREFIXES = ("CLAUDE", "ANTHROPIC", "TMUX", "WATCHDOG", "SESSION_REQUIRED", "FAKE_CLAUDE")
+
+
+def clean_env(home: Path, api_url: str, **extra: str) -> dict[str, str]:
+    """The environment for a CLI run: nothing of an outer agent leaks in."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(_DROP_PREFIXES)}
+    env.update(
+        HOME=str(home),
+        ANTHROPIC_BASE_URL=api_url,
+        ANTHROPIC_API_KEY=API_KEY,
+        DISABLE_TELEMETRY="1",
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+        DISABLE_AUTOUPDATER="1",
+        IS_SANDBOX="1",
+        TERM="xterm-256color",
+    )
+    env.update(extra)
+    return env
+
+
+def transcript_path(home: Path, project: Path, session_id: str) -> Path:
+    slug = os.path.realpath(project).replace("/", "-")
+    return home / ".claude" / "projects" / slug / f"{session_id}.jsonl"
+
+
+class Tmux:
+    """A private tmux server (never the user's), to run the CLI interactively."""
+
+    def __init__(self, prefix: str = "e2e") -> None:
+        self.socket = f"{prefix}-pytest-{uuid.uuid4().hex[:8]}"
+        self.path: Path | None = None
+
+    def __call__(self, *args: str, check: bool = True) -> str:
+        done = subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True, timeout=15)
+        if check and done.returncode != 0:
+            raise RuntimeError(f"tmux {' '.join(args)}: {done.stderr.strip()}")
+        return done.stdout
+
+    def start(self, command: list[str], env: dict[str, str], cwd: Path, name: str = "e2e") -> str:
+        """Start *command* as the process of a new pane; returns the pane id."""
+        exports = [arg for key, value in env.items() for arg in ("-e", f"{key}={value}")]
+        self("-f", "/dev/null", "new-session", "-d", "-s", name, "-x", "200", "-y", "50", "-c", str(cwd),
+             *exports, _shell_join(command))  # fmt: skip
+        self("set-option", "-t", name, "remain-on-exit", "on")
+        self.path = Path(self("display-message", "-p", "-t", name, "#{socket_path}").strip())
+        return self("display-message", "-p", "-t", name, "#{pane_id}").strip()
+
+    def screen(self, target: str) -> str:
+        return self("capture-pane", "-p", "-t", target, check=False)
+
+    def type(self, target: str, text: str) -> None:
+        self("send-keys", "-t", target, "-l", text)
+        time.sleep(0.3)
+        self("send-keys", "-t", target, "Enter")
+
+    def wait_for(self, target: str, needle: str, timeout: float = 30) -> str:
+        deadline = time.monotonic() + timeout
+        screen = ""
+        while time.monotonic() < deadline:
+            screen = self.screen(target)
+            if needle in screen:
+                return screen
+            time.sleep(0.2)
+        raise AssertionError(f"{needle!r} did not appear in {timeout}s; screen:\n{screen}")
+
+    def kill(self) -> None:
+        self("kill-server", check=False)
+        if self.path is not None:
+            self.path.unlink(missing_ok=True)
+
+
+def _shell_join(argv: list[str]) -> str:
+    import shlex
+
+    return " ".join(shlex.quote(a) for a in argv)
+
+
+def wait_until(predicate: t.Callable[[], t.Any], timeout: float = 30, what: str = "condition") -> t.Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
