@@ -10,7 +10,8 @@ their defaults, so it never inherits our ignoring them.
 
 SIGTERM and SIGHUP to the supervisor are forwarded to Claude (followed by
 SIGCONT), and the supervisor will not relaunch; if Claude is still running a
-grace period later, the watchdog is asked to end Claude's whole tree. The
+grace period later, the watchdog is asked to end Claude's whole tree (and should
+that fail too, Claude itself gets SIGKILL). The
 watchdog (:mod:`supervisor.watchdog`) is started before each Claude, armed with
 its PID, and stopped after it has been reaped.
 
@@ -106,6 +107,7 @@ class ForegroundRunner:
         self._child: int | None = None
         self._watchdog: WatchdogHandle | None = None
         self._escalating = False
+        self._escalations = 0
         self._wake_r = -1
 
     # ------------------------------------------------------------------ signals
@@ -141,8 +143,18 @@ class ForegroundRunner:
             signal.setitimer(signal.ITIMER_REAL, max(self.grace, 0.001))
 
     def _on_alarm(self, signum: int, frame: object) -> None:
-        if self._child is not None and self._watchdog is not None:
+        child = self._child
+        if child is None:
+            return
+        self._escalations += 1
+        if self._escalations == 1 and self._watchdog is not None and self._watchdog.running():
             self._watchdog.trigger()  # Claude ignored the stop: end its whole tree
+            signal.setitimer(signal.ITIMER_REAL, self.grace + REAP_AFTER_KILL + 1.0)
+        else:
+            try:  # the watchdog could not do it: at least Claude itself must go
+                os.kill(child, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
 
     # ------------------------------------------------------------------ running
 
@@ -171,6 +183,7 @@ class ForegroundRunner:
             self._child = None
             self._watchdog = None
             self._escalating = False
+            self._escalations = 0
             if watchdog is not None:
                 watchdog.stop(self.grace + REAP_AFTER_KILL + 1.0)
             _restore_terminal(terminal)

@@ -109,10 +109,11 @@ class Supervisor:
         return [self.start_pane, self.pane_of()] if self.start_pane else [self.pane_of()]
 
     def _resumed(self, plan: lp.Plan) -> str | None:
+        """How the launch of *plan* picked an existing conversation, for messages; None if it did not."""
         if plan.resume:
-            return plan.resume
+            return f"--resume {lp.short(plan.resume)}"
         if plan.with_selectors and self.s.user_args.selects_conversation:
-            return self.s.user_args.resume_id or "(--continue)"
+            return " ".join(self.s.user_args.first_launch_selectors)
         return None
 
     # ------------------------------------------------------------------ loop
@@ -152,7 +153,8 @@ class Supervisor:
             return outcome.status
         if self.give_up is not None:
             return self.give_up.status
-        if self.runner.stop_signal is not None:
+        if self.runner.stop_signal is not None:  # it arrived between two launches
+            self.say(f"Stopped by {signal_name(self.runner.stop_signal)}.")
             return 128 + self.runner.stop_signal
         self.say("Goodbye.")
         return outcome.status
@@ -175,7 +177,7 @@ class Supervisor:
                 prompt=plan.prompt,
                 with_prompt=plan.with_prompt,
                 notes=[
-                    f"Claude exited {outcome.status} {outcome.uptime:.1f}s after --resume {lp.short(resumed)}: "
+                    f"Claude exited {outcome.status} {outcome.uptime:.1f}s after {resumed}: "
                     f"the conversation was refused; starting fresh instead"
                 ],
             )
@@ -192,7 +194,7 @@ class Supervisor:
             return None
         self.say(
             f"Claude exited with status {outcome.status} after {outcome.uptime:.1f}s "
-            f"(crash {verdict.recent} of {self.s.policy.limit} allowed within {self.s.policy.window:g}s); "
+            f"(crash {verdict.recent} within {self.s.policy.window:g}s; giving up at {self.s.policy.limit}); "
             + (f"restarting in {verdict.delay:.2f}s" if verdict.delay else "restarting")
         )
         if verdict.delay > 0 and not self.runner.pause(verdict.delay):

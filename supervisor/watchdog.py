@@ -101,6 +101,12 @@ class WatchdogHandle:
         except OSError:
             pass  # it already exited; the supervisor notices when it stops it
 
+    def running(self) -> bool:
+        """Is the watchdog still there? (Reaps it if it has exited.)"""
+        if self.status is None:
+            self.status = _reap(self.pid, os.WNOHANG)
+        return self.status is None
+
     def trigger(self) -> None:
         """Ask for the tree kill (the same signal ``session restart`` sends)."""
         try:
