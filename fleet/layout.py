@@ -1,0 +1,625 @@
+"""tmuxinator-format fleet layouts: YAML in, a validated :class:`Layout` out.
+
+We read tmuxinator's format (so existing files and editor habits carry over)
+but build the fleet ourselves: tmuxp's importer silently drops
+``on_project_start``, a lone ``pre_window``, named panes and ``socket_name``,
+and types every command into an interactive shell. Here each key we accept is
+honoured, and each key we do not is refused with the reason — never silently
+ignored. Any problem is one line naming the file, the line and the key.
+
+Pane forms::
+
+    panes:
+      - claude-run                      # a command
+      - [cd api, claude-run]            # commands run in order
+      - SDK: claude-run --agent sdk     # a labelled pane: @pane_label SDK
+      - API:                            # a labelled pane with several commands
+          - export X=1
+          - claude-run
+
+A pane's commands run as the pane's own process (``/bin/sh -c``, the last
+command ``exec``'d), not typed into a shell; a bash-era pane that sets its own
+label with ``tmux set-option -p ... @pane_label NAME`` is understood too: that
+label is the pane's identity (its sessions are bound to it), and a mapping key
+around such a pane is only a name.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import typing as t
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from fleet.tmux import is_fleet_socket
+from supervisor.errors import ShepherdError
+from supervisor.identity import FLEET_SOCKET
+
+
+class LayoutError(ShepherdError):
+    """A layout file that cannot be used, described in one line."""
+
+
+HONOURED_KEYS: tuple[str, ...] = (
+    "name",
+    "root",
+    "socket_name",
+    "tmux_command",
+    "tmux_options",
+    "on_project_start",
+    "pre_window",
+    "startup_window",
+    "startup_pane",
+    "attach",
+    "windows",
+)
+WINDOW_KEYS: tuple[str, ...] = ("layout", "root", "pre", "panes")
+
+REFUSED_KEYS: dict[str, str] = {
+    "project_name": "deprecated by tmuxinator; use name",
+    "project_root": "deprecated by tmuxinator; use root",
+    "tabs": "deprecated by tmuxinator; use windows",
+    "pre": "deprecated by tmuxinator; use on_project_start",
+    "post": "deprecated by tmuxinator; run it after `fleet start` yourself",
+    "pre_tab": "deprecated by tmuxinator; use pre_window",
+    "cli_args": "deprecated by tmuxinator; use tmux_options",
+    "rbenv": "deprecated by tmuxinator; use pre_window",
+    "rvm": "deprecated by tmuxinator; use pre_window",
+    "on_project_first_start": "fleet runs only on_project_start, before every start",
+    "on_project_restart": "fleet runs only on_project_start, before every start",
+    "on_project_exit": "the fleet outlives your terminal; nothing runs on detach",
+    "on_project_stop": "`fleet stop` ends the agents itself; wrap it in a script instead",
+    "socket_path": "fleets are found by socket name in tmux's socket directory; use socket_name (fleet or fleet-*)",
+    "enable_pane_titles": "fleet draws every pane border itself (label, state, context %)",
+    "pane_title_position": "fleet draws every pane border itself (label, state, context %)",
+    "pane_title_format": "fleet draws every pane border itself (label, state, context %)",
+    "tmux_detached": "not a layout setting; use `fleet start --no-attach`",
+}
+REFUSED_WINDOW_KEYS: dict[str, str] = {
+    "synchronize": "would type the same keystrokes into every agent of the window",
+}
+
+TMUX_LAYOUTS = frozenset({"even-horizontal", "even-vertical", "main-horizontal", "main-vertical", "tiled"})
+_CUSTOM_LAYOUT = re.compile(r"^[0-9a-f]{4},\d+x\d+,\d+,\d+")
+_LABEL_COMMAND = re.compile(
+    r"""\btmux\b[^;&|\n]*?\bset(?:-option)?\b[^;&|\n]*?@pane_label\s+(?:"([^"]*)"|'([^']*)'|([^\s;&|]+))"""
+)
+_RUNS_AGENT = re.compile(r"(?:^|[\s;&|(/])claude-run(?:$|[\s;&|)])")
+_SHELL_CONTROL = re.compile(r"[;&|()`<>]|\$\(|^\s*(?:if|for|while|until|case|exec|\{|!)(?:\s|$)")
+_ASSIGNMENT = re.compile(r"^\s*[A-Za-z_][A-Za-z0-9_]*=")
+
+
+# --------------------------------------------------------------------------- the model
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class PaneSpec(_Frozen):
+    """One pane: its label (identity) and the commands it runs."""
+
+    label: str | None = None
+    commands: tuple[str, ...] = ()
+    label_from_command: bool = False
+    """The label was found in a ``tmux set-option ... @pane_label`` command (bash-era)."""
+    line: int | None = None
+
+    @property
+    def runs_agent(self) -> bool:
+        """Does this pane run a supervised Claude (``claude-run``)?"""
+        return any(_RUNS_AGENT.search(command) for command in self.commands)
+
+
+class WindowSpec(_Frozen):
+    name: str
+    layout: str | None = None
+    root: Path
+    pre: tuple[str, ...] = ()
+    panes: tuple[PaneSpec, ...]
+    line: int | None = None
+
+
+class Layout(_Frozen):
+    """A validated fleet layout; paths are absolute."""
+
+    name: str
+    source: Path
+    root: Path
+    socket_name: str = FLEET_SOCKET
+    config_file: Path | None = None
+    tmux_bin: str | None = None
+    colors: int | None = None
+    on_project_start: tuple[str, ...] = ()
+    pre_window: tuple[str, ...] = ()
+    startup_window: str | None = None
+    startup_pane: int | None = None
+    attach: bool = True
+    windows: tuple[WindowSpec, ...]
+
+    def window(self, name: str) -> WindowSpec | None:
+        return next((w for w in self.windows if w.name == name), None)
+
+    @property
+    def pane_count(self) -> int:
+        return sum(len(w.panes) for w in self.windows)
+
+    def pane_ids(self) -> list[str]:
+        """The fleet pane ids this layout creates (labelled panes only)."""
+        return [f"{self.name}:{w.name}:{p.label}" for w in self.windows for p in w.panes if p.label]
+
+    def with_socket(self, socket_name: str) -> Layout:
+        if not is_fleet_socket(socket_name):
+            raise LayoutError(f"--socket {socket_name!r} is not a fleet socket; use fleet or fleet-NAME")
+        return self.model_copy(update={"socket_name": socket_name})
+
+
+def pane_script(layout: Layout, window: WindowSpec, pane: PaneSpec) -> str | None:
+    """The ``/bin/sh -c`` script of a pane, or None for a plain shell.
+
+    ``pre_window`` and the window's ``pre`` come first. The last command is
+    ``exec``'d when it is a simple command, so the agent *is* the pane's
+    process (its pid is ``pane_pid``, and a finished agent leaves a dead pane
+    that ``remain-on-exit`` keeps readable).
+    """
+    pre = [*layout.pre_window, *window.pre]
+    if not pane.commands:
+        if not pre:
+            return None
+        return "\n".join([*pre, 'exec "${SHELL:-/bin/sh}"'])
+    *head, last = pane.commands
+    if not _SHELL_CONTROL.search(last) and not _ASSIGNMENT.match(last) and "\n" not in last:
+        last = f"exec {last}"
+    return "\n".join([*pre, *head, last])
+
+
+# --------------------------------------------------------------------------- the raw file
+
+
+def _commands(value: t.Any, what: str) -> list[str]:
+    """tmuxinator's command forms: a string, a list of strings, or nothing."""
+    if value is None:
+        return []
+    if isinstance(value, bool):
+        raise ValueError(f"{what}: got {str(value).lower()}, a YAML boolean; quote it if it is a command")
+    if isinstance(value, (str, int, float)):
+        text = str(value)
+        return [text] if text.strip() else []
+    if isinstance(value, list):
+        out: list[str] = []
+        for item in value:
+            if item is None:
+                continue
+            if isinstance(item, bool) or not isinstance(item, (str, int, float)):
+                raise ValueError(f"{what}: each command must be a string, got {_kind(item)}")
+            if str(item).strip():
+                out.append(str(item))
+        return out
+    raise ValueError(f"{what}: expected a command or a list of commands, got {_kind(value)}")
+
+
+def _kind(value: t.Any) -> str:
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if value is None:
+        return "nothing"
+    return f"{type(value).__name__} {value!r}"
+
+
+def _check_name(value: str, what: str) -> str:
+    if not value.strip():
+        raise ValueError(f"{what} is empty")
+    if any(ch in value for ch in "\t\n\r\x1f"):
+        raise ValueError(f"{what} {value!r} contains a tab or newline")
+    return value
+
+
+def _label_in(commands: list[str]) -> str | None:
+    for command in commands:
+        match = _LABEL_COMMAND.search(command)
+        if match:
+            return next(g for g in match.groups() if g is not None)
+    return None
+
+
+class _RawPane(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    label: str | None = None
+    commands: list[str] = []
+
+    @model_validator(mode="before")
+    @classmethod
+    def _forms(cls, value: t.Any) -> t.Any:
+        if isinstance(value, dict):
+            if len(value) != 1:
+                raise ValueError(
+                    f"a labelled pane is one `LABEL: COMMAND` entry, got {len(value)} keys "
+                    f"({', '.join(map(str, value))})"
+                )
+            (label, body), = value.items()
+            if label is None or isinstance(label, (dict, list)):
+                raise ValueError("a pane label must be a name")
+            return {"label": _check_name(str(label), "pane label"), "commands": _commands(body, f"pane {label}")}
+        return {"commands": _commands(value, "pane")}
+
+
+class _RawWindow(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    layout: str | None = None
+    root: str | None = None
+    pre: list[str] = []
+    panes: list[_RawPane] | None = None  # None: one pane with a shell
+
+    @model_validator(mode="before")
+    @classmethod
+    def _forms(cls, value: t.Any) -> t.Any:
+        # tmuxinator: a window is a command, a list of commands (one pane), nothing (a shell), or a mapping.
+        if value is None or isinstance(value, (str, int, float, list)):
+            return {"panes": [value]}
+        if isinstance(value, dict):
+            for key in value:
+                if key in REFUSED_WINDOW_KEYS:
+                    raise _Refused(str(key), REFUSED_WINDOW_KEYS[key])
+                if key not in WINDOW_KEYS:
+                    raise _KeyProblem(str(key), f"unknown window key {key!r} (a window takes {', '.join(WINDOW_KEYS)})")
+            value = dict(value)
+            if "pre" in value:
+                value["pre"] = _commands(value["pre"], "pre")
+            if "panes" in value and not isinstance(value["panes"], list):
+                raise ValueError(f"panes must be a list, got {_kind(value['panes'])}")
+            if value.get("panes") == []:
+                raise ValueError("panes is empty; give at least one pane")
+            return value
+        raise ValueError(f"a window must be a command, a list of commands or a mapping, got {_kind(value)}")
+
+    @field_validator("layout")
+    @classmethod
+    def _layout(cls, value: str | None) -> str | None:
+        if value is not None and value not in TMUX_LAYOUTS and not _CUSTOM_LAYOUT.match(value):
+            raise ValueError(
+                f"layout {value!r} is not a tmux layout ({', '.join(sorted(TMUX_LAYOUTS))}, "
+                f"or a layout string from `tmux list-windows`)"
+            )
+        return value
+
+
+class _KeyProblem(ValueError):
+    """A problem with one key of a mapping: the error's location includes the key."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(message)
+        self.key = key
+
+
+class _Refused(_KeyProblem):
+    def __init__(self, key: str, reason: str) -> None:
+        super().__init__(key, f"key {key!r} is not supported: {reason}")
+
+
+class _RawLayout(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str | None = None
+    root: str | None = None
+    socket_name: str | None = None
+    tmux_command: str | None = None
+    tmux_options: str | None = None
+    on_project_start: list[str] = []
+    pre_window: list[str] = []
+    startup_window: str | None = None
+    startup_pane: int | None = Field(None, ge=0)
+    attach: bool = True
+    windows: list[dict[str, _RawWindow]]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _keys(cls, value: t.Any) -> t.Any:
+        if not isinstance(value, dict):
+            raise ValueError(f"a layout is a YAML mapping (name:, windows:, ...), got {_kind(value)}")
+        for key in value:
+            if key in REFUSED_KEYS:
+                raise _Refused(str(key), REFUSED_KEYS[key])
+            if key not in HONOURED_KEYS:
+                raise _KeyProblem(str(key), f"unknown key {key!r} (fleet honours: {', '.join(HONOURED_KEYS)})")
+        value = dict(value)
+        for key in ("on_project_start", "pre_window"):
+            if key in value:
+                value[key] = _commands(value[key], key)
+        for key in ("name", "startup_window"):
+            if isinstance(value.get(key), (int, float)) and not isinstance(value.get(key), bool):
+                value[key] = str(value[key])
+        if "windows" not in value:
+            raise ValueError("windows is missing; a layout needs at least one window")
+        return value
+
+    @field_validator("windows", mode="before")
+    @classmethod
+    def _windows(cls, value: t.Any) -> t.Any:
+        if not isinstance(value, list) or not value:
+            raise ValueError(f"windows must be a non-empty list of `- NAME: ...` entries, got {_kind(value)}")
+        return [{str(k): v for k, v in item.items()} if isinstance(item, dict) else item for item in value]
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str | None) -> str | None:
+        if value is not None:
+            _check_name(value, "name")
+            if ":" in value or "." in value:
+                raise ValueError(f"name {value!r} is the tmux session name and may not contain ':' or '.'")
+        return value
+
+
+# --------------------------------------------------------------------------- line numbers
+
+
+Path_ = tuple[t.Union[str, int], ...]
+
+
+def _line_map(node: yaml.Node | None) -> dict[Path_, int]:
+    """YAML path → 1-based line, for every key and list item of the document."""
+    lines: dict[Path_, int] = {}
+
+    def walk(n: yaml.Node, path: Path_) -> None:
+        lines.setdefault(path, n.start_mark.line + 1)
+        if isinstance(n, yaml.MappingNode):
+            for key_node, value_node in n.value:
+                key = key_node.value if isinstance(key_node, yaml.ScalarNode) else "?"
+                lines[(*path, key)] = key_node.start_mark.line + 1
+                walk(value_node, (*path, key))
+        elif isinstance(n, yaml.SequenceNode):
+            for i, item in enumerate(n.value):
+                walk(item, (*path, i))
+
+    if node is not None:
+        walk(node, ())
+    return lines
+
+
+def _where(loc: t.Sequence[t.Union[str, int]], lines: dict[Path_, int]) -> tuple[int | None, str]:
+    """The line of the deepest known prefix of *loc*, and *loc* as ``a.b[0].c``."""
+    path: Path_ = tuple(loc)
+    line = None
+    for end in range(len(path), -1, -1):
+        if path[:end] in lines:
+            line = lines[path[:end]]
+            break
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return line, text
+
+
+def _error(source: Path, line: int | None, key: str, message: str) -> LayoutError:
+    where = f"{source}:{line}" if line else str(source)
+    return LayoutError(f"{where}: {key + ': ' if key else ''}{message}")
+
+
+# --------------------------------------------------------------------------- tmux_command / tmux_options
+
+
+class _TmuxFlags(t.NamedTuple):
+    program: str | None
+    socket: str | None
+    config: str | None
+    colors: int | None
+
+
+def _tmux_flags(text: str, key: str, *, program: bool) -> _TmuxFlags:
+    try:
+        words = shlex.split(text)
+    except ValueError as exc:
+        raise ValueError(f"cannot split {text!r}: {exc}") from None
+    binary = None
+    if program:
+        if not words:
+            raise ValueError("is empty; use e.g. `tmux -L fleet -f ~/.fleet.tmux.conf`")
+        binary, words = words[0], words[1:]
+        if not Path(binary).name.startswith("tmux"):
+            raise ValueError(f"runs {binary!r}; the fleet drives tmux itself (use tmux -L NAME -f FILE)")
+    socket = config = None
+    colors = None
+    i = 0
+    while i < len(words):
+        word = words[i]
+        value: str | None = None
+        if word in ("-L", "-f") or (word[:2] in ("-L", "-f") and len(word) > 2):
+            flag = word[:2]
+            if len(word) > 2:
+                value = word[2:]
+            elif i + 1 < len(words):
+                i += 1
+                value = words[i]
+            else:
+                raise ValueError(f"{flag} needs a value")
+            if flag == "-L":
+                socket = value
+            else:
+                config = value
+        elif word == "-2":
+            colors = 256
+        elif word == "-8":
+            colors = 88
+        elif word == "-u":
+            pass  # UTF-8 is always on in tmux >= 3.2
+        elif word.startswith("-S"):
+            raise _Refused("-S", REFUSED_KEYS["socket_path"])
+        else:
+            raise ValueError(f"option {word!r} is not supported (fleet passes only -L, -f, -2, -u to tmux)")
+        i += 1
+    return _TmuxFlags(binary, socket, config, colors)
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def parse_layout(text: str, source: Path, *, cwd: Path | None = None) -> Layout:
+    """Validate tmuxinator YAML *text* (read from *source*) into a :class:`Layout`."""
+    cwd = Path.cwd() if cwd is None else cwd
+    for number, row in enumerate(text.splitlines(), 1):
+        if "<%" in row:
+            raise _error(source, number, "", "ERB templates (<% ... %>) are not supported; write the values out")
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise _error(source, mark.line + 1 if mark else None, "", f"YAML error: {problem}") from None
+    lines = _line_map(node)
+    if data is None:
+        raise _error(source, None, "", "the file is empty; a layout needs name: and windows:")
+    try:
+        raw = _RawLayout.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = list(err.get("loc", ()))
+        inner = err.get("ctx", {}).get("error")
+        if isinstance(inner, _KeyProblem):
+            loc.append(inner.key)
+        if err.get("type") == "extra_forbidden" and loc:
+            message = f"unknown key {loc[-1]!r}"
+        elif err.get("type") == "missing" and loc:
+            message = "is missing"
+        elif err.get("type") == "dict_type" and loc[:1] == ["windows"]:
+            message = f"a window is one `- NAME: ...` entry, got {_kind(err.get('input'))}"
+        else:
+            message = str(err.get("msg", "is invalid")).removeprefix("Value error, ")
+        line, key = _where(loc, lines)
+        raise _error(source, line, key, message) from None
+    return _build(raw, source, lines, cwd)
+
+
+def _build(raw: _RawLayout, source: Path, lines: dict[Path_, int], cwd: Path) -> Layout:
+    def fail(path: Path_, message: str) -> t.NoReturn:
+        line, key = _where(path, lines)
+        raise _error(source, line, key, message)
+
+    sockets: dict[str, Path_] = {}
+    config: str | None = None
+    config_key: Path_ = ()
+    tmux_bin: str | None = None
+    colors: int | None = None
+    for key, program in (("tmux_command", True), ("tmux_options", False)):
+        text = getattr(raw, key)
+        if text is None:
+            continue
+        try:
+            flags = _tmux_flags(text, key, program=program)
+        except ValueError as exc:
+            fail((key,), str(exc))
+        if flags.program and flags.program != "tmux":
+            tmux_bin = flags.program
+        if flags.socket:
+            sockets[flags.socket] = (key,)
+        if flags.config:
+            config, config_key = flags.config, (key,)
+        colors = flags.colors or colors
+    if raw.socket_name:
+        sockets[raw.socket_name] = ("socket_name",)
+    if len(sockets) > 1:
+        fail(next(iter(sockets.values())), f"two different sockets are named: {', '.join(sockets)}")
+    socket = next(iter(sockets), FLEET_SOCKET)
+    if not is_fleet_socket(socket):
+        fail(sockets.get(socket, ()), f"socket {socket!r} is not a fleet socket; name it fleet or fleet-SOMETHING "
+             f"(hooks and pane ids act only on fleet sockets)")
+
+    root = Path(raw.root).expanduser() if raw.root else cwd
+    root = root if root.is_absolute() else cwd / root
+    config_path: Path | None = None
+    if config:
+        config_path = Path(config).expanduser()
+        config_path = config_path if config_path.is_absolute() else cwd / config_path
+        if not config_path.is_file():
+            fail(config_key, f"tmux config file {config_path} does not exist")
+
+    windows: list[WindowSpec] = []
+    seen_windows: set[str] = set()
+    for i, item in enumerate(raw.windows):
+        if len(item) != 1:
+            fail(("windows", i), f"a window is one `- NAME: ...` entry, got {len(item)} keys ({', '.join(item)}); "
+                 f"indent the window's settings under its name")
+        (name, body), = item.items()
+        where: Path_ = ("windows", i, name)
+        try:
+            _check_name(name, "window name")
+        except ValueError as exc:
+            fail(where, str(exc))
+        if name in seen_windows:
+            fail(where, f"window {name!r} appears twice; window names are part of each pane's identity")
+        seen_windows.add(name)
+        window_root = Path(body.root).expanduser() if body.root else root
+        window_root = window_root if window_root.is_absolute() else root / window_root
+        panes: list[PaneSpec] = []
+        labels: dict[str, int] = {}
+        for j, raw_pane in enumerate(body.panes if body.panes is not None else [_RawPane.model_construct(label=None, commands=[])]):
+            pane_path: Path_ = (*where, "panes", j)
+            # A bash-era pane sets its own label; that label is the identity its sessions are
+            # bound to, so it wins over the mapping key (then only tmuxinator's pane title).
+            self_label = _label_in(raw_pane.commands)
+            label = self_label or raw_pane.label
+            if label:
+                if label in labels:
+                    fail(pane_path, f"label {label!r} is used twice in window {name!r} "
+                         f"(panes {labels[label] + 1} and {j + 1}); each pane needs its own identity")
+                labels[label] = j
+            panes.append(
+                PaneSpec(
+                    label=label,
+                    commands=tuple(raw_pane.commands),
+                    label_from_command=bool(self_label),
+                    line=lines.get(pane_path),
+                )
+            )
+        windows.append(
+            WindowSpec(
+                name=name,
+                layout=body.layout,
+                root=window_root,
+                pre=tuple(body.pre),
+                panes=tuple(panes),
+                line=lines.get(where),
+            )
+        )
+
+    if raw.startup_window is not None:
+        names = [w.name for w in windows]
+        if raw.startup_window not in names and not (
+            raw.startup_window.isdigit() and int(raw.startup_window) < len(names)
+        ):
+            fail(("startup_window",), f"names no window (windows: {', '.join(names)})")
+
+    name = raw.name or source.stem
+    if ":" in name or "." in name:
+        fail((), f"the file name {source.name!r} gives session name {name!r}; set name: without ':' or '.'")
+    return Layout(
+        name=name,
+        source=source,
+        root=root,
+        socket_name=socket,
+        config_file=config_path,
+        tmux_bin=tmux_bin,
+        colors=colors,
+        on_project_start=tuple(raw.on_project_start),
+        pre_window=tuple(raw.pre_window),
+        startup_window=raw.startup_window,
+        startup_pane=raw.startup_pane,
+        attach=raw.attach,
+        windows=tuple(windows),
+    )
+
+
+def load_layout(path: Path, *, cwd: Path | None = None) -> Layout:
+    """Read and validate the layout file at *path*."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise LayoutError(f"{path}: no such layout file") from None
+    except UnicodeDecodeError:
+        raise LayoutError(f"{path}: not UTF-8 text") from None
+    except OSError as exc:
+        raise LayoutError(f"{path}: cannot read ({exc.strerror})") from None
+    return parse_layout(text, path, cwd=cwd)

@@ -1,0 +1,81 @@
+"""Which layout file a ``LAYOUT`` argument names.
+
+A path (anything with a ``/`` or a ``.yml``/``.yaml`` suffix) is taken as is.
+A bare name is looked up the way tmuxinator users expect, project first:
+``./tmuxinator/``, then ``$XDG_CONFIG_HOME/tmuxinator/`` (``~/.config``), then
+``~/.tmuxinator/``. Without an argument the name is ``$FLEET_LAYOUT``, else
+``fleet``.
+"""
+
+from __future__ import annotations
+
+import os
+import typing as t
+from pathlib import Path
+
+from fleet.layout import LayoutError
+
+LAYOUT_ENV = "FLEET_LAYOUT"
+DEFAULT_LAYOUT = "fleet"
+SUFFIXES = (".yml", ".yaml")
+
+
+def search_dirs(cwd: Path | None = None, env: t.Mapping[str, str] | None = None) -> list[Path]:
+    """Where bare layout names are looked up, in order."""
+    env = os.environ if env is None else env
+    cwd = Path.cwd() if cwd is None else cwd
+    home = Path(env.get("HOME") or Path.home())
+    xdg = Path(env["XDG_CONFIG_HOME"]) if env.get("XDG_CONFIG_HOME") else home / ".config"
+    return [cwd / "tmuxinator", xdg / "tmuxinator", home / ".tmuxinator"]
+
+
+def available(cwd: Path | None = None, env: t.Mapping[str, str] | None = None) -> list[str]:
+    """Names of every layout in the search directories (first one wins)."""
+    names: list[str] = []
+    for directory in search_dirs(cwd, env):
+        try:
+            entries = sorted(directory.iterdir())
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.suffix in SUFFIXES and entry.is_file() and entry.stem not in names:
+                names.append(entry.stem)
+    return names
+
+
+def is_path(arg: str) -> bool:
+    return "/" in arg or arg.endswith(SUFFIXES)
+
+
+def find_layout(
+    arg: str | None, cwd: Path | None = None, env: t.Mapping[str, str] | None = None
+) -> Path:
+    """The layout file for *arg* (a path or a name), or :class:`LayoutError` saying where we looked."""
+    env = os.environ if env is None else env
+    cwd = Path.cwd() if cwd is None else cwd
+    name = arg if arg else (env.get(LAYOUT_ENV, "").strip() or DEFAULT_LAYOUT)
+    if is_path(name):
+        path = Path(name).expanduser()
+        path = path if path.is_absolute() else cwd / path
+        if not path.is_file():
+            raise LayoutError(f"{name}: no such layout file")
+        return path
+    for directory in search_dirs(cwd, env):
+        for suffix in SUFFIXES:
+            candidate = directory / f"{name}{suffix}"
+            if candidate.is_file():
+                return candidate
+    where = ", ".join(_tilde(d, env) for d in search_dirs(cwd, env))
+    known = available(cwd, env)
+    hint = f"; available: {', '.join(known)}" if known else "; see tmuxinator/ in the claude-shepherd repository for examples"
+    raise LayoutError(f"no layout named {name!r} in {where}{hint}")
+
+
+def _tilde(path: Path, env: t.Mapping[str, str]) -> str:
+    home = env.get("HOME") or str(Path.home())
+    text = str(path)
+    if text.startswith(home + os.sep):
+        return "~" + text[len(home):]
+    if text.startswith(str(Path.cwd()) + os.sep):
+        return "./" + text[len(str(Path.cwd())) + 1:]
+    return text

@@ -1,0 +1,278 @@
+"""The fleet's own tmux server: libtmux on a private socket, every call with a deadline.
+
+libtmux runs tmux through ``subprocess`` without a timeout, so a wedged server
+would hang ``fleet`` forever (peers hit exactly that: orphaned tmux clients that
+spin). :class:`FleetServer` keeps libtmux's object model — ``Pane``,
+``Window`` and ``Session`` objects call ``server.cmd`` — but runs every command
+with a deadline. We never use libtmux's query properties (``server.panes``
+and friends bypass ``cmd``); one ``list-panes -a -F`` call gives the whole
+fleet instead, which is also much cheaper than walking objects.
+
+Only sockets named ``fleet`` or ``fleet-*`` are fleets: the hooks and the pane
+identity ignore every other tmux server, and so do we — the user's default
+server is never touched.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import typing as t
+from dataclasses import dataclass
+
+import libtmux
+from libtmux.common import tmux_cmd
+from libtmux.pane import Pane
+
+from supervisor.errors import ShepherdError
+from supervisor.identity import FLEET_SOCKET
+
+TIMEOUT_ENV = "FLEET_TMUX_TIMEOUT"
+DEFAULT_TIMEOUT = 5.0
+MIN_VERSION = (3, 2)
+EXIT_TMUX_MISSING = 127
+
+
+class TmuxError(ShepherdError):
+    """A tmux command failed or did not answer in time."""
+
+    exit_code = 1
+
+
+class TmuxMissingError(TmuxError):
+    """No usable tmux binary (exit 127, the shell's 'command not found')."""
+
+    exit_code = EXIT_TMUX_MISSING
+
+
+class _Separator(str):
+    """The ``;`` between commands of one tmux invocation (any other trailing ``;`` is escaped)."""
+
+
+NEXT = _Separator(";")
+"""Put between two commands in one :meth:`FleetServer.cmd` call: tmux runs them in one go."""
+
+
+def _arg(value: t.Any) -> str:
+    if isinstance(value, _Separator):
+        return ";"
+    text = str(value)
+    # tmux splits commands at an argument ending in ';' — a script or label ending so must not be cut.
+    return text[:-1] + "\\;" if text.endswith(";") else text
+
+
+def is_fleet_socket(name: str) -> bool:
+    """``fleet`` or ``fleet-*``: the only servers the fleet and its hooks act on."""
+    return name == FLEET_SOCKET or (name.startswith(FLEET_SOCKET + "-") and len(name) > len(FLEET_SOCKET) + 1)
+
+
+def default_timeout() -> float:
+    raw = os.environ.get(TIMEOUT_ENV, "").strip()
+    try:
+        value = float(raw) if raw else DEFAULT_TIMEOUT
+    except ValueError:
+        return DEFAULT_TIMEOUT
+    return value if value > 0 else DEFAULT_TIMEOUT
+
+
+def find_tmux(tmux_bin: str | None = None) -> str:
+    """The absolute path of tmux, checked to be recent enough for libtmux 0.62."""
+    name = tmux_bin or "tmux"
+    path = shutil.which(name)
+    if path is None:
+        raise TmuxMissingError(
+            f"{name} not found on PATH; install tmux {MIN_VERSION[0]}.{MIN_VERSION[1]} or newer"
+        )
+    try:
+        out = subprocess.run([path, "-V"], capture_output=True, text=True, timeout=default_timeout(), check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise TmuxMissingError(f"{path} -V failed ({exc}); is it a working tmux?") from None
+    match = re.search(r"(\d+)\.(\d+)", out.stdout)
+    if match and (int(match.group(1)), int(match.group(2))) < MIN_VERSION:
+        raise TmuxMissingError(
+            f"{path} is {out.stdout.strip()}; the fleet needs tmux {MIN_VERSION[0]}.{MIN_VERSION[1]} or newer"
+        )
+    return path
+
+
+class FleetServer(libtmux.Server):
+    """A libtmux server on a fleet socket whose every command has a deadline."""
+
+    def __init__(
+        self,
+        socket_name: str,
+        *,
+        config_file: str | None = None,
+        tmux_bin: str | None = None,
+        colors: int | None = None,
+        timeout: float | None = None,
+    ) -> None:
+        if not is_fleet_socket(socket_name):
+            raise TmuxError(
+                f"socket {socket_name!r} is not a fleet socket; name it {FLEET_SOCKET} or {FLEET_SOCKET}-SOMETHING"
+            )
+        super().__init__(socket_name=socket_name, config_file=config_file, colors=colors)
+        self.tmux_bin = find_tmux(tmux_bin)
+        self.timeout = default_timeout() if timeout is None else timeout
+
+    # libtmux's own entry point: Pane/Window/Session methods all come through here.
+    def cmd(self, cmd: str, *args: t.Any, target: str | int | None = None) -> tmux_cmd:
+        argv: list[str] = [str(self.tmux_bin)]
+        if self.config_file:
+            argv.append(f"-f{self.config_file}")
+        if self.colors == 256:
+            argv.append("-2")
+        elif self.colors == 88:
+            argv.append("-8")
+        argv.append(f"-L{self.socket_name}")
+        argv.append(cmd)
+        if target is not None:
+            argv += ["-t", str(target)]
+        argv += [_arg(a) for a in args]
+        try:
+            proc = subprocess.run(
+                argv,
+                capture_output=True,
+                text=True,
+                encoding="utf-8",
+                errors="backslashreplace",
+                timeout=self.timeout,
+                check=False,
+                stdin=subprocess.DEVNULL,
+            )
+        except subprocess.TimeoutExpired:
+            raise TmuxError(
+                f"tmux did not answer `{cmd}` within {self.timeout:g}s (socket {self.socket_name}); "
+                f"is the server wedged? `tmux -L {self.socket_name} kill-server` ends it"
+            ) from None
+        except FileNotFoundError:
+            raise TmuxMissingError(f"{self.tmux_bin} disappeared; install tmux") from None
+        result = tmux_cmd.__new__(tmux_cmd)
+        result.cmd = argv
+        result.returncode = proc.returncode
+        out = proc.stdout.split("\n")
+        while out and out[-1] == "":
+            out.pop()
+        result.stdout = out
+        result.stderr = [line for line in proc.stderr.split("\n") if line]
+        return result
+
+    def run(self, cmd: str, *args: t.Any, target: str | int | None = None) -> list[str]:
+        """Run a command, return its stdout lines, or raise :class:`TmuxError` with tmux's reason."""
+        result = self.cmd(cmd, *args, target=target)
+        if result.returncode != 0 or result.stderr:
+            reason = result.stderr[0] if result.stderr else f"exit status {result.returncode}"
+            raise TmuxError(f"tmux {cmd} failed on socket {self.socket_name}: {reason}")
+        return list(result.stdout)
+
+    def running(self) -> bool:
+        """Is a server with at least one session answering on this socket?"""
+        return self.cmd("list-sessions", "-F", "#{session_name}").returncode == 0
+
+    def session_names(self) -> list[str]:
+        result = self.cmd("list-sessions", "-F", "#{session_name}")
+        return list(result.stdout) if result.returncode == 0 else []
+
+    def has_fleet_session(self, name: str) -> bool:
+        return name in self.session_names()
+
+    def socket_file(self) -> str | None:
+        """The server's socket path (to tell its panes' processes apart from other servers')."""
+        result = self.cmd("display-message", "-p", "#{socket_path}")
+        return result.stdout[0] if result.returncode == 0 and result.stdout else None
+
+    def pane(self, pane_id: str) -> Pane:
+        """A libtmux Pane for *pane_id* without a query round trip."""
+        return Pane(server=self, pane_id=pane_id)
+
+
+PANE_FIELDS = (
+    "session_name",
+    "window_id",
+    "window_name",
+    "window_index",
+    "pane_id",
+    "pane_index",
+    "@pane_label",
+    "pane_pid",
+    "pane_dead",
+    "pane_dead_status",
+    "@pane_notify",
+    "@pane_context",
+    "pane_current_path",
+    "pane_active",
+    "window_active",
+)
+_SEP = "\x1f"  # unit separator: no label or window name contains it
+
+
+@dataclass(frozen=True)
+class PaneInfo:
+    """One pane as tmux sees it (one row of ``list-panes -a``)."""
+
+    session: str
+    window_id: str
+    window: str
+    window_index: int
+    pane_id: str
+    pane_index: int
+    label: str
+    pid: int
+    dead: bool
+    dead_status: str
+    notify: str
+    context: str
+    current_path: str
+    active: bool
+    window_active: bool
+
+    @property
+    def identity(self) -> str | None:
+        """The fleet pane id ``session:window:label`` (None for an unlabelled pane)."""
+        if not self.label:
+            return None
+        return f"{self.session}:{self.window}:{self.label}"
+
+
+def list_panes(server: FleetServer, session: str | None = None) -> list[PaneInfo]:
+    """Every pane of the server (or of one session) in one tmux call."""
+    fmt = _SEP.join(f"#{{{name}}}" for name in PANE_FIELDS)
+    args = ["-s", "-t", f"={session}"] if session else ["-a"]
+    result = server.cmd("list-panes", *args, "-F", fmt)
+    if result.returncode != 0:
+        return []
+    panes: list[PaneInfo] = []
+    for line in result.stdout:
+        parts = line.split(_SEP)
+        if len(parts) != len(PANE_FIELDS):
+            continue
+        row = dict(zip(PANE_FIELDS, parts))
+        panes.append(
+            PaneInfo(
+                session=row["session_name"],
+                window_id=row["window_id"],
+                window=row["window_name"],
+                window_index=_int(row["window_index"]),
+                pane_id=row["pane_id"],
+                pane_index=_int(row["pane_index"]),
+                label=row["@pane_label"],
+                pid=_int(row["pane_pid"]),
+                dead=row["pane_dead"] == "1",
+                dead_status=row["pane_dead_status"],
+                notify=row["@pane_notify"],
+                context=row["@pane_context"],
+                current_path=row["pane_current_path"],
+                active=row["pane_active"] == "1",
+                window_active=row["window_active"] == "1",
+            )
+        )
+    return panes
+
+
+def _int(raw: str) -> int:
+    try:
+        return int(raw)
+    except ValueError:
+        return 0
