@@ -169,9 +169,7 @@ class ForegroundRunner:
             child_env = dict(env)
             child_env[WATCHDOG_PID_ENV] = str(watchdog.pid)
             started = self.clock()
-            pid = os.posix_spawn(
-                path, argv, child_env, setsigdef=CHILD_DEFAULT_SIGNALS, setsigmask=set()
-            )
+            pid = os.posix_spawn(path, argv, child_env, setsigdef=CHILD_DEFAULT_SIGNALS, setsigmask=set())
             self._child, self._watchdog = pid, watchdog
             watchdog.arm(pid)
             if self.stop_signal is not None:

@@ -25,7 +25,7 @@ from pathlib import Path
 from supervisor import transitions as tr
 from supervisor.fields import F, Lifecycle
 from supervisor.identity import owner_alive, same_owner
-from supervisor.lookup import find_session, sessions_on_pane, sessions_owned_by
+from supervisor.lookup import Found, find_session, sessions_on_pane, sessions_owned_by
 from supervisor.model import validate_state
 from supervisor.store import State, StateError, read_state, update_state
 from supervisor.transcripts import config_dir, find_transcript
@@ -95,7 +95,7 @@ def take_restart(
             continue
         seen.add(found.session_dir)
 
-        def consume(state: State) -> Taken | None:
+        def consume(state: State, found: Found = found) -> Taken | None:
             pane = next((p for p in pane_list if state.get(F.FLEET_PANE_ID) == p), None)
             if not _has_restart(state) or not _may_take(state, me, pane):
                 return None
@@ -215,7 +215,9 @@ def fleet_start(
     try:
         decision = _decide(session_dir, me, cwd, env, allow_restart=True)
     except StateError as exc:
-        plan.notes.append(f"Fleet pane '{pane}' starting fresh: cannot read session {session_dir.name}: {exc}")
+        plan.notes.append(
+            f"Fleet pane '{pane}' starting fresh: cannot read session {session_dir.name}: {exc}"
+        )
         return plan
     if decision.kind == "resume":
         assert decision.session_id

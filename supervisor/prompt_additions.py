@@ -61,7 +61,9 @@ def build(
         except FileNotFoundError:
             out.notes.append(f"WARNING: agent file not found: {path} (continuing without it)")
         except OSError as exc:
-            out.notes.append(f"WARNING: cannot read agent file {path}: {exc.strerror} (continuing without it)")
+            out.notes.append(
+                f"WARNING: cannot read agent file {path}: {exc.strerror} (continuing without it)"
+            )
         else:
             out.notes.append(f"Loaded agent '{agent}' via system prompt")
     out.text = "\n".join(parts).strip("\n")

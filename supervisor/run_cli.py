@@ -101,31 +101,63 @@ def banner(agent: str | None, description: str | None) -> str:
 def main(
     ctx: typer.Context,
     agent: t.Annotated[
-        t.Optional[str], typer.Option("--agent", metavar="NAME", help="Append agents/NAME.md to the system prompt.")
+        str | None,
+        typer.Option("--agent", metavar="NAME", help="Append agents/NAME.md to the system prompt."),
     ] = None,
     description: t.Annotated[
-        t.Optional[str], typer.Option("--description", metavar="TEXT", help="An 'Agent Description:' line.")
+        str | None, typer.Option("--description", metavar="TEXT", help="An 'Agent Description:' line.")
     ] = None,
-    focus: t.Annotated[t.Optional[str], typer.Option("--focus", metavar="TEXT", help="A 'Focus Areas:' line.")] = None,
-    kill_grace: t.Annotated[float, typer.Option("--kill-grace", envvar=GRACE_ENV, metavar="S", help="Seconds between SIGTERM and SIGKILL.")] = DEFAULT_GRACE,
-    crash_limit: t.Annotated[int, typer.Option("--crash-limit", envvar="CLAUDE_RUN_CRASH_LIMIT", metavar="N", help="Give up after N crashes...")] = 5,
+    focus: t.Annotated[
+        str | None, typer.Option("--focus", metavar="TEXT", help="A 'Focus Areas:' line.")
+    ] = None,
+    kill_grace: t.Annotated[
+        float,
+        typer.Option(
+            "--kill-grace", envvar=GRACE_ENV, metavar="S", help="Seconds between SIGTERM and SIGKILL."
+        ),
+    ] = DEFAULT_GRACE,
+    crash_limit: t.Annotated[
+        int,
+        typer.Option(
+            "--crash-limit", envvar="CLAUDE_RUN_CRASH_LIMIT", metavar="N", help="Give up after N crashes..."
+        ),
+    ] = 5,
     crash_window: t.Annotated[
-        float, typer.Option("--crash-window", envvar="CLAUDE_RUN_CRASH_WINDOW", metavar="S", help="...within S seconds.")
+        float,
+        typer.Option(
+            "--crash-window", envvar="CLAUDE_RUN_CRASH_WINDOW", metavar="S", help="...within S seconds."
+        ),
     ] = 60.0,
-    backoff: t.Annotated[float, typer.Option("--backoff", envvar="CLAUDE_RUN_BACKOFF", metavar="S", help="First delay after a quick crash; doubles.")] = 0.5,
+    backoff: t.Annotated[
+        float,
+        typer.Option(
+            "--backoff",
+            envvar="CLAUDE_RUN_BACKOFF",
+            metavar="S",
+            help="First delay after a quick crash; doubles.",
+        ),
+    ] = 0.5,
     backoff_max: t.Annotated[
-        float, typer.Option("--backoff-max", envvar="CLAUDE_RUN_BACKOFF_MAX", metavar="S", help="Longest delay.")
+        float,
+        typer.Option("--backoff-max", envvar="CLAUDE_RUN_BACKOFF_MAX", metavar="S", help="Longest delay."),
     ] = 30.0,
     min_uptime: t.Annotated[
-        float, typer.Option("--min-uptime", envvar="CLAUDE_RUN_MIN_UPTIME", metavar="S", help="A Claude up this long was healthy.")
+        float,
+        typer.Option(
+            "--min-uptime",
+            envvar="CLAUDE_RUN_MIN_UPTIME",
+            metavar="S",
+            help="A Claude up this long was healthy.",
+        ),
     ] = 10.0,
     resume_window: t.Annotated[
-        float, typer.Option(
+        float,
+        typer.Option(
             "--resume-window",
             envvar="CLAUDE_RUN_RESUME_WINDOW",
             metavar="S",
             help="Exit 1 this soon after --resume: the conversation was refused.",
-        )
+        ),
     ] = DEFAULT_RESUME_WINDOW,
 ) -> None:
     for value, name in (
@@ -140,7 +172,11 @@ def main(
     if crash_limit < 1:
         raise typer.BadParameter("--crash-limit must be at least 1")
     policy = CrashPolicy(
-        backoff=backoff, backoff_max=backoff_max, limit=crash_limit, window=crash_window, min_uptime=min_uptime
+        backoff=backoff,
+        backoff_max=backoff_max,
+        limit=crash_limit,
+        window=crash_window,
+        min_uptime=min_uptime,
     )
     try:
         status = supervise(

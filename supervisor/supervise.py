@@ -99,7 +99,9 @@ class Supervisor:
             return lp.Plan(
                 with_selectors=True,
                 with_prompt=True,
-                notes=[f"Fleet pane '{pane}': your arguments choose the conversation; not resuming the pane's"],
+                notes=[
+                    f"Fleet pane '{pane}': your arguments choose the conversation; not resuming the pane's"
+                ],
             )
         if pane:
             return lp.fleet_start(self.s.root, self.me, pane, self.s.cwd, self.s.env)
@@ -149,7 +151,9 @@ class Supervisor:
 
     def _final_status(self, outcome: Outcome) -> int:
         if outcome.stopped_by is not None:
-            self.say(f"Stopped by {signal_name(outcome.stopped_by)}; Claude exited with status {outcome.status}.")
+            self.say(
+                f"Stopped by {signal_name(outcome.stopped_by)}; Claude exited with status {outcome.status}."
+            )
             return outcome.status
         if self.give_up is not None:
             return self.give_up.status
@@ -168,11 +172,7 @@ class Supervisor:
             self.tracker.healthy_run(outcome.uptime)
             return lp.restart_plan(taken)
         resumed = self._resumed(plan)
-        if (
-            resumed
-            and outcome.status == RESUME_REFUSED_STATUS
-            and outcome.uptime <= self.s.resume_window
-        ):
+        if resumed and outcome.status == RESUME_REFUSED_STATUS and outcome.uptime <= self.s.resume_window:
             return lp.Plan(
                 prompt=plan.prompt,
                 with_prompt=plan.with_prompt,
@@ -205,6 +205,8 @@ class Supervisor:
             return lp.Plan(
                 prompt=plan.prompt,
                 session=plan.session,
-                notes=[f"Session {plan.session.name} was not continued yet: relaunching with its restart prompt"],
+                notes=[
+                    f"Session {plan.session.name} was not continued yet: relaunching with its restart prompt"
+                ],
             )
         return lp.after_crash(self.s.root, self.me, self.pane_of(), self.s.cwd, self.s.env)

@@ -51,9 +51,7 @@ def transcript_candidates(
     return [projects / slug / f"{session_id}.jsonl" for slug in project_slugs(cwd)]
 
 
-def find_transcript(
-    session_id: str, cwd: str | Path, env: t.Mapping[str, str] | None = None
-) -> Path | None:
+def find_transcript(session_id: str, cwd: str | Path, env: t.Mapping[str, str] | None = None) -> Path | None:
     """The transcript of *session_id* for a Claude started in *cwd*, or None."""
     if not session_id or "/" in session_id or session_id in {".", ".."}:
         return None

@@ -350,7 +350,9 @@ def watch(supervisor: int, grace: float) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m " + WATCHDOG_MODULE, description=__doc__.split("\n")[0])
     parser.add_argument("--supervisor", type=int, required=True, help="PID of the claude-run that owns us")
-    parser.add_argument("--grace", type=float, default=DEFAULT_GRACE, help="seconds between SIGTERM and SIGKILL")
+    parser.add_argument(
+        "--grace", type=float, default=DEFAULT_GRACE, help="seconds between SIGTERM and SIGKILL"
+    )
     args = parser.parse_args(argv)
     set_parent_death_signal(signal.SIGTERM)
     if os.getppid() != args.supervisor:

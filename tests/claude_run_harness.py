@@ -260,7 +260,9 @@ class FleetTmux:
         return {"TMUX": f"{self.socket_path},{self.server_pid},0", "TMUX_PANE": self.pane}
 
     def kill(self) -> None:
-        subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True, env=self.env, timeout=10)
+        subprocess.run(
+            ["tmux", "-L", self.socket, "kill-server"], capture_output=True, env=self.env, timeout=10
+        )
         try:
             os.kill(self.server_pid, signal.SIGKILL)
         except ProcessLookupError:

@@ -57,9 +57,9 @@ Steps (one key each, plus options)
     wait until PATH exists (a sync point with the test).
 
 Log events: ``start`` (n, pid, ppid, pgid, sid, foreground — whether we own
-the terminal —, echo — whether the terminal echoes —, argv, env, cwd, t), ``refused``, ``session``/``run`` (args, rc,
-stdout, stderr), ``spawned`` (pid), ``signal`` (sig, t), ``mark``, ``exit``
-(code, t). ``t`` is ``time.monotonic()``, comparable between processes.
+the terminal —, echo — whether the terminal echoes —, argv, env, cwd, t),
+``refused``, ``session``/``run`` (args, rc, stdout, stderr), ``spawned``
+(child), ``signal`` (sig, t), ``state``, ``mark``, ``exit`` (code, t). ``t`` is ``time.monotonic()``, comparable between processes.
 """
 
 from __future__ import annotations

@@ -187,7 +187,7 @@ def test_restart_requests_of_other_supervisors_sessions_are_not_taken(
 ) -> None:
     other = subprocess.Popen(["sleep", "30"])
     try:
-        prompt = "/session continue --session x --skill implement --phase \"P\""
+        prompt = '/session continue --session x --skill implement --phase "P"'
         live = {"pid": other.pid, "pidStart": start_token(other.pid), "skill": "implement",
                 "lifecycle": "active", "killRequested": True, "restartPrompt": prompt}  # fmt: skip
         dead = dict(live, pid=DEAD_PID, pidStart="gone:1")
@@ -335,9 +335,7 @@ def test_a_stop_still_ends_claude_when_its_watchdog_is_gone(fake: FakeClaude, st
 # --------------------------------------------------------------------------- crash loop
 
 
-def test_a_crash_loop_backs_off_exponentially_and_gives_up(
-    fake: FakeClaude, start_run
-) -> None:
+def test_a_crash_loop_backs_off_exponentially_and_gives_up(fake: FakeClaude, start_run) -> None:
     fake.plan(default=[{"exit": 3}])
     run = start_run(env={"CLAUDE_RUN_BACKOFF": "0.1", "CLAUDE_RUN_CRASH_LIMIT": "4"})
     assert run.wait() == 3
@@ -391,18 +389,24 @@ def test_missing_claude_binary_is_a_one_line_error_with_exit_127(
     if any(Path(p).exists() for p in ("/usr/local/bin/claude", "/opt/homebrew/bin/claude")):
         pytest.skip("a system-wide claude is installed")
     env = {k: v for k, v in run_env.items() if k != "CLAUDE_BIN"}
-    done = subprocess.run([claude_run_path()], env=env, cwd=workdir, capture_output=True, text=True, timeout=20)
+    done = subprocess.run(
+        [claude_run_path()], env=env, cwd=workdir, capture_output=True, text=True, timeout=20
+    )
     assert done.returncode == 127
     assert done.stdout == ""
     lines = done.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("claude-run: error: claude not found"), lines
 
 
-def test_claude_bin_that_is_not_executable_is_refused(run_env: dict[str, str], workdir: Path, tmp_path: Path) -> None:
+def test_claude_bin_that_is_not_executable_is_refused(
+    run_env: dict[str, str], workdir: Path, tmp_path: Path
+) -> None:
     bogus = tmp_path / "not-claude"
     bogus.write_text("")
     env = dict(run_env, CLAUDE_BIN=str(bogus))
-    done = subprocess.run([claude_run_path()], env=env, cwd=workdir, capture_output=True, text=True, timeout=20)
+    done = subprocess.run(
+        [claude_run_path()], env=env, cwd=workdir, capture_output=True, text=True, timeout=20
+    )
     assert done.returncode == 127
     assert done.stderr.startswith("claude-run: error: CLAUDE_BIN=") and done.stderr.count("\n") == 1
 

@@ -74,7 +74,10 @@ def test_additions_are_description_focus_then_agent(tmp_path: Path) -> None:
     (tmp_path / "agents").mkdir()
     (tmp_path / "agents" / "sdk.md").write_text("---\nname: sdk\n---\nYou own the SDK.\n")
     out = build(agent="sdk", description="SDK agent", focus="typing", env=env)
-    assert out.text == "Agent Description: SDK agent\nFocus Areas: typing\n\n---\nname: sdk\n---\nYou own the SDK."
+    assert (
+        out.text
+        == "Agent Description: SDK agent\nFocus Areas: typing\n\n---\nname: sdk\n---\nYou own the SDK."
+    )
     assert any("Loaded agent 'sdk'" in note for note in out.notes)
 
 
@@ -146,7 +149,9 @@ def test_claude_env_exports_the_contract_and_puts_only_session_first(tmp_path: P
 
 def test_backoff_doubles_is_capped_and_resets_after_a_healthy_run() -> None:
     now = [0.0]
-    tracker = CrashTracker(CrashPolicy(backoff=1, backoff_max=3, limit=10, window=60, min_uptime=5), lambda: now[0])
+    tracker = CrashTracker(
+        CrashPolicy(backoff=1, backoff_max=3, limit=10, window=60, min_uptime=5), lambda: now[0]
+    )
     assert [tracker.crashed(0.1).delay for _ in range(4)] == [1, 2, 3, 3]
     assert tracker.crashed(30).delay == 0
     assert tracker.crashed(0.1).delay == 1

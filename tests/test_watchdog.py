@@ -51,13 +51,17 @@ def watchdogs() -> t.Iterator[list[WatchdogHandle]]:
         handle.stop(0.5)
 
 
-def start_watchdog(env: dict[str, str], watchdogs: list[WatchdogHandle], grace: float = 0.3) -> WatchdogHandle:
+def start_watchdog(
+    env: dict[str, str], watchdogs: list[WatchdogHandle], grace: float = 0.3
+) -> WatchdogHandle:
     handle = WatchdogHandle.start(supervisor_pid=os.getpid(), grace=grace, env=env)
     watchdogs.append(handle)
     return handle
 
 
-def start_claude(env: dict[str, str], children: list[subprocess.Popen[bytes]], **kwargs: t.Any) -> subprocess.Popen[bytes]:
+def start_claude(
+    env: dict[str, str], children: list[subprocess.Popen[bytes]], **kwargs: t.Any
+) -> subprocess.Popen[bytes]:
     proc = subprocess.Popen([sys.executable, str(FAKE_CLAUDE)], env=env, stdin=subprocess.DEVNULL, **kwargs)
     children.append(proc)
     return proc
@@ -117,9 +121,7 @@ def test_exits_at_once_when_stopped_while_idle(env: dict[str, str], watchdogs: l
 def test_refuses_a_target_that_is_not_the_supervisors_child(
     env: dict[str, str], children: list, watchdogs: list
 ) -> None:
-    parent = subprocess.Popen(
-        ["sh", "-c", "sleep 30 & echo $!; wait"], stdout=subprocess.PIPE, env=env
-    )
+    parent = subprocess.Popen(["sh", "-c", "sleep 30 & echo $!; wait"], stdout=subprocess.PIPE, env=env)
     children.append(parent)
     grandchild = int(parent.stdout.readline())  # type: ignore[union-attr]
     watchdog = start_watchdog(env, watchdogs)
