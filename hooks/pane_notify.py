@@ -1,0 +1,213 @@
+"""Pane status at a glance: a hook marks its own fleet pane working / needs-you / done / error.
+
+The state goes into the pane option ``@pane_notify`` and the most urgent state
+of the window into the window option ``@window_notify``; the pane border and
+the window tab (set up by ``fleet start``) colour themselves from those
+options, so a person scanning the fleet sees at once which agent needs them.
+
+Rules the bash original broke:
+
+* only a pane of a *fleet* socket (``fleet``/``fleet-*``) is ever touched,
+  found through ``$TMUX``/``$TMUX_PANE`` — an agent in the user's own tmux
+  never recolours a fleet pane with the same ``%id`` (B10);
+* options only: no ``select-pane``, no focus change, nothing a user's own
+  keystrokes could race with (R8);
+* throttled: a repeat of the same state within :data:`THROTTLE_SECONDS`
+  costs one ``stat`` and no tmux call at all, and an unchanged window
+  aggregate is not rewritten.
+
+One tmux call sets the pane option and reads back the window's pane states;
+a second one runs only when the window aggregate changes. Standard library
+only, and nothing beyond ``os`` is imported outside a fleet pane — this runs
+inside hooks on every tool call.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+import typing as t
+from pathlib import Path
+
+from supervisor.identity import TMUX_TIMEOUT, fleet_socket
+
+WORKING = "working"
+NEEDS_YOU = "needs-you"
+DONE = "done"
+ERROR = "error"
+
+STATES: tuple[str, ...] = (ERROR, NEEDS_YOU, WORKING, DONE)
+"""Most urgent first: the window tab shows the first state any of its panes is in."""
+
+PRIORITY: dict[str, int] = {ERROR: 3, NEEDS_YOU: 2, WORKING: 1, DONE: 0}
+
+COLOURS: dict[str, str] = {ERROR: "colour160", NEEDS_YOU: "colour35", WORKING: "colour33", DONE: "colour244"}
+"""tmux colours of each state (border text, tab background)."""
+
+PANE_OPTION = "@pane_notify"
+WINDOW_OPTION = "@window_notify"
+CONTEXT_OPTION = "@pane_context"
+THROTTLE_SECONDS = 2.0
+
+_SEP = "\x1f"
+
+
+def aggregate(states: t.Iterable[str]) -> str:
+    """The most urgent known state among *states*, or "" when none is known."""
+    best, rank = "", -1
+    for state in states:
+        priority = PRIORITY.get(state.strip(), -1)
+        if priority > rank:
+            best, rank = state.strip(), priority
+    return best
+
+
+def _stamp_dir() -> Path | None:
+    """A private directory for throttle stamps, or None when none can be trusted."""
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    base = Path(runtime, "claude-shepherd") if runtime else Path(f"/tmp/claude-shepherd-{os.getuid()}")
+    path = base / "pane-notify"
+    for directory in (base, path):
+        try:
+            directory.mkdir(mode=0o700, exist_ok=True)
+            st = directory.lstat()
+        except OSError:
+            return None
+        if st.st_uid != os.getuid() or st.st_mode & 0o022 or not os.path.isdir(directory):
+            return None  # someone else's directory (or a symlink): do not trust or feed it
+    return path
+
+
+def _stamp_path(socket: str, pane: str) -> Path | None:
+    directory = _stamp_dir()
+    if directory is None:
+        return None
+    import zlib  # builtin module: no import cost worth measuring
+
+    digest = f"{zlib.crc32(socket.encode()):08x}"
+    return directory / f"{digest}-{pane.lstrip('%')}"
+
+
+def _recent(stamp: Path | None, value: str, now: float) -> bool:
+    if stamp is None:
+        return False
+    try:
+        if now - stamp.stat().st_mtime > THROTTLE_SECONDS:
+            return False
+        return stamp.read_text(encoding="utf-8") == value
+    except OSError:
+        return False
+
+
+def _remember(stamp: Path | None, value: str) -> None:
+    if stamp is None:
+        return
+    try:
+        tmp = stamp.with_name(f".{stamp.name}.{os.getpid()}")
+        tmp.write_text(value, encoding="utf-8")
+        os.replace(tmp, stamp)
+    except OSError:
+        pass
+
+
+def _tmux(socket: str, args: list[str]) -> t.Any:
+    """``tmux -S SOCKET ARGS`` with a deadline; None when tmux did not answer."""
+    import subprocess  # only inside a fleet pane: it costs ~5 ms per hook call elsewhere
+
+    try:
+        return subprocess.run(
+            ["tmux", "-S", socket, *args],
+            capture_output=True,
+            text=True,
+            timeout=TMUX_TIMEOUT,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+
+
+def context_percent(usage: float | None) -> str | None:
+    """``contextUsage`` (0.0–1.0) as the whole percent shown on the border."""
+    if usage is None or isinstance(usage, bool) or not isinstance(usage, (int, float)) or usage < 0:
+        return None
+    return str(int(round(min(float(usage), 9.99) * 100)))
+
+
+def notify(
+    state: str | None,
+    *,
+    context: float | None = None,
+    env: t.Mapping[str, str] | None = None,
+    now: float | None = None,
+) -> bool:
+    """Publish *state* (and/or the *context* usage) on the calling fleet pane.
+
+    Returns True when tmux was updated; False outside a fleet, when throttled,
+    or when tmux did not answer (a hook never fails because of the display).
+    """
+    if state is not None and state not in PRIORITY:
+        raise ValueError(f"unknown pane state {state!r}; use one of {', '.join(STATES)}")
+    env = os.environ if env is None else env
+    socket = fleet_socket(env)
+    if socket is None:
+        return False
+    pane = env["TMUX_PANE"]
+    percent = context_percent(context)
+    if state is None and percent is None:
+        return False
+    stamp = _stamp_path(socket, pane)
+    value = f"{state or ''}|{percent or ''}"
+    if _recent(stamp, value, time.time() if now is None else now):
+        return False
+    args: list[str] = []
+    if state is not None:
+        args += ["set-option", "-p", "-t", pane, PANE_OPTION, state, ";"]
+    if percent is not None:
+        args += ["set-option", "-p", "-t", pane, CONTEXT_OPTION, percent, ";"]
+    if state is None:
+        args = args[:-1]
+    else:
+        args += [
+            "list-panes", "-t", pane, "-F", f"{_SEP}#{{{PANE_OPTION}}}", ";",
+            "display-message", "-p", "-t", pane, f"{_SEP}{_SEP}#{{{WINDOW_OPTION}}}",
+        ]  # fmt: skip
+    out = _tmux(socket, args)
+    if out is None or out.returncode != 0:
+        return False  # the pane is gone, or tmux is busy: the display is best effort
+    _remember(stamp, value)
+    if state is None:
+        return True
+    states: list[str] = []
+    current = ""
+    for line in out.stdout.splitlines():
+        if line.startswith(_SEP + _SEP):
+            current = line[2:]
+        elif line.startswith(_SEP):
+            states.append(line[1:])
+    wanted = aggregate(states)
+    if wanted and wanted != current:
+        _tmux(socket, ["set-option", "-w", "-t", pane, WINDOW_OPTION, wanted])
+    return True
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m hooks.pane_notify STATE [CONTEXT]``: for scripts and tmux key bindings."""
+    args = sys.argv[1:] if argv is None else argv
+    if not args or args[0] not in PRIORITY:
+        sys.stderr.write(f"usage: python -m hooks.pane_notify {{{'|'.join(STATES)}}} [CONTEXT 0.0-1.0]\n")
+        return 2
+    usage: float | None = None
+    if len(args) > 1:
+        try:
+            usage = float(args[1])
+        except ValueError:
+            sys.stderr.write(f"pane_notify: error: context {args[1]!r} is not a number like 0.42\n")
+            return 2
+    notify(args[0], context=usage)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,171 @@
+"""Pane status at a glance: @pane_notify per pane, @window_notify per window, on fleet sockets only.
+
+A real tmux server per test (private ``TMUX_TMPDIR``, socket ``fleet-pytest-*``)
+with three panes; :func:`hooks.pane_notify.notify` is called with each pane's
+``TMUX``/``TMUX_PANE``, as a hook running in that pane would be.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import typing as t
+import uuid
+from pathlib import Path
+
+import pytest
+
+from fleet.style import fleet_options
+from hooks import pane_notify as pn
+
+
+class Tmux:
+    def __init__(self, socket: str) -> None:
+        self.dir = Path(tempfile.mkdtemp(prefix="fln-", dir="/tmp"))
+        self.env = {**{k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE")}, "TMUX_TMPDIR": str(self.dir)}
+        self.socket = socket
+        self("-f", "/dev/null", "new-session", "-d", "-s", "s", "-n", "w", "-x", "120", "-y", "40", "sleep 600")
+        self("split-window", "-t", "s:w", "sleep 600")
+        self("split-window", "-t", "s:w", "sleep 600")
+        self("new-window", "-d", "-t", "s:", "-n", "other", "sleep 600")
+        self.ids = self("list-panes", "-t", "s:w", "-F", "#{pane_id}").split()
+        self.path = self("display-message", "-p", "#{socket_path}")
+        self.pid = self("display-message", "-p", "#{pid}")
+
+    def __call__(self, *args: str) -> str:
+        out = subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True, env=self.env, timeout=10)
+        assert out.returncode == 0, out.stderr
+        return out.stdout.strip()
+
+    def pane_env(self, pane: str) -> dict[str, str]:
+        return {"TMUX": f"{self.path},{self.pid},0", "TMUX_PANE": pane}
+
+    def option(self, pane: str, name: str) -> str:
+        return self("display-message", "-p", "-t", pane, f"#{{{name}}}")
+
+    def close(self) -> None:
+        subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True, env=self.env, timeout=10)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+@pytest.fixture
+def tmux(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> t.Iterator[Tmux]:
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed")
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))  # private throttle stamps
+    (tmp_path / "run").mkdir(mode=0o700)
+    server = Tmux(f"fleet-pytest-{uuid.uuid4().hex}")
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+def test_states_and_the_window_aggregate(tmux: Tmux) -> None:
+    a, b, c = tmux.ids
+    assert pn.notify("done", env=tmux.pane_env(a))
+    assert (tmux.option(a, "@pane_notify"), tmux.option(a, "@window_notify")) == ("done", "done")
+    assert pn.notify("working", env=tmux.pane_env(b))
+    assert tmux.option(a, "@window_notify") == "working"
+    assert pn.notify("needs-you", env=tmux.pane_env(c), context=0.42)
+    assert (tmux.option(c, "@pane_notify"), tmux.option(c, "@pane_context")) == ("needs-you", "42")
+    assert tmux.option(a, "@window_notify") == "needs-you"
+    assert pn.notify("error", env=tmux.pane_env(a))
+    assert tmux.option(b, "@window_notify") == "error"
+    # The most urgent state falls back as panes move on.
+    assert pn.notify("done", env=tmux.pane_env(a))
+    assert tmux.option(a, "@window_notify") == "needs-you"
+    assert pn.notify("done", env=tmux.pane_env(c))
+    assert tmux.option(a, "@window_notify") == "working"
+    # Another window is its own aggregate.
+    other = tmux("display-message", "-p", "-t", "s:other", "#{pane_id}")
+    assert tmux.option(other, "@window_notify") == ""
+
+
+@pytest.mark.parametrize(
+    ("states", "expected"),
+    [
+        (["done", "done"], "done"),
+        (["error", "working"], "error"),
+        (["working", "needs-you"], "needs-you"),
+        (["done", "working"], "working"),
+        (["error", "working", "needs-you"], "error"),
+        (["", "bogus"], ""),
+    ],
+)
+def test_aggregate_priority(states: list[str], expected: str) -> None:
+    assert pn.aggregate(states) == expected
+
+
+def test_no_focus_change_and_repeats_are_throttled(tmux: Tmux) -> None:
+    a, b, c = tmux.ids
+    tmux("select-pane", "-t", b)
+    before = tmux("list-panes", "-t", "s:w", "-F", "#{pane_id}:#{pane_active}")
+    for pane in (a, c, a):
+        pn.notify("needs-you", env=tmux.pane_env(pane))
+    assert tmux("list-panes", "-t", "s:w", "-F", "#{pane_id}:#{pane_active}") == before, "R8: focus untouched"
+    assert tmux("display-message", "-p", "-t", "s:", "#{window_name}") == "w"
+
+    # A repeat within the throttle window does not even call tmux...
+    tmux("set-option", "-p", "-t", a, "@pane_notify", "marker")
+    assert pn.notify("needs-you", env=tmux.pane_env(a)) is False
+    assert tmux.option(a, "@pane_notify") == "marker"
+    # ...a different state does, and so does the same state once the window has passed.
+    assert pn.notify("working", env=tmux.pane_env(a)) is True
+    tmux("set-option", "-p", "-t", a, "@pane_notify", "marker")
+    assert pn.notify("working", env=tmux.pane_env(a), now=__import__("time").time() + pn.THROTTLE_SECONDS + 1)
+    assert tmux.option(a, "@pane_notify") == "working"
+
+
+def test_only_fleet_sockets_are_touched(tmp_path: Path) -> None:
+    """B10: an agent in the user's own tmux never marks a pane of any server."""
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed")
+    server = Tmux(f"notfleet-pytest-{uuid.uuid4().hex}")
+    try:
+        pane = server.ids[0]
+        assert pn.notify("error", env=server.pane_env(pane)) is False
+        assert server.option(pane, "@pane_notify") == ""
+        assert pn.notify("error", env={}) is False
+    finally:
+        server.close()
+
+
+def test_a_gone_pane_or_server_is_not_an_error(tmux: Tmux) -> None:
+    a = tmux.ids[0]
+    env = tmux.pane_env(a)
+    tmux("kill-pane", "-t", a)
+    assert pn.notify("done", env=env) is False
+    assert pn.notify("done", env={"TMUX": "/tmp/nowhere/fleet-x,1,0", "TMUX_PANE": "%1"}) is False
+
+
+def test_the_command_line_form(tmux: Tmux) -> None:
+    a = tmux.ids[0]
+    env = {**os.environ, **tmux.pane_env(a)}
+    done = subprocess.run([sys.executable, "-m", "hooks.pane_notify", "error", "0.8"], env=env, capture_output=True, text=True)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert (tmux.option(a, "@pane_notify"), tmux.option(a, "@pane_context")) == ("error", "80")
+    bad = subprocess.run([sys.executable, "-m", "hooks.pane_notify", "unchecked"], env=env, capture_output=True, text=True)
+    assert bad.returncode == 2 and bad.stderr.startswith("usage: python -m hooks.pane_notify {error|needs-you|working|done}")
+    with pytest.raises(ValueError, match="unknown pane state 'bogus'"):
+        pn.notify("bogus", env=tmux.pane_env(a))
+
+
+def test_border_and_tab_show_label_state_and_context(tmux: Tmux) -> None:
+    for scope, name, value in fleet_options():
+        tmux("set-option", scope, name, value)
+    a, b, _ = tmux.ids
+    tmux("set-option", "-p", "-t", a, "@pane_label", "SDK")
+    pn.notify("needs-you", env=tmux.pane_env(a), context=0.81)
+    pn.notify("working", env=tmux.pane_env(b))
+    border = tmux("display-message", "-p", "-t", a, "#{E:pane-border-format}")
+    assert "SDK" in border and "● needs-you" in border and "ctx " in border and "81%" in border
+    assert f"fg={pn.COLOURS['needs-you']}" in border and "fg=colour208" in border, "state colour, context warning"
+    unlabelled = tmux("display-message", "-p", "-t", b, "#{E:pane-border-format}")
+    assert "● working" in unlabelled and "ctx" not in unlabelled
+    tab = tmux("display-message", "-p", "-t", a, "#{E:window-status-format}")
+    assert "w needs-you" in tab and f"bg={pn.COLOURS['needs-you']}" in tab
+    assert tmux("show-options", "-gwv", "remain-on-exit") == "on"
