@@ -334,3 +334,57 @@ def bind_conversation(
         if not same_owner(state.get(F.PID), state.get(F.PID_START), pid, token):
             set_owner(state, pid, token)
     state[F.LAST_HEARTBEAT] = timestamp(now)
+
+
+# --------------------------------------------------------------------------- hook counters
+# Applied by the PreToolUse hook (claude-hook) under the state lock, one call at a time.
+
+
+def _count(value: t.Any) -> int:
+    """A stored counter, or 0 when it is missing or not a non-negative integer."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def count_dehydrate_call(state: State, budget: int) -> bool:
+    """One more tool call while dehydrating or with a restart pending; False once *budget* is spent.
+
+    Bounds the original's escape hatch: invoking dehydrate lifted the overflow
+    gate for good, so an agent could keep working past the threshold.
+    """
+    used = _count(state.get(F.DEHYDRATE_TOOL_CALLS))
+    if used >= budget:
+        return False
+    state[F.DEHYDRATE_TOOL_CALLS] = used + 1
+    return True
+
+
+def count_tool_call(state: State, key: str, *, edit_file: str | None = None) -> int | None:
+    """Heartbeat: one more tool call without logging for transcript *key*; the new count.
+
+    *edit_file* is the file of an Edit call: a repeated Edit of the same file is
+    one piece of work and is not counted (None is returned). Any other call
+    forgets the Edit tracker.
+    """
+    from supervisor.fields import LAST_EDIT_PREFIX
+
+    tracker = LAST_EDIT_PREFIX + key
+    if edit_file is not None:
+        repeated = state.get(tracker) == edit_file
+        state[tracker] = edit_file
+        if repeated:
+            return None
+    else:
+        state.pop(tracker, None)
+    counters = state.get(F.TOOL_CALLS_BY_TRANSCRIPT)
+    if not isinstance(counters, dict):
+        counters = state[F.TOOL_CALLS_BY_TRANSCRIPT] = {}
+    counters[key] = _count(counters.get(key)) + 1
+    return counters[key]
+
+
+def reset_log_counter(state: State, key: str) -> None:
+    """``session log`` went through: the caller's heartbeat counter starts again."""
+    counters = state.get(F.TOOL_CALLS_BY_TRANSCRIPT)
+    if not isinstance(counters, dict):
+        counters = state[F.TOOL_CALLS_BY_TRANSCRIPT] = {}
+    counters[key] = 0
