@@ -1,0 +1,226 @@
+"""Build a layout on the fleet's tmux server, or reconcile a running fleet with it.
+
+Each pane's commands run as the pane's own process (``/bin/sh -c``, the last
+command ``exec``'d), never typed into an interactive shell. ``@pane_label``
+is set by us in the same tmux invocation that creates the pane: tmux runs one
+invocation's commands back to back, so the agent started in the pane can
+never look up its identity before the label exists (a later label would make
+its ``claude-run`` miss the pane's session and start fresh).
+
+``remain-on-exit`` is on server-wide, set before the first pane exists, so a
+finished agent's pane stays readable — and is what ``fleet start`` respawns
+on a running fleet. Live panes are never touched.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import typing as t
+from dataclasses import dataclass
+from pathlib import Path
+
+from fleet.layout import Layout, PaneSpec, WindowSpec, pane_script
+from fleet.style import fleet_options
+from fleet.tmux import NEXT, FleetServer, PaneInfo, TmuxError, list_panes
+from hooks.pane_notify import CONTEXT_OPTION, PANE_OPTION
+from supervisor.errors import ShepherdError
+
+PANE_SHELL = "/bin/sh"
+DEFAULT_SIZE = (200, 60)
+ON_START_TIMEOUT = 120.0
+_SEP = "\x1f"
+
+
+class StartError(ShepherdError):
+    """The fleet could not be built."""
+
+
+@dataclass(frozen=True)
+class PaneReport:
+    """What ``fleet start`` did with one pane of the layout."""
+
+    window: str
+    label: str | None
+    pane_id: str
+    action: str  # "started" | "added" | "respawned" | "running" | "idle"
+    detail: str = ""
+
+    @property
+    def name(self) -> str:
+        return f"{self.window}:{self.label}" if self.label else f"{self.window}:{self.pane_id}"
+
+
+@dataclass(frozen=True)
+class StartResult:
+    created: bool
+    panes: tuple[PaneReport, ...]
+
+    @property
+    def changed(self) -> bool:
+        return self.created or any(p.action in ("added", "respawned") for p in self.panes)
+
+
+def pane_argv(layout: Layout, window: WindowSpec, pane: PaneSpec) -> list[str]:
+    """The pane's process: ``/bin/sh -c SCRIPT``, or nothing for tmux's default shell."""
+    script = pane_script(layout, window, pane)
+    return [] if script is None else [PANE_SHELL, "-c", script]
+
+
+def _label(pane: PaneSpec) -> list[t.Any]:
+    """Set the new pane's label; it is the current pane of this invocation."""
+    return [NEXT, "set-option", "-p", "@pane_label", pane.label] if pane.label else []
+
+
+def _check_roots(layout: Layout) -> None:
+    for window in layout.windows:
+        if not window.root.is_dir():
+            where = f"{layout.source}:{window.line}" if window.line else str(layout.source)
+            raise StartError(f"{where}: root {window.root} of window {window.name!r} is not a directory")
+
+
+def run_on_project_start(layout: Layout) -> None:
+    """tmuxinator's ``on_project_start``: every command, in the root, before every start."""
+    env = dict(os.environ, FLEET_SOCKET=layout.socket_name, FLEET_SESSION=layout.name)
+    for command in layout.on_project_start:
+        try:
+            done = subprocess.run(
+                [PANE_SHELL, "-c", command],
+                cwd=layout.root,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                timeout=ON_START_TIMEOUT,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            raise StartError(f"on_project_start command ran over {ON_START_TIMEOUT:g}s: {command}") from None
+        if done.returncode != 0:
+            raise StartError(f"on_project_start command failed (exit {done.returncode}): {command}")
+
+
+def _size() -> tuple[int, int]:
+    """The detached session's size: this terminal's when there is one (panes must fit)."""
+    if os.isatty(1):
+        size = shutil.get_terminal_size(DEFAULT_SIZE)
+        return max(size.columns, 80), max(size.lines - 1, 24)
+    return DEFAULT_SIZE
+
+
+def _window_commands(layout: Layout, window: WindowSpec, first: list[t.Any]) -> list[t.Any]:
+    """*first* creates the window (printing window and pane id); then split, label, re-tile."""
+    args: list[t.Any] = [*first, *_label(window.panes[0])]
+    for pane in window.panes[1:]:
+        args += [
+            NEXT, "split-window", "-c", window.root, "-P", "-F", f"{_SEP}#{{pane_id}}",
+            *pane_argv(layout, window, pane), *_label(pane),
+            NEXT, "select-layout", window.layout or "tiled",
+        ]  # fmt: skip
+    return args
+
+
+def _ids(lines: list[str]) -> list[str]:
+    return [line.rsplit(_SEP, 1)[-1] for line in lines if _SEP in line]
+
+
+def build(layout: Layout, server: FleetServer) -> StartResult:
+    """Create the whole fleet: server options, then one tmux invocation per window."""
+    _check_roots(layout)
+    width, height = _size()
+    reports: list[PaneReport] = []
+    options: list[t.Any] = []
+    for scope, name, value in fleet_options():
+        options += ["set-option", scope, name, value, NEXT]
+    for number, window in enumerate(layout.windows):
+        head = window.panes[0]
+        create = (
+            ["new-session", "-d", "-s", layout.name, "-n", window.name, "-c", window.root,
+             "-x", width, "-y", height]
+            if number == 0
+            else ["new-window", "-t", f"={layout.name}:", "-n", window.name, "-c", window.root]
+        )  # fmt: skip
+        first = [*create, "-P", "-F", f"{_SEP}#{{pane_id}}", *pane_argv(layout, window, head)]
+        args = _window_commands(layout, window, first)
+        if window.layout and len(window.panes) == 1:
+            args += [NEXT, "select-layout", window.layout]
+        if number == 0:
+            args = options + args  # server-wide options before the first pane exists
+        lines = server.run(*args)
+        ids = _ids(lines)
+        for pane, pane_id in zip(window.panes, ids):
+            reports.append(PaneReport(window.name, pane.label, pane_id, "started"))
+    _select_startup(layout, server)
+    return StartResult(True, tuple(reports))
+
+
+def _select_startup(layout: Layout, server: FleetServer) -> None:
+    target = layout.startup_window or layout.windows[0].name
+    index = int(target) if target.isdigit() and layout.window(target) is None else None
+    window = layout.windows[index].name if index is not None else target
+    server.cmd("select-window", "-t", f"={layout.name}:={window}")
+    if layout.startup_pane is not None:
+        server.cmd("select-pane", "-t", f"={layout.name}:={window}.{layout.startup_pane}")
+
+
+def reconcile(layout: Layout, server: FleetServer) -> StartResult:
+    """Bring a running fleet in line with its layout: add what is missing, respawn dead panes."""
+    _check_roots(layout)
+    existing = list_panes(server, layout.name)
+    reports: list[PaneReport] = []
+    for window in layout.windows:
+        here = sorted((p for p in existing if p.window == window.name), key=lambda p: p.pane_index)
+        if not here:
+            first = [
+                "new-window", "-t", f"={layout.name}:", "-n", window.name, "-c", window.root,
+                "-P", "-F", f"{_SEP}#{{pane_id}}", *pane_argv(layout, window, window.panes[0]),
+            ]  # fmt: skip
+            ids = _ids(server.run(*_window_commands(layout, window, first)))
+            reports += [PaneReport(window.name, p.label, i, "added", "new window") for p, i in zip(window.panes, ids)]
+            continue
+        reports += _reconcile_window(layout, window, here, server)
+    return StartResult(False, tuple(reports))
+
+
+def _reconcile_window(
+    layout: Layout, window: WindowSpec, here: list[PaneInfo], server: FleetServer
+) -> list[PaneReport]:
+    labelled: dict[str, PaneInfo] = {}
+    for info in here:
+        labelled.setdefault(info.label, info) if info.label else None
+    unlabelled = [p for p in here if not p.label]
+    window_id = here[0].window_id
+    reports: list[PaneReport] = []
+    for pane in window.panes:
+        match = labelled.pop(pane.label, None) if pane.label else (unlabelled.pop(0) if unlabelled else None)
+        if match is None:
+            lines = server.run(
+                "split-window", "-t", window_id, "-c", window.root, "-P", "-F", f"{_SEP}#{{pane_id}}",
+                *pane_argv(layout, window, pane), *_label(pane),
+                NEXT, "select-layout", "-t", window_id, window.layout or "tiled",
+            )  # fmt: skip
+            reports.append(PaneReport(window.name, pane.label, _ids(lines)[0], "added"))
+        elif match.dead:
+            status = f"exited with status {match.dead_status}" if match.dead_status else "had exited"
+            server.run(
+                "respawn-pane", "-k", "-t", match.pane_id, "-c", window.root, *pane_argv(layout, window, pane),
+                NEXT, "set-option", "-p", "-u", "-t", match.pane_id, PANE_OPTION,
+                NEXT, "set-option", "-p", "-u", "-t", match.pane_id, CONTEXT_OPTION,
+            )  # fmt: skip
+            reports.append(PaneReport(window.name, pane.label, match.pane_id, "respawned", status))
+        else:
+            reports.append(PaneReport(window.name, pane.label, match.pane_id, "running", f"pid {match.pid}"))
+    return reports
+
+
+def start(layout: Layout, server: FleetServer) -> StartResult:
+    """``fleet start``: build the fleet, or reconcile it when it is already running."""
+    run_on_project_start(layout)
+    if server.has_fleet_session(layout.name):
+        return reconcile(layout, server)
+    try:
+        return build(layout, server)
+    except TmuxError:
+        # Leave nothing half-built behind: a second start must not "reconcile" a broken fleet.
+        if server.has_fleet_session(layout.name):
+            server.cmd("kill-session", "-t", f"={layout.name}")
+        raise

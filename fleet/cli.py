@@ -1,0 +1,239 @@
+"""``fleet``: tmux layouts of supervised Claude agents.
+
+    fleet start [LAYOUT] [--no-attach]   build the layout, or reconcile a running fleet
+    fleet stop [LAYOUT] [--grace S]      stop every agent; no process is left
+    fleet status [LAYOUT] [--json]       one row per pane
+    fleet pane-id                        this pane's identity (session:window:label)
+    fleet doctor [LAYOUT] [--fix]        orphans, stale bindings, duplicate labels, hooks, index
+
+Errors are one line, ``fleet: error: ...``. Exit status: 0 done, 1 failed (or
+``stop`` had to kill an agent that ignored SIGTERM), 2 usage, 3 the fleet is
+not running, 127 tmux is missing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import typing as t
+
+import typer
+
+from supervisor.errors import ShepherdError
+
+PROG = "fleet"
+
+app = typer.Typer(
+    name=PROG,
+    help="tmux layouts of supervised Claude agents (tmuxinator YAML, one labelled agent per pane).",
+    add_completion=False,
+    no_args_is_help=True,
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+)
+
+LayoutArg = t.Annotated[
+    t.Optional[str],
+    typer.Argument(
+        metavar="[LAYOUT]",
+        help="A layout file, or a name in ./tmuxinator/, ~/.config/tmuxinator/, ~/.tmuxinator/ "
+        "(default: $FLEET_LAYOUT, else 'fleet').",
+        show_default=False,
+    ),
+]
+SocketOpt = t.Annotated[
+    t.Optional[str],
+    typer.Option("--socket", "-L", envvar="FLEET_SOCKET", metavar="NAME",
+                 help="The fleet's tmux socket (fleet or fleet-NAME), instead of the layout's."),
+]  # fmt: skip
+
+
+def say(line: str = "") -> None:
+    typer.echo(line)
+
+
+class FleetFailure(ShepherdError):
+    """The command did its work but something must be reported as a failure."""
+
+
+# --------------------------------------------------------------------------- start
+
+
+@app.command()
+def start(
+    layout: LayoutArg = None,
+    no_attach: t.Annotated[bool, typer.Option("--no-attach", help="Do not attach, even from a terminal.")] = False,
+    socket: SocketOpt = None,
+) -> None:
+    """Build the layout's fleet, or reconcile the running one (respawn dead agent panes)."""
+    from fleet import builder, target
+
+    spec = target.load(layout, socket)
+    server = target.Target(spec.socket_name, spec).server()
+    running = server.has_fleet_session(spec.name)
+    windows = len(spec.windows)
+    if running:
+        say(f"Fleet {spec.name!r} is running (socket {spec.socket_name}); reconciling with {spec.source}")
+    else:
+        say(f"Starting fleet {spec.name!r} (socket {spec.socket_name}): "
+            f"{windows} window{'s' * (windows != 1)}, {spec.pane_count} pane{'s' * (spec.pane_count != 1)}")
+    result = builder.start(spec, server)
+    width = max((len(p.name) for p in result.panes), default=0)
+    for pane in result.panes:
+        detail = f" ({pane.detail})" if pane.detail else ""
+        say(f"  {pane.name:<{width}}  {pane.action}{detail}")
+    if running and not result.changed:
+        say("Nothing to do: every pane is running.")
+    _attach(spec.socket_name, spec.name, spec.attach and not no_attach, server.tmux_bin)
+
+
+def _attach(socket: str, session: str, wanted: bool, tmux: str) -> None:
+    command = f"tmux -L {socket} attach -t {session}"
+    if not wanted or not (os.isatty(0) and os.isatty(1)):
+        say(f"Attach with: {command}")
+        return
+    inside = os.environ.get("TMUX", "")
+    if inside:
+        from pathlib import Path
+
+        if Path(inside.split(",", 1)[0]).name == socket:
+            os.execvp(tmux, [tmux, "-L", socket, "switch-client", "-t", f"={session}"])
+        say(f"Inside another tmux: attach from a new terminal with: {command}")
+        return
+    sys.stdout.flush()
+    os.execvp(tmux, [tmux, "-L", socket, "attach-session", "-t", f"={session}"])
+
+
+# --------------------------------------------------------------------------- stop
+
+
+@app.command()
+def stop(
+    layout: LayoutArg = None,
+    grace: t.Annotated[
+        float,
+        typer.Option("--grace", envvar="FLEET_STOP_GRACE", metavar="S", min=0,
+                     help="Seconds agents get to stop after SIGTERM before they are killed."),
+    ] = 10.0,  # fmt: skip
+    socket: SocketOpt = None,
+) -> None:
+    """Stop every agent (SIGTERM, grace, SIGKILL) and close the fleet's tmux session."""
+    from fleet import target
+    from fleet.stop import stop as stop_fleet
+
+    where = target.resolve(layout, socket)
+    server = where.server()
+    sessions = where.running_sessions(server)
+    say(f"Stopping {', '.join(repr(s) for s in sessions)} (socket {where.socket})...")
+    result = stop_fleet(server, sessions, grace=grace, progress=lambda line: say(f"  {line}"))
+    width = max((len(p.name) for p in result.panes), default=0)
+    for pane in result.panes:
+        say(f"  {pane.name:<{width}}  {pane.outcome}")
+    if result.leftovers:
+        pids = ", ".join(str(p.pid) for p in result.leftovers)
+        raise FleetFailure(f"{len(result.leftovers)} process(es) survived SIGKILL: {pids}")
+    say(f"Stopped in {result.seconds:.1f}s; no process of the fleet is left.")
+    if result.forced:
+        names = ", ".join(p.name for p in result.forced)
+        raise FleetFailure(
+            f"{len(result.forced)} agent(s) ignored SIGTERM for {grace:g}s and were killed: {names}; "
+            f"their sessions may not have saved their state"
+        )
+
+
+# --------------------------------------------------------------------------- status
+
+
+@app.command()
+def status(
+    layout: LayoutArg = None,
+    as_json: t.Annotated[bool, typer.Option("--json", help="One JSON object per pane, in a list.")] = False,
+    socket: SocketOpt = None,
+) -> None:
+    """One row per pane: label, supervisor, Claude, session, skill, phase, lifecycle, context, state."""
+    from fleet import status as st
+    from fleet import target
+
+    where = target.resolve(layout, socket)
+    server = where.server()
+    sessions = where.running_sessions(server)
+    rows = st.collect(server, sessions)
+    if as_json:
+        say(json.dumps([row.as_json() for row in rows], indent=2))
+        return
+    say(f"Fleet {', '.join(repr(s) for s in sessions)} (socket {where.socket}): {len(rows)} pane(s)")
+    st.render(rows)
+
+
+# --------------------------------------------------------------------------- pane-id
+
+
+@app.command("pane-id")
+def pane_id() -> None:
+    """Print this pane's fleet identity session:window:label; exit 1 outside a fleet pane."""
+    from supervisor.identity import current_pane_id
+
+    identity = current_pane_id()
+    if identity is None:
+        raise typer.Exit(1)
+    say(identity)
+
+
+# --------------------------------------------------------------------------- doctor
+
+
+@app.command()
+def doctor(
+    layout: LayoutArg = None,
+    fix: t.Annotated[bool, typer.Option("--fix", help="Repair what was found.")] = False,
+    socket: SocketOpt = None,
+) -> None:
+    """Find orphaned agents, stale pane bindings, duplicate labels, missing hooks, a stale index."""
+    from fleet import doctor as dr
+    from fleet import target
+
+    where = target.resolve(layout, socket)
+    layouts = [where.layout] if where.layout else []
+    servers = [where.server()]
+    findings = dr.examine(layouts, servers)
+    if not findings:
+        say("No problems found.")
+        return
+    if fix:
+        dr.repair(findings)
+    for finding in findings:
+        say(f"{finding.kind}: {finding.message}")
+        if finding.fixed:
+            say(f"  fixed: {finding.fixed}" if not finding.fixed.startswith("not fixed") else f"  {finding.fixed}")
+        elif fix and finding.fix is None:
+            say("  not fixed: repair it by hand")
+    unfixed = [f for f in findings if not f.fixed or f.fixed.startswith("not fixed")]
+    if unfixed:
+        hint = "" if fix else "; run `fleet doctor --fix` to repair"
+        raise FleetFailure(f"{len(unfixed)} problem(s) {'left' if fix else 'found'}{hint}")
+
+
+# --------------------------------------------------------------------------- entry point
+
+
+def run(argv: list[str] | None = None) -> int:
+    """Run the CLI; an expected failure is one line on stderr with its exit status."""
+    try:
+        app(args=argv, prog_name=PROG, standalone_mode=True)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except ShepherdError as exc:
+        typer.echo(f"{PROG}: error: {exc}", err=True)
+        return int(getattr(exc, "exit_code", 1))
+    except OSError as exc:
+        typer.echo(f"{PROG}: error: {exc.strerror or exc} ({exc.filename or 'I/O'})", err=True)
+        return 1
+    except KeyboardInterrupt:
+        typer.echo(f"{PROG}: interrupted", err=True)
+        return 130
+    return 0
+
+
+def main() -> None:
+    sys.exit(run())

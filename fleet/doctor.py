@@ -1,0 +1,416 @@
+"""``fleet doctor``: find (and with ``--fix`` repair) what a fleet leaves wrong.
+
+* **orphans** — a supervisor, watchdog or Claude whose fleet pane no longer
+  exists, or a watchdog/Claude whose supervisor is gone: fixed by SIGTERM,
+  then SIGKILL of its whole tree;
+* **stale bindings** — a session bound (``fleetPaneId``) to a pane that no
+  longer exists in its running fleet (or in its layout), or two sessions
+  bound to one pane: fixed by releasing the binding of the session(s) whose
+  owner is dead (live sessions are never touched);
+* **duplicate identities** (R6) — two live panes with the same
+  ``session:window:label``: fixed by renaming the later pane ``LABEL-2``;
+* **hooks not installed** in the settings Claude will read: fixed by
+  ``claude-hook install``;
+* **a stale session index**: fixed by rebuilding it from the state files.
+
+Read-only without ``--fix``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import typing as t
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fleet import procs as pr
+from fleet.layout import Layout
+from fleet.tmux import FleetServer, PaneInfo, TmuxError, is_fleet_socket, list_panes
+from supervisor import index
+from supervisor import transitions as tr
+from supervisor.errors import ShepherdError
+from supervisor.fields import STATE_FILE, F
+from supervisor.identity import owner_alive, pid_exists
+from supervisor.paths import sessions_root
+from supervisor.store import StateError, read_state, update_state
+from supervisor.transcripts import config_dir
+
+ORPHAN_GRACE = 3.0
+
+
+@dataclass
+class Finding:
+    kind: str  # orphan | stale-binding | duplicate-binding | duplicate-pane | hooks | index
+    message: str
+    fix: t.Callable[[], str] | None = None
+    fixed: str | None = None
+
+
+@dataclass
+class Fleet:
+    """The live fleets: every fleet socket with a server, and its panes."""
+
+    servers: dict[str, FleetServer] = field(default_factory=dict)  # socket path -> server
+    panes: dict[str, list[PaneInfo]] = field(default_factory=dict)  # socket path -> panes
+
+    def sessions(self) -> set[str]:
+        return {p.session for panes in self.panes.values() for p in panes}
+
+    def identities(self) -> set[str]:
+        return {p.identity for panes in self.panes.values() for p in panes if p.identity}
+
+    def pane_keys(self) -> set[tuple[str, str]]:
+        return {(socket, p.pane_id) for socket, panes in self.panes.items() for p in panes}
+
+
+def socket_dir() -> Path:
+    base = os.environ.get("TMUX_TMPDIR") or "/tmp"
+    return Path(base) / f"tmux-{os.getuid()}"
+
+
+def live_fleets(extra: t.Iterable[FleetServer] = ()) -> Fleet:
+    """Every fleet server of this user that answers (sockets ``fleet``/``fleet-*``)."""
+    fleet = Fleet()
+    names: list[str] = []
+    try:
+        names = sorted(entry.name for entry in socket_dir().iterdir() if is_fleet_socket(entry.name))
+    except OSError:
+        pass
+    servers = {s.socket_name: s for s in extra}
+    for name in names:
+        if name not in servers:
+            try:
+                servers[name] = FleetServer(name, timeout=2.0)
+            except TmuxError:
+                continue
+    for server in servers.values():
+        try:
+            path = server.socket_file()
+        except TmuxError:
+            continue
+        if path:
+            fleet.servers[path] = server
+            fleet.panes[path] = list_panes(server)
+    return fleet
+
+
+# --------------------------------------------------------------------------- orphans
+
+
+def _orphan_fix(roots: list[pr.Proc]) -> t.Callable[[], str]:
+    def fix() -> str:
+        table = pr.snapshot(with_env=False)
+        members: dict[int, pr.Proc] = {}
+        for root in roots:
+            for proc in table.descendants(root.pid):
+                members.setdefault(proc.pid, proc)
+        everything = [p for p in members.values() if not p.is_tmux_server]
+        pr.send(everything, signal.SIGTERM)
+        left = pr.wait_gone(everything, ORPHAN_GRACE)
+        if left:
+            pr.send(left, signal.SIGKILL)
+            left = pr.wait_gone(left, 1.0)
+        if left:
+            return f"could not end {', '.join(str(p.pid) for p in left)}"
+        return f"ended {len(everything)} process(es)"
+
+    return fix
+
+
+def find_orphans(fleet: Fleet, table: pr.Table) -> list[Finding]:
+    """Agent processes started in a pane of a fleet of ours whose pane or supervisor is gone.
+
+    Only processes whose ``TMUX`` names a fleet socket in our socket directory
+    are judged: a Claude in a plain terminal is none of the fleet's business.
+    """
+    live = fleet.pane_keys()
+    ours = os.path.realpath(socket_dir())
+    protected = pr.protected_pids()
+    suspects: dict[int, str] = {}
+    for proc in table.by_pid.values():
+        socket, pane = proc.tmux_socket, proc.tmux_pane
+        if proc.pid in protected or proc.is_tmux_server or not socket or not pane:
+            continue
+        if not is_fleet_socket(Path(socket).name) or os.path.realpath(os.path.dirname(socket)) != ours:
+            continue
+        if not (proc.is_supervisor or proc.is_watchdog or proc.supervisor_pid is not None):
+            continue
+        owner = proc.supervisor_pid
+        if (socket, pane) not in live:
+            suspects[proc.pid] = f"its fleet pane {pane} on {Path(socket).name} no longer exists"
+        elif not proc.is_supervisor and owner is not None and owner != proc.pid and not pid_exists(owner):
+            suspects[proc.pid] = f"its supervisor {owner} is gone"
+    # Report the top of each orphaned tree once; the fix ends the whole tree.
+    findings: list[Finding] = []
+    for pid, why in sorted(suspects.items()):
+        proc = table.by_pid[pid]
+        if proc.ppid in suspects:
+            continue
+        kind = "supervisor" if proc.is_supervisor else "watchdog" if proc.is_watchdog else "agent process"
+        findings.append(Finding("orphan", f"orphaned {kind} {proc.describe()}: {why}", _orphan_fix([proc])))
+    return findings
+
+
+# --------------------------------------------------------------------------- bindings
+
+
+def _scan_states(root: Path) -> dict[str, dict[str, t.Any]]:
+    states: dict[str, dict[str, t.Any]] = {}
+    try:
+        entries = sorted(root.iterdir())
+    except OSError:
+        return states
+    for entry in entries:
+        if entry.name.startswith(".") or not entry.is_dir():
+            continue
+        try:
+            states[entry.name] = read_state(entry)
+        except StateError:
+            continue
+    return states
+
+
+def _release(session_dir: Path, pane_id: str) -> t.Callable[[], str]:
+    def fix() -> str:
+        def apply(state: dict[str, t.Any]) -> None:
+            if state.get(F.FLEET_PANE_ID) == pane_id and not owner_alive(state.get(F.PID), state.get(F.PID_START)):
+                tr.release_pane(state)
+
+        update_state(session_dir, apply)
+        return f"released {session_dir.name} from {pane_id}"
+
+    return fix
+
+
+def find_stale_bindings(roots: t.Iterable[Path], fleet: Fleet, layouts: t.Sequence[Layout]) -> list[Finding]:
+    running = fleet.sessions()
+    identities = fleet.identities()
+    expected = {layout.name: set(layout.pane_ids()) for layout in layouts}
+    findings: list[Finding] = []
+    for root in roots:
+        states = _scan_states(root)
+        by_pane: dict[str, list[str]] = {}
+        for name, state in states.items():
+            pane = state.get(F.FLEET_PANE_ID)
+            if isinstance(pane, str) and pane:
+                by_pane.setdefault(pane, []).append(name)
+        for pane, names in sorted(by_pane.items()):
+            fleet_session = pane.split(":", 1)[0]
+            if fleet_session in running:
+                gone = pane not in identities
+                where = "its running fleet has no such pane"
+            elif fleet_session in expected:
+                gone = pane not in expected[fleet_session]
+                where = "its layout has no such pane"
+            else:
+                gone = False  # a fleet we know nothing about: it may be started again
+                where = ""
+            dead = [n for n in names if not owner_alive(states[n].get(F.PID), states[n].get(F.PID_START))]
+            if gone:
+                for name in dead:
+                    findings.append(
+                        Finding("stale-binding", f"session {root / name} is bound to pane {pane}, but {where}",
+                                _release(root / name, pane))
+                    )
+            elif len(names) > 1:
+                # One pane, one session: keep the most recently active, release the others (dead owners only).
+                ordered = sorted(names, key=lambda n: str(states[n].get(F.LAST_HEARTBEAT) or ""), reverse=True)
+                keep, rest = ordered[0], [n for n in ordered[1:] if n in dead]
+                message = f"{len(names)} sessions are bound to pane {pane}: {', '.join(ordered)} (keeping {keep})"
+                fixes = [_release(root / n, pane) for n in rest]
+                findings.append(
+                    Finding("duplicate-binding", message, (lambda fs=fixes: "; ".join(f() for f in fs)) if fixes else None)
+                )
+    return findings
+
+
+# --------------------------------------------------------------------------- duplicate panes (R6)
+
+
+def _rename(server: FleetServer, pane: PaneInfo, label: str) -> t.Callable[[], str]:
+    def fix() -> str:
+        server.run("set-option", "-p", "-t", pane.pane_id, "@pane_label", label)
+        return f"renamed pane {pane.pane_id} to {label}"
+
+    return fix
+
+
+def find_duplicate_panes(fleet: Fleet) -> list[Finding]:
+    findings: list[Finding] = []
+    for socket, panes in fleet.panes.items():
+        server = fleet.servers[socket]
+        taken = {p.identity for p in panes if p.identity}
+        seen: dict[str, PaneInfo] = {}
+        for pane in sorted(panes, key=lambda p: (p.session, p.window_index, p.pane_index)):
+            identity = pane.identity
+            if not identity:
+                continue
+            if identity not in seen:
+                seen[identity] = pane
+                continue
+            number = 2
+            while f"{pane.session}:{pane.window}:{pane.label}-{number}" in taken:
+                number += 1
+            new = f"{pane.label}-{number}"
+            taken.add(f"{pane.session}:{pane.window}:{new}")
+            findings.append(
+                Finding(
+                    "duplicate-pane",
+                    f"panes {seen[identity].pane_id} and {pane.pane_id} on {Path(socket).name} share the identity "
+                    f"{identity}; sessions cannot tell them apart",
+                    _rename(server, pane, new),
+                )
+            )
+    return findings
+
+
+# --------------------------------------------------------------------------- hooks
+
+
+def settings_files(project: Path, claude_config: Path) -> list[Path]:
+    """The settings files Claude Code reads for a Claude started in *project*."""
+    return [
+        claude_config / "settings.json",
+        project / ".claude" / "settings.json",
+        project / ".claude" / "settings.local.json",
+    ]
+
+
+def _our_events(path: Path) -> set[str]:
+    from hooks.install import ours
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return set()
+    events: set[str] = set()
+    hooks = data.get("hooks") if isinstance(data, dict) else None
+    if isinstance(hooks, dict):
+        for event, groups in hooks.items():
+            for group in groups if isinstance(groups, list) else []:
+                for hook in group.get("hooks", []) if isinstance(group, dict) else []:
+                    if isinstance(hook, dict) and ours(hook.get("command")):
+                        events.add(event)
+    return events
+
+
+def required_events() -> list[str]:
+    from hooks.install import REGISTRATIONS
+
+    return [event for event, _argument, _matcher in REGISTRATIONS]
+
+
+def _install_hooks(claude_config: Path) -> t.Callable[[], str]:
+    def fix() -> str:
+        env = dict(os.environ, CLAUDE_CONFIG_DIR=str(claude_config))
+        done = subprocess.run(
+            [sys.executable, "-m", "hooks", "install"],
+            capture_output=True, text=True, env=env, timeout=60, check=False, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+        if done.returncode != 0:
+            raise ShepherdError(f"claude-hook install failed: {(done.stderr or done.stdout).strip()[:200]}")
+        return f"installed the hooks into {claude_config / 'settings.json'}"
+
+    return fix
+
+
+def find_missing_hooks(projects: t.Iterable[Path], claude_config: Path) -> list[Finding]:
+    required = required_events()
+    findings: list[Finding] = []
+    for project in sorted(set(projects)):
+        found: set[str] = set()
+        for path in settings_files(project, claude_config):
+            found |= _our_events(path)
+        missing = [event for event in required if event not in found]
+        if missing:
+            findings.append(
+                Finding(
+                    "hooks",
+                    f"hooks {', '.join(missing)} are not installed in the settings Claude reads for {project} "
+                    f"({claude_config / 'settings.json'}, .claude/settings*.json)",
+                    _install_hooks(claude_config),
+                )
+            )
+            break  # one install (user scope) covers every project
+    return findings
+
+
+# --------------------------------------------------------------------------- index
+
+
+def index_is_stale(root: Path) -> bool:
+    """Does the stored index disagree with the state files (ignoring pids that died)?"""
+    try:
+        stored = json.loads(index.index_path(root).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return any((entry / STATE_FILE).is_file() for entry in root.iterdir()) if root.is_dir() else False
+    fresh = index.scan(root)
+    panes = stored.get("panes") if isinstance(stored, dict) else None
+    pids = stored.get("pids") if isinstance(stored, dict) else None
+    if not isinstance(panes, dict) or not isinstance(pids, dict):
+        return True
+    norm = lambda m: {k: sorted(v) for k, v in m.items() if isinstance(v, list)}  # noqa: E731
+    live_pids = {k: v for k, v in pids.items() if k.isdigit() and pid_exists(int(k))}
+    return norm(panes) != norm(fresh.panes) or norm(live_pids) != norm(fresh.pids)
+
+
+def find_stale_index(roots: t.Iterable[Path]) -> list[Finding]:
+    findings: list[Finding] = []
+    for root in roots:
+        if root.is_dir() and index_is_stale(root):
+            findings.append(
+                Finding("index", f"the session index of {root} is stale",
+                        lambda r=root: (index.rebuild(r), f"rebuilt the index of {r}")[1])
+            )
+    return findings
+
+
+# --------------------------------------------------------------------------- all together
+
+
+def sessions_roots(fleet: Fleet, table: pr.Table, layouts: t.Sequence[Layout]) -> list[Path]:
+    """Where this fleet's sessions live: ours, each agent's, each layout root's."""
+    from fleet.status import sessions_root_of
+
+    roots = {sessions_root()}
+    for socket, panes in fleet.panes.items():
+        for pane in panes:
+            members = table.of_pane(socket, pane.pane_id, 0 if pane.dead else pane.pid)
+            supervisor = next((p for p in members if p.is_supervisor), None)
+            claude = table.claude_of(supervisor) if supervisor else None
+            roots.add(sessions_root_of(pane, supervisor, claude))
+    for layout in layouts:
+        for window in layout.windows:
+            roots.add(sessions_root(cwd=window.root, env=os.environ))
+    return sorted(roots)
+
+
+def examine(layouts: t.Sequence[Layout] = (), servers: t.Iterable[FleetServer] = ()) -> list[Finding]:
+    """Every problem found (nothing is changed)."""
+    fleet = live_fleets(servers)
+    table = pr.snapshot()
+    roots = sessions_roots(fleet, table, layouts)
+    projects = {Path(p.current_path) for panes in fleet.panes.values() for p in panes if p.current_path}
+    projects |= {w.root for layout in layouts for w in layout.windows}
+    projects.add(Path.cwd())
+    findings = find_orphans(fleet, table)
+    findings += find_stale_bindings(roots, fleet, layouts)
+    findings += find_duplicate_panes(fleet)
+    findings += find_missing_hooks(projects, config_dir())
+    findings += find_stale_index(roots)
+    return findings
+
+
+def repair(findings: list[Finding]) -> None:
+    """Apply every finding's fix; a fix that fails records why instead of stopping the rest."""
+    for finding in findings:
+        if finding.fix is None:
+            continue
+        try:
+            finding.fixed = finding.fix()
+        except (ShepherdError, OSError) as exc:
+            finding.fixed = f"not fixed: {exc}"

@@ -1,0 +1,227 @@
+"""The processes of a fleet: which belong to which pane, and what each one is.
+
+A process belongs to a pane when it descends from the pane's process, or when
+its environment says it was started in that pane (tmux exports ``TMUX`` —
+the server's socket — and ``TMUX_PANE`` to everything a pane runs, and
+children inherit them even after they ``setsid`` away or are re-parented to
+init). The second rule is what lets ``fleet stop`` and ``fleet doctor`` find
+a watchdog or an MCP server that outlived its parent.
+
+Only processes of the current user are considered; nothing is ever signalled
+outside the set a caller computed from a fleet pane.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+import typing as t
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import psutil
+
+from supervisor.identity import SUPERVISOR_PID_ENV, WATCHDOG_MODULE
+from supervisor.paths import SESSIONS_DIR_ENV
+
+SUPERVISOR_SCRIPT = "claude-run"
+SUPERVISOR_MODULE = "supervisor.run_cli"
+_ENV_KEYS = ("TMUX", "TMUX_PANE", SUPERVISOR_PID_ENV, SESSIONS_DIR_ENV)
+
+
+@dataclass
+class Proc:
+    """A snapshot of one process: enough to classify it and to signal it safely."""
+
+    pid: int
+    ppid: int
+    cmdline: list[str]
+    create_time: float
+    env: dict[str, str] = field(default_factory=dict)
+    name: str = ""
+
+    @property
+    def is_tmux_server(self) -> bool:
+        """A tmux server (it names itself so): never ours to signal, whatever its environment says."""
+        return self.name == "tmux: server"
+
+    @property
+    def is_supervisor(self) -> bool:
+        """``claude-run`` (a console script, so argv is ``python .../claude-run ...``)."""
+        head = [Path(arg).name for arg in self.cmdline[:2]]
+        return SUPERVISOR_SCRIPT in head or SUPERVISOR_MODULE in self.cmdline[:3]
+
+    @property
+    def is_watchdog(self) -> bool:
+        return WATCHDOG_MODULE in self.cmdline
+
+    @property
+    def supervisor_pid(self) -> int | None:
+        raw = self.env.get(SUPERVISOR_PID_ENV, "")
+        return int(raw) if raw.isdigit() else None
+
+    @property
+    def tmux_socket(self) -> str | None:
+        raw = self.env.get("TMUX", "")
+        return raw.split(",", 1)[0] if raw else None
+
+    @property
+    def tmux_pane(self) -> str | None:
+        return self.env.get("TMUX_PANE") or None
+
+    def describe(self) -> str:
+        words = " ".join(self.cmdline)[:80] if self.cmdline else "?"
+        return f"{self.pid} ({words})"
+
+    def handle(self) -> psutil.Process | None:
+        """A psutil handle that is still *this* process (not a reused pid), else None."""
+        try:
+            proc = psutil.Process(self.pid)
+            if abs(proc.create_time() - self.create_time) > 0.05:
+                return None
+            return proc
+        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+            return None
+
+
+class Table:
+    """Every process of this user, read once: cheap to query many times."""
+
+    def __init__(self, procs: t.Iterable[Proc]) -> None:
+        self.by_pid: dict[int, Proc] = {p.pid: p for p in procs}
+        self.children: dict[int, list[int]] = {}
+        for proc in self.by_pid.values():
+            self.children.setdefault(proc.ppid, []).append(proc.pid)
+
+    def descendants(self, pid: int) -> list[Proc]:
+        """*pid* and everything below it."""
+        out: list[Proc] = []
+        stack = [pid]
+        seen: set[int] = set()
+        while stack:
+            current = stack.pop()
+            if current in seen:
+                continue
+            seen.add(current)
+            if current in self.by_pid:
+                out.append(self.by_pid[current])
+            stack.extend(self.children.get(current, []))
+        return out
+
+    def of_pane(
+        self, socket_path: str | None, pane_id: str, pane_pid: int, pane_started: float | None = None
+    ) -> list[Proc]:
+        """The pane's process tree plus every process whose environment names the pane.
+
+        With *pane_started* (the create time seen earlier), the tree is followed
+        only if *pane_pid* still names that process, never a reused pid.
+        """
+        root = self.by_pid.get(pane_pid) if pane_pid > 0 else None
+        if root is not None and pane_started is not None and abs(root.create_time - pane_started) > 0.05:
+            root = None
+        found = {p.pid: p for p in self.descendants(root.pid)} if root is not None else {}
+        if socket_path:
+            for proc in self.by_pid.values():
+                if proc.tmux_pane == pane_id and proc.tmux_socket == socket_path:
+                    for member in self.descendants(proc.pid):
+                        found.setdefault(member.pid, member)
+        return sorted((p for p in found.values() if not p.is_tmux_server), key=lambda p: p.pid)
+
+    def claude_of(self, supervisor: Proc) -> Proc | None:
+        """The Claude a supervisor runs: its child that is not the watchdog."""
+        for pid in sorted(self.children.get(supervisor.pid, [])):
+            child = self.by_pid.get(pid)
+            if child is not None and not child.is_watchdog:
+                return child
+        return None
+
+
+def snapshot(*, with_env: bool = True) -> Table:
+    """Read every process of the current user (their environment only when asked)."""
+    uid = os.getuid()
+    procs: list[Proc] = []
+    for proc in psutil.process_iter(["pid", "ppid", "name", "cmdline", "create_time", "uids"]):
+        info = proc.info
+        try:
+            if info.get("uids") is None or info["uids"].real != uid:
+                continue
+            env: dict[str, str] = {}
+            if with_env:
+                try:
+                    full = proc.environ()
+                    env = {k: full[k] for k in _ENV_KEYS if k in full}
+                except (psutil.AccessDenied, psutil.ZombieProcess, psutil.NoSuchProcess, OSError):
+                    env = {}
+            procs.append(
+                Proc(
+                    pid=info["pid"],
+                    ppid=info.get("ppid") or 0,
+                    cmdline=list(info.get("cmdline") or []),
+                    create_time=info.get("create_time") or 0.0,
+                    env=env,
+                    name=info.get("name") or "",
+                )
+            )
+        except (psutil.NoSuchProcess, psutil.ZombieProcess):
+            continue
+    return Table(procs)
+
+
+def protected_pids() -> set[int]:
+    """Ourselves and our ancestors: never signalled, even when ``fleet`` runs inside a fleet pane."""
+    pids = {os.getpid()}
+    try:
+        for parent in psutil.Process().parents():
+            pids.add(parent.pid)
+    except psutil.Error:
+        pass
+    return pids
+
+
+def send(procs: t.Iterable[Proc], sig: signal.Signals) -> list[Proc]:
+    """Signal each process that is still the one we snapshotted; return those signalled."""
+    sent: list[Proc] = []
+    protected = protected_pids()
+    for proc in procs:
+        if proc.pid in protected:
+            continue
+        handle = proc.handle()
+        if handle is None:
+            continue
+        try:
+            handle.send_signal(sig)
+            if sig in (signal.SIGTERM, signal.SIGHUP):
+                handle.send_signal(signal.SIGCONT)  # a stopped process cannot act on SIGTERM
+            sent.append(proc)
+        except (psutil.NoSuchProcess, psutil.ZombieProcess):
+            continue
+        except psutil.AccessDenied:
+            continue
+    return sent
+
+
+def alive(procs: t.Iterable[Proc]) -> list[Proc]:
+    """Those still running (zombies count as gone: only their parent can reap them)."""
+    out: list[Proc] = []
+    for proc in procs:
+        handle = proc.handle()
+        if handle is None:
+            continue
+        try:
+            if handle.status() == psutil.STATUS_ZOMBIE:
+                continue
+        except psutil.Error:
+            continue
+        out.append(proc)
+    return out
+
+
+def wait_gone(procs: list[Proc], timeout: float, poll: float = 0.05) -> list[Proc]:
+    """Wait until every process has exited or *timeout* passed; return the survivors."""
+    deadline = time.monotonic() + timeout
+    remaining = alive(procs)
+    while remaining and time.monotonic() < deadline:
+        time.sleep(min(poll, max(0.0, deadline - time.monotonic())))
+        remaining = alive(remaining)
+    return remaining

@@ -1,0 +1,159 @@
+"""``fleet status``: one row per pane, from tmux, the process table and each pane's session.
+
+A pane's session is found the way its agent finds it — by the fleet pane id
+(``session:window:label``), then by the supervisor's PID — in the sessions
+root the agent uses (``CLAUDE_SESSIONS_DIR`` of its Claude or supervisor,
+else ``sessions/`` of the pane's project). Nothing is written but the lookup
+cache (:mod:`supervisor.index`) when it was stale.
+"""
+
+from __future__ import annotations
+
+import sys
+import typing as t
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from fleet import procs as pr
+from fleet.tmux import FleetServer, PaneInfo, list_panes
+from supervisor.fields import F
+from supervisor.identity import start_token
+from supervisor.lookup import Found, sessions_on_pane, sessions_owned_by
+from supervisor.paths import SESSIONS_DIR_ENV, sessions_root
+
+
+@dataclass(frozen=True)
+class PaneStatus:
+    session: str
+    window: str
+    label: str
+    pane: str
+    pane_id: str | None
+    state: str
+    supervisor_pid: int | None
+    supervisor_alive: bool
+    claude_pid: int | None
+    session_dir: str | None
+    skill: str | None
+    phase: str | None
+    lifecycle: str | None
+    overflowed: bool | None
+    context_usage: float | None
+
+    def as_json(self) -> dict[str, t.Any]:
+        return asdict(self)
+
+
+def pane_state(pane: PaneInfo, supervisor: pr.Proc | None) -> str:
+    """What the border shows, or ``exited N`` / ``no agent`` when the hooks cannot say."""
+    if pane.dead:
+        return f"exited {pane.dead_status}".strip()
+    return pane.notify
+
+
+def sessions_root_of(pane: PaneInfo, supervisor: pr.Proc | None, claude: pr.Proc | None) -> Path:
+    """The sessions root this pane's agent uses."""
+    for proc in (claude, supervisor):
+        if proc is not None and proc.env.get(SESSIONS_DIR_ENV):
+            return sessions_root(cwd=_cwd(proc) or pane.current_path or None, env=proc.env)
+    cwd = (_cwd(supervisor) if supervisor else None) or pane.current_path or None
+    return sessions_root(cwd=cwd, env={})
+
+
+def _cwd(proc: pr.Proc | None) -> str | None:
+    handle = proc.handle() if proc else None
+    if handle is None:
+        return None
+    try:
+        return handle.cwd()
+    except Exception:  # AccessDenied, gone: the pane's path will do
+        return None
+
+
+def find_pane_session(root: Path, pane: PaneInfo, supervisor: pr.Proc | None) -> Found | None:
+    identity = pane.identity
+    if identity:
+        found = sessions_on_pane(root, identity)
+        if found:
+            return found[0]
+    if supervisor is not None:
+        owned = sessions_owned_by(root, supervisor.pid, start_token(supervisor.pid))
+        if owned:
+            return owned[0]
+    return None
+
+
+def collect(server: FleetServer, sessions: t.Sequence[str] | None = None) -> list[PaneStatus]:
+    """The status of every pane of *sessions* (all sessions of the server when None)."""
+    socket = server.socket_file()
+    panes = [p for p in list_panes(server) if sessions is None or p.session in sessions]
+    table = pr.snapshot()
+    rows: list[PaneStatus] = []
+    for pane in sorted(panes, key=lambda p: (p.session, p.window_index, p.pane_index)):
+        members = table.of_pane(socket, pane.pane_id, 0 if pane.dead else pane.pid)
+        supervisor = next((p for p in members if p.is_supervisor), None)
+        claude = table.claude_of(supervisor) if supervisor else None
+        found = find_pane_session(sessions_root_of(pane, supervisor, claude), pane, supervisor)
+        state = found.state if found else {}
+        usage = state.get(F.CONTEXT_USAGE)
+        overflowed = state.get(F.OVERFLOWED)
+        rows.append(
+            PaneStatus(
+                session=pane.session,
+                window=pane.window,
+                label=pane.label,
+                pane=pane.pane_id,
+                pane_id=pane.identity,
+                state=pane_state(pane, supervisor),
+                supervisor_pid=supervisor.pid if supervisor else None,
+                supervisor_alive=supervisor is not None,
+                claude_pid=claude.pid if claude else None,
+                session_dir=str(found.session_dir) if found else None,
+                skill=_text(state.get(F.SKILL)),
+                phase=_text(state.get(F.CURRENT_PHASE)),
+                lifecycle=_text(state.get(F.LIFECYCLE)),
+                overflowed=overflowed if isinstance(overflowed, bool) else None,
+                context_usage=float(usage) if isinstance(usage, (int, float)) and not isinstance(usage, bool) else None,
+            )
+        )
+    return rows
+
+
+def _text(value: t.Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def render(rows: list[PaneStatus]) -> None:
+    """A table for people (rich comes with typer)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(box=None, header_style="bold", pad_edge=False)
+    for column in ("PANE", "SUPERVISOR", "CLAUDE", "SESSION", "SKILL", "PHASE", "LIFECYCLE", "OVERFLOW", "CTX", "STATE"):
+        table.add_column(column, no_wrap=column in ("PANE", "SUPERVISOR", "CLAUDE", "CTX"))
+    for row in rows:
+        name = f"{row.window}:{row.label}" if row.label else f"{row.window}:{row.pane} (no label)"
+        supervisor = str(row.supervisor_pid) if row.supervisor_alive else "—"
+        context = f"{row.context_usage * 100:.0f}%" if row.context_usage is not None else "—"
+        overflow = {True: "[red]yes[/]", False: "no", None: "—"}[row.overflowed]
+        table.add_row(
+            name,
+            supervisor,
+            str(row.claude_pid) if row.claude_pid else "—",
+            Path(row.session_dir).name if row.session_dir else "—",
+            row.skill or "—",
+            row.phase or "—",
+            row.lifecycle or "—",
+            overflow,
+            context,
+            _state_markup(row.state),
+        )
+    # Piped output is not cut to 80 columns: a row per pane must stay whole.
+    Console(highlight=False, width=None if sys.stdout.isatty() else 250).print(table)
+
+
+def _state_markup(state: str) -> str:
+    colour = {"error": "red", "needs-you": "green", "working": "blue", "done": "dim"}.get(state)
+    if state.startswith("exited"):
+        colour = "red"
+    return f"[{colour}]{state}[/]" if colour and state else (state or "—")

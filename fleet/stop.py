@@ -1,0 +1,179 @@
+"""Stop a fleet so that no process is left and every session stays resumable.
+
+The bash original killed the tmux session and let SIGHUP do the rest, which
+reached only each pane's foreground process group: watchdogs and Claude's own
+children survived as orphans (R7). Here, for every pane:
+
+1. SIGTERM to the pane's supervisor (``claude-run``), which ends Claude the
+   way it is built to and leaves ``.state.json`` valid — resumable (S3), or
+   fresh next time if the session had overflowed (S9); panes without an
+   agent get SIGHUP, as a closing terminal would send;
+2. wait up to the grace period for the supervisors to exit, then a moment
+   for what they ran;
+3. SIGKILL whatever is left — the pane's whole process tree plus every
+   process whose environment names the pane (re-parented orphans too) —
+   until nothing is;
+4. kill the tmux session, and check once more.
+"""
+
+from __future__ import annotations
+
+import signal
+import time
+import typing as t
+from dataclasses import dataclass, field
+
+from fleet import procs as pr
+from fleet.tmux import FleetServer, PaneInfo, list_panes
+
+GRACE_ENV = "FLEET_STOP_GRACE"
+DEFAULT_GRACE = 10.0
+KILL_ROUNDS = 5
+KILL_WAIT = 0.5
+SETTLE = 0.5
+REAP_WAIT = 2.0
+
+
+@dataclass
+class PaneStop:
+    """What stopping did to one pane."""
+
+    pane: PaneInfo
+    root_started: float | None = None
+    supervisors: list[pr.Proc] = field(default_factory=list)
+    members: list[pr.Proc] = field(default_factory=list)
+    ignored_term: list[pr.Proc] = field(default_factory=list)
+    killed: list[pr.Proc] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def name(self) -> str:
+        label = self.pane.label or self.pane.pane_id
+        return f"{self.pane.session}:{self.pane.window}:{label}"
+
+    @property
+    def outcome(self) -> str:
+        if self.ignored_term:
+            pids = ", ".join(str(p.pid) for p in self.ignored_term)
+            return f"killed: supervisor {pids} ignored SIGTERM"
+        if self.supervisors:
+            pids = ", ".join(str(p.pid) for p in self.supervisors)
+            extra = f"; killed {len(self.killed)} straggler(s)" if self.killed else ""
+            return f"stopped: supervisor {pids} exited after SIGTERM in {self.seconds:.1f}s{extra}"
+        if self.pane.dead and not self.members:
+            return "closed (its process had already exited)"
+        if self.killed:
+            return f"closed; killed {len(self.killed)} process(es) that ignored SIGHUP"
+        return "closed (no agent)"
+
+
+@dataclass
+class StopResult:
+    sessions: list[str]
+    panes: list[PaneStop]
+    leftovers: list[pr.Proc]
+    grace: float
+    seconds: float
+
+    @property
+    def forced(self) -> list[PaneStop]:
+        return [p for p in self.panes if p.ignored_term]
+
+
+def _members(table: pr.Table, socket: str | None, report: PaneStop, *, pane_gone: bool = False) -> list[pr.Proc]:
+    pane = report.pane
+    root = 0 if (pane.dead or pane_gone or report.root_started is None) else pane.pid
+    return table.of_pane(socket, pane.pane_id, root, report.root_started)
+
+
+def stop(
+    server: FleetServer,
+    sessions: t.Sequence[str],
+    *,
+    grace: float = DEFAULT_GRACE,
+    progress: t.Callable[[str], None] | None = None,
+) -> StopResult:
+    """Stop every pane of *sessions* on *server*; see the module docstring for the order."""
+    started = time.monotonic()
+    socket = server.socket_file()
+    panes = [p for p in list_panes(server) if p.session in sessions]
+    table = pr.snapshot()
+    reports = []
+    for pane in panes:
+        root = table.by_pid.get(pane.pid)
+        report = PaneStop(pane, root_started=root.create_time if root else None)
+        report.members = _members(table, socket, report)
+        report.supervisors = [p for p in report.members if p.is_supervisor]
+        reports.append(report)
+
+    # 1. Ask nicely.
+    for report in reports:
+        if report.supervisors:
+            pr.send(report.supervisors, signal.SIGTERM)
+        else:
+            pr.send(report.members, signal.SIGHUP)
+    if progress and any(r.supervisors for r in reports):
+        progress(f"Sent SIGTERM to {sum(len(r.supervisors) for r in reports)} supervisor(s); "
+                 f"waiting up to {grace:g}s for them to stop their agents")
+
+    # 2. Wait, all panes together, for the supervisors and then for what they ran.
+    deadline = started + grace
+    pending = [p for r in reports for p in r.supervisors]
+    while pending and time.monotonic() < deadline:
+        pending = pr.wait_gone(pending, min(0.1, max(0.0, deadline - time.monotonic())))
+        now = time.monotonic() - started
+        for report in reports:
+            if report.supervisors and not report.seconds and not pr.alive(report.supervisors):
+                report.seconds = now
+    # What a supervisor leaves behind (a child that setsid'd away and ignores SIGTERM) gets a
+    # moment to follow it, not the whole grace: the agent has already saved its state.
+    everything = [p for r in reports for p in r.members]
+    pr.wait_gone(everything, min(SETTLE, max(0.0, deadline - time.monotonic())))
+    for report in reports:
+        report.ignored_term = pr.alive(report.supervisors)
+        if report.supervisors and not report.seconds:
+            report.seconds = time.monotonic() - started
+
+    # 3. Escalate: the whole tree of each pane, fresh children and re-parented orphans included.
+    _kill_rounds(socket, reports)
+
+    # 4. Let tmux reap its panes, close the sessions, then make sure nothing came back.
+    _wait_reaped(server, {r.pane.pane_id for r in reports})
+    for name in sessions:
+        server.cmd("kill-session", "-t", f"={name}")
+    leftovers = _kill_rounds(socket, reports, panes_gone=True)
+    return StopResult(list(sessions), reports, leftovers, grace, time.monotonic() - started)
+
+
+def _wait_reaped(server: FleetServer, pane_ids: set[str], timeout: float = REAP_WAIT) -> None:
+    """Wait until tmux shows every pane dead, i.e. it has reaped each pane's process.
+
+    Killing the session first would let the server exit with exited agents
+    unreaped: they would linger as zombies of init, and a zombie's PID looks
+    alive to the next ``claude-run``, which would then refuse to resume.
+    """
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if all(p.dead for p in list_panes(server) if p.pane_id in pane_ids):
+            return
+        time.sleep(0.02)
+
+
+def _kill_rounds(socket: str | None, reports: list[PaneStop], *, panes_gone: bool = False) -> list[pr.Proc]:
+    """SIGKILL every remaining process of the panes until none is left; return the unkillable."""
+    remaining: list[pr.Proc] = []
+    for _ in range(KILL_ROUNDS):
+        table = pr.snapshot()
+        remaining = []
+        for report in reports:
+            alive = pr.alive(_members(table, socket, report, pane_gone=panes_gone))
+            if alive:
+                pr.send(alive, signal.SIGKILL)
+                report.killed.extend(p for p in alive if p.pid not in {k.pid for k in report.killed})
+                remaining.extend(alive)
+        if not remaining:
+            return []
+        remaining = pr.wait_gone(remaining, KILL_WAIT)
+        if not remaining:
+            return []
+    return remaining

@@ -1,0 +1,224 @@
+"""fleet start / stop / status / pane-id on a real tmux server with the real claude-run.
+
+Each pane runs ``claude-run`` with the stand-in Claude (``tests/fake_claude.py``);
+the agents activate sessions with ``session activate`` exactly as a real agent's
+Bash tool would, so what ``fleet stop`` / ``fleet start`` must preserve (S3) or
+refuse to resume (S9) is the real state written by the real commands.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import typing as t
+from pathlib import Path
+
+import psutil
+
+from fleet_harness import FleetWorld, running, world  # noqa: F401  (fixture)
+from claude_run_harness import wait_until
+from supervisor.store import read_state, update_state
+
+ACTIVATE = (
+    'L=$(fleet pane-id | cut -d: -f3) && '
+    'CLAUDE_CODE_SESSION_ID="conv-$L" session activate "sessions/S_$L" implement'
+)
+"""What each stand-in agent does first: activate sessions/S_<label>, binding conversation conv-<label>."""
+
+
+def agent(*steps: dict[str, t.Any], label: str) -> list[dict[str, t.Any]]:
+    """Activate this pane's session, create the transcript of its conversation, then *steps*."""
+    return [{"run": ["sh", "-c", ACTIVATE]}, {"transcript": f"conv-{label}"}, {"mark": "ready"}, *steps, {"wait": None}]
+
+
+def resume_of(start: dict[str, t.Any]) -> str | None:
+    argv = start["argv"]
+    return argv[argv.index("--resume") + 1] if "--resume" in argv else None
+
+
+def two_panes(world: FleetWorld, *labels: str, name: str = "duo") -> Path:
+    panes = "".join(f"        - {label}: claude-run\n" for label in labels)
+    return world.layout(name, f"  - agents:\n      layout: tiled\n      panes:\n{panes}")
+
+
+def test_start_labels_panes_runs_claude_run_as_the_pane_process_and_pane_id_answers(world: FleetWorld) -> None:
+    two_panes(world, "A", "B")
+    for label in ("A", "B"):
+        world.plan(label, [{"run": ["fleet", "pane-id"]}, {"mark": "ready"}, {"wait": None}])
+    done = world.fleet("start", "duo", "--no-attach")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        f"Starting fleet 'duo' (socket {world.socket}): 1 window, 2 panes",
+        "  agents:A  started",
+        "  agents:B  started",
+        f"Attach with: tmux -L {world.socket} attach -t duo",
+    ]
+    panes = world.panes()
+    assert set(panes) == {"A", "B"}
+    for label in ("A", "B"):
+        world.wait_event(label, "mark", name="ready")
+        # The pane's own process is claude-run (exec'd), not a shell that had it typed in.
+        cmdline = psutil.Process(int(panes[label]["pane_pid"])).cmdline()
+        assert Path(cmdline[1]).name == "claude-run", cmdline
+        # Inside the pane, `fleet pane-id` prints the pane's identity.
+        (ran,) = world.events(label, "run")
+        assert (ran["rc"], ran["stdout"]) == (0, f"duo:agents:{label}\n")
+        (start,) = world.starts(label)
+        assert start["env"]["CLAUDE_SUPERVISOR_PID"] == panes[label]["pane_pid"]
+    assert world.tmux("show-options", "-gwv", "remain-on-exit") == "on"
+    assert "Fleet pane ID: duo:agents:A" in world.capture("A")
+
+    # The same command with the pane's environment, and outside any fleet pane.
+    inside = world.fleet("pane-id", env=world.pane_env("B"))
+    assert (inside.returncode, inside.stdout, inside.stderr) == (0, "duo:agents:B\n", "")
+    outside = world.fleet("pane-id")
+    assert (outside.returncode, outside.stdout, outside.stderr) == (1, "", "")
+    other = world.fleet("pane-id", env={"TMUX": "/tmp/tmux-0/default,1,0", "TMUX_PANE": "%0"})
+    assert (other.returncode, other.stdout) == (1, ""), "not a fleet socket"
+
+    status = world.fleet("status", "--json")
+    assert status.returncode == 0, status.stderr
+    rows = {row["label"]: row for row in json.loads(status.stdout)}
+    assert rows["A"]["supervisor_alive"] and rows["A"]["supervisor_pid"] == int(panes["A"]["pane_pid"])
+    assert rows["A"]["claude_pid"] == world.starts("A")[0]["pid"]
+    assert rows["A"]["pane_id"] == "duo:agents:A" and rows["A"]["window"] == "agents"
+    table = world.fleet("status")
+    assert table.returncode == 0 and "agents:A" in table.stdout and "SUPERVISOR" in table.stdout
+
+
+def test_stop_leaves_no_process_and_start_resumes_each_panes_own_conversation(world: FleetWorld) -> None:
+    """S3 for every pane, S9 for the overflowed one; stubborn children do not survive the stop."""
+    two_panes(world, "A", "B", "O")
+    world.plan("A", agent({"spawn": {"setsid": True, "ignore_term": True, "depth": 2}}, label="A"))
+    world.plan("B", agent({"on_signal": {"TERM": "ignore"}}, label="B"))  # claude-run must escalate
+    world.plan("O", agent(label="O"))
+    assert world.fleet("start", "duo", "--no-attach").returncode == 0
+    for label in ("A", "B", "O"):
+        world.wait_event(label, "mark", name="ready")
+    sessions = world.project / "sessions"
+    assert {p.name for p in sessions.iterdir() if not p.name.startswith(".")} == {"S_A", "S_B", "S_O"}
+
+    rows = {r["label"]: r for r in json.loads(world.fleet("status", "--json").stdout)}
+    assert rows["A"]["session_dir"] == str(sessions / "S_A")
+    assert (rows["A"]["skill"], rows["A"]["lifecycle"], rows["A"]["overflowed"]) == ("implement", "active", False)
+
+    # The overflow hook fired in pane O before the fleet stopped (S9).
+    update_state(sessions / "S_O", lambda s: s.update(overflowed=True))
+
+    began = time.monotonic()
+    stop = world.fleet("stop", "--grace", "5")
+    elapsed = time.monotonic() - began
+    assert stop.returncode == 0, stop.stdout + stop.stderr
+    assert "duo:agents:A  stopped: supervisor" in stop.stdout
+    assert stop.stdout.rstrip().endswith("no process of the fleet is left.")
+    assert elapsed < 5, "graceful: claude-run stopped its Claude well inside the grace"
+    assert world.leftovers() == [], [p.cmdline() for p in world.leftovers()]
+    assert not world.server_alive()
+    for label in ("A", "B", "O"):
+        state = read_state(sessions / f"S_{label}")
+        assert state["sessionId"] == f"conv-{label}" and state["fleetPaneId"] == f"duo:agents:{label}"
+
+    again = world.fleet("start", "duo", "--no-attach")
+    assert again.returncode == 0, again.stderr
+    for label in ("A", "B"):
+        first, second = world.wait_starts(label, 2)
+        assert resume_of(first) is None and resume_of(second) == f"conv-{label}"
+    first, second = world.wait_starts("O", 2)
+    assert resume_of(second) is None, "an overflowed conversation is never resumed"
+    wait_until(lambda: "overflowed" in world.capture("O"), 10, "the fresh-start reason in pane O")
+    assert "Resuming conversation conv-A" in world.capture("A")
+
+
+def test_reconcile_respawns_only_the_dead_pane_and_adds_a_missing_one(world: FleetWorld) -> None:
+    two_panes(world, "A", "B", "C")
+    world.plan("A", [{"mark": "ready"}, {"wait": None}])
+    world.plan("B", [{"print": "finished my work"}, {"exit": 0}])  # claude-run then ends: the pane is dead
+    world.plan("C", [{"mark": "ready"}, {"wait": None}])
+    assert world.fleet("start", "duo", "--no-attach").returncode == 0
+    world.wait_event("A", "mark", name="ready")
+    world.wait_event("C", "mark", name="ready")
+    wait_until(lambda: world.panes()["B"]["pane_dead"] == "1", 15, "pane B to be dead")
+    assert "finished my work" in world.capture("B"), "remain-on-exit keeps a finished agent readable"
+    before = world.panes()
+    world.tmux("kill-pane", "-t", before["C"]["pane_id"])
+
+    done = world.fleet("start", "duo", "--no-attach")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == f"Fleet 'duo' is running (socket {world.socket}); reconciling with {world.project}/tmuxinator/duo.yml"
+    assert lines[1].split() == ["agents:A", "running", "(pid", f"{before['A']['pane_pid']})"]
+    assert lines[2].split() == ["agents:B", "respawned", "(exited", "with", "status", "0)"]
+    assert lines[3].split() == ["agents:C", "added"]
+    after = world.panes()
+    assert after["A"]["pane_pid"] == before["A"]["pane_pid"], "a live pane is left alone"
+    assert after["B"]["pane_id"] == before["B"]["pane_id"] and after["B"]["pane_dead"] == "0"
+    assert len(world.wait_starts("B", 2)) == 2 and len(world.starts("A")) == 1
+    world.wait_starts("C", 2)
+
+    nothing = world.fleet("start", "duo", "--no-attach")
+    assert nothing.stdout.splitlines()[-2] == "Nothing to do: every pane is running."
+    assert "respawned" not in nothing.stdout and "added" not in nothing.stdout
+
+
+def test_stop_kills_a_supervisor_that_ignores_sigterm_and_says_so(world: FleetWorld) -> None:
+    stubborn = world.base / "stubborn" / "claude-run"
+    stubborn.parent.mkdir()
+    stubborn.write_text(
+        "#!/usr/bin/env python3\n"
+        "import signal, subprocess, time\n"
+        "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+        "subprocess.Popen(['sleep', '600'], start_new_session=True)\n"
+        "print('ignoring SIGTERM', flush=True)\n"
+        "time.sleep(600)\n"
+    )
+    stubborn.chmod(0o755)
+    world.layout("mule", f"  - agents:\n      panes:\n        - Mule: {stubborn}\n        - A: claude-run\n")
+    world.plan("A", [{"mark": "ready"}, {"wait": None}])
+    assert world.fleet("start", "mule", "--no-attach").returncode == 0
+    world.wait_event("A", "mark", name="ready")
+    wait_until(lambda: "ignoring SIGTERM" in world.capture("Mule"), 10, "the stubborn supervisor")
+
+    began = time.monotonic()
+    stop = world.fleet("stop", "mule", "--grace", "1")
+    elapsed = time.monotonic() - began
+    assert stop.returncode == 1
+    assert stop.stderr == (
+        "fleet: error: 1 agent(s) ignored SIGTERM for 1s and were killed: mule:agents:Mule; "
+        "their sessions may not have saved their state\n"
+    )
+    assert "mule:agents:Mule  killed: supervisor" in stop.stdout
+    assert "mule:agents:A     stopped: supervisor" in stop.stdout
+    assert elapsed < 1 + 2.5
+    assert world.leftovers() == [], [p.cmdline() for p in world.leftovers()]
+
+
+def test_bad_input_is_one_line_with_the_right_exit_status(world: FleetWorld) -> None:
+    two_panes(world, "A")
+    stopped = world.fleet("stop", "duo")
+    assert (stopped.returncode, stopped.stdout) == (3, "")
+    assert stopped.stderr == f"fleet: error: fleet 'duo' is not running on socket {world.socket}\n"
+    status = world.fleet("status")
+    assert (status.returncode, status.stderr) == (3, f"fleet: error: no fleet is running on socket {world.socket}\n")
+
+    unknown = world.fleet("start", "nope", "--no-attach")
+    assert unknown.returncode == 1
+    assert unknown.stderr.startswith("fleet: error: no layout named 'nope' in ") and unknown.stderr.count("\n") == 1
+    assert "available: duo" in unknown.stderr
+
+    broken = world.project / "tmuxinator" / "broken.yml"
+    broken.write_text("name: broken\nwindows:\n  - a: [x\n")
+    yaml = world.fleet("start", "broken", "--no-attach")
+    assert (yaml.returncode, yaml.stderr) == (
+        1,
+        f"fleet: error: {broken}:4: YAML error: expected ',' or ']', but got '<stream end>'\n",
+    )
+
+    no_tmux = world.fleet("start", "duo", "--no-attach", env={"PATH": "/nonexistent"})
+    assert (no_tmux.returncode, no_tmux.stderr) == (127, "fleet: error: tmux not found on PATH; install tmux 3.2 or newer\n")
+
+    bad_socket = world.fleet("stop", "--socket", "work", socket=False)
+    assert (bad_socket.returncode, bad_socket.stderr) == (
+        1,
+        "fleet: error: socket 'work' is not a fleet socket; use fleet or fleet-NAME\n",
+    )
+    assert not world.server_alive()
