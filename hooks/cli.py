@@ -1,0 +1,68 @@
+"""``claude-hook EVENT``: the one entry point Claude Code calls.
+
+Events: ``pre-tool-use``, ``user-prompt-submit``, ``session-start``,
+``status-line``; and ``install`` / ``uninstall`` to set them up. Dispatch is a
+plain look at ``sys.argv`` — no argparse, no typer (56 ms to import) — and each
+event module is imported only when called, so a hook call loads the standard
+library and our small modules, nothing else. Hook events always exit 0: any
+other status makes Claude Code fail open or show an error instead of our answer.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import typing as t
+
+HOOK_EVENTS = ("pre-tool-use", "user-prompt-submit", "session-start", "status-line")
+SETUP_COMMANDS = ("install", "uninstall")
+USAGE = (
+    "usage: claude-hook EVENT < hook-input.json\n"
+    f"  EVENT: {', '.join(HOOK_EVENTS)}\n"
+    "       claude-hook install [--user | --project | --settings-file PATH] [--dry-run]\n"
+    "       claude-hook uninstall [--user | --project | --settings-file PATH] [--dry-run]"
+)
+
+
+def _runner(event: str) -> t.Callable[[bytes, t.Mapping[str, str]], str]:
+    if event == "pre-tool-use":
+        from hooks.pre_tool_use import run
+    elif event == "user-prompt-submit":
+        from hooks.prompt_submit import run
+    elif event == "session-start":
+        from hooks.session_start import run
+    else:
+        from hooks.statusline import run
+    return run
+
+
+def run_hook(event: str, raw: bytes, env: t.Mapping[str, str] | None = None) -> str:
+    """The stdout of hook *event* for stdin *raw* (what tests call in-process)."""
+    return _runner(event)(raw, os.environ if env is None else env)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    command = args[0] if args else ""
+    if command in HOOK_EVENTS:
+        from hooks.protocol import emit, read_stdin
+
+        try:
+            emit(run_hook(command, read_stdin()))
+        except Exception as exc:  # noqa: BLE001 - the event modules answer for themselves; belt and braces
+            from hooks.protocol import deny, note, one_line
+
+            if command == "pre-tool-use":
+                emit(deny(one_line(f"claude-hook pre-tool-use failed ({type(exc).__name__}: {exc}); blocked.")))
+            else:
+                note(f"claude-hook {command} failed ({type(exc).__name__}: {exc})")
+        return 0
+    if command in SETUP_COMMANDS:
+        from hooks.install import main as setup_main
+
+        return setup_main(args)
+    if command in ("-h", "--help", "help"):
+        print(USAGE)
+        return 0
+    print(f"claude-hook: unknown event {command!r}\n{USAGE}" if command else USAGE, file=sys.stderr)
+    return 2

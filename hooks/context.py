@@ -1,0 +1,184 @@
+"""How full is the context window? Two sources, the newer one wins.
+
+* The status line's ``used_percentage``, stored by ``claude-hook status-line``
+  as ``contextUsage`` (with ``contextUsageAt``). The status line never runs in
+  ``claude -p`` (reference §4), so that value can be missing or old.
+* The transcript: when a PreToolUse hook runs, the assistant message that asked
+  for the tool is already in the transcript with its ``usage`` (reference §9);
+  input + cache tokens ÷ the window size is the same quantity.
+
+A number that is missing, not a number, negative or not finite is *unknown*,
+never 0: an unknown reading must not look like an empty context and lift the
+overflow gate. Standard library only.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import typing as t
+
+from supervisor.fields import F
+
+TAIL_CHUNK = 64 * 1024
+TAIL_MAX = 8 * 1024 * 1024
+SYNTHETIC_MODEL = "<synthetic>"
+TOKEN_FIELDS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+
+KNOWN_WINDOWS: tuple[tuple[str, int], ...] = (
+    ("claude-opus-5", 1_000_000),  # observed: the default model, 1M
+    ("claude-sonnet-4-5", 200_000),  # observed
+    ("claude-opus-4", 200_000),
+    ("claude-sonnet-4", 200_000),
+    ("claude-haiku-4", 200_000),
+    ("claude-3", 200_000),
+)
+"""Window sizes by model-id prefix, used when no status line recorded one."""
+
+
+class Usage:
+    """One reading of context usage."""
+
+    __slots__ = ("fraction", "at", "source")
+
+    def __init__(self, fraction: float, at: str, source: str) -> None:
+        self.fraction = fraction  # of the window, 0.0 .. 1.0
+        self.at = at  # ISO-8601 UTC timestamp of the reading, "" when unknown
+        self.source = source  # "status line" or "transcript"
+
+    def __repr__(self) -> str:
+        return f"Usage({self.fraction!r}, {self.at!r}, {self.source!r})"
+
+
+def number(value: t.Any) -> float | None:
+    """A real, finite, non-negative number, else None (bools are not numbers here)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    value = float(value)
+    if not math.isfinite(value) or value < 0:
+        return None
+    return value
+
+
+def positive_int(value: t.Any) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        return None
+    return value
+
+
+def fraction_from_percentage(value: t.Any) -> float | None:
+    """``used_percentage`` (0-100) as a fraction; over 100 is full, not invalid."""
+    pct = number(value)
+    return None if pct is None else min(pct, 100.0) / 100.0
+
+
+def statusline_reading(data: t.Mapping[str, t.Any]) -> tuple[float | None, int | None]:
+    """(usage fraction, window size) from the status line's stdin object."""
+    window = data.get("context_window")
+    if not isinstance(window, dict):
+        return None, None
+    return (
+        fraction_from_percentage(window.get("used_percentage")),
+        positive_int(window.get("context_window_size")),
+    )
+
+
+def stored_usage(state: t.Mapping[str, t.Any]) -> Usage | None:
+    fraction = number(state.get(F.CONTEXT_USAGE))
+    if fraction is None:
+        return None
+    at = state.get(F.CONTEXT_USAGE_AT)
+    return Usage(fraction, at if isinstance(at, str) else "", "status line")
+
+
+def window_for_model(model: t.Any) -> int | None:
+    if not isinstance(model, str):
+        return None
+    if "[1m]" in model:
+        return 1_000_000
+    for prefix, size in KNOWN_WINDOWS:
+        if model.startswith(prefix):
+            return size
+    return None
+
+
+def _usage_of(entry: t.Any, recorded_window: int | None) -> Usage | None | bool:
+    """The reading in one transcript line; False when the line carries none (look further back)."""
+    if not isinstance(entry, dict) or entry.get("type") != "assistant" or entry.get("isSidechain") is True:
+        return False
+    message = entry.get("message")
+    if not isinstance(message, dict) or not isinstance(message.get("usage"), dict):
+        return False
+    model = message.get("model")
+    if model == SYNTHETIC_MODEL:
+        return False  # a locally generated message (API error): no real usage
+    usage = message["usage"]
+    total = 0.0
+    for name in TOKEN_FIELDS:
+        if name not in usage and name != "input_tokens":
+            continue
+        tokens = number(usage.get(name))
+        if tokens is None:
+            return None  # the newest reading is unreadable: unknown, not older data
+        total += tokens
+    if total <= 0:
+        return False
+    window = recorded_window or window_for_model(model)
+    if not window:
+        return None
+    stamp = entry.get("timestamp")
+    return Usage(total / window, stamp if isinstance(stamp, str) else "", "transcript")
+
+
+def transcript_usage(path: t.Any, recorded_window: t.Any = None) -> Usage | None:
+    """The newest main-conversation usage in the transcript at *path*, or None."""
+    if not isinstance(path, str) or not os.path.isabs(path) or "\0" in path:
+        return None
+    window = positive_int(recorded_window)
+    if not os.path.isfile(path):
+        return None  # not a regular file: a FIFO would block the hook until it times out
+    try:
+        with open(path, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            span = TAIL_CHUNK
+            while True:
+                start = max(0, size - span)
+                handle.seek(start)
+                lines = handle.read(size - start).split(b"\n")
+                if start > 0:
+                    lines = lines[1:]  # the first one is cut
+                for line in reversed(lines):
+                    if b'"usage"' not in line:
+                        continue
+                    try:
+                        found = _usage_of(json.loads(line), window)
+                    except (ValueError, RecursionError):
+                        continue
+                    if found is not False:
+                        return found  # type: ignore[return-value]
+                if start == 0 or span >= TAIL_MAX:
+                    return None
+                span *= 4
+    except OSError:
+        return None
+
+
+def _stamp(at: str) -> str | None:
+    """``YYYY-MM-DDTHH:MM:SS`` of a UTC ISO timestamp, or None if it is not one."""
+    head = at[:19]
+    if len(head) == 19 and head[4] == "-" and head[7] == "-" and head[10] == "T" and head[13] == ":":
+        return head
+    return None
+
+
+def newest(first: Usage | None, second: Usage | None) -> Usage | None:
+    """The more recent reading; within the same second (or undated), the fuller one."""
+    if first is None or second is None:
+        return first if second is None else second
+    a, b = _stamp(first.at), _stamp(second.at)
+    if a and b and a != b:
+        return first if a > b else second
+    if bool(a) != bool(b):
+        return first if a else second
+    return first if first.fraction >= second.fraction else second

@@ -1,0 +1,56 @@
+"""Which session is the calling agent's? One lookup per hook call.
+
+The identity is the same one ``session find`` uses: the fleet pane (one tmux
+call, only inside a fleet socket), then the supervisor PID and its start token.
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import os
+import typing as t
+from pathlib import Path
+
+from supervisor.identity import current_pane_id, start_token, supervisor_pid
+from supervisor.lookup import Found, find_session
+from supervisor.paths import sessions_root
+
+
+class Caller:
+    """Who is calling: sessions root, fleet pane, supervisor, and the session found for them."""
+
+    __slots__ = ("root", "pane", "pid", "token", "found")
+
+    def __init__(self, root: Path, pane: str | None, pid: int, token: str | None, found: Found | None) -> None:
+        self.root = root
+        self.pane = pane  # fleet pane id, None outside a fleet
+        self.pid = pid  # supervisor PID
+        self.token = token  # its start token
+        self.found = found  # the caller's session, if any
+
+
+def locate(cwd: str, env: t.Mapping[str, str]) -> Caller:
+    root = sessions_root(cwd=cwd, env=env)
+    pane = current_pane_id(env)
+    pid = supervisor_pid(env)
+    token = start_token(pid)
+    return Caller(root, pane, pid, token, find_session(root, pane=pane, pid=pid, token=token))
+
+
+_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:,+@%")
+
+
+def shell_word(text: str) -> str:
+    """*text* as one shell word (single-quoted only when it has to be)."""
+    if text and all(c in _SAFE for c in text):
+        return text
+    return "'" + text.replace("'", "'\\''") + "'"
+
+
+def session_arg(session_dir: Path, cwd: str) -> str:
+    """How to name *session_dir* in a command the agent runs from *cwd*, shell-quoted."""
+    try:
+        relative = os.path.relpath(session_dir, cwd)
+    except ValueError:
+        relative = ".."
+    return shell_word(str(session_dir) if relative.startswith("..") else relative)

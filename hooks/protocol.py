@@ -1,0 +1,130 @@
+"""Claude Code's hook protocol: JSON in on stdin, JSON (or nothing) out on stdout.
+
+What Claude Code does with our output (reference/claude-code-protocol.md §2):
+a crash, a timeout, bad JSON or an exit status other than 2 all *fail open* —
+the tool runs anyway. Only a ``deny`` decision blocks. An explicit ``allow``
+is worse than nothing: it skips the user's own permission prompt. So:
+
+* allow = exit 0 with an empty stdout;
+* deny = the ``hookSpecificOutput`` deny object, reason with real newlines;
+* a note to the model = ``additionalContext`` without a decision;
+* never a traceback: the callers turn every failure into one of the above.
+
+Standard library only (this runs on every tool call).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import typing as t
+
+PRE_TOOL_USE = "PreToolUse"
+USER_PROMPT_SUBMIT = "UserPromptSubmit"
+SESSION_START = "SessionStart"
+
+MAX_REASON_LINE = 400
+
+
+class HookInput:
+    """The stdin object, read defensively: every accessor tolerates any shape."""
+
+    __slots__ = ("data", "problem")
+
+    def __init__(self, data: dict[str, t.Any], problem: str | None = None) -> None:
+        self.data = data
+        self.problem = problem  # why the input could not be read, if it could not
+
+    def text(self, key: str) -> str:
+        value = self.data.get(key)
+        return value if isinstance(value, str) else ""
+
+    def obj(self, key: str) -> dict[str, t.Any]:
+        value = self.data.get(key)
+        return value if isinstance(value, dict) else {}
+
+    @property
+    def cwd(self) -> str:
+        """The agent's working directory; ours when the input has no usable one."""
+        cwd = self.text("cwd")
+        if cwd and "\0" not in cwd and os.path.isabs(cwd):
+            return cwd
+        try:
+            return os.getcwd()
+        except OSError:
+            return "/"
+
+
+def parse_input(raw: bytes) -> HookInput:
+    """Decode the hook input; a non-object or undecodable input is recorded, not raised."""
+    text = raw.decode("utf-8", errors="replace")
+    if not text.strip():
+        return HookInput({}, "the hook input on stdin is empty")
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        return HookInput({}, f"the hook input on stdin is not valid JSON ({one_line(str(exc), 120)})")
+    if not isinstance(data, dict):
+        return HookInput({}, f"the hook input on stdin is a JSON {type(data).__name__}, not an object")
+    return HookInput(data)
+
+
+def read_stdin(stream: t.BinaryIO | None = None) -> bytes:
+    """All of stdin; nothing when it is a terminal (someone ran the hook by hand)."""
+    stream = stream if stream is not None else sys.stdin.buffer
+    try:
+        if stream.isatty():
+            return b""
+        return stream.read()
+    except (OSError, ValueError, AttributeError):
+        return b""
+
+
+def one_line(text: str, limit: int = MAX_REASON_LINE) -> str:
+    """Collapse whitespace so an error message stays one line, and bound its length."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def deny(reason: str) -> str:
+    """The PreToolUse output that blocks the call; the model sees *reason*."""
+    return json.dumps(
+        {
+            "hookSpecificOutput": {
+                "hookEventName": PRE_TOOL_USE,
+                "permissionDecision": "deny",
+                "permissionDecisionReason": reason,
+            }
+        },
+        ensure_ascii=False,
+    )
+
+
+def add_context(event: str, text: str) -> str:
+    """Output that lets the call (or prompt) through and shows *text* to the model."""
+    return json.dumps(
+        {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}},
+        ensure_ascii=False,
+    )
+
+
+def note(text: str) -> None:
+    """One line on stderr (Claude Code keeps it in the transcript, not in the model's view)."""
+    try:
+        sys.stderr.write(one_line(text) + "\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+
+
+def emit(text: str, stream: t.BinaryIO | None = None) -> None:
+    """Write one output document as UTF-8 whatever the locale; a closed pipe is ignored."""
+    if not text:
+        return
+    stream = stream if stream is not None else sys.stdout.buffer
+    try:
+        stream.write((text if text.endswith("\n") else text + "\n").encode("utf-8", "replace"))
+        stream.flush()
+    except (OSError, ValueError):
+        pass

@@ -1,0 +1,66 @@
+"""One PreToolUse call, classified once for every rule that looks at it."""
+
+from __future__ import annotations
+
+import os
+import typing as t
+
+from hooks.bash_whitelist import Invocation, whitelisted
+from hooks.config import Config
+from hooks.protocol import HookInput
+
+ASK_USER = "AskUserQuestion"
+SKILL = "Skill"
+BASH = "Bash"
+READ = "Read"
+EDIT = "Edit"
+SUBAGENT_TOOLS = frozenset({"Task", "Agent"})
+UNKNOWN_TRANSCRIPT = "unknown"
+
+
+class ToolCall:
+    """The tool, its input, and what the rules need to know about it."""
+
+    __slots__ = ("name", "input", "invocation", "is_session_command", "transcript_path", "transcript_key")
+
+    def __init__(
+        self,
+        name: str,
+        tool_input: dict[str, t.Any],
+        invocation: Invocation | None,
+        is_session_command: bool,
+        transcript_path: str,
+        transcript_key: str,
+    ) -> None:
+        self.name = name
+        self.input = tool_input
+        self.invocation = invocation  # a whitelisted Bash command (session or an extra), parsed
+        self.is_session_command = is_session_command  # the invocation is of `session` itself
+        self.transcript_path = transcript_path
+        self.transcript_key = transcript_key  # basename of the transcript: one heartbeat counter per agent
+
+    @property
+    def file_path(self) -> str | None:
+        value = self.input.get("file_path")
+        return value if isinstance(value, str) else None
+
+    @property
+    def skill_call(self) -> tuple[str, str] | None:
+        """(skill, args) of a Skill call."""
+        if self.name != SKILL:
+            return None
+        skill, args = self.input.get("skill"), self.input.get("args")
+        return (skill if isinstance(skill, str) else "", args if isinstance(args, str) else "")
+
+
+def classify(inp: HookInput, config: Config) -> ToolCall:
+    name = inp.text("tool_name")
+    tool_input = inp.obj("tool_input")
+    invocation = None
+    is_session = False
+    if name == BASH:
+        invocation = whitelisted(tool_input.get("command"), config.session_programs | config.extra_programs)
+        is_session = invocation is not None and invocation.program in config.session_programs
+    transcript = inp.text("transcript_path")
+    key = os.path.basename(transcript) if transcript and "\0" not in transcript else ""
+    return ToolCall(name, tool_input, invocation, is_session, transcript, key or UNKNOWN_TRANSCRIPT)
