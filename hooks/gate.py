@@ -1,0 +1,135 @@
+"""The session gate: with ``SESSION_REQUIRED=1``, no work without an active session.
+
+PreToolUse (seed 002 S10/S11): AskUserQuestion and Skill always pass, so do a
+single ``session`` command and reading standards; everything else needs the
+caller's session to be live (active, dehydrating or resuming). The deny says
+what to do next. UserPromptSubmit injects the same guidance proactively.
+Read-only: the gate never writes state. Standard library only.
+"""
+
+from __future__ import annotations
+
+import typing as t
+from pathlib import Path
+
+from hooks.config import Config
+from hooks.locate import Caller, session_arg
+from hooks.read_whitelist import read_allowed
+from hooks.tool_call import ASK_USER, BASH, READ, SKILL, ToolCall
+from supervisor.fields import LIVE_LIFECYCLES, F, Lifecycle
+
+TAG = "§CMD_REQUIRE_ACTIVE_SESSION"
+NEW_SESSION = "session activate sessions/YYYY_MM_DD_TOPIC SKILL"
+ALLOWED_MEANWHILE = (
+    "Until then only AskUserQuestion, Skill, a single `session` command and reading standards "
+    "(~/.claude/, the project's .claude/, CLAUDE.md, MEMORY.md, the sessions folder) are allowed."
+)
+
+
+def lifecycle(state: t.Mapping[str, t.Any]) -> str:
+    """The session's lifecycle; a bash-era state without one is active."""
+    value = state.get(F.LIFECYCLE, Lifecycle.ACTIVE)
+    return value if isinstance(value, str) else "unreadable"
+
+
+def is_live(caller: Caller) -> bool:
+    return caller.found is not None and lifecycle(caller.found.state) in LIVE_LIFECYCLES
+
+
+def _describe(session_dir: Path, state: t.Mapping[str, t.Any]) -> str:
+    skill = state.get(F.SKILL)
+    return f"'{session_dir.name}' (skill: {skill if isinstance(skill, str) and skill else 'none'})"
+
+
+def tool_whitelisted(call: ToolCall, caller: Caller, cwd: str, env: t.Mapping[str, str]) -> bool:
+    if call.name in (ASK_USER, SKILL):
+        return True
+    if call.name == BASH:
+        return call.invocation is not None
+    if call.name == READ:
+        return read_allowed(call.file_path, cwd=cwd, sessions_root=str(caller.root), env=env)
+    return False
+
+
+def deny_reason(caller: Caller, cwd: str) -> str:
+    """Why the tool is blocked and the exact commands that unblock it."""
+    found = caller.found
+    if found is None:
+        return (
+            f"{TAG}: No active session. Tool use blocked.\n"
+            "Use AskUserQuestion to ask the user which skill they want to use and in which session "
+            f"folder, then activate it (invoking the skill does this for you):\n  {NEW_SESSION}\n"
+            + ALLOWED_MEANWHILE
+        )
+    what = _describe(found.session_dir, found.state)
+    arg = session_arg(found.session_dir, cwd)
+    state = lifecycle(found.state)
+    if state == Lifecycle.COMPLETED:
+        return (
+            f"{TAG}: Previous session {what} is completed. Tool use blocked.\n"
+            f"Use AskUserQuestion to ask the user: 'Your previous session {what} is complete. "
+            "Would you like to continue it, or start a new session with a different skill?'\n"
+            f"To continue it:  session continue {arg}\n"
+            f"To start a new one:  {NEW_SESSION}\n" + ALLOWED_MEANWHILE
+        )
+    return (
+        f"{TAG}: Session {what} is {state}, not active. Tool use blocked.\n"
+        f"Pick it up with:  session continue {arg}\n"
+        "(it re-activates the session and lists what to reload; then resume at the phase it prints).\n"
+        + ALLOWED_MEANWHILE
+    )
+
+
+def session_gate(
+    call: ToolCall, caller: Caller, config: Config, cwd: str, env: t.Mapping[str, str]
+) -> str | None:
+    """The deny reason, or None when the gate lets the call through."""
+    if not config.session_required or is_live(caller):
+        return None
+    if tool_whitelisted(call, caller, cwd, env):
+        return None
+    return deny_reason(caller, cwd)
+
+
+BOOT_STANDARDS = (
+    "1. Load the standards you need: ~/.claude/CLAUDE.md, the project's CLAUDE.md and .claude/ "
+    "files (reading these is allowed)."
+)
+
+
+def prompt_context(caller: Caller, config: Config, cwd: str) -> str | None:
+    """UserPromptSubmit: boot instructions when no session is live, else None."""
+    if not config.session_required or is_live(caller):
+        return None
+    found = caller.found
+    if found is None:
+        return (
+            f"{TAG}: No active session. You must activate a session before doing any work.\n"
+            "Boot sequence:\n"
+            f"{BOOT_STANDARDS}\n"
+            "2. Use AskUserQuestion to ask the user: 'No active session. Which skill should I use "
+            "(/implement, /analyze, /fix, /test), in which session folder — or describe the new work?'\n"
+            f"3. Activate it (invoking the skill does this for you):  {NEW_SESSION}\n"
+            "Other tools stay blocked until a session is active."
+        )
+    what = _describe(found.session_dir, found.state)
+    arg = session_arg(found.session_dir, cwd)
+    state = lifecycle(found.state)
+    if state == Lifecycle.COMPLETED:
+        return (
+            f"{TAG}: Previous session {what} is completed.\n"
+            "Boot sequence:\n"
+            f"{BOOT_STANDARDS}\n"
+            f"2. Use AskUserQuestion to ask the user: 'Your previous session {what} is complete. "
+            "Would you like to continue it, or start a new session with a different skill?'\n"
+            f"3. To continue it:  session continue {arg}   To start a new one:  {NEW_SESSION}\n"
+            "Other tools stay blocked until a session is active."
+        )
+    return (
+        f"{TAG}: Session {what} is {state}, not active.\n"
+        "Boot sequence:\n"
+        f"1. Run:  session continue {arg}\n"
+        "2. Read every file it lists (the dehydrated context and the required files).\n"
+        "3. Resume the work at the phase it prints.\n"
+        "Other tools stay blocked until the session is active again."
+    )

@@ -1,0 +1,116 @@
+"""The logging heartbeat: an agent that works without logging is warned, then stopped.
+
+Only for sessions whose skill declared a ``logTemplate``. One counter per
+transcript (``toolCallsByTranscript``, keyed by the transcript's basename), so
+sub-agents do not inflate the main agent's count (seed 002 §7 req. 10).
+``loading=true`` (bootstrap, until the first ``session phase``) and dehydrating
+pass uncounted (req. 13); ``session log`` resets the caller's counter; other
+``session`` commands, Task, reading standards or the log template, and
+repeated Edits of the same file are not counted. Applied under the state lock.
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import typing as t
+
+from hooks.read_whitelist import is_under, resolve, user_config_dirs
+from hooks.tool_call import EDIT, READ, SUBAGENT_TOOLS, ToolCall
+from supervisor.fields import DEFAULT_BLOCK_AFTER, DEFAULT_WARN_AFTER, F, Lifecycle
+from supervisor.transitions import count_tool_call, reset_log_counter
+
+TAG = "§CMD_LOG_BETWEEN_TOOL_USES"
+TEMPLATE_PREFIX = "TEMPLATE_"
+
+
+class Verdict:
+    """What the state-changing rules decided."""
+
+    __slots__ = ("deny", "warn")
+
+    def __init__(self, deny: str | None = None, warn: str | None = None) -> None:
+        self.deny = deny  # block with this reason
+        self.warn = warn  # let through, showing this to the model
+
+
+PASS = Verdict()
+
+
+def log_file_name(state: t.Mapping[str, t.Any]) -> str:
+    """``TEMPLATE_X_LOG.md`` → ``X_LOG.md``, else ``<SKILL>_LOG.md`` (as ``session log`` writes)."""
+    template = state.get(F.LOG_TEMPLATE)
+    if isinstance(template, str) and template.strip():
+        name = os.path.basename(template)
+        return name[len(TEMPLATE_PREFIX) :] if name.startswith(TEMPLATE_PREFIX) else name
+    skill = state.get(F.SKILL) if isinstance(state.get(F.SKILL), str) else "SESSION"
+    return f"{re.sub(r'[^A-Za-z0-9]+', '_', skill).upper()}_LOG.md"
+
+
+def threshold(state: t.Mapping[str, t.Any], field: str, default: int) -> int | None:
+    """A configured threshold; 0 disables it, a malformed value means the default."""
+    value = state.get(field)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        return default
+    return value or None
+
+
+def _uncounted_read(call: ToolCall, template: str, cwd: str, env: t.Mapping[str, str]) -> bool:
+    """Reading standards under ``~/.claude`` or the log template itself."""
+    home = env.get("HOME") or os.path.expanduser("~")
+    real = resolve(call.file_path or "", cwd, home)
+    if real is None:
+        return False
+    if real == resolve(template, cwd, home):
+        return True
+    return any(is_under(real, root) for root in user_config_dirs(env))
+
+
+def heartbeat(
+    state: dict[str, t.Any], call: ToolCall, *, cwd: str, env: t.Mapping[str, str], dir_arg: str
+) -> Verdict:
+    """Count *call* against the caller's logging discipline (mutating *state*)."""
+    template = state.get(F.LOG_TEMPLATE)
+    if not isinstance(template, str) or not template.strip():
+        return PASS
+    if state.get(F.LOADING) is True or state.get(F.LIFECYCLE) == Lifecycle.DEHYDRATING:
+        return PASS
+    key = call.transcript_key
+    if call.is_session_command:
+        if call.invocation is not None and call.invocation.args[:1] == ("log",):
+            reset_log_counter(state, key)
+        return PASS
+    if call.name in SUBAGENT_TOOLS:
+        return PASS
+    if call.name == READ and _uncounted_read(call, template, cwd, env):
+        return PASS
+    count = count_tool_call(state, key, edit_file=(call.file_path or "") if call.name == EDIT else None)
+    if count is None:
+        return PASS
+    block = threshold(state, F.BLOCK_AFTER, DEFAULT_BLOCK_AFTER)
+    warn = threshold(state, F.WARN_AFTER, DEFAULT_WARN_AFTER)
+    log_file = f"{dir_arg.rstrip('/')}/{log_file_name(state)}"
+    if block is not None and count >= block:
+        return Verdict(
+            deny=(
+                f"{TAG}: {count} tool calls without logging. Tool DENIED.\n"
+                "You MUST Read the log template first, then log your progress before making any "
+                "more tool calls:\n"
+                f"  session log {dir_arg} <<'EOF'\n"
+                "  <what you did, what you found, what comes next — in the template's format>\n"
+                "  EOF\n"
+                f"Template (required format): {template}\n"
+                f"Log file: {log_file}"
+            )
+        )
+    if warn is not None and count >= warn:
+        limit = f"/{block}" if block is not None else ""
+        return Verdict(
+            warn=(
+                f"{TAG}: {count}{limit} tool calls without logging. Log soon.\n"
+                f"Log command: session log {dir_arg} <<'EOF' … EOF  (appends to {log_file})\n"
+                f"Template (MUST Read first): {template}"
+            )
+        )
+    return PASS

@@ -1,0 +1,110 @@
+"""The overflow gate: at the context threshold, nothing but dehydrating (seed 002 S4, R4).
+
+Applied to the state under its lock. In order:
+
+1. a single ``session`` command always passes (extra commands configured for
+   the session gate do not: an overflowing agent may only dehydrate);
+2. ``Skill(skill="session", args="dehydrate …")`` starts dehydrating (of a live
+   session) and passes;
+3. while dehydrating, or with a restart pending, tools pass for a bounded
+   number of calls — the original let an agent invoke dehydrate and then work
+   on forever (original-system §5.3);
+4. at or above the threshold: ``overflowed=true`` and deny, saying how to
+   dehydrate;
+5. otherwise pass. ``overflowed`` alone does not block (it guards resumes).
+
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import typing as t
+
+from hooks.config import Config
+from hooks.context import Usage
+from hooks.tool_call import ToolCall
+from supervisor.fields import LIVE_LIFECYCLES, F, Lifecycle
+from supervisor.transitions import begin_dehydrate, count_dehydrate_call, mark_overflowed
+
+TAG = "§CMD_REANCHOR_AFTER_RESTART"
+DEHYDRATE_SKILLS = ("session", "dehydrate")  # ours, and the bash era's separate skill
+
+
+def starts_dehydrate(call: ToolCall) -> bool:
+    """``Skill(session, "dehydrate …")`` (or the bash era's ``Skill(dehydrate)``)."""
+    skill_call = call.skill_call
+    if skill_call is None:
+        return False
+    skill, args = skill_call
+    if skill == "dehydrate":
+        return True
+    words = args.split()
+    return skill == "session" and bool(words) and words[0] == "dehydrate"
+
+
+def percent(fraction: float) -> str:
+    return f"{fraction * 100:.0f}%"
+
+
+def _handover_command(dir_arg: str) -> str:
+    return (
+        f"  session dehydrate {dir_arg} <<'EOF'\n"
+        "  # Handover\n"
+        "  ## Doing / phase / decisions / next steps\n"
+        "  ...\n"
+        "  ## Required files\n"
+        "  - path/to/each/file/to/reload\n"
+        "  EOF"
+    )
+
+
+def overflow_reason(usage: Usage, config: Config, state: t.Mapping[str, t.Any], dir_arg: str) -> str:
+    skill = state.get(F.SKILL) or "current"
+    phase = state.get(F.CURRENT_PHASE) or "its current phase"
+    return (
+        f"{TAG}: Context overflow — context is at {percent(usage.fraction)} "
+        f"(threshold {percent(config.threshold)}). You MUST dehydrate NOW; no other tool is allowed.\n"
+        "Write your handover (what you were doing, the phase, decisions, next steps and a "
+        "'## Required files' list) and pipe it to the session command:\n"
+        f"{_handover_command(dir_arg)}\n"
+        "This saves DEHYDRATED_CONTEXT.md and restarts Claude with a fresh context that continues "
+        f"the {skill} session at {phase}.\n"
+        'To gather it with tools first, invoke Skill(skill: "session", args: "dehydrate"): you then '
+        f"get {config.dehydrate_budget} more tool calls."
+    )
+
+
+def budget_reason(config: Config, state: t.Mapping[str, t.Any], dir_arg: str) -> str:
+    if state.get(F.LIFECYCLE) == Lifecycle.DEHYDRATING:
+        return (
+            f"{TAG}: Dehydration has used its {config.dehydrate_budget} tool calls. "
+            "Finish it now; no other tool is allowed:\n"
+            f"{_handover_command(dir_arg)}\n"
+            "This saves DEHYDRATED_CONTEXT.md and restarts Claude with a fresh context."
+        )
+    return (
+        f"{TAG}: A restart of this session is pending and {config.dehydrate_budget} tool calls "
+        "have run since. Stop working: the supervisor ends this Claude and starts a fresh one "
+        "that continues the session. If nothing happens, exit Claude (claude-run picks the "
+        "restart up). Only the session command is allowed."
+    )
+
+
+def overflow_gate(
+    state: dict[str, t.Any], call: ToolCall, usage: Usage | None, config: Config, dir_arg: str
+) -> str | None:
+    """Apply the gate to *state* (mutating it); the deny reason, or None to pass."""
+    if call.is_session_command:
+        return None
+    if starts_dehydrate(call):
+        if state.get(F.LIFECYCLE, Lifecycle.ACTIVE) in LIVE_LIFECYCLES:
+            begin_dehydrate(state)  # not for a completed session: that would reopen the gate
+        return None
+    if state.get(F.LIFECYCLE) == Lifecycle.DEHYDRATING or state.get(F.KILL_REQUESTED) is True:
+        if count_dehydrate_call(state, config.dehydrate_budget):
+            return None
+        return budget_reason(config, state, dir_arg)
+    if usage is not None and usage.fraction >= config.threshold:
+        mark_overflowed(state)
+        return overflow_reason(usage, config, state, dir_arg)
+    return None

@@ -1,0 +1,85 @@
+"""``claude-hook pre-tool-use``: every PreToolUse rule in one process, in a fixed order.
+
+1. the session gate (read-only),
+2. the overflow gate and 3. the heartbeat, both applied to the session's state
+   in *one* locked read-modify-write, so a call denied by an earlier rule is
+   never counted or written by a later one (the bash hooks ran in parallel and
+   raced each other, original-system §5.2 R2).
+
+Output: nothing to allow, a deny, or a heartbeat warning as additional
+context. Whatever goes wrong, the answer is a deny naming the failure — except
+for a ``session`` command, so a broken state never locks the agent out of the
+one command that can repair it. Standard library only.
+"""
+
+from __future__ import annotations
+
+import typing as t
+
+from hooks import config as hook_config
+from hooks.context import newest, stored_usage, transcript_usage
+from hooks.gate import session_gate
+from hooks.heartbeat import Verdict, heartbeat
+from hooks.locate import locate, session_arg
+from hooks.overflow import overflow_gate
+from hooks.protocol import PRE_TOOL_USE, add_context, deny, one_line, parse_input
+from hooks.tool_call import ToolCall, classify
+from supervisor.fields import F
+from supervisor.store import NoStateError, update_state
+
+LOCK_TIMEOUT = 3.0  # well inside the hook timeout, so we answer instead of being killed (fail-open)
+
+
+def failure_reason(problem: str) -> str:
+    return one_line(
+        f"claude-hook pre-tool-use could not check this tool call: {problem}. It is blocked so that a "
+        "broken hook cannot let everything through; a single `session` command still passes "
+        "(start with `session find`)."
+    )
+
+
+def decide(call: ToolCall, cwd: str, config: hook_config.Config, env: t.Mapping[str, str]) -> str:
+    caller = locate(cwd, env)
+    reason = session_gate(call, caller, config, cwd, env)
+    if reason is not None:
+        return deny(reason)
+    found = caller.found
+    if found is None:
+        return ""
+    dir_arg = session_arg(found.session_dir, cwd)
+    seen = None
+    if not call.is_session_command:  # read the transcript outside the lock
+        seen = transcript_usage(call.transcript_path, found.state.get(F.CONTEXT_WINDOW_SIZE))
+
+    def apply(state: dict[str, t.Any]) -> Verdict:
+        blocked = overflow_gate(state, call, newest(stored_usage(state), seen), config, dir_arg)
+        if blocked is not None:
+            return Verdict(deny=blocked)
+        return heartbeat(state, call, cwd=cwd, env=env, dir_arg=dir_arg)
+
+    try:
+        verdict: Verdict = update_state(found.session_dir, apply, timeout=LOCK_TIMEOUT)
+    except NoStateError:
+        return ""  # the session went away between lookup and lock: nothing left to enforce
+    # Fleet pane notification (@pane_notify: working / error) belongs here, once the fleet exists.
+    if verdict.deny is not None:
+        return deny(verdict.deny)
+    if verdict.warn is not None:
+        return add_context(PRE_TOOL_USE, verdict.warn)
+    return ""
+
+
+def run(raw: bytes, env: t.Mapping[str, str]) -> str:
+    """The hook's stdout for stdin *raw*: "" (allow), a deny, or additional context."""
+    inp = parse_input(raw)
+    if inp.problem is not None:
+        return deny(failure_reason(inp.problem))
+    call: ToolCall | None = None
+    try:
+        config = hook_config.load(env)
+        call = classify(inp, config)
+        return decide(call, inp.cwd, config, env)
+    except Exception as exc:  # noqa: BLE001 - the hook must answer, never crash (crash = fail open)
+        if call is not None and call.is_session_command:
+            return ""
+        return deny(failure_reason(f"{type(exc).__name__}: {exc}"))

@@ -1,0 +1,30 @@
+"""``claude-hook user-prompt-submit``: the prompt gate (seed 002 S10, S11).
+
+With ``SESSION_REQUIRED=1`` and no live session (none, completed, restarting),
+the prompt goes through with boot instructions attached as additional
+context; otherwise nothing is printed. Writes no state. Standard library only.
+"""
+
+from __future__ import annotations
+
+import typing as t
+
+from hooks import config as hook_config
+from hooks.gate import prompt_context
+from hooks.locate import locate
+from hooks.protocol import USER_PROMPT_SUBMIT, add_context, one_line, parse_input
+
+
+def run(raw: bytes, env: t.Mapping[str, str]) -> str:
+    inp = parse_input(raw)  # only the cwd is needed; a broken input still gets the gate
+    try:
+        config = hook_config.load(env)
+        if not config.session_required:
+            return ""
+        text = prompt_context(locate(inp.cwd, env), config, inp.cwd)
+    except Exception as exc:  # noqa: BLE001 - a prompt hook cannot block usefully; say what failed
+        text = one_line(
+            f"claude-hook user-prompt-submit could not check the session ({type(exc).__name__}: {exc}); "
+            "run `session find` to see which session this agent is in."
+        )
+    return add_context(USER_PROMPT_SUBMIT, text) if text else ""

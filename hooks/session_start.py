@@ -1,0 +1,47 @@
+"""``claude-hook session-start``: bind Claude's conversation id to our session.
+
+SessionStart fires at startup, resume, ``/clear`` (which changes the id) and
+compaction, and — unlike the status line — also in ``claude -p``. The id is
+what ``claude-run`` later resumes, so it is never written while a restart is
+pending, after an overflow or while dehydrating (seed 002 R1). Prints nothing.
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import typing as t
+
+from hooks.locate import locate
+from hooks.protocol import note, parse_input
+from supervisor.store import update_state
+from supervisor.transitions import bind_conversation, may_bind_session_id
+
+MAX_ID_LENGTH = 200
+
+
+def conversation_id(value: t.Any) -> str | None:
+    """Claude's ``session_id``, if it looks like an id (printable, no blanks, bounded)."""
+    if not isinstance(value, str) or not value or len(value) > MAX_ID_LENGTH:
+        return None
+    if not value.isprintable() or any(c.isspace() for c in value):
+        return None
+    return value
+
+
+def bind(state: dict[str, t.Any], session_id: str) -> None:
+    if may_bind_session_id(state):
+        bind_conversation(state, session_id=session_id)
+
+
+def run(raw: bytes, env: t.Mapping[str, str]) -> str:
+    inp = parse_input(raw)
+    session_id = conversation_id(inp.data.get("session_id"))
+    if session_id is None:
+        return ""
+    try:
+        found = locate(inp.cwd, env).found
+        if found is not None:  # the R1 guard is checked under the lock, in bind()
+            update_state(found.session_dir, lambda state: bind(state, session_id))
+    except Exception as exc:  # noqa: BLE001 - nothing to tell the model; the next call binds again
+        note(f"claude-hook session-start: conversation id not bound ({type(exc).__name__}: {exc})")
+    return ""

@@ -1,0 +1,106 @@
+"""``claude-hook status-line``: bind the conversation to the session, then draw one line.
+
+On every render Claude Code pipes its status object in (reference §4). We
+record ``sessionId`` (unless a restart is pending, the session overflowed or is
+dehydrating — seed 002 R1), ``contextUsage`` = ``used_percentage``/100 and the
+window size (which the PreToolUse hook needs to read usage from transcripts),
+and, in a fleet pane, claim the session for this supervisor. An unknown
+percentage (null at startup, garbage) leaves the stored value alone: it is
+unknown, not 0. Then print::
+
+    NAME · skill · phase · $cost · P%        or        No session · $cost · P%
+
+NAME without its date prefix, P% relative to the overflow threshold, capped at
+100. Runs on every render, so it has the hooks' speed budget.
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import typing as t
+
+from hooks import config as hook_config
+from hooks.context import number, statusline_reading, stored_usage
+from hooks.locate import locate
+from hooks.protocol import one_line, parse_input
+from hooks.session_start import conversation_id
+from supervisor.fields import F
+from supervisor.identity import SUPERVISOR_PID_ENV
+from supervisor.paths import display_name
+from supervisor.phases import declared, try_parse
+from supervisor.store import update_state
+from supervisor.transitions import bind_conversation
+
+SEPARATOR = " · "
+NO_SESSION = "No session"
+
+
+def shown_percent(fraction: float | None, threshold: float) -> str:
+    """Usage relative to the overflow threshold: 38% of a 76% threshold shows 50%."""
+    if fraction is None:
+        return "?%"
+    return f"{min(100, int(fraction / threshold * 100 + 0.5))}%"
+
+
+def cost_text(data: t.Mapping[str, t.Any]) -> str:
+    cost = data.get("cost")
+    value = number(cost.get("total_cost_usd")) if isinstance(cost, dict) else None
+    return f"${value or 0:.2f}"
+
+
+def phase_text(state: t.Mapping[str, t.Any]) -> str:
+    """``[3/5] Build`` when the skill declared phases, else ``3. Build`` from ``3: Build``."""
+    current = state.get(F.CURRENT_PHASE)
+    if not isinstance(current, str) or not current.strip():
+        return ""
+    decl = declared(state.get(F.PHASES))
+    label = try_parse(current)
+    if decl and label is not None:
+        number_ = f"{label.major}" if label.minor == 0 else f"{label.major}.{label.minor}"
+        return f"[{number_}/{max(p['major'] for p in decl)}] {label.name}"
+    return current.replace(": ", ". ", 1)
+
+
+def claimant(env: t.Mapping[str, str], pid: int, token: str | None) -> tuple[int, str | None] | None:
+    """Claim only for a supervisor that said who it is (never for the hook's own parent shell)."""
+    raw = env.get(SUPERVISOR_PID_ENV, "").strip()
+    return (pid, token) if raw.isdigit() and int(raw) == pid and pid > 0 else None
+
+
+def render(data: t.Mapping[str, t.Any], cwd: str, env: t.Mapping[str, str]) -> str:
+    config = hook_config.load(env)
+    usage, window = statusline_reading(data)
+    caller = locate(cwd, env)
+    found = caller.found
+    agent = data.get("agent")
+    agent_name = agent.get("name") if isinstance(agent, dict) and isinstance(agent.get("name"), str) else ""
+    if found is None:
+        return SEPARATOR.join([NO_SESSION, cost_text(data), shown_percent(usage, config.threshold)])
+    claim = claimant(env, caller.pid, caller.token) if caller.pane and found.how == "pane" else None
+    session_id = conversation_id(data.get("session_id"))
+
+    def apply(state: dict[str, t.Any]) -> dict[str, t.Any]:
+        bind_conversation(state, session_id=session_id, usage=usage, window=window, claim=claim)
+        return dict(state)
+
+    state = update_state(found.session_dir, apply)
+    if usage is None:
+        stored = stored_usage(state)
+        usage = stored.fraction if stored else None
+    skill = state.get(F.SKILL)
+    parts = [display_name(found.session_dir), skill if isinstance(skill, str) and skill else "-"]
+    phase = phase_text(state)
+    if phase:
+        parts.append(phase)
+    if agent_name:
+        parts.append(agent_name)
+    parts += [cost_text(data), shown_percent(usage, config.threshold)]
+    return SEPARATOR.join(parts)
+
+
+def run(raw: bytes, env: t.Mapping[str, str]) -> str:
+    inp = parse_input(raw)
+    try:
+        return render(inp.data, inp.cwd, env)
+    except Exception as exc:  # noqa: BLE001 - a status line must always draw something
+        return one_line(f"{NO_SESSION} · claude-hook status-line: {type(exc).__name__}: {exc}", 120)
