@@ -1,0 +1,465 @@
+"""``claude-hook install`` / ``uninstall``: put our hooks into a Claude Code settings.json.
+
+Install merges, idempotently, PreToolUse (matcher ``*``), UserPromptSubmit and
+SessionStart hooks and the status line, keeping every entry of the user's.
+The commands name this installation's interpreter and files by absolute path
+and skip ``site`` (``python -I -S …/hooks/__main__.py EVENT``): a ``python3``
+shim costs ~80 ms and site processing more than the hook itself. A settings
+file that is not valid JSON is refused, never overwritten.
+
+It also installs the ``session`` skill: the restart prompt ``/session continue …``
+is a slash command, and Claude Code answers an unknown one locally without ever
+calling the model (reference §10) — without the skill every restart stalls.
+
+Uninstall removes only what is ours. The user's original bytes are kept beside
+the settings file while we are installed, so an install/uninstall round trip
+gives back the file byte for byte (formatting included) unless the user changed
+something in between — then the result is re-serialised in the file's style.
+
+Not on the hook path: argparse, shlex and friends are fine here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import hashlib
+import json
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+import typing as t
+from pathlib import Path
+
+from hooks.cli import HOOK_EVENTS
+from supervisor.errors import ShepherdError
+from supervisor.paths import project_root
+
+HOOK_TIMEOUT = 10  # seconds; the hook answers well inside it (its lock wait is 3 s)
+PRE_TOOL_USE, USER_PROMPT_SUBMIT, SESSION_START, STATUS_LINE = HOOK_EVENTS
+REGISTRATIONS: tuple[tuple[str, str, str | None], ...] = (
+    # (settings event, our event argument, matcher)
+    ("PreToolUse", PRE_TOOL_USE, "*"),
+    ("UserPromptSubmit", USER_PROMPT_SUBMIT, None),
+    ("SessionStart", SESSION_START, None),
+)
+BACKUP_SUFFIX = ".before-claude-hook"
+SKILL_NAME = "session"
+SKILL_SOURCE = Path(__file__).with_name("skill") / "SKILL.md"
+CONFIG_DIR_ENV = "CLAUDE_CONFIG_DIR"
+
+Settings = dict[str, t.Any]
+
+
+class SettingsError(ShepherdError):
+    """A settings file we must not touch."""
+
+
+# --------------------------------------------------------------------------- commands
+
+
+def package_root() -> Path:
+    """The directory holding our ``hooks`` and ``supervisor`` packages."""
+    return Path(os.path.realpath(__file__)).parent.parent
+
+
+def hook_command(event: str, python: str | None = None, root: Path | None = None) -> str:
+    python = python or sys.executable
+    root = root or package_root()
+    return f"{shlex.quote(python)} -I -S {shlex.quote(str(root / 'hooks' / '__main__.py'))} {event}"
+
+
+def ours(command: t.Any) -> str | None:
+    """The event of a command written by any install of ours (any path), else None."""
+    if not isinstance(command, str):
+        return None
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    for index, word in enumerate(words[:-1]):
+        program = (
+            os.path.basename(word) == "claude-hook"
+            or word.endswith("/hooks/__main__.py")
+            or (word == "hooks" and index > 0 and words[index - 1] == "-m")
+        )
+        if program and words[index + 1] in HOOK_EVENTS:
+            return words[index + 1]
+    return None
+
+
+def check_installation(python: str, root: Path) -> None:
+    """Refuse to write commands that would not run (fail-open in Claude Code)."""
+    if not os.path.isabs(python) or not os.access(python, os.X_OK):
+        raise SettingsError(f"the interpreter {python} is not an absolute, executable path")
+    for package in ("hooks", "supervisor"):
+        if not (root / package / "__init__.py").is_file():
+            raise SettingsError(f"{root} does not hold the {package} package; reinstall claude-shepherd")
+    probe = json.dumps({"hook_event_name": "PreToolUse", "tool_name": "AskUserQuestion", "tool_input": {}, "cwd": "/"})
+    env = {k: v for k, v in os.environ.items() if k != "SESSION_REQUIRED"}
+    env["CLAUDE_SESSIONS_DIR"] = str(Path(tempfile.gettempdir()) / "claude-hook-install-probe-none")
+    try:
+        done = subprocess.run(
+            shlex.split(hook_command(PRE_TOOL_USE, python, root)),
+            input=probe, capture_output=True, text=True, timeout=30, env=env, check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise SettingsError(f"the hook command does not run: {exc}") from None
+    if done.returncode != 0 or done.stdout.strip():
+        raise SettingsError(
+            f"the hook command answered unexpectedly (exit {done.returncode}): "
+            f"{(done.stdout + done.stderr).strip()[:200]}"
+        )
+
+
+# --------------------------------------------------------------------------- settings merge
+
+
+def _groups(hooks: dict[str, t.Any], event: str) -> list[t.Any]:
+    groups = hooks.setdefault(event, [])
+    if not isinstance(groups, list):
+        raise SettingsError(f'"hooks.{event}" is not a list; fix the settings file first')
+    return groups
+
+
+def merge(settings: Settings, commands: dict[str, str], *, replace_status_line: bool = False) -> Settings:
+    """*settings* with our hooks and status line in (existing ones of ours updated in place)."""
+    merged = copy.deepcopy(settings)
+    hooks = merged.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise SettingsError('"hooks" is not an object; fix the settings file first')
+    for event, argument, matcher in REGISTRATIONS:
+        entry = {"type": "command", "command": commands[argument], "timeout": HOOK_TIMEOUT}
+        placed = False
+        for group in _groups(hooks, event):
+            entries = group.get("hooks") if isinstance(group, dict) else None
+            if not isinstance(entries, list):
+                continue
+            kept = []
+            for item in entries:
+                if isinstance(item, dict) and ours(item.get("command")) == argument:
+                    if placed:
+                        continue  # a duplicate of ours
+                    item = entry
+                    placed = True
+                kept.append(item)
+            entries[:] = kept
+        if not placed:
+            group = {"matcher": matcher, "hooks": [entry]} if matcher else {"hooks": [entry]}
+            hooks[event].append(group)
+    current = merged.get("statusLine")
+    mine = {"type": "command", "command": commands[STATUS_LINE], "padding": 0}
+    if current is None or (isinstance(current, dict) and ours(current.get("command"))) or replace_status_line:
+        merged["statusLine"] = mine
+    return merged
+
+
+def strip(settings: Settings, *, restore_status_line: t.Any = None) -> Settings:
+    """*settings* without anything of ours; containers emptied by that removal go too."""
+    stripped = copy.deepcopy(settings)
+    hooks = stripped.get("hooks")
+    if isinstance(hooks, dict):
+        removed_any = False
+        for event in list(hooks):
+            groups = hooks[event]
+            if not isinstance(groups, list):
+                continue
+            kept_groups = []
+            removed_here = False
+            for group in groups:
+                entries = group.get("hooks") if isinstance(group, dict) else None
+                if isinstance(entries, list):
+                    kept = [e for e in entries if not (isinstance(e, dict) and ours(e.get("command")))]
+                    if len(kept) != len(entries):
+                        removed_here = True
+                        if not kept:
+                            continue
+                        group["hooks"] = kept
+                kept_groups.append(group)
+            if removed_here:
+                removed_any = True
+                if kept_groups:
+                    hooks[event] = kept_groups
+                else:
+                    del hooks[event]
+        if removed_any and not hooks:
+            del stripped["hooks"]
+    status = stripped.get("statusLine")
+    if isinstance(status, dict) and ours(status.get("command")):
+        if restore_status_line is not None:
+            stripped["statusLine"] = restore_status_line
+        else:
+            del stripped["statusLine"]
+    return stripped
+
+
+def _pruned(settings: Settings) -> Settings:
+    """Equality modulo empty hook containers (``"hooks": {}`` and ``"Event": []``)."""
+    pruned = copy.deepcopy(settings)
+    hooks = pruned.get("hooks")
+    if isinstance(hooks, dict):
+        for event in [e for e, groups in hooks.items() if groups == []]:
+            del hooks[event]
+        if not hooks:
+            del pruned["hooks"]
+    return pruned
+
+
+# --------------------------------------------------------------------------- files
+
+
+def parse_settings(text: str, path: Path) -> Settings:
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise SettingsError(f"{path} is not valid JSON ({exc}); fix it first — it was not changed") from None
+    if not isinstance(data, dict):
+        raise SettingsError(f"{path} holds a JSON {type(data).__name__}, not an object; it was not changed")
+    return data
+
+
+def read_text(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except UnicodeDecodeError:
+        raise SettingsError(f"{path} is not UTF-8 text; it was not changed") from None
+
+
+def dump(settings: Settings, like: str | None) -> str:
+    """Serialise in the style of the text it replaces (indent, final newline)."""
+    indent: str | int = 2
+    if like:
+        for line in like.splitlines()[1:]:
+            stripped = line.lstrip(" \t")
+            if stripped and len(stripped) < len(line):
+                indent = line[: len(line) - len(stripped)]
+                break
+    text = json.dumps(settings, indent=indent, ensure_ascii=False)
+    return text + "\n" if like is None or like.endswith("\n") else text
+
+
+def write_file(path: Path, text: str) -> None:
+    """Atomic replace of the real file behind *path*, keeping its permissions."""
+    target = Path(os.path.realpath(path))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = target.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        mode = 0o644
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        os.fchmod(fd, mode)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def backup_path(settings_path: Path) -> Path:
+    return settings_path.with_name(settings_path.name + BACKUP_SUFFIX)
+
+
+# --------------------------------------------------------------------------- the skill
+
+
+def skill_text() -> str:
+    return SKILL_SOURCE.read_text(encoding="utf-8")
+
+
+KNOWN_SKILL_DIGESTS: frozenset[str] = frozenset()
+"""Digests of texts earlier versions installed (replaced on install, removed on uninstall)."""
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def skill_is_ours(text: str) -> bool:
+    return text == skill_text() or _digest(text) in KNOWN_SKILL_DIGESTS
+
+
+# --------------------------------------------------------------------------- scopes
+
+
+class Target(t.NamedTuple):
+    settings: Path
+    skill: Path  # .../skills/session/SKILL.md
+
+
+def user_config_dir() -> Path:
+    configured = os.environ.get(CONFIG_DIR_ENV, "").strip()
+    return Path(configured).expanduser() if configured else Path.home() / ".claude"
+
+
+def target_for(args: argparse.Namespace) -> Target:
+    if args.project:
+        base = project_root(Path.cwd()) / ".claude"
+        return Target(base / "settings.json", base / "skills" / SKILL_NAME / "SKILL.md")
+    skill = user_config_dir() / "skills" / SKILL_NAME / "SKILL.md"
+    if args.settings_file:
+        return Target(Path(os.path.abspath(os.path.expanduser(args.settings_file))), skill)
+    return Target(user_config_dir() / "settings.json", skill)
+
+
+# --------------------------------------------------------------------------- install / uninstall
+
+
+def install(target: Target, *, dry_run: bool, replace_status_line: bool, say: t.Callable[[str], None]) -> None:
+    commands = {event: hook_command(event) for event in HOOK_EVENTS}
+    check_installation(sys.executable, package_root())
+    text = read_text(target.settings)
+    settings = parse_settings(text, target.settings) if text is not None else {}
+    merged = merge(settings, commands, replace_status_line=replace_status_line)
+    if merged == settings:
+        say(f"Settings: {target.settings} (already up to date)")
+    else:
+        new_text = dump(merged, text)
+        if dry_run:
+            say(f"Settings: {target.settings} would become:\n{new_text.rstrip()}")
+        else:
+            backup = backup_path(target.settings)
+            if not backup.exists():
+                write_file(backup, text or "")
+            write_file(target.settings, new_text)
+            say(f"Settings: {target.settings} (updated; your previous file is kept as {backup.name})")
+    for event, argument, matcher in REGISTRATIONS:
+        where = f" (matcher {matcher})" if matcher else ""
+        say(f"  {event}{where}: {commands[argument]}  [timeout {HOOK_TIMEOUT}s]")
+    status = merged.get("statusLine")
+    if isinstance(status, dict) and status.get("command") == commands[STATUS_LINE]:
+        say(f"  statusLine: {commands[STATUS_LINE]}")
+    else:
+        shown = status.get("command") if isinstance(status, dict) else status
+        say(
+            f"  statusLine: kept your own ({shown}); sessions still bind through SessionStart and read "
+            "context usage from transcripts. Pass --replace-status-line to use ours."
+        )
+    install_skill(target.skill, dry_run=dry_run, say=say)
+
+
+def install_skill(path: Path, *, dry_run: bool, say: t.Callable[[str], None]) -> None:
+    wanted = skill_text()
+    try:
+        existing: str | None = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        existing = None
+    except (OSError, UnicodeDecodeError):
+        existing = "\0unreadable"
+    if existing == wanted:
+        say(f"Skill: {path} (already up to date)")
+    elif existing is None or skill_is_ours(existing):
+        if not dry_run:
+            write_file(path, wanted)
+        say(f"Skill: {path} ({'would be installed' if dry_run else 'installed'}: /session continue, /session dehydrate, …)")
+    else:
+        say(
+            f"Skill: {path} exists and is not ours; left alone. Without our session skill, "
+            "/session continue after a restart depends on what that one says."
+        )
+
+
+def uninstall(target: Target, *, dry_run: bool, say: t.Callable[[str], None]) -> None:
+    text = read_text(target.settings)
+    backup = backup_path(target.settings)
+    original_text = read_text(backup) if backup.exists() else None
+    original = parse_settings(original_text, backup) if original_text else None
+    if text is None:
+        say(f"Settings: {target.settings} does not exist; nothing to remove")
+    else:
+        settings = parse_settings(text, target.settings)
+        restore = original.get("statusLine") if original is not None else None
+        stripped = strip(settings, restore_status_line=restore)
+        if stripped == settings:
+            say(f"Settings: {target.settings} has none of our hooks")
+        elif original_text == "" and _pruned(stripped) == {}:
+            if not dry_run:
+                os.unlink(os.path.realpath(target.settings))
+            say(f"Settings: {target.settings} {'would be' if dry_run else 'was'} removed (we had created it)")
+        else:
+            if original is not None and _pruned(stripped) == _pruned(original):
+                new_text = original_text  # untouched since install: give back the exact bytes
+            else:
+                new_text = dump(stripped, text)
+            if dry_run:
+                say(f"Settings: {target.settings} would become:\n{t.cast(str, new_text).rstrip()}")
+            else:
+                write_file(target.settings, t.cast(str, new_text))
+                say(f"Settings: {target.settings} (our hooks and status line removed)")
+    if original_text is not None and not dry_run:
+        backup.unlink()
+    uninstall_skill(target.skill, dry_run=dry_run, say=say)
+
+
+def uninstall_skill(path: Path, *, dry_run: bool, say: t.Callable[[str], None]) -> None:
+    try:
+        existing = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return
+    except (OSError, UnicodeDecodeError):
+        existing = None
+    if existing is None or not skill_is_ours(existing):
+        say(f"Skill: {path} was changed or is not ours; left in place")
+        return
+    if not dry_run:
+        path.unlink()
+        for directory in (path.parent, path.parent.parent):  # skills/session/, then skills/
+            try:
+                directory.rmdir()  # only when empty
+            except OSError:
+                break
+    say(f"Skill: {path} {'would be' if dry_run else 'was'} removed")
+
+
+# --------------------------------------------------------------------------- command line
+
+
+def parser(command: str) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog=f"claude-hook {command}",
+        description=(
+            "Add our hooks, status line and session skill to a Claude Code settings file."
+            if command == "install"
+            else "Remove our hooks, status line and session skill (nothing else)."
+        ),
+    )
+    scope = p.add_mutually_exclusive_group()
+    scope.add_argument("--user", action="store_true", help="~/.claude/settings.json (the default)")
+    scope.add_argument("--project", action="store_true", help="the project's .claude/settings.json")
+    scope.add_argument("--settings-file", metavar="PATH", help="this settings file (skill under ~/.claude)")
+    p.add_argument("--dry-run", action="store_true", help="show what would change, write nothing")
+    if command == "install":
+        p.add_argument(
+            "--replace-status-line", action="store_true",
+            help="use our status line even if the settings have another one (restored on uninstall)",
+        )
+    return p
+
+
+def main(argv: list[str]) -> int:
+    command, rest = argv[0], argv[1:]
+    args = parser(command).parse_args(rest)
+    say = print
+    try:
+        target = target_for(args)
+        if command == "install":
+            install(target, dry_run=args.dry_run, replace_status_line=args.replace_status_line, say=say)
+        else:
+            uninstall(target, dry_run=args.dry_run, say=say)
+    except ShepherdError as exc:
+        print(f"claude-hook {command}: error: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        print(f"claude-hook {command}: error: {exc.strerror or exc} ({exc.filename or 'I/O'})", file=sys.stderr)
+        return 1
+    return 0
