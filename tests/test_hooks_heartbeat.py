@@ -1,0 +1,194 @@
+"""The logging heartbeat (seed 002 §7 req. 10, 13; original-system §3.9, §4.6)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hooks.heartbeat import log_file_name
+from hooks_helpers import activate, bash, call, hook_env, set_fields, state, tool
+from supervisor.fields import F, Lifecycle
+from supervisor.session_cli import log_file_name as cli_log_file_name
+
+LOG = "§CMD_LOG_BETWEEN_TOOL_USES"
+TEMPLATE = "~/.claude/skills/implement/assets/TEMPLATE_IMPLEMENTATION_LOG.md"
+MAIN = "main.jsonl"
+
+
+@pytest.fixture
+def env(project: Path) -> dict[str, str]:
+    return hook_env(project)
+
+
+@pytest.fixture
+def session_dir(project: Path) -> Path:
+    """A session past bootstrap (loading cleared) whose skill declared a log template."""
+    session_dir = activate(project, logTemplate=TEMPLATE)
+    set_fields(session_dir, loading=None)
+    return session_dir
+
+
+def counter(session_dir: Path, key: str = MAIN) -> int | None:
+    return (state(session_dir).get(F.TOOL_CALLS_BY_TRANSCRIPT) or {}).get(key)
+
+
+def grep(project: Path, transcript: str | None = None) -> dict:
+    return tool(project, "Grep", transcript=transcript, pattern="x")
+
+
+def test_normal_tools_are_counted(project: Path, env: dict[str, str], session_dir: Path) -> None:
+    assert call("pre-tool-use", grep(project), env).allowed
+    assert counter(session_dir) == 1
+    assert call("pre-tool-use", tool(project, "Write", file_path="a.py"), env).allowed
+    assert counter(session_dir) == 2
+
+
+def test_warn_at_3_with_context_then_deny_at_10(project: Path, env: dict[str, str], session_dir: Path) -> None:
+    answers = [call("pre-tool-use", grep(project), env) for _ in range(10)]
+    assert all(a.allowed for a in answers[:2])
+    for n, answer in enumerate(answers[2:9], start=3):
+        assert not answer.denied
+        assert answer.data["hookSpecificOutput"]["hookEventName"] == "PreToolUse"
+        assert "permissionDecision" not in answer.data["hookSpecificOutput"]  # a note, not an "allow"
+        assert answer.context.startswith(f"{LOG}: {n}/10 tool calls without logging. Log soon.")
+        assert "session log sessions/2026_11_22_TOPIC <<'EOF'" in answer.context
+        assert TEMPLATE in answer.context and "IMPLEMENTATION_LOG.md" in answer.context
+    final = answers[9]
+    assert final.denied
+    assert final.reason.startswith(f"{LOG}: 10 tool calls without logging. Tool DENIED.")
+    assert "Read the log template first" in final.reason and TEMPLATE in final.reason
+    assert "sessions/2026_11_22_TOPIC/IMPLEMENTATION_LOG.md" in final.reason
+
+
+def test_thresholds_come_from_the_state(project: Path, env: dict[str, str], session_dir: Path) -> None:
+    set_fields(session_dir, toolUseWithoutLogsWarnAfter=1, toolUseWithoutLogsBlockAfter=2)
+    first, second = call("pre-tool-use", grep(project), env), call("pre-tool-use", grep(project), env)
+    assert f"{LOG}: 1/2" in first.context and second.denied
+    set_fields(session_dir, toolUseWithoutLogsWarnAfter="x", toolUseWithoutLogsBlockAfter=0,
+               toolCallsByTranscript={})
+    answers = [call("pre-tool-use", grep(project), env) for _ in range(12)]
+    assert not any(a.denied for a in answers)  # 0 disables blocking
+    assert answers[2].context.startswith(f"{LOG}: 3 tool calls")  # malformed warn → default 3
+
+
+def test_session_log_resets_only_the_callers_counter(project: Path, env: dict[str, str], session_dir: Path) -> None:
+    set_fields(session_dir, toolCallsByTranscript={MAIN: 6, "agent-1.jsonl": 4})
+    answer = call("pre-tool-use", bash(project, "session log sessions/2026_11_22_TOPIC <<'EOF'\nDid X.\nEOF"), env)
+    assert answer.allowed
+    assert state(session_dir)[F.TOOL_CALLS_BY_TRANSCRIPT] == {MAIN: 0, "agent-1.jsonl": 4}
+
+
+def test_chained_session_log_is_counted_not_reset(project: Path, env: dict[str, str], session_dir: Path) -> None:
+    """The original reset the counter for `engine log …; <anything>`."""
+    set_fields(session_dir, toolCallsByTranscript={MAIN: 5})
+    call("pre-tool-use", bash(project, "session log sessions/X <<'EOF'\nx\nEOF\nrm -rf /"), env)
+    assert counter(session_dir) == 6
+
+
+@pytest.mark.parametrize("command", ["session find", "session phase sessions/X '3: Build'",
+                                     "session dehydrate sessions/X <<'EOF'\nx\nEOF"])
+def test_other_session_commands_pass_uncounted(project: Path, env: dict[str, str], session_dir: Path,
+                                               command: str) -> None:
+    set_fields(session_dir, toolCallsByTranscript={MAIN: 5})
+    assert call("pre-tool-use", bash(project, command), env).allowed
+    assert counter(session_dir) == 5
+
+
+@pytest.mark.parametrize("command", ["~/.claude/scripts/log.sh x", "~/.claude/scripts/session.sh find",
+                                     "engine setup", "sessions find"])
+def test_lookalikes_are_counted(project: Path, env: dict[str, str], session_dir: Path, command: str) -> None:
+    set_fields(session_dir, toolCallsByTranscript={MAIN: 3})
+    call("pre-tool-use", bash(project, command), env)
+    assert counter(session_dir) == 4
+
+
+def test_uncounted_reads_and_subagents(project: Path, env: dict[str, str], session_dir: Path) -> None:
+    home = Path(env["HOME"])
+    for payload in (
+        tool(project, "Read", file_path=str(home / ".claude" / "COMMANDS.md")),
+        tool(project, "Read", file_path=TEMPLATE),
+        tool(project, "Read", file_path=str(home / ".claude/skills/implement/assets/TEMPLATE_IMPLEMENTATION_LOG.md")),
+        tool(project, "Task", prompt="explore", subagent_type="Explore"),
+        tool(project, "Agent", prompt="explore"),
+    ):
+        assert call("pre-tool-use", payload, env).allowed
+    assert counter(session_dir) is None
+    call("pre-tool-use", tool(project, "Read", file_path=str(project / "src.py")), env)
+    assert counter(session_dir) == 1
+
+
+def test_repeated_edits_of_one_file_count_once(project: Path, env: dict[str, str], session_dir: Path) -> None:
+    edit = lambda path: tool(project, "Edit", file_path=path, old_string="a", new_string="b")  # noqa: E731
+    call("pre-tool-use", edit("/src/a.py"), env)
+    assert counter(session_dir) == 1
+    call("pre-tool-use", edit("/src/a.py"), env)
+    assert counter(session_dir) == 1
+    call("pre-tool-use", edit("/src/b.py"), env)
+    assert counter(session_dir) == 2
+    assert state(session_dir)[f"lastEditFile_{MAIN}"] == "/src/b.py"
+    call("pre-tool-use", grep(project), env)  # another tool forgets the tracker
+    assert f"lastEditFile_{MAIN}" not in state(session_dir)
+    call("pre-tool-use", edit("/src/b.py"), env)
+    assert counter(session_dir) == 4
+
+
+def test_counters_are_per_transcript(project: Path, env: dict[str, str], session_dir: Path) -> None:
+    for _ in range(3):
+        call("pre-tool-use", grep(project), env)
+    sub = "/home/x/.claude/projects/p/agent-abc123.jsonl"
+    call("pre-tool-use", grep(project, transcript=sub), env)
+    assert state(session_dir)[F.TOOL_CALLS_BY_TRANSCRIPT] == {MAIN: 3, "agent-abc123.jsonl": 1}
+    nameless = grep(project)
+    nameless["transcript_path"] = None
+    call("pre-tool-use", nameless, env)
+    assert counter(session_dir, "unknown") == 1
+
+
+@pytest.mark.parametrize("fields", [{"loading": True}, {"lifecycle": Lifecycle.DEHYDRATING},
+                                    {"logTemplate": None}, {"logTemplate": ""}, {"logTemplate": 5}])
+def test_passthrough_without_counting(project: Path, env: dict[str, str], session_dir: Path, fields: dict) -> None:
+    set_fields(session_dir, toolCallsByTranscript={MAIN: 9}, **fields)
+    for _ in range(3):
+        answer = call("pre-tool-use", grep(project), env)
+        assert answer.allowed
+    assert counter(session_dir) == 9
+
+
+def test_no_session_passes(project: Path, env: dict[str, str]) -> None:
+    for _ in range(12):
+        assert call("pre-tool-use", grep(project), env).allowed
+
+
+def test_phase_resets_counters_and_loading_gates_counting(project: Path, env: dict[str, str], run_session) -> None:
+    """Through the real CLI: activate (loading) → uncounted; phase → counting starts from {}."""
+    assert run_session("activate", "sessions/2026_11_22_CLI", "implement").returncode == 0
+    assert run_session("update", "sessions/2026_11_22_CLI", "logTemplate", TEMPLATE).returncode == 0
+    session_dir = project / "sessions" / "2026_11_22_CLI"
+    for _ in range(4):
+        assert call("pre-tool-use", grep(project), env).allowed
+    assert counter(session_dir) is None
+    assert run_session("phase", "sessions/2026_11_22_CLI", "2: Work").returncode == 0
+    call("pre-tool-use", grep(project), env)
+    assert state(session_dir)[F.TOOL_CALLS_BY_TRANSCRIPT] == {MAIN: 1}
+
+
+def test_denied_by_an_earlier_rule_is_not_counted(project: Path, session_dir: Path) -> None:
+    set_fields(session_dir, contextUsage=0.9)
+    call("pre-tool-use", grep(project), hook_env(project))
+    assert counter(session_dir) is None
+    set_fields(session_dir, contextUsage=0.1, lifecycle=Lifecycle.COMPLETED)
+    call("pre-tool-use", grep(project), hook_env(project, SESSION_REQUIRED="1"))
+    assert counter(session_dir) is None
+
+
+def test_log_file_name_matches_the_session_command() -> None:
+    for template_state in ({"logTemplate": TEMPLATE}, {"logTemplate": "/x/MY_LOG.md"}, {"skill": "fix-it"},
+                           {"skill": 3}, {}, {"logTemplate": "  ", "skill": "test"}):
+        assert log_file_name(template_state) == cli_log_file_name(template_state), template_state
+
+
+def test_extra_commands_open_the_gate_but_are_counted(project: Path, session_dir: Path) -> None:
+    env = hook_env(project, CLAUDE_HOOK_EXTRA_COMMANDS="log.sh")
+    assert call("pre-tool-use", bash(project, "log.sh sessions/2026_11_22_TOPIC"), env).allowed
+    assert counter(session_dir) == 1

@@ -1,0 +1,285 @@
+"""The overflow gate (seed 002 S4, R4; original-system §3.8, §4.5) and where usage comes from."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from hooks.context import Usage, newest, transcript_usage
+from hooks_helpers import activate, assistant_line, bash, call, hook_env, run, set_fields, state, tool
+from supervisor.fields import DEFAULT_DEHYDRATE_CALL_BUDGET, F, Lifecycle
+
+OVERFLOW = "Context overflow"
+
+
+@pytest.fixture
+def env(project: Path) -> dict[str, str]:
+    return hook_env(project)
+
+
+def grep(project: Path, **kw) -> dict:
+    return tool(project, "Grep", pattern="x", **kw)
+
+
+def transcript_of(project: Path) -> Path:
+    path = project.parent / "home" / ".claude" / "projects" / "p" / "main.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def write_transcript(project: Path, *lines: str) -> Path:
+    path = transcript_of(project)
+    path.write_text("".join(line + "\n" for line in lines))
+    return path
+
+
+# --------------------------------------------------------------------------- threshold
+
+
+@pytest.mark.parametrize("usage, blocked", [(0.0, False), (0.5, False), (0.75, False), (0.7599, False),
+                                            (0.76, True), (0.77, True), (0.8, True), (1.0, True)])
+def test_threshold_is_076_inclusive(project: Path, env: dict[str, str], usage: float, blocked: bool) -> None:
+    session_dir = activate(project, contextUsage=usage)
+    answer = call("pre-tool-use", grep(project), env)
+    assert answer.denied is blocked
+    assert state(session_dir)[F.OVERFLOWED] is blocked
+
+
+def test_overflow_deny_says_how_to_dehydrate(project: Path, env: dict[str, str]) -> None:
+    activate(project, contextUsage=0.8, currentPhase="3: Build")
+    reason = call("pre-tool-use", tool(project, "Edit", file_path="a.py"), env).reason
+    assert reason.startswith(f"§CMD_REANCHOR_AFTER_RESTART: {OVERFLOW}")
+    assert "80%" in reason and "76%" in reason
+    assert "session dehydrate sessions/2026_11_22_TOPIC <<'EOF'" in reason and "\n  EOF" in reason
+    assert "implement session at 3: Build" in reason
+    assert 'Skill(skill: "session", args: "dehydrate")' in reason
+
+
+@pytest.mark.parametrize("name, tool_input", [("Read", {"file_path": "/etc/hosts"}), ("Bash", {"command": "git status"}),
+                                              ("Write", {"file_path": "x"}), ("Task", {"prompt": "x"})])
+def test_everything_but_session_is_denied_during_overflow(project: Path, env: dict[str, str], name: str,
+                                                          tool_input: dict) -> None:
+    activate(project, contextUsage=0.9)
+    assert OVERFLOW in call("pre-tool-use", tool(project, name, **tool_input), env).reason
+
+
+def test_session_command_passes_during_overflow_and_sets_nothing(project: Path, env: dict[str, str]) -> None:
+    session_dir = activate(project, contextUsage=0.9)
+    before = state(session_dir)
+    assert call("pre-tool-use", bash(project, "session dehydrate sessions/2026_11_22_TOPIC <<'EOF'\nx\nEOF"), env).allowed
+    assert state(session_dir) == before
+
+
+def test_overflowed_alone_does_not_block(project: Path, env: dict[str, str]) -> None:
+    session_dir = activate(project, contextUsage=0.9)
+    assert call("pre-tool-use", grep(project), env).denied
+    set_fields(session_dir, contextUsage=0.3)
+    assert call("pre-tool-use", grep(project), env).allowed
+    assert state(session_dir)[F.OVERFLOWED] is True  # sticky until the next activate
+
+
+@pytest.mark.parametrize("value, blocked_at_060", [("0.5", True), ("0.7", False), ("bogus", False), ("0", False),
+                                                   ("1.5", False), ("nan", False), ("-1", False)])
+def test_threshold_is_configurable(project: Path, value: str, blocked_at_060: bool) -> None:
+    activate(project, contextUsage=0.6)
+    env = hook_env(project, CLAUDE_OVERFLOW_THRESHOLD=value)
+    assert call("pre-tool-use", grep(project), env).denied is blocked_at_060
+
+
+def test_bash_era_threshold_variable(project: Path) -> None:
+    activate(project, contextUsage=0.6)
+    assert call("pre-tool-use", grep(project), hook_env(project, OVERFLOW_THRESHOLD="0.55")).denied
+
+
+def test_no_session_or_no_state_passes(project: Path, env: dict[str, str]) -> None:
+    write_transcript(project, assistant_line(190_000))
+    assert call("pre-tool-use", grep(project), env).allowed
+    session_dir = activate(project, contextUsage=0.9)
+    (session_dir / ".state.json").unlink()
+    assert call("pre-tool-use", grep(project), env).allowed
+
+
+# --------------------------------------------------------------------------- dehydrating
+
+
+def dehydrate_skill(project: Path, args: str = "dehydrate restart", skill: str = "session") -> dict:
+    return tool(project, "Skill", skill=skill, args=args)
+
+
+def test_dehydrate_skill_starts_dehydrating_and_passes(project: Path, env: dict[str, str]) -> None:
+    session_dir = activate(project, contextUsage=0.9)
+    assert call("pre-tool-use", grep(project), env).denied
+    assert call("pre-tool-use", dehydrate_skill(project), env).allowed
+    after = state(session_dir)
+    assert after[F.LIFECYCLE] == Lifecycle.DEHYDRATING and after[F.DEHYDRATE_TOOL_CALLS] == 0
+    assert call("pre-tool-use", tool(project, "Edit", file_path="a.py"), env).allowed
+    assert state(session_dir)[F.DEHYDRATE_TOOL_CALLS] == 1
+
+
+def test_bash_era_dehydrate_skill_name(project: Path, env: dict[str, str]) -> None:
+    session_dir = activate(project, contextUsage=0.9)
+    assert call("pre-tool-use", dehydrate_skill(project, args="restart", skill="dehydrate"), env).allowed
+    assert state(session_dir)[F.LIFECYCLE] == Lifecycle.DEHYDRATING
+
+
+@pytest.mark.parametrize("skill, args", [("session", "continue --session x"), ("session", ""), ("session", "x dehydrate"),
+                                         ("implement", "dehydrate"), ("sessions", "dehydrate")])
+def test_other_skill_calls_do_not_start_dehydrating(project: Path, env: dict[str, str], skill: str, args: str) -> None:
+    session_dir = activate(project, contextUsage=0.9)
+    call("pre-tool-use", dehydrate_skill(project, args=args, skill=skill), env)
+    assert state(session_dir)[F.LIFECYCLE] == Lifecycle.ACTIVE
+
+
+def test_dehydrating_is_bounded(project: Path, env: dict[str, str]) -> None:
+    """The original's hole: invoke dehydrate once, then work on forever past the threshold."""
+    session_dir = activate(project, contextUsage=0.95)
+    call("pre-tool-use", dehydrate_skill(project), env)
+    for n in range(DEFAULT_DEHYDRATE_CALL_BUDGET):
+        assert call("pre-tool-use", tool(project, "Read", file_path=f"/src/{n}.py"), env).allowed, n
+    answer = call("pre-tool-use", tool(project, "Read", file_path="/src/more.py"), env)
+    assert answer.denied
+    assert f"Dehydration has used its {DEFAULT_DEHYDRATE_CALL_BUDGET} tool calls" in answer.reason
+    assert "session dehydrate sessions/2026_11_22_TOPIC <<'EOF'" in answer.reason
+    # invoking the skill again does not refill the budget; the session command still passes
+    assert call("pre-tool-use", dehydrate_skill(project), env).allowed
+    assert call("pre-tool-use", grep(project), env).denied
+    assert call("pre-tool-use", bash(project, "session dehydrate sessions/2026_11_22_TOPIC <<'EOF'\nx\nEOF"), env).allowed
+    assert state(session_dir)[F.DEHYDRATE_TOOL_CALLS] == DEFAULT_DEHYDRATE_CALL_BUDGET
+
+
+def test_dehydrate_budget_is_configurable(project: Path) -> None:
+    activate(project, lifecycle=Lifecycle.DEHYDRATING, dehydrateToolCalls=0)
+    env = hook_env(project, CLAUDE_DEHYDRATE_CALL_BUDGET="2")
+    assert [call("pre-tool-use", grep(project), env).allowed for _ in range(3)] == [True, True, False]
+
+
+def test_pending_restart_is_bounded_too(project: Path, env: dict[str, str]) -> None:
+    activate(project, killRequested=True, contextUsage=0.9)
+    env = dict(env, CLAUDE_DEHYDRATE_CALL_BUDGET="1")
+    assert call("pre-tool-use", grep(project), env).allowed
+    reason = call("pre-tool-use", grep(project), env).reason
+    assert "restart of this session is pending" in reason and "exit Claude" in reason
+
+
+def test_dehydrate_skill_does_not_reopen_a_completed_session(project: Path) -> None:
+    session_dir = activate(project, lifecycle=Lifecycle.COMPLETED)
+    env = hook_env(project, SESSION_REQUIRED="1")
+    assert call("pre-tool-use", dehydrate_skill(project), env).allowed  # Skill always passes the gate
+    assert state(session_dir)[F.LIFECYCLE] == Lifecycle.COMPLETED
+    assert call("pre-tool-use", grep(project), env).denied
+
+
+def test_session_dehydrate_command_end_to_end(project: Path, env: dict[str, str], run_session) -> None:
+    """Overflow → deny → `session dehydrate` (allowed) → restart requested; real processes."""
+    session_dir = activate(project, contextUsage=0.9)
+    denied = run("pre-tool-use", grep(project), env, cwd=project)
+    assert OVERFLOW in denied.stdout
+    handover = "session dehydrate sessions/2026_11_22_TOPIC <<'EOF'\n# Handover\nEOF"
+    assert run("pre-tool-use", bash(project, handover), env, cwd=project).stdout == ""
+    done = run_session("dehydrate", "sessions/2026_11_22_TOPIC", input="# Handover\n## Required files\n- a.py\n")
+    assert done.returncode == 0, done.stderr
+    after = state(session_dir)
+    assert after[F.KILL_REQUESTED] is True and after[F.LIFECYCLE] == Lifecycle.DEHYDRATING
+    assert after[F.OVERFLOWED] is True and F.SESSION_ID not in after
+
+
+# --------------------------------------------------------------------------- usage from the transcript (-p mode)
+
+
+def test_transcript_usage_blocks_without_a_status_line(project: Path, env: dict[str, str]) -> None:
+    session_dir = activate(project)  # contextUsage 0, never dated: no status line ran
+    write_transcript(project, assistant_line(10_000), assistant_line(160_000))  # 160k of sonnet's 200k
+    answer = call("pre-tool-use", grep(project), env)
+    assert answer.denied and "80%" in answer.reason
+    assert state(session_dir)[F.OVERFLOWED] is True
+
+
+def test_newer_reading_wins(project: Path, env: dict[str, str]) -> None:
+    session_dir = activate(project)
+    write_transcript(project, assistant_line(160_000, timestamp="2026-11-22T10:00:05.000Z"))
+    set_fields(session_dir, contextUsage=0.5, contextUsageAt="2026-11-22T10:00:10Z")
+    assert call("pre-tool-use", grep(project), env).allowed  # status line newer: 50%
+    set_fields(session_dir, contextUsageAt="2026-11-22T10:00:01Z")
+    assert call("pre-tool-use", grep(project), env).denied  # transcript newer: 80%
+
+
+def test_recorded_window_size_is_used(project: Path, env: dict[str, str]) -> None:
+    session_dir = activate(project, contextWindowSize=1_000_000)
+    write_transcript(project, assistant_line(160_000, model="claude-sonnet-4-5"))
+    assert call("pre-tool-use", grep(project), env).allowed  # 16% of a 1M window
+    set_fields(session_dir, contextWindowSize=None)
+    assert call("pre-tool-use", grep(project), env).denied  # 80% of sonnet's 200k
+
+
+def test_unknown_model_without_recorded_window_is_unknown(project: Path, env: dict[str, str]) -> None:
+    activate(project)
+    write_transcript(project, assistant_line(190_000, model="some-future-model"))
+    assert call("pre-tool-use", grep(project), env).allowed
+
+
+@pytest.mark.parametrize("bad", ["lots", -5, None, True, [1], 1e400])
+def test_bad_numbers_are_unknown_not_zero(project: Path, env: dict[str, str], bad: object) -> None:
+    session_dir = activate(project, contextUsage=0.9)  # an undated stored reading over the threshold
+    line = json.loads(assistant_line(1000))
+    line["message"]["usage"]["input_tokens"] = bad
+    write_transcript(project, json.dumps(line))
+    assert call("pre-tool-use", grep(project), env).denied  # the transcript did not count as 0%
+    set_fields(session_dir, contextUsage=0.1)
+    assert call("pre-tool-use", grep(project), env).allowed
+
+
+@pytest.mark.parametrize("stored", ["0.9", None, -1, True, {"x": 1}])
+def test_bad_stored_usage_is_unknown(project: Path, env: dict[str, str], stored: object) -> None:
+    activate(project, contextUsage=stored)
+    assert call("pre-tool-use", grep(project), env).allowed
+    write_transcript(project, assistant_line(170_000))
+    assert call("pre-tool-use", grep(project), env).denied
+
+
+def test_sidechain_synthetic_and_empty_lines_are_skipped(project: Path, env: dict[str, str]) -> None:
+    activate(project)
+    write_transcript(
+        project,
+        assistant_line(170_000),
+        assistant_line(5_000, sidechain=True),  # a sub-agent's own context
+        assistant_line(0, model="<synthetic>", input_tokens=0, cache_read_input_tokens=0),
+        json.dumps({"type": "user", "message": {"usage": "no"}}),
+        "{broken json with \"usage\"",
+    )
+    assert call("pre-tool-use", grep(project), env).denied
+
+
+def test_usage_found_behind_a_huge_line(project: Path, env: dict[str, str]) -> None:
+    activate(project)
+    huge = json.dumps({"type": "user", "message": {"content": "x" * 3_000_000}})
+    write_transcript(project, assistant_line(170_000), huge)
+    assert call("pre-tool-use", grep(project), env).denied
+
+
+def test_missing_or_odd_transcript_paths(project: Path, env: dict[str, str]) -> None:
+    activate(project)
+    for path in ("", "relative.jsonl", str(project / "nope.jsonl"), str(project), "/dev/null"):
+        payload = grep(project)
+        payload["transcript_path"] = path
+        assert call("pre-tool-use", payload, env).allowed, path
+
+
+def test_newest_rules() -> None:
+    early, late = Usage(0.9, "2026-11-22T10:00:00Z", "status line"), Usage(0.1, "2026-11-22T10:00:01.5Z", "transcript")
+    assert newest(early, late) is late and newest(late, early) is late
+    assert newest(None, early) is early and newest(early, None) is early and newest(None, None) is None
+    undated = Usage(0.95, "", "status line")
+    assert newest(undated, early) is early  # a dated reading beats an undated one
+    same = Usage(0.5, "2026-11-22T10:00:00.900Z", "transcript")
+    assert newest(early, same) is early  # same second: the fuller one
+
+
+def test_transcript_usage_parses_real_shape(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text(assistant_line(161_000, model="claude-opus-5-5", input_tokens=1000,
+                                   cache_creation_input_tokens=10_000, cache_read_input_tokens=150_000) + "\n")
+    usage = transcript_usage(str(path))
+    assert usage is not None and usage.fraction == pytest.approx(0.161) and usage.source == "transcript"
+    assert transcript_usage(str(path), 200_000).fraction == pytest.approx(0.805)  # type: ignore[union-attr]
