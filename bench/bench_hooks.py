@@ -1,0 +1,141 @@
+"""Benchmark: what one PreToolUse hook call costs, from a fresh process.
+
+Setup: a scratch project whose sessions root holds 1,000 sessions (dead owners,
+half of them bound to fleet panes) plus one active session owned by this
+process, with a transcript carrying real usage. Then, interleaved round by
+round so machine noise hits every command alike, it times:
+
+* the floor, ``python -I -c 'import json'``;
+* ``claude-hook pre-tool-use`` (the console script);
+* the installed command, ``python -I -S …/hooks/__main__.py pre-tool-use``;
+* the installed command while the heartbeat counts (a state write per call).
+
+It prints medians, 90th percentiles and each median's ratio to the floor.
+Not a test: run it by hand::
+
+    .venv/bin/python bench/bench_hooks.py [--rounds 200] [--sessions 1000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from hooks.install import PRE_TOOL_USE, hook_command  # noqa: E402
+from supervisor.fields import STATE_FILE, F  # noqa: E402
+
+BIN = Path(sys.executable).parent
+
+
+def make_project(base: Path, sessions: int) -> tuple[Path, dict[str, str], Path]:
+    project = base / "proj"
+    root = project / "sessions"
+    root.mkdir(parents=True)
+    for n in range(sessions):
+        state = {
+            F.PID: 4_000_000 + n,  # above pid_max: never alive
+            F.SKILL: "implement",
+            F.LIFECYCLE: "active" if n % 3 else "completed",
+            F.CURRENT_PHASE: "3: Build",
+            F.CONTEXT_USAGE: 0.1,
+            F.LAST_HEARTBEAT: "2026-11-01T00:00:00Z",
+        }
+        if n % 2:
+            state[F.FLEET_PANE_ID] = f"fleet:w{n % 7}:pane{n}"
+        (root / f"2026_11_{n % 28 + 1:02d}_S{n:04d}").mkdir()
+        (root / f"2026_11_{n % 28 + 1:02d}_S{n:04d}" / STATE_FILE).write_text(json.dumps(state))
+    env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE")}
+    env.update(
+        CLAUDE_SESSIONS_DIR=str(root),
+        CLAUDE_SUPERVISOR_PID=str(os.getpid()),
+        SESSION_REQUIRED="1",
+        HOME=str(base / "home"),
+    )
+    active = "sessions/2026_11_22_BENCH"
+    subprocess.run([str(BIN / "session"), "activate", active, "implement"], cwd=project, env=env,
+                   check=True, capture_output=True, stdin=subprocess.DEVNULL)
+    transcript = base / "home" / ".claude" / "projects" / "-proj" / "bench.jsonl"
+    transcript.parent.mkdir(parents=True)
+    line = {"type": "assistant", "timestamp": "2026-11-22T10:00:00.000Z",
+            "message": {"model": "claude-opus-5-5", "role": "assistant", "content": [],
+                        "usage": {"input_tokens": 1000, "cache_creation_input_tokens": 5000,
+                                  "cache_read_input_tokens": 150000, "output_tokens": 50}}}
+    transcript.write_text("\n".join(json.dumps({"type": "user", "n": i}) for i in range(50)) + "\n"
+                          + json.dumps(line) + "\n")
+    return project, env, transcript
+
+
+def payload(project: Path, transcript: Path) -> bytes:
+    return json.dumps({
+        "session_id": "bench", "transcript_path": str(transcript), "cwd": str(project),
+        "hook_event_name": "PreToolUse", "tool_name": "Bash",
+        "tool_input": {"command": "git status", "description": "status"}, "tool_use_id": "toolu_1",
+    }).encode()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=200)
+    parser.add_argument("--sessions", type=int, default=1000)
+    args = parser.parse_args()
+    python = sys.executable
+    with tempfile.TemporaryDirectory() as tmp:
+        project, env, transcript = make_project(Path(tmp), args.sessions)
+        counting_env = dict(env)
+        stdin = payload(project, transcript)
+        installed = shlex.split(hook_command(PRE_TOOL_USE))
+        commands = {
+            "floor: python -I -c 'import json'": ([python, "-I", "-c", "import json"], env),
+            "claude-hook pre-tool-use": ([str(BIN / "claude-hook"), "pre-tool-use"], env),
+            "installed: python -I -S hooks/__main__.py": (installed, env),
+        }
+        # A second active session whose heartbeat counts: every call writes the state.
+        counting = "sessions/2026_11_22_COUNTING"
+        counting_env["CLAUDE_SUPERVISOR_PID"] = str(os.getppid())
+        for argv in (["activate", counting, "implement"], ["phase", counting, "2: Work"],
+                     ["update", counting, "logTemplate", "~/.claude/TEMPLATE_IMPLEMENTATION_LOG.md"],
+                     ["update", counting, "toolUseWithoutLogsBlockAfter", "0"],
+                     ["update", counting, "toolUseWithoutLogsWarnAfter", "0"]):
+            subprocess.run([str(BIN / "session"), *argv], cwd=project, env=counting_env, check=True,
+                           capture_output=True, stdin=subprocess.DEVNULL)
+        commands["installed, heartbeat writing state"] = (installed, counting_env)
+
+        for argv, run_env in commands.values():  # warm up: bytecode, index, page cache
+            for _ in range(3):
+                done = subprocess.run(argv, input=stdin, env=run_env, cwd=project, capture_output=True)
+                assert done.returncode == 0 and not done.stderr, done
+                assert done.stdout == b"", done.stdout  # an active session: allowed, silently
+        times: dict[str, list[float]] = {name: [] for name in commands}
+        for _ in range(args.rounds):
+            for name, (argv, run_env) in commands.items():
+                start = time.perf_counter()
+                subprocess.run(argv, input=stdin, env=run_env, cwd=project, stdout=subprocess.DEVNULL)
+                times[name].append(time.perf_counter() - start)
+        state = json.loads((project / counting / STATE_FILE).read_text())
+        counted = sum(state.get(F.TOOL_CALLS_BY_TRANSCRIPT, {}).values())
+
+    floor = statistics.median(times[next(iter(times))])
+    print(f"PreToolUse hook latency, fresh process each call: {args.sessions} sessions on disk, "
+          f"{args.rounds} rounds, {os.cpu_count()} CPUs, Python {sys.version.split()[0]}")
+    print(f"{'command':45s} {'p50 ms':>8s} {'p90 ms':>8s} {'p50/floor':>10s}")
+    for name, samples in times.items():
+        samples.sort()
+        p50 = statistics.median(samples)
+        p90 = samples[int(len(samples) * 0.9) - 1]
+        print(f"{name:45s} {p50 * 1000:8.1f} {p90 * 1000:8.1f} {p50 / floor:10.2f}")
+    print(f"(heartbeat counted {counted} calls in the writing session: every call wrote the state)")
+
+
+if __name__ == "__main__":
+    main()
