@@ -1,0 +1,87 @@
+"""fleet doctor: finds, and with --fix repairs, orphans, stale bindings, duplicate labels, hooks, the index.
+
+Everything is planted in the test's private tmux world (its own ``TMUX_TMPDIR``),
+so the doctor never sees — let alone kills — anything outside the test.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import typing as t
+from pathlib import Path
+
+import psutil
+
+from claude_run_harness import DEAD_PID, wait_until
+from fleet_harness import FleetWorld, world  # noqa: F401  (fixture)
+from supervisor import index
+from supervisor.store import read_state
+
+
+def write_state(session: Path, **state: t.Any) -> None:
+    session.mkdir(parents=True, exist_ok=True)
+    (session / ".state.json").write_text(json.dumps({"pid": DEAD_PID, "skill": "implement", **state}, indent=2))
+
+
+def plant(world: FleetWorld, **env: str) -> subprocess.Popen[bytes]:
+    """A long-lived process that looks like an agent's (it carries the test tag, so it is reaped)."""
+    return subprocess.Popen(["sleep", "600"], env={**world.env, **env}, stdin=subprocess.DEVNULL)
+
+
+def test_doctor_finds_and_fixes_what_a_fleet_leaves_wrong(world: FleetWorld) -> None:
+    # A running fleet whose window has two panes with the same identity (R6), and a pane B.
+    world.tmux("-f", "/dev/null", "new-session", "-d", "-s", "dup", "-n", "w", "-x", "120", "-y", "40", "sleep 600")
+    world.tmux("split-window", "-t", "dup:w", "sleep 600")
+    world.tmux("split-window", "-t", "dup:w", "sleep 600")
+    first, second, third = world.tmux("list-panes", "-t", "dup:w", "-F", "#{pane_id}").split()
+    for pane, label in ((first, "A"), (second, "A"), (third, "B")):
+        world.tmux("set-option", "-p", "-t", pane, "@pane_label", label)
+
+    # Orphans: one from a fleet pane that no longer exists, one whose supervisor died.
+    gone_socket = world.tmux_tmpdir / f"tmux-{__import__('os').getuid()}" / "fleet-pytest-gone"
+    orphan = plant(world, TMUX=f"{gone_socket},1,0", TMUX_PANE="%7", CLAUDE_SUPERVISOR_PID=str(DEAD_PID))
+    lost = plant(world, **world.pane_env("B"), CLAUDE_SUPERVISOR_PID=str(DEAD_PID))
+    bystander = plant(world, **world.pane_env("B"))  # a pane's own process: not an agent, left alone
+
+    # Sessions: bound to a pane that is gone, two bound to one pane, one fine, one of a stopped fleet.
+    root = world.project / "sessions"
+    write_state(root / "S_STALE", fleetPaneId="dup:w:Gone")
+    write_state(root / "S_OLD", fleetPaneId="dup:w:B", lastHeartbeat="2026-11-01T00:00:00Z")
+    write_state(root / "S_NEW", fleetPaneId="dup:w:B", lastHeartbeat="2026-11-21T00:00:00Z")
+    write_state(root / "S_OTHER", fleetPaneId="stopped-fleet:w:X")
+    write_state(root / "S_OK", fleetPaneId="dup:w:Old")
+    index.rebuild(root)
+    write_state(root / "S_OK", fleetPaneId="dup:w:A")  # rebound behind the index's back: it is stale
+
+    found = world.fleet("doctor")
+    assert found.returncode == 1
+    out = found.stdout
+    assert f"orphan: orphaned agent process {orphan.pid} (sleep 600): its fleet pane %7 on fleet-pytest-gone no longer exists" in out
+    assert f"orphan: orphaned agent process {lost.pid} (sleep 600): its supervisor {DEAD_PID} is gone" in out
+    assert str(bystander.pid) not in out
+    assert f"duplicate-pane: panes {first} and {second} on {world.socket} share the identity dup:w:A" in out
+    assert f"stale-binding: session {root / 'S_STALE'} is bound to pane dup:w:Gone, but its running fleet has no such pane" in out
+    assert "duplicate-binding: 2 sessions are bound to pane dup:w:B: S_NEW, S_OLD (keeping S_NEW)" in out
+    assert "S_OTHER" not in out, "a stopped fleet's binding is what its next start resumes"
+    assert f"index: the session index of {root} is stale" in out
+    assert "hooks: hooks PreToolUse" in out and "are not installed in the settings Claude reads" in out
+    assert found.stderr == "fleet: error: 7 problem(s) found; run `fleet doctor --fix` to repair\n"
+    assert psutil.pid_exists(orphan.pid), "without --fix nothing is touched"
+
+    fixed = world.fleet("doctor", "--fix")
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    assert fixed.stdout.count("  fixed: ") == 7
+    wait_until(lambda: orphan.poll() is not None and lost.poll() is not None, 10, "the orphans to end")
+    assert bystander.poll() is None
+    labels = world.tmux("list-panes", "-t", "dup:w", "-F", "#{@pane_label}").split()
+    assert labels == ["A", "A-2", "B"]
+    assert "fleetPaneId" not in read_state(root / "S_STALE")
+    assert "fleetPaneId" not in read_state(root / "S_OLD") and read_state(root / "S_NEW")["fleetPaneId"] == "dup:w:B"
+    assert read_state(root / "S_OTHER")["fleetPaneId"] == "stopped-fleet:w:X"
+    assert index.by_pane(root, "dup:w:A") == ["S_OK"]
+    settings = json.loads((world.config / "settings.json").read_text())
+    assert {"PreToolUse", "UserPromptSubmit", "SessionStart"} <= set(settings["hooks"])
+
+    clean = world.fleet("doctor")
+    assert (clean.returncode, clean.stdout) == (0, "No problems found.\n"), clean.stdout
