@@ -13,10 +13,8 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from cli import MODEL, Tmux, Unavailable, clean_env, install_cli, prepare_home  # noqa: E402
-from mock_api import MockAPI  # noqa: E402
+from .cli import MODEL, Tmux, Unavailable, clean_env, install_cli, prepare_home
+from .mock_api import MockAPI
 
 BIN = Path(sys.executable).parent
 

@@ -14,8 +14,8 @@ import sys
 import typing as t
 from pathlib import Path
 
-from cli import MODEL
-from mock_api import MockAPI, Turn
+from .cli import MODEL
+from .mock_api import MockAPI, Turn
 
 BIN = Path(sys.executable).parent
 SESSION = "sessions/2026_11_22_E2E"

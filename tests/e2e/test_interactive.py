@@ -15,9 +15,9 @@ from pathlib import Path
 import psutil
 import pytest
 
-from cli import MODEL, Tmux, wait_until
-from mock_api import MockAPI, Turn
-from test_headless import SESSION, install_hooks, result_text, state
+from .cli import MODEL, Tmux, wait_until
+from .mock_api import MockAPI, Turn
+from .test_headless import SESSION, install_hooks, result_text, state
 
 BIN = Path(sys.executable).parent
 PROMPT_READY = "❯"
