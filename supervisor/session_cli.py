@@ -21,7 +21,7 @@ import typer
 from supervisor import transitions as tr
 from supervisor.errors import ShepherdError
 from supervisor.fields import DEHYDRATED_FILE, DEFAULT_PHASE, F, Lifecycle
-from supervisor.identity import current_pane_id, is_watchdog, start_token, supervisor_pid
+from supervisor.identity import current_pane_id, is_watchdog, same_owner, start_token, supervisor_pid
 from supervisor.lookup import find_session, sessions_on_pane, sessions_owned_by
 from supervisor.paths import resolve_session_dir, sessions_root
 from supervisor.phases import parse_proof
@@ -289,8 +289,25 @@ def _signal_watchdog(prompt: str) -> None:
 
 
 def request_restart(session_dir: Path) -> None:
-    prompt = _update(session_dir, lambda s: tr.request_restart(s, session_dir))
-    _signal_watchdog(prompt)
+    """Record the request, then end this agent's Claude through its watchdog.
+
+    Under claude-run (a watchdog is set) only the session's own agent may ask:
+    its supervisor takes requests only from sessions it owns, so a request on
+    someone else's session would kill this Claude with nothing to restart.
+    """
+    supervised = bool(os.environ.get(WATCHDOG_PID_ENV, "").strip())
+    pid, token = _me()
+
+    def apply(state: State) -> str:
+        owner = state.get(F.PID)
+        if supervised and not same_owner(owner, state.get(F.PID_START), pid, token):
+            raise ShepherdError(
+                f"{session_dir.name} is not this agent's session (its owner is PID {owner}, this agent's "
+                f"supervisor is PID {pid}); activate it first with `session activate {session_dir} SKILL`"
+            )
+        return tr.request_restart(state, session_dir)
+
+    _signal_watchdog(_update(session_dir, apply))
 
 
 @app.command()

@@ -361,6 +361,18 @@ def test_restart_records_the_request_and_signals_the_watchdog(project: Path, run
     assert st["restartPrompt"] == f'/session continue --session {project / S} --skill implement --phase "Phase 2: Work"'
 
 
+def test_restart_of_another_agents_session_is_refused(
+    project: Path, run_session: Run, fake_watchdog, other_live_process
+) -> None:
+    proc, flag = fake_watchdog
+    d = write_state(project, {"pid": other_live_process.pid, "skill": "implement", "lifecycle": "active"})
+    raw = (d / ".state.json").read_bytes()
+    line = one_line_error(run_session("restart", S, env={"WATCHDOG_PID": str(proc.pid)}))
+    assert "not this agent's session" in line and str(other_live_process.pid) in line
+    assert (d / ".state.json").read_bytes() == raw
+    assert proc.poll() is None and not flag.exists(), "this agent's Claude is not killed for nothing"
+
+
 def test_restart_without_watchdog_prints_manual_instructions(project: Path, run_session: Run) -> None:
     run_session("activate", S, "implement")
     r = run_session("restart", S)
