@@ -79,14 +79,13 @@ def _stamp_dir() -> Path | None:
     return path
 
 
-def _stamp_path(socket: str, pane: str) -> Path | None:
+def _stamp_path(socket: str, pane: str, part: str) -> Path | None:
     directory = _stamp_dir()
     if directory is None:
         return None
     import zlib  # builtin module: no import cost worth measuring
 
-    digest = f"{zlib.crc32(socket.encode()):08x}"
-    return directory / f"{digest}-{pane.lstrip('%')}"
+    return directory / f"{zlib.crc32(socket.encode()):08x}-{pane.lstrip('%')}.{part}"
 
 
 def _recent(stamp: Path | None, value: str, now: float) -> bool:
@@ -146,6 +145,8 @@ def notify(
 
     Returns True when tmux was updated; False outside a fleet, when throttled,
     or when tmux did not answer (a hook never fails because of the display).
+    The state and the context figure are throttled separately: the status
+    line repeats the one, every tool call the other.
     """
     if state is not None and state not in PRIORITY:
         raise ValueError(f"unknown pane state {state!r}; use one of {', '.join(STATES)}")
@@ -154,31 +155,34 @@ def notify(
     if socket is None:
         return False
     pane = env["TMUX_PANE"]
+    now = time.time() if now is None else now
     percent = context_percent(context)
+    state_stamp = _stamp_path(socket, pane, "state") if state is not None else None
+    context_stamp = _stamp_path(socket, pane, "context") if percent is not None else None
+    if state is not None and _recent(state_stamp, state, now):
+        state = None
+    if percent is not None and _recent(context_stamp, percent, now):
+        percent = None
     if state is None and percent is None:
         return False
-    stamp = _stamp_path(socket, pane)
-    value = f"{state or ''}|{percent or ''}"
-    if _recent(stamp, value, time.time() if now is None else now):
-        return False
     args: list[str] = []
-    if state is not None:
-        args += ["set-option", "-p", "-t", pane, PANE_OPTION, state, ";"]
     if percent is not None:
-        args += ["set-option", "-p", "-t", pane, CONTEXT_OPTION, percent, ";"]
-    if state is None:
-        args = args[:-1]
-    else:
+        args += ["set-option", "-p", "-t", pane, CONTEXT_OPTION, percent]
+    if state is not None:
+        args += [";"] if args else []
         args += [
+            "set-option", "-p", "-t", pane, PANE_OPTION, state, ";",
             "list-panes", "-t", pane, "-F", f"{_SEP}#{{{PANE_OPTION}}}", ";",
             "display-message", "-p", "-t", pane, f"{_SEP}{_SEP}#{{{WINDOW_OPTION}}}",
         ]  # fmt: skip
     out = _tmux(socket, args)
     if out is None or out.returncode != 0:
         return False  # the pane is gone, or tmux is busy: the display is best effort
-    _remember(stamp, value)
+    if percent is not None:
+        _remember(context_stamp, percent)
     if state is None:
         return True
+    _remember(state_stamp, state)
     states: list[str] = []
     current = ""
     for line in out.stdout.splitlines():
@@ -190,6 +194,50 @@ def notify(
     if wanted and wanted != current:
         _tmux(socket, ["set-option", "-w", "-t", pane, WINDOW_OPTION, wanted])
     return True
+
+
+def publish(state: str | None, *, context: float | None = None, env: t.Mapping[str, str] | None = None) -> None:
+    """:func:`notify` for hooks: best effort, never raises (the display must not change a decision)."""
+    try:
+        notify(state, context=context, env=env)
+    except Exception:  # noqa: BLE001
+        pass
+
+
+# --------------------------------------------------------------------------- hook events
+
+IDLE_NOTIFICATIONS = frozenset({"idle_prompt"})
+QUIET_NOTIFICATIONS = frozenset({"auth_success"})
+
+
+def notification_state(raw: bytes) -> str | None:
+    """The state a Notification hook input means: needs-you, done (idle), or None (nothing to show)."""
+    import json
+
+    try:
+        data = json.loads(raw or b"{}")
+    except ValueError:
+        data = {}
+    kind = data.get("notification_type") if isinstance(data, dict) else None
+    if kind in QUIET_NOTIFICATIONS:
+        return None
+    if kind in IDLE_NOTIFICATIONS:
+        return DONE
+    return NEEDS_YOU  # a permission prompt, a question (elicitation), or an unknown kind: look
+
+
+def run_stop(raw: bytes, env: t.Mapping[str, str]) -> str:
+    """``claude-hook stop``: the turn ended — done. Prints nothing (the stop goes ahead)."""
+    publish(DONE, env=env)
+    return ""
+
+
+def run_notification(raw: bytes, env: t.Mapping[str, str]) -> str:
+    """``claude-hook notification``: Claude waits for the person — needs-you (or done when idle)."""
+    state = notification_state(raw)
+    if state is not None:
+        publish(state, env=env)
+    return ""
 
 
 def main(argv: list[str] | None = None) -> int:

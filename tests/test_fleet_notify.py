@@ -169,3 +169,18 @@ def test_border_and_tab_show_label_state_and_context(tmux: Tmux) -> None:
     tab = tmux("display-message", "-p", "-t", a, "#{E:window-status-format}")
     assert "w needs-you" in tab and f"bg={pn.COLOURS['needs-you']}" in tab
     assert tmux("show-options", "-gwv", "remain-on-exit") == "on"
+
+
+@pytest.mark.parametrize(
+    ("payload", "state"),
+    [
+        (b'{"notification_type": "permission_prompt"}', "needs-you"),
+        (b'{"notification_type": "elicitation_dialog"}', "needs-you"),
+        (b'{"message": "Claude is waiting for your input"}', "needs-you"),
+        (b'{"notification_type": "idle_prompt"}', "done"),
+        (b'{"notification_type": "auth_success"}', None),
+        (b"not json", "needs-you"),
+    ],
+)
+def test_notification_kinds(payload: bytes, state: str | None) -> None:
+    assert pn.notification_state(payload) == state
