@@ -17,12 +17,16 @@ from __future__ import annotations
 import json
 import math
 import os
+import time
 import typing as t
 
 from supervisor.fields import F
 
 TAIL_CHUNK = 64 * 1024
 TAIL_MAX = 8 * 1024 * 1024
+CALL_WAIT = 0.25  # seconds to wait for the line of the current tool call to be written
+CALL_POLL = 0.005
+LIVE_WRITE_SECONDS = 2.0  # a transcript written this recently is still being written
 SYNTHETIC_MODEL = "<synthetic>"
 TOKEN_FIELDS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 
@@ -131,35 +135,72 @@ def _usage_of(entry: t.Any, recorded_window: int | None) -> Usage | None | bool:
     return Usage(total / window, stamp if isinstance(stamp, str) else "", "transcript")
 
 
-def transcript_usage(path: t.Any, recorded_window: t.Any = None) -> Usage | None:
-    """The newest main-conversation usage in the transcript at *path*, or None."""
+def _scan(path: str, window: int | None, marker: bytes | None) -> tuple[Usage | None, bool]:
+    """The newest usage in the transcript, and whether *marker* appears in that line or after it."""
+    seen = False
+    with open(path, "rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        span = TAIL_CHUNK
+        while True:
+            start = max(0, size - span)
+            handle.seek(start)
+            lines = handle.read(size - start).split(b"\n")
+            if start > 0:
+                lines = lines[1:]  # the first one is cut
+            for line in reversed(lines):
+                seen = seen or (marker is not None and marker in line)
+                if b'"usage"' not in line:
+                    continue
+                try:
+                    found = _usage_of(json.loads(line), window)
+                except (ValueError, RecursionError):
+                    continue
+                if found is not False:
+                    return found, seen
+            if start == 0 or span >= TAIL_MAX:
+                return None, seen
+            span *= 4
+
+
+def _tool_use_marker(tool_use_id: t.Any) -> bytes | None:
+    if not isinstance(tool_use_id, str) or not 0 < len(tool_use_id) <= 200:
+        return None
+    if not all(c.isalnum() or c in "_-" for c in tool_use_id):
+        return None
+    return b'"' + tool_use_id.encode() + b'"'
+
+
+def transcript_usage(
+    path: t.Any, recorded_window: t.Any = None, tool_use_id: t.Any = None, wait: float = CALL_WAIT
+) -> Usage | None:
+    """The newest main-conversation usage in the transcript at *path*, or None.
+
+    With *tool_use_id*, the reading should be that of the response asking for
+    this call. Claude Code writes the transcript asynchronously, so that line
+    can land a few milliseconds after the hook starts (seen with the real CLI
+    in ``-p``); while the file is being written, wait up to *wait* seconds for
+    it rather than judge by the previous response.
+    """
     if not isinstance(path, str) or not os.path.isabs(path) or "\0" in path:
         return None
     window = positive_int(recorded_window)
-    if not os.path.isfile(path):
-        return None  # not a regular file: a FIFO would block the hook until it times out
+    marker = _tool_use_marker(tool_use_id)
+    deadline: float | None = None
     try:
-        with open(path, "rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
-            span = TAIL_CHUNK
-            while True:
-                start = max(0, size - span)
-                handle.seek(start)
-                lines = handle.read(size - start).split(b"\n")
-                if start > 0:
-                    lines = lines[1:]  # the first one is cut
-                for line in reversed(lines):
-                    if b'"usage"' not in line:
-                        continue
-                    try:
-                        found = _usage_of(json.loads(line), window)
-                    except (ValueError, RecursionError):
-                        continue
-                    if found is not False:
-                        return found  # type: ignore[return-value]
-                if start == 0 or span >= TAIL_MAX:
-                    return None
-                span *= 4
+        while True:
+            if not os.path.isfile(path):
+                return None  # not a regular file: a FIFO would block the hook until it times out
+            found, seen = _scan(path, window, marker)
+            if seen or marker is None:
+                return found
+            now = time.monotonic()
+            if deadline is None:
+                if time.time() - os.stat(path).st_mtime > LIVE_WRITE_SECONDS:
+                    return found  # nobody is writing it: this call's line is not coming
+                deadline = now + wait
+            if now >= deadline:
+                return found
+            time.sleep(CALL_POLL)
     except OSError:
         return None
 

@@ -49,7 +49,7 @@ def decide(call: ToolCall, cwd: str, config: hook_config.Config, env: t.Mapping[
     dir_arg = session_arg(found.session_dir, cwd)
     seen = None
     if not call.is_session_command:  # read the transcript outside the lock
-        seen = transcript_usage(call.transcript_path, found.state.get(F.CONTEXT_WINDOW_SIZE))
+        seen = transcript_usage(call.transcript_path, found.state.get(F.CONTEXT_WINDOW_SIZE), call.tool_use_id)
 
     def apply(state: dict[str, t.Any]) -> Verdict:
         blocked = overflow_gate(state, call, newest(stored_usage(state), seen), config, dir_arg)

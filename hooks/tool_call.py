@@ -21,7 +21,9 @@ UNKNOWN_TRANSCRIPT = "unknown"
 class ToolCall:
     """The tool, its input, and what the rules need to know about it."""
 
-    __slots__ = ("name", "input", "invocation", "is_session_command", "transcript_path", "transcript_key")
+    __slots__ = (
+        "name", "input", "invocation", "is_session_command", "transcript_path", "transcript_key", "tool_use_id",
+    )
 
     def __init__(
         self,
@@ -31,6 +33,7 @@ class ToolCall:
         is_session_command: bool,
         transcript_path: str,
         transcript_key: str,
+        tool_use_id: str = "",
     ) -> None:
         self.name = name
         self.input = tool_input
@@ -38,6 +41,7 @@ class ToolCall:
         self.is_session_command = is_session_command  # the invocation is of `session` itself
         self.transcript_path = transcript_path
         self.transcript_key = transcript_key  # basename of the transcript: one heartbeat counter per agent
+        self.tool_use_id = tool_use_id  # names the transcript line of the response asking for this call
 
     @property
     def file_path(self) -> str | None:
@@ -63,4 +67,6 @@ def classify(inp: HookInput, config: Config) -> ToolCall:
         is_session = invocation is not None and invocation.program in config.session_programs
     transcript = inp.text("transcript_path")
     key = os.path.basename(transcript) if transcript and "\0" not in transcript else ""
-    return ToolCall(name, tool_input, invocation, is_session, transcript, key or UNKNOWN_TRANSCRIPT)
+    return ToolCall(
+        name, tool_input, invocation, is_session, transcript, key or UNKNOWN_TRANSCRIPT, inp.text("tool_use_id")
+    )

@@ -129,12 +129,13 @@ def raw_state(session_dir: Path) -> str:
 
 
 def assistant_line(tokens: int, *, model: str = "claude-sonnet-4-5", timestamp: str = "2026-11-22T10:00:00.000Z",
-                   sidechain: bool = False, **usage: t.Any) -> str:
-    """One transcript line of an assistant response with its usage (reference §9)."""
+                   sidechain: bool = False, tool_use_id: str = "toolu_01", **usage: t.Any) -> str:
+    """One transcript line of an assistant response asking for a tool, with its usage (reference §9)."""
     counts = {"input_tokens": 100, "cache_creation_input_tokens": 0, "cache_read_input_tokens": tokens - 100,
               "output_tokens": 20}
     counts.update(usage)
     return json.dumps({
         "type": "assistant", "isSidechain": sidechain, "timestamp": timestamp,
-        "message": {"model": model, "role": "assistant", "content": [{"type": "tool_use"}], "usage": counts},
+        "message": {"model": model, "role": "assistant", "usage": counts,
+                    "content": [{"type": "tool_use", "id": tool_use_id, "name": "Bash", "input": {}}]},
     })

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -283,3 +284,53 @@ def test_transcript_usage_parses_real_shape(tmp_path: Path) -> None:
     usage = transcript_usage(str(path))
     assert usage is not None and usage.fraction == pytest.approx(0.161) and usage.source == "transcript"
     assert transcript_usage(str(path), 200_000).fraction == pytest.approx(0.805)  # type: ignore[union-attr]
+
+
+def test_waits_for_the_line_of_this_tool_call(project: Path, env: dict[str, str]) -> None:
+    """Claude Code writes the transcript asynchronously: the line asking for this call may land
+    just after the hook starts (seen with the real CLI). The hook waits for it briefly."""
+    import threading
+    import time
+
+    activate(project)
+    path = write_transcript(project, assistant_line(10_000, tool_use_id="toolu_prev"))
+    payload = grep(project)
+    payload["tool_use_id"] = "toolu_now"
+
+    def late_write() -> None:
+        time.sleep(0.05)
+        with path.open("a") as handle:
+            handle.write(assistant_line(170_000, tool_use_id="toolu_now") + "\n")
+
+    writer = threading.Thread(target=late_write)
+    writer.start()
+    try:
+        answer = call("pre-tool-use", payload, env)
+    finally:
+        writer.join()
+    assert answer.denied and OVERFLOW in answer.reason
+
+
+def test_no_wait_when_nobody_writes_the_transcript(project: Path, env: dict[str, str]) -> None:
+    import time
+
+    activate(project)
+    path = write_transcript(project, assistant_line(10_000, tool_use_id="toolu_prev"))
+    os.utime(path, (time.time() - 60, time.time() - 60))
+    payload = grep(project)
+    payload["tool_use_id"] = "toolu_elsewhere"  # e.g. a sub-agent's call, in another transcript
+    start = time.monotonic()
+    assert call("pre-tool-use", payload, env).allowed
+    assert time.monotonic() - start < 0.2
+    assert transcript_usage(str(path), None, "toolu_elsewhere").fraction == pytest.approx(0.05)  # type: ignore[union-attr]
+
+
+def test_wait_is_bounded(tmp_path: Path) -> None:
+    import time
+
+    path = tmp_path / "t.jsonl"
+    path.write_text(assistant_line(10_000, tool_use_id="toolu_prev") + "\n")
+    start = time.monotonic()
+    usage = transcript_usage(str(path), None, "toolu_never", wait=0.1)
+    assert 0.1 <= time.monotonic() - start < 1.0
+    assert usage is not None and usage.fraction == pytest.approx(0.05)  # the previous reading, not unknown
