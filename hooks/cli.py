@@ -1,7 +1,9 @@
 """``claude-hook EVENT``: the one entry point Claude Code calls.
 
 Events: ``pre-tool-use``, ``user-prompt-submit``, ``session-start``,
-``status-line``; and ``install`` / ``uninstall`` to set them up. Dispatch is a
+``status-line``, ``stop`` and ``notification`` (the last two only mark the
+fleet pane done / needs-you, :mod:`hooks.pane_notify`); and ``install`` /
+``uninstall`` to set them up. Dispatch is a
 plain look at ``sys.argv`` — no argparse, no typer (56 ms to import) — and each
 event module is imported only when called, so a hook call loads the standard
 library and our small modules, nothing else. Hook events always exit 0: any
@@ -14,7 +16,7 @@ import os
 import sys
 import typing as t
 
-HOOK_EVENTS = ("pre-tool-use", "user-prompt-submit", "session-start", "status-line")
+HOOK_EVENTS = ("pre-tool-use", "user-prompt-submit", "session-start", "status-line", "stop", "notification")
 SETUP_COMMANDS = ("install", "uninstall")
 USAGE = (
     "usage: claude-hook EVENT < hook-input.json\n"
@@ -31,6 +33,10 @@ def _runner(event: str) -> t.Callable[[bytes, t.Mapping[str, str]], str]:
         from hooks.prompt_submit import run
     elif event == "session-start":
         from hooks.session_start import run
+    elif event == "stop":
+        from hooks.pane_notify import run_stop as run
+    elif event == "notification":
+        from hooks.pane_notify import run_notification as run
     else:
         from hooks.statusline import run
     return run

@@ -38,12 +38,14 @@ from supervisor.errors import ShepherdError
 from supervisor.paths import project_root
 
 HOOK_TIMEOUT = 10  # seconds; the hook answers well inside it (its lock wait is 3 s)
-PRE_TOOL_USE, USER_PROMPT_SUBMIT, SESSION_START, STATUS_LINE = HOOK_EVENTS
+PRE_TOOL_USE, USER_PROMPT_SUBMIT, SESSION_START, STATUS_LINE, STOP, NOTIFICATION = HOOK_EVENTS
 REGISTRATIONS: tuple[tuple[str, str, str | None], ...] = (
     # (settings event, our event argument, matcher)
     ("PreToolUse", PRE_TOOL_USE, "*"),
     ("UserPromptSubmit", USER_PROMPT_SUBMIT, None),
     ("SessionStart", SESSION_START, None),
+    ("Stop", STOP, None),  # fleet pane status: done
+    ("Notification", NOTIFICATION, None),  # fleet pane status: needs-you
 )
 BACKUP_SUFFIX = ".before-claude-hook"
 SKILL_NAME = "session"

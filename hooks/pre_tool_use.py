@@ -17,6 +17,7 @@ from __future__ import annotations
 import typing as t
 
 from hooks import config as hook_config
+from hooks import pane_notify
 from hooks.context import newest, stored_usage, transcript_usage
 from hooks.gate import session_gate
 from hooks.heartbeat import Verdict, heartbeat
@@ -51,9 +52,13 @@ def decide(call: ToolCall, cwd: str, config: hook_config.Config, env: t.Mapping[
     if not call.is_session_command:  # read the transcript outside the lock
         seen = transcript_usage(call.transcript_path, found.state.get(F.CONTEXT_WINDOW_SIZE), call.tool_use_id)
 
+    overflow = False
+
     def apply(state: dict[str, t.Any]) -> Verdict:
+        nonlocal overflow
         blocked = overflow_gate(state, call, newest(stored_usage(state), seen), config, dir_arg)
         if blocked is not None:
+            overflow = True
             return Verdict(deny=blocked)
         return heartbeat(state, call, cwd=cwd, env=env, dir_arg=dir_arg)
 
@@ -61,7 +66,7 @@ def decide(call: ToolCall, cwd: str, config: hook_config.Config, env: t.Mapping[
         verdict: Verdict = update_state(found.session_dir, apply, timeout=LOCK_TIMEOUT)
     except NoStateError:
         return ""  # the session went away between lookup and lock: nothing left to enforce
-    # Fleet pane notification (@pane_notify: working / error) belongs here, once the fleet exists.
+    pane_notify.publish(pane_notify.ERROR if overflow else pane_notify.WORKING, env=env)
     if verdict.deny is not None:
         return deny(verdict.deny)
     if verdict.warn is not None:

@@ -10,12 +10,14 @@ from __future__ import annotations
 import typing as t
 
 from hooks import config as hook_config
+from hooks import pane_notify
 from hooks.gate import prompt_context
 from hooks.locate import locate
 from hooks.protocol import USER_PROMPT_SUBMIT, add_context, one_line, parse_input
 
 
 def run(raw: bytes, env: t.Mapping[str, str]) -> str:
+    pane_notify.publish(pane_notify.WORKING, env=env)  # a prompt was submitted: the agent works
     inp = parse_input(raw)  # only the cwd is needed; a broken input still gets the gate
     try:
         config = hook_config.load(env)

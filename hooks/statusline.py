@@ -20,6 +20,7 @@ from __future__ import annotations
 import typing as t
 
 from hooks import config as hook_config
+from hooks import pane_notify
 from hooks.context import number, statusline_reading, stored_usage
 from hooks.locate import locate
 from hooks.protocol import one_line, parse_input
@@ -87,6 +88,7 @@ def render(data: t.Mapping[str, t.Any], cwd: str, env: t.Mapping[str, str]) -> s
     if usage is None:
         stored = stored_usage(state)
         usage = stored.fraction if stored else None
+    pane_notify.publish(None, context=usage, env=env)  # the fleet pane border's context %
     skill = state.get(F.SKILL)
     parts = [display_name(found.session_dir), skill if isinstance(skill, str) and skill else "-"]
     phase = phase_text(state)

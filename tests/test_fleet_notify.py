@@ -171,6 +171,37 @@ def test_border_and_tab_show_label_state_and_context(tmux: Tmux) -> None:
     assert tmux("show-options", "-gwv", "remain-on-exit") == "on"
 
 
+def test_claude_hook_events_mark_the_pane(tmux: Tmux, project: Path) -> None:
+    """The wiring: prompt submitted / tools running -> working, overflow deny -> error,
+    Notification -> needs-you, Stop -> done, the status line -> context %."""
+    from hooks_helpers import activate, call, hook_env, tool
+
+    a, b, c = tmux.ids
+    env = {pane: hook_env(project, **tmux.pane_env(pane)) for pane in (a, b, c)}
+    session = activate(project, contextUsage=0.2)
+    call("user-prompt-submit", {"prompt": "go", "cwd": str(project)}, env[a])
+    assert tmux.option(a, "@pane_notify") == "working"
+    call("status-line", {"cwd": str(project), "context_window": {"used_percentage": 42}}, env[a])
+    assert tmux.option(a, "@pane_context") == "42"
+
+    call("pre-tool-use", tool(project, "Grep", pattern="x"), env[b])
+    assert tmux.option(b, "@pane_notify") == "working"
+    call("notification", {"notification_type": "permission_prompt", "message": "Claude needs your permission"}, env[b])
+    assert tmux.option(b, "@pane_notify") == "needs-you"
+
+    call("stop", {"hook_event_name": "Stop", "stop_hook_active": False}, env[c])
+    assert tmux.option(c, "@pane_notify") == "done"
+    assert tmux.option(c, "@window_notify") == "needs-you"
+
+    from hooks_helpers import set_fields
+
+    set_fields(session, contextUsage=0.9)
+    answer = call("pre-tool-use", tool(project, "Grep", pattern="x"), env[a])
+    assert answer.denied and "Context overflow" in answer.reason
+    assert tmux.option(a, "@pane_notify") == "error"
+    assert tmux.option(a, "@window_notify") == "error"
+
+
 @pytest.mark.parametrize(
     ("payload", "state"),
     [

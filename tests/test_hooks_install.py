@@ -67,7 +67,7 @@ def test_round_trip_is_byte_identical(home: Path, style: str) -> None:
     assert main(["install", "--user"]) == 0
     installed = json.loads(path.read_text())
     theirs = "statusLine" in json.loads(STYLES[style])  # a user's own status line is kept
-    assert sum(ours(c) is not None for c in commands_in(installed)) == (3 if theirs else 4)
+    assert sum(ours(c) is not None for c in commands_in(installed)) == (5 if theirs else 6)
     assert main(["install", "--user"]) == 0  # idempotent
     assert json.loads(path.read_text()) == installed
     assert main(["uninstall", "--user"]) == 0
@@ -83,7 +83,8 @@ def test_install_merges_and_keeps_every_user_entry(home: Path) -> None:
     data = json.loads(path.read_text())
     for key in ("model", "env", "permissions"):
         assert data[key] == USER_SETTINGS[key]
-    assert data["hooks"]["Stop"] == USER_SETTINGS["hooks"]["Stop"]
+    assert data["hooks"]["Stop"][0] == USER_SETTINGS["hooks"]["Stop"][0]
+    assert data["hooks"]["Stop"][1] == {"hooks": [{"type": "command", "command": hook_command("stop"), "timeout": 10}]}
     pre = data["hooks"]["PreToolUse"]
     assert pre[0] == USER_SETTINGS["hooks"]["PreToolUse"][0]
     assert pre[1] == {"matcher": "*", "hooks": [{"type": "command", "command": hook_command("pre-tool-use"), "timeout": 10}]}

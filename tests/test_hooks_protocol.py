@@ -205,7 +205,8 @@ def test_hook_path_imports_no_heavy_module(project: Path, event: str) -> None:
     payload["context_window"] = {"used_percentage": 10}
     for argv in ([script("claude-hook"), event], hook_command(event).split()):
         modules = imported_modules(argv, payload, env, project)
-        assert "hooks.cli" in modules and "supervisor.store" in modules, sorted(modules)
+        assert "hooks.cli" in modules, sorted(modules)
+        assert "supervisor.store" in modules or event in ("stop", "notification"), sorted(modules)
         heavy = {m for m in modules if m.split(".")[0] in HEAVY}
         assert not heavy, f"{event} via {argv[0]} imported {sorted(heavy)}"
         assert "subprocess" not in modules  # only needed inside a fleet pane (one tmux call)
