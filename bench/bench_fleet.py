@@ -1,0 +1,173 @@
+"""Benchmark: start and stop a 16-pane fleet of supervised (stand-in) Claudes.
+
+* start: from running ``fleet start`` to every pane's Claude running (the
+  stand-in's first line, logged with a monotonic time stamp);
+* stop: from running ``fleet stop`` to no process of the fleet left (every
+  process carries a tag in its environment; the check uses psutil).
+
+Each pane runs the real ``claude-run`` with ``CLAUDE_BIN`` pointing at
+``tests/fake_claude.py`` on a private tmux socket (``fleet-bench-*`` in a
+private ``TMUX_TMPDIR``). Prints the figures; asserts nothing. Run:
+
+    .venv/bin/python bench/bench_fleet.py [--panes 16] [--rounds 3] [--grace 10]
+
+Goals: start ≤ 3 s; stop ≤ grace + 1 s (in practice it is far below the
+grace: every claude-run stops its Claude on SIGTERM). Starting 16 Python
+supervisors (and their watchdogs and 16 stand-in Pythons) is most of the start
+figure: the CPU one claude-run start-up costs is printed, with the floor it
+puts under the start figure on this machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import psutil
+
+ROOT = Path(__file__).resolve().parent.parent
+FAKE_CLAUDE = ROOT / "tests" / "fake_claude.py"
+BIN = Path(sys.executable).parent
+TAG = "FLEET_BENCH_TAG"
+
+
+def tagged(tag: str) -> list[psutil.Process]:
+    found = []
+    for proc in psutil.process_iter(["pid"]):
+        try:
+            if proc.status() != psutil.STATUS_ZOMBIE and proc.environ().get(TAG) == tag:
+                found.append(proc)
+        except (psutil.Error, OSError):
+            continue
+    return found
+
+
+def layout(panes: int) -> str:
+    per_pane = (
+        "L=$(tmux display-message -p -t \"$TMUX_PANE\" '#{@pane_label}'); "
+        'export FAKE_CLAUDE_LOG="$BENCH_DIR/$L.log"'
+    )
+    rows = "".join(f"        - P{n:02d}: claude-run\n" for n in range(panes))
+    return f"name: bench\npre_window: {json.dumps(per_pane)}\nwindows:\n  - agents:\n      layout: tiled\n      panes:\n{rows}"
+
+
+def first_start(log: Path) -> float | None:
+    try:
+        for line in log.read_text().splitlines():
+            event = json.loads(line)
+            if event.get("event") == "start":
+                return float(event["t"])
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+def one_round(base: Path, panes: int, grace: float) -> tuple[float, float, float]:
+    tag = uuid.uuid4().hex
+    socket = f"fleet-bench-{tag[:12]}"
+    tmux_dir = Path(tempfile.mkdtemp(prefix="flb-", dir="/tmp"))
+    logs = base / f"logs-{tag[:8]}"
+    logs.mkdir()
+    env = {
+        "PATH": f"{BIN}:/usr/local/bin:/usr/bin:/bin",
+        "HOME": str(base / "home"),
+        "TERM": "xterm-256color",
+        "LANG": os.environ.get("LANG", "C.UTF-8"),
+        "TMUX_TMPDIR": str(tmux_dir),
+        "CLAUDE_CONFIG_DIR": str(base / "claude-config"),
+        "CLAUDE_BIN": str(base / "claude"),
+        "FAKE_CLAUDE_SCRIPT": str(base / "plan.json"),
+        "BENCH_DIR": str(logs),
+        TAG: tag,
+    }
+    fleet = [str(BIN / "fleet")]
+    try:
+        began = time.monotonic()
+        subprocess.run([*fleet, "start", "bench", "--no-attach", "--socket", socket],
+                       cwd=base / "proj", env=env, check=True, capture_output=True, timeout=60)  # fmt: skip
+        cli_done = time.monotonic() - began
+        deadline = began + 60
+        while True:
+            starts = [first_start(logs / f"P{n:02d}.log") for n in range(panes)]
+            if all(s is not None for s in starts) or time.monotonic() > deadline:
+                break
+            time.sleep(0.01)
+        if any(s is None for s in starts):
+            raise SystemExit(f"only {sum(s is not None for s in starts)} of {panes} Claudes started within 60 s")
+        start_time = max(t for t in starts if t is not None) - began
+
+        began = time.monotonic()
+        subprocess.run([*fleet, "stop", "bench", "--grace", str(grace), "--socket", socket],
+                       cwd=base / "proj", env=env, check=True, capture_output=True, timeout=60)  # fmt: skip
+        while tagged(tag) and time.monotonic() - began < grace + 30:
+            time.sleep(0.01)
+        stop_time = time.monotonic() - began
+        left = tagged(tag)
+        if left:
+            raise SystemExit(f"{len(left)} process(es) left after fleet stop: {[p.pid for p in left]}")
+        return cli_done, start_time, stop_time
+    finally:
+        subprocess.run(["tmux", "-L", socket, "kill-server"], env=env, capture_output=True, timeout=10)
+        for proc in tagged(tag):
+            try:
+                proc.kill()
+            except psutil.Error:
+                pass
+        shutil.rmtree(tmux_dir, ignore_errors=True)
+
+
+def cpu_per_start(argv: list[str], runs: int = 5) -> float:
+    """CPU seconds (user + system) one start of *argv* costs: what 16 panes multiply."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    for _ in range(runs):
+        subprocess.run(argv, check=True, capture_output=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)) / runs
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--panes", type=int, default=16)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--grace", type=float, default=10.0)
+    args = parser.parse_args()
+    if shutil.which("tmux") is None:
+        raise SystemExit("tmux is not installed")
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp)
+        (base / "proj" / "sessions").mkdir(parents=True)
+        (base / "proj" / "tmuxinator").mkdir()
+        (base / "proj" / "tmuxinator" / "bench.yml").write_text(layout(args.panes))
+        (base / "home").mkdir()
+        wrapper = base / "claude"
+        wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE_CLAUDE}" "$@"\n')
+        wrapper.chmod(0o755)
+        (base / "plan.json").write_text(json.dumps({"invocations": [], "default": [{"wait": None}]}))
+        results = [one_round(base, args.panes, args.grace) for _ in range(args.rounds)]
+    cli, start, stop = (statistics.median(column) for column in zip(*results))
+    print(f"fleet of {args.panes} panes, {args.rounds} rounds, median (min..max); {os.cpu_count()} CPUs")
+    print(f"  fleet start returns            {cli:6.2f} s")
+    print(f"  start -> every Claude running  {start:6.2f} s  ({min(r[1] for r in results):.2f}..{max(r[1] for r in results):.2f})"
+          f"   goal <= 3 s")
+    print(f"  stop -> no process left        {stop:6.2f} s  ({min(r[2] for r in results):.2f}..{max(r[2] for r in results):.2f})"
+          f"   goal <= grace + 1 = {args.grace + 1:g} s")
+    supervisor = cpu_per_start([str(BIN / "claude-run"), "--help"])
+    interpreter = cpu_per_start([sys.executable, "-c", "pass"])
+    cpus = os.cpu_count() or 1
+    print(f"  CPU per claude-run start-up    {supervisor:6.3f} s  (python alone {interpreter:.3f} s); "
+          f"{args.panes} panes need >= {args.panes * (supervisor + 2 * interpreter) / cpus:.2f} s on {cpus} CPU(s)")
+
+
+if __name__ == "__main__":
+    main()
