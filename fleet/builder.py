@@ -186,7 +186,8 @@ def _reconcile_window(
 ) -> list[PaneReport]:
     labelled: dict[str, PaneInfo] = {}
     for info in here:
-        labelled.setdefault(info.label, info) if info.label else None
+        if info.label:
+            labelled.setdefault(info.label, info)  # a duplicate label (R6) is fleet doctor's to report
     unlabelled = [p for p in here if not p.label]
     window_id = here[0].window_id
     reports: list[PaneReport] = []

@@ -356,14 +356,14 @@ class _RawLayout(BaseModel):
 # --------------------------------------------------------------------------- line numbers
 
 
-Path_ = tuple[t.Union[str, int], ...]
+YamlPath = tuple[t.Union[str, int], ...]
 
 
-def _line_map(node: yaml.Node | None) -> dict[Path_, int]:
+def _line_map(node: yaml.Node | None) -> dict[YamlPath, int]:
     """YAML path → 1-based line, for every key and list item of the document."""
-    lines: dict[Path_, int] = {}
+    lines: dict[YamlPath, int] = {}
 
-    def walk(n: yaml.Node, path: Path_) -> None:
+    def walk(n: yaml.Node, path: YamlPath) -> None:
         lines.setdefault(path, n.start_mark.line + 1)
         if isinstance(n, yaml.MappingNode):
             for key_node, value_node in n.value:
@@ -379,9 +379,9 @@ def _line_map(node: yaml.Node | None) -> dict[Path_, int]:
     return lines
 
 
-def _where(loc: t.Sequence[t.Union[str, int]], lines: dict[Path_, int]) -> tuple[int | None, str]:
+def _where(loc: t.Sequence[t.Union[str, int]], lines: dict[YamlPath, int]) -> tuple[int | None, str]:
     """The line of the deepest known prefix of *loc*, and *loc* as ``a.b[0].c``."""
-    path: Path_ = tuple(loc)
+    path: YamlPath = tuple(loc)
     line = None
     for end in range(len(path), -1, -1):
         if path[:end] in lines:
@@ -493,14 +493,14 @@ def parse_layout(text: str, source: Path, *, cwd: Path | None = None) -> Layout:
     return _build(raw, source, lines, cwd)
 
 
-def _build(raw: _RawLayout, source: Path, lines: dict[Path_, int], cwd: Path) -> Layout:
-    def fail(path: Path_, message: str) -> t.NoReturn:
+def _build(raw: _RawLayout, source: Path, lines: dict[YamlPath, int], cwd: Path) -> Layout:
+    def fail(path: YamlPath, message: str) -> t.NoReturn:
         line, key = _where(path, lines)
         raise _error(source, line, key, message)
 
-    sockets: dict[str, Path_] = {}
+    sockets: dict[str, YamlPath] = {}
     config: str | None = None
-    config_key: Path_ = ()
+    config_key: YamlPath = ()
     tmux_bin: str | None = None
     colors: int | None = None
     for key, program in (("tmux_command", True), ("tmux_options", False)):
@@ -543,7 +543,7 @@ def _build(raw: _RawLayout, source: Path, lines: dict[Path_, int], cwd: Path) ->
             fail(("windows", i), f"a window is one `- NAME: ...` entry, got {len(item)} keys ({', '.join(item)}); "
                  f"indent the window's settings under its name")
         (name, body), = item.items()
-        where: Path_ = ("windows", i, name)
+        where: YamlPath = ("windows", i, name)
         try:
             _check_name(name, "window name")
         except ValueError as exc:
@@ -556,7 +556,7 @@ def _build(raw: _RawLayout, source: Path, lines: dict[Path_, int], cwd: Path) ->
         panes: list[PaneSpec] = []
         labels: dict[str, int] = {}
         for j, raw_pane in enumerate(body.panes if body.panes is not None else [_RawPane.model_construct(label=None, commands=[])]):
-            pane_path: Path_ = (*where, "panes", j)
+            pane_path: YamlPath = (*where, "panes", j)
             # A bash-era pane sets its own label; that label is the identity its sessions are
             # bound to, so it wins over the mapping key (then only tmuxinator's pane title).
             self_label = _label_in(raw_pane.commands)

@@ -65,17 +65,18 @@ def find_layout(
             candidate = directory / f"{name}{suffix}"
             if candidate.is_file():
                 return candidate
-    where = ", ".join(_tilde(d, env) for d in search_dirs(cwd, env))
+    where = ", ".join(_tilde(d, cwd, env) for d in search_dirs(cwd, env))
     known = available(cwd, env)
     hint = f"; available: {', '.join(known)}" if known else "; see tmuxinator/ in the claude-shepherd repository for examples"
     raise LayoutError(f"no layout named {name!r} in {where}{hint}")
 
 
-def _tilde(path: Path, env: t.Mapping[str, str]) -> str:
+def _tilde(path: Path, cwd: Path, env: t.Mapping[str, str]) -> str:
+    """*path* as a person would type it: ``~/...`` or ``./...`` where it can be."""
     home = env.get("HOME") or str(Path.home())
     text = str(path)
     if text.startswith(home + os.sep):
-        return "~" + text[len(home):]
-    if text.startswith(str(Path.cwd()) + os.sep):
-        return "./" + text[len(str(Path.cwd())) + 1:]
+        return "~" + text[len(home) :]
+    if text.startswith(str(cwd) + os.sep):
+        return "./" + text[len(str(cwd)) + 1 :]
     return text

@@ -15,6 +15,7 @@ server is never touched.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
@@ -77,6 +78,7 @@ def default_timeout() -> float:
     return value if value > 0 else DEFAULT_TIMEOUT
 
 
+@functools.lru_cache(maxsize=None)
 def find_tmux(tmux_bin: str | None = None) -> str:
     """The absolute path of tmux, checked to be recent enough for libtmux 0.62."""
     name = tmux_bin or "tmux"

@@ -291,7 +291,7 @@ def test_lookup_of_an_unknown_name_lists_where_it_looked_and_what_exists(tmp_pat
     with pytest.raises(LayoutError) as info:
         find_layout("nope", tmp_path, env)
     assert str(info.value) == (
-        f"no layout named 'nope' in {tmp_path}/tmuxinator, ~/.config/tmuxinator, ~/.tmuxinator; available: grid"
+        "no layout named 'nope' in ./tmuxinator, ~/.config/tmuxinator, ~/.tmuxinator; available: grid"
     )
     with pytest.raises(LayoutError, match="^nope.yml: no such layout file$"):
         find_layout("nope.yml", tmp_path, env)
