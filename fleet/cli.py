@@ -36,7 +36,7 @@ app = typer.Typer(
 LayoutArg = t.Annotated[
     t.Optional[str],
     typer.Argument(
-        metavar="[LAYOUT]",
+        metavar="LAYOUT",
         help="A layout file, or a name in ./tmuxinator/, ~/.config/tmuxinator/, ~/.tmuxinator/ "
         "(default: $FLEET_LAYOUT, else 'fleet').",
         show_default=False,
