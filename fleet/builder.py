@@ -9,7 +9,8 @@ its ``claude-run`` miss the pane's session and start fresh).
 
 ``remain-on-exit`` is on server-wide, set before the first pane exists, so a
 finished agent's pane stays readable — and is what ``fleet start`` respawns
-on a running fleet. Live panes are never touched.
+on a running fleet. Live panes are never touched, nor is a finished pane that
+runs no agent (a build or a log tail keeps its last screen).
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ class PaneReport:
     window: str
     label: str | None
     pane_id: str
-    action: str  # "started" | "added" | "respawned" | "running" | "idle"
+    action: str  # "started" | "added" | "respawned" | "running" | "idle" (a finished non-agent pane)
     detail: str = ""
 
     @property
@@ -200,6 +201,9 @@ def _reconcile_window(
                 NEXT, "select-layout", "-t", window_id, window.layout or "tiled",
             )  # fmt: skip
             reports.append(PaneReport(window.name, pane.label, _ids(lines)[0], "added"))
+        elif match.dead and not pane.runs_agent:
+            status = f"exited with status {match.dead_status}" if match.dead_status else "had exited"
+            reports.append(PaneReport(window.name, pane.label, match.pane_id, "idle", f"{status}; not an agent, left alone"))
         elif match.dead:
             status = f"exited with status {match.dead_status}" if match.dead_status else "had exited"
             server.run(

@@ -84,7 +84,7 @@ def start(
         detail = f" ({pane.detail})" if pane.detail else ""
         say(f"  {pane.name:<{width}}  {pane.action}{detail}")
     if running and not result.changed:
-        say("Nothing to do: every pane is running.")
+        say("Nothing to do: every agent is running.")
     _attach(spec.socket_name, spec.name, spec.attach and not no_attach, server.tmux_bin)
 
 

@@ -17,6 +17,7 @@ import psutil
 
 from fleet_harness import FleetWorld, running, world  # noqa: F401  (fixture)
 from claude_run_harness import wait_until
+from supervisor.model import parse
 from supervisor.store import read_state, update_state
 
 ACTIVATE = (
@@ -116,6 +117,7 @@ def test_stop_leaves_no_process_and_start_resumes_each_panes_own_conversation(wo
     assert not world.server_alive()
     for label in ("A", "B", "O"):
         state = read_state(sessions / f"S_{label}")
+        parse(state)  # still valid against the schema
         assert state["sessionId"] == f"conv-{label}" and state["fleetPaneId"] == f"duo:agents:{label}"
 
     again = world.fleet("start", "duo", "--no-attach")
@@ -130,7 +132,12 @@ def test_stop_leaves_no_process_and_start_resumes_each_panes_own_conversation(wo
 
 
 def test_reconcile_respawns_only_the_dead_pane_and_adds_a_missing_one(world: FleetWorld) -> None:
-    two_panes(world, "A", "B", "C")
+    world.layout(
+        "duo",
+        "  - agents:\n      layout: tiled\n      panes:\n"
+        "        - A: claude-run\n        - B: claude-run\n        - C: claude-run\n"
+        "        - build: echo built\n",
+    )
     world.plan("A", [{"mark": "ready"}, {"wait": None}])
     world.plan("B", [{"print": "finished my work"}, {"exit": 0}])  # claude-run then ends: the pane is dead
     world.plan("C", [{"mark": "ready"}, {"wait": None}])
@@ -138,6 +145,7 @@ def test_reconcile_respawns_only_the_dead_pane_and_adds_a_missing_one(world: Fle
     world.wait_event("A", "mark", name="ready")
     world.wait_event("C", "mark", name="ready")
     wait_until(lambda: world.panes()["B"]["pane_dead"] == "1", 15, "pane B to be dead")
+    wait_until(lambda: world.panes()["build"]["pane_dead"] == "1", 15, "the build pane to finish")
     assert "finished my work" in world.capture("B"), "remain-on-exit keeps a finished agent readable"
     before = world.panes()
     world.tmux("kill-pane", "-t", before["C"]["pane_id"])
@@ -149,6 +157,7 @@ def test_reconcile_respawns_only_the_dead_pane_and_adds_a_missing_one(world: Fle
     assert lines[1].split() == ["agents:A", "running", "(pid", f"{before['A']['pane_pid']})"]
     assert lines[2].split() == ["agents:B", "respawned", "(exited", "with", "status", "0)"]
     assert lines[3].split() == ["agents:C", "added"]
+    assert lines[4].split() == ["agents:build", "idle", "(exited", "with", "status", "0;", "not", "an", "agent,", "left", "alone)"]
     after = world.panes()
     assert after["A"]["pane_pid"] == before["A"]["pane_pid"], "a live pane is left alone"
     assert after["B"]["pane_id"] == before["B"]["pane_id"] and after["B"]["pane_dead"] == "0"
@@ -156,7 +165,7 @@ def test_reconcile_respawns_only_the_dead_pane_and_adds_a_missing_one(world: Fle
     world.wait_starts("C", 2)
 
     nothing = world.fleet("start", "duo", "--no-attach")
-    assert nothing.stdout.splitlines()[-2] == "Nothing to do: every pane is running."
+    assert nothing.stdout.splitlines()[-2] == "Nothing to do: every agent is running."
     assert "respawned" not in nothing.stdout and "added" not in nothing.stdout
 
 
