@@ -21,7 +21,10 @@ Standard library only.
 
 from __future__ import annotations
 
-import typing as t
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
+    import typing as t
+
 
 _PLAIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:,+%@=~^")
 _BLANK = " \t"

@@ -14,7 +14,10 @@ from __future__ import annotations
 
 import os
 import sys
-import typing as t
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
+    import typing as t
 
 HOOK_EVENTS = ("pre-tool-use", "user-prompt-submit", "session-start", "status-line", "stop", "notification")
 SETUP_COMMANDS = ("install", "uninstall")

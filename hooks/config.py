@@ -10,9 +10,12 @@ from __future__ import annotations
 import math
 import os
 import sys
-import typing as t
 
 from supervisor.fields import DEFAULT_DEHYDRATE_CALL_BUDGET, DEFAULT_OVERFLOW_THRESHOLD
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
+    import typing as t
 
 SESSION_REQUIRED_ENV = "SESSION_REQUIRED"
 THRESHOLD_ENV = "CLAUDE_OVERFLOW_THRESHOLD"

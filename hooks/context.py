@@ -18,9 +18,12 @@ import json
 import math
 import os
 import time
-import typing as t
 
 from supervisor.fields import F
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
+    import typing as t
 
 TAIL_CHUNK = 64 * 1024
 TAIL_MAX = 8 * 1024 * 1024

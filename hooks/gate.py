@@ -9,7 +9,6 @@ Read-only: the gate never writes state. Standard library only.
 
 from __future__ import annotations
 
-import typing as t
 from pathlib import Path
 
 from hooks.config import Config
@@ -17,6 +16,10 @@ from hooks.locate import Caller, session_arg
 from hooks.read_whitelist import read_allowed
 from hooks.tool_call import ASK_USER, BASH, READ, SKILL, ToolCall
 from supervisor.fields import LIVE_LIFECYCLES, F, Lifecycle
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
+    import typing as t
 
 TAG = "§CMD_REQUIRE_ACTIVE_SESSION"
 NEW_SESSION = "session activate sessions/YYYY_MM_DD_TOPIC SKILL"

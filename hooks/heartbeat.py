@@ -14,12 +14,15 @@ from __future__ import annotations
 
 import os
 import re
-import typing as t
 
 from hooks.read_whitelist import is_under, resolve, user_config_dirs
 from hooks.tool_call import EDIT, READ, SUBAGENT_TOOLS, ToolCall
 from supervisor.fields import DEFAULT_BLOCK_AFTER, DEFAULT_WARN_AFTER, F, Lifecycle
 from supervisor.transitions import count_tool_call, reset_log_counter
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
+    import typing as t
 
 TAG = "§CMD_LOG_BETWEEN_TOOL_USES"
 TEMPLATE_PREFIX = "TEMPLATE_"

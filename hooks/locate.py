@@ -8,12 +8,15 @@ Standard library only.
 from __future__ import annotations
 
 import os
-import typing as t
 from pathlib import Path
 
 from supervisor.identity import current_pane_id, start_token, supervisor_pid
 from supervisor.lookup import Found, find_session
 from supervisor.paths import sessions_root
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
+    import typing as t
 
 
 class Caller:

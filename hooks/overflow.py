@@ -18,13 +18,16 @@ Standard library only.
 
 from __future__ import annotations
 
-import typing as t
 
 from hooks.config import Config
 from hooks.context import Usage
 from hooks.tool_call import ToolCall
 from supervisor.fields import LIVE_LIFECYCLES, F, Lifecycle
 from supervisor.transitions import begin_dehydrate, count_dehydrate_call, mark_overflowed
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
+    import typing as t
 
 TAG = "§CMD_REANCHOR_AFTER_RESTART"
 DEHYDRATE_SKILLS = ("session", "dehydrate")  # ours, and the bash era's separate skill

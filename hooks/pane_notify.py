@@ -27,10 +27,13 @@ from __future__ import annotations
 import os
 import sys
 import time
-import typing as t
 from pathlib import Path
 
 from supervisor.identity import TMUX_TIMEOUT, fleet_socket
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
+    import typing as t
 
 WORKING = "working"
 NEEDS_YOU = "needs-you"

@@ -14,7 +14,6 @@ one command that can repair it. Standard library only.
 
 from __future__ import annotations
 
-import typing as t
 
 from hooks import config as hook_config
 from hooks import pane_notify
@@ -27,6 +26,10 @@ from hooks.protocol import PRE_TOOL_USE, add_context, deny, one_line, parse_inpu
 from hooks.tool_call import ToolCall, classify
 from supervisor.fields import F
 from supervisor.store import NoStateError, update_state
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
+    import typing as t
 
 LOCK_TIMEOUT = 3.0  # well inside the hook timeout, so we answer instead of being killed (fail-open)
 

@@ -18,7 +18,10 @@ from __future__ import annotations
 import json
 import os
 import sys
-import typing as t
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
+    import typing as t
 
 PRE_TOOL_USE = "PreToolUse"
 USER_PROMPT_SUBMIT = "UserPromptSubmit"

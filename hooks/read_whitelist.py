@@ -12,9 +12,12 @@ Standard library only.
 from __future__ import annotations
 
 import os
-import typing as t
 
 from supervisor.paths import project_root
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
+    import typing as t
 
 STANDARD_FILE_NAMES = frozenset({"CLAUDE.md", "MEMORY.md"})
 CONFIG_DIR_ENV = "CLAUDE_CONFIG_DIR"

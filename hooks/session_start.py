@@ -9,12 +9,15 @@ Standard library only.
 
 from __future__ import annotations
 
-import typing as t
 
 from hooks.locate import locate
 from hooks.protocol import note, parse_input
 from supervisor.store import update_state
 from supervisor.transitions import bind_conversation, may_bind_session_id
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
+    import typing as t
 
 MAX_ID_LENGTH = 200
 

@@ -17,7 +17,6 @@ Standard library only.
 
 from __future__ import annotations
 
-import typing as t
 
 from hooks import config as hook_config
 from hooks import pane_notify
@@ -31,6 +30,10 @@ from supervisor.paths import display_name
 from supervisor.phases import declared, try_parse
 from supervisor.store import update_state
 from supervisor.transitions import bind_conversation
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
+    import typing as t
 
 SEPARATOR = " · "
 NO_SESSION = "No session"

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import os
-import typing as t
 
 from hooks.bash_whitelist import Invocation, whitelisted
 from hooks.config import Config
 from hooks.protocol import HookInput
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
+    import typing as t
 
 ASK_USER = "AskUserQuestion"
 SKILL = "Skill"

@@ -14,8 +14,11 @@ where ``/proc`` does not exist.
 from __future__ import annotations
 
 import os
-import typing as t
 from pathlib import Path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
+    import typing as t
 
 SUPERVISOR_PID_ENV = "CLAUDE_SUPERVISOR_PID"
 TMUX_TIMEOUT = 1.0

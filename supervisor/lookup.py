@@ -15,16 +15,21 @@ so it is rebuilt once and the lookup repeated. Standard library only.
 
 from __future__ import annotations
 
-import typing as t
 from pathlib import Path
 
 from supervisor import index
 from supervisor.fields import F
 from supervisor.identity import owner_alive, same_owner
+from supervisor.records import Record
 from supervisor.store import StateError, read_state
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
+    import typing as t
 
-class Found(t.NamedTuple):
+
+class Found(Record):
+    __slots__ = ("session_dir", "state", "how")
     session_dir: Path
     state: dict[str, t.Any]
     how: str  # "pane" or "pid"

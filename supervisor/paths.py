@@ -14,10 +14,13 @@ Standard library only.
 from __future__ import annotations
 
 import os
-import typing as t
 from pathlib import Path
 
 from supervisor.errors import ShepherdError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
+    import typing as t
 
 SESSIONS_DIR_ENV = "CLAUDE_SESSIONS_DIR"
 SESSIONS_DIRNAME = "sessions"

@@ -9,9 +9,13 @@ every minor read as 0, B3). Standard library only.
 from __future__ import annotations
 
 import re
-import typing as t
 
 from supervisor.errors import ShepherdError
+from supervisor.records import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
+    import typing as t
 
 BLANK = "________"
 _LABEL = re.compile(r"^(\d+)([A-Za-z]*)(?:\.(\d+)([A-Za-z]*))?\s*:\s*(\S.*)$")
@@ -21,7 +25,8 @@ class PhaseError(ShepherdError):
     """A phase label or transition the rules refuse."""
 
 
-class Label(t.NamedTuple):
+class Label(Record):
+    __slots__ = ("major", "minor", "name")
     major: int
     minor: int
     name: str
@@ -87,7 +92,8 @@ def first_label(phases: t.Any, default: str) -> str:
     return format_label(p["major"], p.get("minor", 0), p["name"])
 
 
-class Transition(t.NamedTuple):
+class Transition(Record):
+    __slots__ = ("allowed", "append", "expected")
     allowed: bool
     append: dict[str, t.Any] | None  # an undeclared sub-phase to add to ``phases``
     expected: str  # what would have been allowed next, for the error message

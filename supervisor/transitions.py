@@ -13,7 +13,6 @@ Standard library only: the hooks apply :func:`mark_overflowed`,
 from __future__ import annotations
 
 import time
-import typing as t
 from pathlib import Path
 
 from supervisor import phases as ph
@@ -26,8 +25,13 @@ from supervisor.fields import (
     Lifecycle,
 )
 from supervisor.identity import owner_alive, same_owner
+from supervisor.records import Record
 
-State = dict[str, t.Any]
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
+    import typing as t
+
+from supervisor.store import State
 
 PROTECTED_FROM_STDIN: frozenset[str] = frozenset(
     {
@@ -77,7 +81,8 @@ def set_owner(state: State, pid: int, token: str | None) -> None:
         state.pop(F.PID_START, None)
 
 
-class Activation(t.NamedTuple):
+class Activation(Record):
+    __slots__ = ("kind", "previous_owner")
     kind: str  # "fresh" | "reactivated" | "switched" | "takeover"
     previous_owner: int | None
 
@@ -179,7 +184,8 @@ def release_owner(state: State) -> None:
     state.pop(F.PID_START, None)
 
 
-class PhaseChange(t.NamedTuple):
+class PhaseChange(Record):
+    __slots__ = ("label", "appended", "forced")
     label: str
     appended: dict[str, t.Any] | None
     forced: bool

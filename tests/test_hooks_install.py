@@ -266,7 +266,9 @@ def test_real_console_script_round_trip(tmp_path: Path) -> None:
     env.pop("CLAUDE_CONFIG_DIR", None)
     done = subprocess.run([script("claude-hook"), "install", "--user"], capture_output=True, text=True, env=env, timeout=60)
     assert done.returncode == 0, done.stderr
-    assert str(skill_of(home / ".claude")) in done.stdout and hook_command("pre-tool-use") in done.stdout
+    interpreter = Path(script("claude-hook")).read_text().splitlines()[0].removeprefix("#!").split()[0]
+    assert str(skill_of(home / ".claude")) in done.stdout
+    assert hook_command("pre-tool-use", python=interpreter) in done.stdout
     done = subprocess.run([script("claude-hook"), "uninstall"], capture_output=True, text=True, env=env, timeout=60)
     assert done.returncode == 0, done.stderr
     assert settings_of(home).read_text() == original
