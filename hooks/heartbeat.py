@@ -13,11 +13,11 @@ Standard library only.
 from __future__ import annotations
 
 import os
-import re
 
 from hooks.read_whitelist import is_under, resolve, user_config_dirs
 from hooks.tool_call import EDIT, READ, SUBAGENT_TOOLS, ToolCall
 from supervisor.fields import DEFAULT_BLOCK_AFTER, DEFAULT_WARN_AFTER, F, Lifecycle
+from supervisor.paths import log_file_name
 from supervisor.transitions import count_tool_call, reset_log_counter
 
 TYPE_CHECKING = False
@@ -25,7 +25,6 @@ if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are ne
     import typing as t
 
 TAG = "§CMD_LOG_BETWEEN_TOOL_USES"
-TEMPLATE_PREFIX = "TEMPLATE_"
 
 
 class Verdict:
@@ -39,16 +38,6 @@ class Verdict:
 
 
 PASS = Verdict()
-
-
-def log_file_name(state: t.Mapping[str, t.Any]) -> str:
-    """``TEMPLATE_X_LOG.md`` → ``X_LOG.md``, else ``<SKILL>_LOG.md`` (as ``session log`` writes)."""
-    template = state.get(F.LOG_TEMPLATE)
-    if isinstance(template, str) and template.strip():
-        name = os.path.basename(template)
-        return name[len(TEMPLATE_PREFIX) :] if name.startswith(TEMPLATE_PREFIX) else name
-    skill = state.get(F.SKILL) if isinstance(state.get(F.SKILL), str) else "SESSION"
-    return f"{re.sub(r'[^A-Za-z0-9]+', '_', skill).upper()}_LOG.md"
 
 
 def threshold(state: t.Mapping[str, t.Any], field: str, default: int) -> int | None:

@@ -14,9 +14,11 @@ Standard library only.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from supervisor.errors import ShepherdError
+from supervisor.fields import F
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
@@ -95,3 +97,19 @@ def display_name(session_dir: Path) -> str:
     if len(parts) == 4 and all(p.isdigit() for p in parts[:3]) and len(parts[0]) == 4:
         return parts[3]
     return name
+
+
+TEMPLATE_PREFIX = "TEMPLATE_"
+
+
+def log_file_name(state: t.Mapping[str, t.Any]) -> str:
+    """The session log's file name: ``TEMPLATE_X_LOG.md`` → ``X_LOG.md``, else ``<SKILL>_LOG.md``.
+
+    ``session log`` writes it and the heartbeat names it in its warnings.
+    """
+    template = state.get(F.LOG_TEMPLATE)
+    if isinstance(template, str) and template.strip():
+        name = os.path.basename(template)
+        return name[len(TEMPLATE_PREFIX) :] if name.startswith(TEMPLATE_PREFIX) else name
+    skill = state.get(F.SKILL) if isinstance(state.get(F.SKILL), str) else "SESSION"
+    return f"{re.sub(r'[^A-Za-z0-9]+', '_', skill).upper()}_LOG.md"

@@ -23,7 +23,7 @@ from supervisor.errors import ShepherdError
 from supervisor.fields import DEHYDRATED_FILE, DEFAULT_PHASE, F, Lifecycle
 from supervisor.identity import current_pane_id, is_watchdog, same_owner, start_token, supervisor_pid
 from supervisor.lookup import find_session, sessions_on_pane, sessions_owned_by
-from supervisor.paths import resolve_session_dir, sessions_root
+from supervisor.paths import log_file_name, resolve_session_dir, sessions_root
 from supervisor.phases import parse_proof
 from supervisor.stdin import read_optional_stdin
 from supervisor.store import (
@@ -449,16 +449,6 @@ def target(dir: DirArg, file: t.Annotated[str, typer.Argument(metavar="FILE")]) 
 
     _update(session_dir, apply)
     _say(f"Target file: {file}")
-
-
-def log_file_name(state: t.Mapping[str, t.Any]) -> str:
-    """``TEMPLATE_X_LOG.md`` → ``X_LOG.md``; else ``<SKILL>_LOG.md``."""
-    template = state.get(F.LOG_TEMPLATE)
-    if isinstance(template, str) and template.strip():
-        name = Path(template).name
-        return name[len("TEMPLATE_") :] if name.startswith("TEMPLATE_") else name
-    skill = state.get(F.SKILL) if isinstance(state.get(F.SKILL), str) else "SESSION"
-    return f"{re.sub(r'[^A-Za-z0-9]+', '_', skill).upper()}_LOG.md"
 
 
 @app.command()

@@ -6,10 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from hooks.heartbeat import log_file_name
+from supervisor.paths import log_file_name
 from hooks_helpers import activate, bash, call, hook_env, set_fields, state, tool
 from supervisor.fields import F, Lifecycle
-from supervisor.session_cli import log_file_name as cli_log_file_name
 
 LOG = "§CMD_LOG_BETWEEN_TOOL_USES"
 TEMPLATE = "~/.claude/skills/implement/assets/TEMPLATE_IMPLEMENTATION_LOG.md"
@@ -182,10 +181,12 @@ def test_denied_by_an_earlier_rule_is_not_counted(project: Path, session_dir: Pa
     assert counter(session_dir) is None
 
 
-def test_log_file_name_matches_the_session_command() -> None:
-    for template_state in ({"logTemplate": TEMPLATE}, {"logTemplate": "/x/MY_LOG.md"}, {"skill": "fix-it"},
-                           {"skill": 3}, {}, {"logTemplate": "  ", "skill": "test"}):
-        assert log_file_name(template_state) == cli_log_file_name(template_state), template_state
+def test_log_file_name_is_the_one_session_log_writes() -> None:
+    cases = [({"logTemplate": "/x/TEMPLATE_IMPLEMENTATION_LOG.md"}, "IMPLEMENTATION_LOG.md"),
+             ({"logTemplate": "/x/MY_LOG.md"}, "MY_LOG.md"), ({"skill": "fix-it"}, "FIX_IT_LOG.md"),
+             ({"skill": 3}, "SESSION_LOG.md"), ({}, "SESSION_LOG.md"), ({"logTemplate": "  ", "skill": "test"}, "TEST_LOG.md")]
+    for state, name in cases:
+        assert log_file_name(state) == name, state
 
 
 def test_extra_commands_open_the_gate_but_are_counted(project: Path, session_dir: Path) -> None:
