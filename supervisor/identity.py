@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are ne
     import typing as t
 
 SUPERVISOR_PID_ENV = "CLAUDE_SUPERVISOR_PID"
+CLAUDE_PID_ENV = "CLAUDE_PID"
 TMUX_TIMEOUT = 1.0
 FLEET_SOCKET = "fleet"
 
@@ -28,11 +29,14 @@ _boot_id: str | None = None
 
 
 def supervisor_pid(env: t.Mapping[str, str] | None = None) -> int:
-    """The owning supervisor: ``$CLAUDE_SUPERVISOR_PID``, else our parent."""
+    """The owning supervisor: ``$CLAUDE_SUPERVISOR_PID``; else Claude's own ``$CLAUDE_PID``
+    (Claude Code gives it to hooks, the status line and Bash tools alike, so they
+    agree even without claude-run); else our parent."""
     env = os.environ if env is None else env
-    raw = env.get(SUPERVISOR_PID_ENV, "").strip()
-    if raw.isdigit() and int(raw) > 0:
-        return int(raw)
+    for var in (SUPERVISOR_PID_ENV, CLAUDE_PID_ENV):
+        raw = env.get(var, "").strip()
+        if raw.isdigit() and int(raw) > 0:
+            return int(raw)
     return os.getppid()
 
 
@@ -46,25 +50,36 @@ def _read_boot_id() -> str:
     return _boot_id
 
 
-def start_token(pid: int) -> str | None:
-    """A string that names this exact process, or None if *pid* does not exist."""
-    if pid <= 0:
-        return None
+def _proc_stat(pid: int) -> tuple[str, int] | None:
+    """(state letter, start time in ticks since boot) from ``/proc/PID/stat``; None if gone.
+
+    Raises FileNotFoundError only where there is no ``/proc`` at all.
+    """
     try:
         stat = Path(f"/proc/{pid}/stat").read_bytes()
     except FileNotFoundError:
         if Path("/proc/self/stat").exists():
             return None  # Linux, and the process is gone
-        return _start_token_portable(pid)
+        raise
     except OSError:
         return None
     # The command name (field 2) may contain spaces and parentheses: split after the last ')'.
     fields = stat[stat.rfind(b")") + 2 :].split()
     try:
-        ticks = int(fields[19])  # field 22 overall
+        return fields[0].decode(), int(fields[19])  # fields 3 and 22 overall
     except (IndexError, ValueError):
         return None
-    return f"{_read_boot_id()}:{ticks}"
+
+
+def start_token(pid: int) -> str | None:
+    """A string that names this exact process, or None if *pid* does not exist."""
+    if pid <= 0:
+        return None
+    try:
+        stat = _proc_stat(pid)
+    except FileNotFoundError:
+        return _start_token_portable(pid)
+    return None if stat is None else f"{_read_boot_id()}:{stat[1]}"
 
 
 def _start_token_portable(pid: int) -> str | None:
@@ -77,7 +92,12 @@ def _start_token_portable(pid: int) -> str | None:
 
 
 def pid_exists(pid: int) -> bool:
-    """True if *pid* > 0 names a process (ours or another user's)."""
+    """True if *pid* > 0 names a running process (ours or another user's).
+
+    A zombie — exited, not yet reaped by its parent — is not running: right
+    after ``fleet stop`` a supervisor may linger as one for a moment, and must
+    not be taken for a live owner.
+    """
     if pid <= 0:
         return False
     try:
@@ -85,8 +105,12 @@ def pid_exists(pid: int) -> bool:
     except ProcessLookupError:
         return False
     except PermissionError:
-        return True
-    return True
+        pass
+    try:
+        stat = _proc_stat(pid)
+    except FileNotFoundError:
+        return True  # no /proc: existence is all we can tell cheaply
+    return stat is not None and stat[0] != "Z"
 
 
 def owner_alive(pid: t.Any, token: t.Any = None) -> bool:

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
 
@@ -39,6 +40,22 @@ def test_nonsense_or_missing_pids_are_dead(pid: object) -> None:
     assert owner_alive(pid) is False
 
 
+def test_a_zombie_is_not_alive() -> None:
+    """Exited but not yet reaped (e.g. a supervisor just stopped) is dead, not a live owner."""
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            stat = Path(f"/proc/{child.pid}/stat").read_text()
+            if stat[stat.rfind(")") + 2] == "Z":
+                break
+        else:
+            pytest.fail("the child never became a zombie")
+        assert not owner_alive(child.pid)
+    finally:
+        child.wait()
+
+
 def test_owner_alive_checks_the_start_token() -> None:
     me = os.getpid()
     assert owner_alive(me, start_token(me))
@@ -50,6 +67,9 @@ def test_owner_alive_checks_the_start_token() -> None:
 def test_supervisor_pid_env(raw: str, expected: int | None) -> None:
     got = supervisor_pid({"CLAUDE_SUPERVISOR_PID": raw})
     assert got == (expected if expected is not None else os.getppid())
+    # Without claude-run, Claude's own pid (given to hooks and Bash tools alike) identifies the owner.
+    got = supervisor_pid({"CLAUDE_SUPERVISOR_PID": raw, "CLAUDE_PID": "777"})
+    assert got == (expected if expected is not None else 777)
 
 
 @pytest.mark.parametrize(
