@@ -1,0 +1,131 @@
+"""End to end with a fleet: `fleet stop` + `fleet start` resume each pane's conversation (S3),
+except where it had overflowed (S9) — with the real Claude Code CLI in a real tmux fleet.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import typing as t
+import uuid
+from pathlib import Path
+
+import psutil
+import pytest
+
+from .cli import MODEL, wait_until
+from .mock_api import MockAPI, Turn
+from .test_headless import install_hooks, state
+
+BIN = Path(sys.executable).parent
+SESSION = "sessions/2026_11_22_FLEET"
+PROMPT_READY = "❯"
+
+
+class Fleet:
+    """A one-pane fleet on a private socket (``fleet-pytest-*``) in its own socket directory."""
+
+    def __init__(self, world: t.Any, env: dict[str, str], settings: Path) -> None:
+        self.socket = f"fleet-pytest-{uuid.uuid4().hex[:8]}"
+        self.tmpdir = Path(tempfile.mkdtemp(prefix="e2ef-", dir="/tmp"))
+        self.env = dict(env, TMUX_TMPDIR=str(self.tmpdir))
+        self.project = world.project
+        self.layout = world.project / "fleet.yml"
+        command = f"claude-run -- --dangerously-skip-permissions --model {MODEL} --settings {settings}"
+        self.layout.write_text(
+            f"name: e2efleet\nroot: {world.project}\nsocket_name: {self.socket}\n"
+            f"windows:\n  - agents:\n      panes:\n        - A: {command}\n"
+        )
+
+    def fleet(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(BIN / "fleet"), *args, str(self.layout)], env=self.env, cwd=self.project,
+                              capture_output=True, text=True, timeout=120)  # fmt: skip
+
+    def tmux(self, *args: str) -> str:
+        return subprocess.run(["tmux", "-L", self.socket, *args], env=self.env, capture_output=True, text=True,
+                              timeout=15).stdout  # fmt: skip
+
+    def screen(self) -> str:
+        return self.tmux("capture-pane", "-p", "-t", "e2efleet:agents")
+
+    def ready(self) -> None:
+        wait_until(lambda: PROMPT_READY in self.screen(), timeout=60, what=f"Claude's prompt:\n{self.screen()}")
+
+    def type(self, text: str) -> None:
+        self.tmux("send-keys", "-t", "e2efleet:agents", "-l", text)
+        wait_until(lambda: text[:20] in self.screen(), timeout=10, what="the typed prompt")
+        self.tmux("send-keys", "-t", "e2efleet:agents", "Enter")
+
+    def supervisor_pid(self) -> int:
+        return int(self.tmux("display-message", "-p", "-t", "e2efleet:agents", "#{pane_pid}").strip())
+
+    def close(self) -> None:
+        self.tmux("kill-server")
+        shutil.rmtree(self.tmpdir, ignore_errors=True)
+
+
+@pytest.fixture
+def fleet(world, env_for) -> t.Iterator[Fleet]:
+    env = env_for()
+    running = Fleet(world, env, install_hooks(world, env))
+    yield running
+    running.close()
+
+
+def start_and_converse(fleet: Fleet, api: MockAPI, world: t.Any) -> tuple[str, int]:
+    api.script(Turn.bash(f"session activate {SESSION} implement"), Turn.say("noted the word"))
+    started = fleet.fleet("start", "--no-attach")
+    assert started.returncode == 0, started.stdout + started.stderr
+    fleet.ready()
+    fleet.type("remember the word PINEAPPLE")
+    wait_until(lambda: api.pending() == 0, timeout=60, what="the scripted turns")
+    first = wait_until(lambda: state(world, SESSION).get("sessionId"), what="a bound sessionId")
+    assert state(world, SESSION)["fleetPaneId"] == "e2efleet:agents:A"
+    return first, fleet.supervisor_pid()
+
+
+def stop(fleet: Fleet, supervisor: int) -> None:
+    stopped = fleet.fleet("stop")
+    assert stopped.returncode == 0, stopped.stdout + stopped.stderr
+    assert not psutil.pid_exists(supervisor) or psutil.Process(supervisor).status() == psutil.STATUS_ZOMBIE
+
+
+def test_s3_fleet_restart_resumes_the_conversation(fleet: Fleet, mock_api: MockAPI, world) -> None:
+    first_id, supervisor = start_and_converse(fleet, mock_api, world)
+    stop(fleet, supervisor)
+    before = len(mock_api.requests)
+    mock_api.script(Turn.say("the word was PINEAPPLE"))
+    restarted = fleet.fleet("start", "--no-attach")
+    assert restarted.returncode == 0, restarted.stdout + restarted.stderr
+    fleet.ready()
+    fleet.type("what was the word?")
+    wait_until(lambda: mock_api.pending() == 0, timeout=60, what="the resumed reply")
+    request = next(r for r in mock_api.requests[before:] if r["body"].get("tools"))
+    assert request["headers"].get("X-Claude-Code-Session-Id") == first_id, "the same conversation was resumed"
+    assert "remember the word PINEAPPLE" in MockAPI.all_text(request["body"]), "the earlier turns were sent again"
+    claude = [p for p in psutil.Process(fleet.supervisor_pid()).children() if p.name() != "python"]
+    argv = [a for p in claude for a in p.cmdline()]
+    assert "--resume" in argv and first_id in argv
+
+
+def test_s9_overflowed_pane_starts_fresh(fleet: Fleet, mock_api: MockAPI, world) -> None:
+    overflow = Turn.bash("echo TOO_MUCH", input_tokens=2000, cache_read=158000)
+    first_id, supervisor = start_and_converse(fleet, mock_api, world)
+    mock_api.script(overflow, Turn.say("stopping here"))
+    fleet.type("keep going")
+    wait_until(lambda: state(world, SESSION).get("overflowed") is True, timeout=60, what="overflowed=true")
+    stop(fleet, supervisor)
+    assert json.loads((world.project / SESSION / ".state.json").read_text())["overflowed"] is True
+    before = len(mock_api.requests)
+    mock_api.script(Turn.say("starting over"))
+    restarted = fleet.fleet("start", "--no-attach")
+    assert restarted.returncode == 0, restarted.stdout + restarted.stderr
+    fleet.ready()
+    fleet.type("hello again")
+    wait_until(lambda: mock_api.pending() == 0, timeout=60, what="the fresh reply")
+    request = next(r for r in mock_api.requests[before:] if r["body"].get("tools"))
+    assert request["headers"].get("X-Claude-Code-Session-Id") != first_id, "a new conversation"
+    assert "PINEAPPLE" not in MockAPI.all_text(request["body"]), "no earlier conversation was sent"
