@@ -36,6 +36,7 @@ from pathlib import Path
 from hooks.cli import HOOK_EVENTS
 from supervisor.errors import ShepherdError
 from supervisor.paths import project_root
+from supervisor.store import write_atomic
 
 HOOK_TIMEOUT = 10  # seconds; the hook answers well inside it (its lock wait is 3 s)
 PRE_TOOL_USE, USER_PROMPT_SUBMIT, SESSION_START, STATUS_LINE, STOP, NOTIFICATION = HOOK_EVENTS
@@ -248,24 +249,7 @@ def write_file(path: Path, text: str) -> None:
     """Atomic replace of the real file behind *path*, keeping its permissions."""
     target = Path(os.path.realpath(path))
     target.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        mode = target.stat().st_mode & 0o7777
-    except FileNotFoundError:
-        mode = 0o644
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        os.fchmod(fd, mode)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+    write_atomic(target, text, keep_mode=True)
 
 
 def backup_path(settings_path: Path) -> Path:

@@ -129,11 +129,23 @@ def dump_state(state: State) -> str:
     return json.dumps(state, indent=2, ensure_ascii=False) + "\n"
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write *text* to *path* so that readers see the old or the new file, never a mix."""
+def write_atomic(path: Path, text: str, *, keep_mode: bool = False) -> None:
+    """Write *text* to *path* so that readers see the old or the new file, never a mix.
+
+    With *keep_mode*, the new file gets the permissions of the one it replaces
+    (a user's settings file may be private).
+    """
+    mode = 0o644
+    if keep_mode:
+        try:
+            mode = path.stat().st_mode & 0o7777
+        except FileNotFoundError:
+            pass
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}-{time.monotonic_ns()}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
     try:
+        if keep_mode:
+            os.fchmod(fd, mode)  # not narrowed by the umask
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
             handle.flush()
