@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import sys
 import typing as t
 from pathlib import Path
 
 import typer
+from typer.core import TyperCommand
 
 from supervisor.agent_env import claude_environment
 from supervisor.claude_args import split_args
@@ -52,6 +54,72 @@ app = typer.Typer(
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
 )
+
+_PLAIN: dict[type, re.Pattern[str] | None] = {
+    str: None,
+    bool: None,
+    int: re.compile(r"[0-9]+"),
+    float: re.compile(r"[0-9]+(?:\.[0-9]+)?"),
+}
+"""Option types converted here, each with the strings it converts (None: only values already of the type)."""
+
+
+class _PlainCoercion:
+    """Converts a plain option value the way typer would, without typer's pydantic machinery.
+
+    typer coerces every option value through a pydantic ``TypeAdapter``:
+    importing pydantic and building one adapter per option is more CPU than
+    the rest of claude-run's start-up, and a fleet starts a claude-run in
+    every pane at once. A missing value, a value of the option's own type, or
+    a decimal number (where ``int()``/``float()`` and pydantic agree) is
+    converted here; any other value is handed to typer's own coercion, so
+    results and error messages stay typer's.
+    """
+
+    def __init__(self, param: t.Any) -> None:
+        self._param = param
+        self._type = param.type_descriptor.annotation
+        self._typer: t.Any = None
+
+    def coerce(self, value: t.Any, param: t.Any, ctx: t.Any) -> t.Any:
+        if value is None or type(value) is self._type:
+            return value
+        pattern = _PLAIN[self._type]
+        if pattern is not None and isinstance(value, str) and pattern.fullmatch(value):
+            return self._type(value)
+        if self._typer is None:
+            from typer._coercion import build_runtime_param
+
+            self._typer = build_runtime_param(self._param.type_descriptor)
+        return self._typer.coerce(value, param=param, ctx=ctx)
+
+
+def _plain(param: t.Any) -> None:
+    """Give *param* :class:`_PlainCoercion` when it is a plain single value (a typer without the hook: no-op)."""
+    descriptor = getattr(param, "type_descriptor", None)
+    if (
+        descriptor is None
+        or getattr(param, "_runtime_param", False) is not None
+        or descriptor.annotation not in _PLAIN
+        or descriptor.file_annotation is not None
+        or descriptor.parameter_info.parser is not None
+        or getattr(descriptor.parameter_info, "min", None) is not None
+        or getattr(descriptor.parameter_info, "max", None) is not None
+        or param.multiple
+        or param.nargs != 1
+    ):
+        return
+    param._runtime_param = _PlainCoercion(param)
+
+
+class _Command(TyperCommand):
+    """claude-run's command: plain options skip typer's pydantic coercion (see :class:`_PlainCoercion`)."""
+
+    def get_params(self, ctx: t.Any) -> list[t.Any]:
+        params = super().get_params(ctx)
+        for param in params:  # the help option too: typer creates it here
+            _plain(param)
+        return params
 
 
 def say(line: str) -> None:
@@ -86,6 +154,7 @@ def banner(agent: str | None, description: str | None) -> str:
 
 
 @app.command(
+    cls=_Command,
     context_settings={
         "allow_extra_args": True,
         "ignore_unknown_options": True,

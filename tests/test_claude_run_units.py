@@ -27,6 +27,47 @@ from supervisor.supervise import Settings, Supervisor
 # --------------------------------------------------------------------------- arguments
 
 
+_PARSE = """
+import json, sys
+from supervisor import run_cli
+seen = {}
+run_cli.supervise = lambda args, **kw: seen.update(args=args, grace=kw["grace"], limit=kw["policy"].limit) or 0
+try:
+    run_cli.app(args=sys.argv[1:], prog_name="claude-run", standalone_mode=True)
+except SystemExit:
+    pass
+print(json.dumps({**seen, "pydantic": "pydantic" in sys.modules}))
+"""
+
+
+@pytest.mark.parametrize(
+    ("argv", "env", "expected"),
+    [
+        ([], {}, {"args": [], "grace": 3.0, "limit": 5}),
+        (["--kill-grace", "2.5", "--crash-limit", "07", "--model", "x"], {}, {"args": ["--model", "x"], "grace": 2.5, "limit": 7}),
+        ([], {"CLAUDE_RUN_KILL_GRACE": "1", "CLAUDE_RUN_CRASH_LIMIT": "2"}, {"args": [], "grace": 1.0, "limit": 2}),
+    ],
+)
+def test_plain_options_are_parsed_without_pydantic(argv: list[str], env: dict[str, str], expected: dict[str, t.Any]) -> None:
+    """A fleet starts a claude-run per pane at once: typer's pydantic coercion is not paid for plain values."""
+    import subprocess
+    import sys
+
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("CLAUDE_RUN_")}
+    out = subprocess.run([sys.executable, "-c", _PARSE, *argv], env={**clean, **env}, capture_output=True, text=True, check=True)
+    got = json.loads(out.stdout)
+    assert got == {**expected, "pydantic": False}
+    assert type(got["grace"]) is float
+
+
+def test_an_unusual_option_value_is_still_typers_to_judge() -> None:
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", _PARSE, "--kill-grace", "1e1", "--crash-limit", "x"], capture_output=True, text=True)
+    assert "Invalid value for '--crash-limit'" in out.stderr and "valid integer" in out.stderr
+
+
 def test_user_arguments_are_split_by_how_long_they_apply() -> None:
     args = split_args(
         ["--model", "opus", "fix it", "--add-dir", "a", "b", "-r", "abc", "-c", "--verbose", "--x=1"]
