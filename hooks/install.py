@@ -36,7 +36,7 @@ from pathlib import Path
 from hooks.cli import HOOK_EVENTS
 from supervisor.errors import ShepherdError
 from supervisor.paths import project_root
-from supervisor.store import write_atomic
+from supervisor.store import json_object, write_atomic
 
 HOOK_TIMEOUT = 10  # seconds; the hook answers well inside it (its lock wait is 3 s)
 PRE_TOOL_USE, USER_PROMPT_SUBMIT, SESSION_START, STATUS_LINE, STOP, NOTIFICATION = HOOK_EVENTS
@@ -214,13 +214,7 @@ def _pruned(settings: Settings) -> Settings:
 
 
 def parse_settings(text: str, path: Path) -> Settings:
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise SettingsError(f"{path} is not valid JSON ({exc}); fix it first — it was not changed") from None
-    if not isinstance(data, dict):
-        raise SettingsError(f"{path} holds a JSON {type(data).__name__}, not an object; it was not changed")
-    return data
+    return json_object(text, path, SettingsError, hint="; fix it first — it was not changed")
 
 
 def read_text(path: Path) -> str | None:

@@ -30,6 +30,7 @@ from supervisor.store import (
     CorruptStateError,
     NoStateError,
     State,
+    json_object,
     read_state,
     update_state,
     write_atomic,
@@ -93,13 +94,7 @@ def _stdin_object() -> dict[str, t.Any] | None:
     raw = read_optional_stdin()
     if not raw.strip():
         return None
-    try:
-        data = json.loads(raw)
-    except ValueError as exc:
-        raise ShepherdError(f"stdin is not valid JSON ({exc}); pass a JSON object or nothing") from None
-    if not isinstance(data, dict):
-        raise ShepherdError(f"stdin holds a JSON {type(data).__name__}; pass a JSON object or nothing")
-    return data
+    return json_object(raw, "stdin", hint="; pass a JSON object or nothing")
 
 
 def activate_session(

@@ -96,17 +96,28 @@ class file_lock:  # noqa: N801 - used like the function it replaces: ``with file
             os.close(fd)  # closing the descriptor releases the flock
 
 
+def json_object(
+    raw: str, where: object, error: type[ShepherdError] = ShepherdError, hint: str = ""
+) -> dict[str, t.Any]:
+    """Parse *raw* as a JSON object, or raise *error* saying in one line what is wrong.
+
+    Used for state files, activation stdin and Claude settings alike; *hint*
+    ends the message with what to do.
+    """
+    try:
+        data = json.loads(raw)
+    except ValueError as exc:
+        raise error(f"{where} is not valid JSON ({exc}){hint}") from None
+    if not isinstance(data, dict):
+        raise error(f"{where} holds a JSON {type(data).__name__}, not an object{hint}")
+    return data
+
+
 def parse_state(raw: str, where: Path) -> State:
     """Parse the text of a state file, or say in one line what is wrong with it."""
     if not raw.strip():
         raise CorruptStateError(f"{where} is empty")
-    try:
-        data = json.loads(raw)
-    except ValueError as exc:
-        raise CorruptStateError(f"{where} is not valid JSON ({exc})") from None
-    if not isinstance(data, dict):
-        raise CorruptStateError(f"{where} holds a JSON {type(data).__name__}, not an object")
-    return data
+    return json_object(raw, where, CorruptStateError)
 
 
 def read_state(session_dir: Path) -> State:
