@@ -50,8 +50,8 @@ def _read_boot_id() -> str:
     return _boot_id
 
 
-def _proc_stat(pid: int) -> tuple[str, int] | None:
-    """(state letter, start time in ticks since boot) from ``/proc/PID/stat``; None if gone.
+def _proc_stat(pid: int) -> tuple[str, int, int] | None:
+    """(state letter, parent PID, start time in ticks since boot) from ``/proc/PID/stat``; None if gone.
 
     Raises FileNotFoundError only where there is no ``/proc`` at all.
     """
@@ -66,7 +66,7 @@ def _proc_stat(pid: int) -> tuple[str, int] | None:
     # The command name (field 2) may contain spaces and parentheses: split after the last ')'.
     fields = stat[stat.rfind(b")") + 2 :].split()
     try:
-        return fields[0].decode(), int(fields[19])  # fields 3 and 22 overall
+        return fields[0].decode(), int(fields[1]), int(fields[19])  # fields 3, 4 and 22 overall
     except (IndexError, ValueError):
         return None
 
@@ -79,7 +79,7 @@ def start_token(pid: int) -> str | None:
         stat = _proc_stat(pid)
     except FileNotFoundError:
         return _start_token_portable(pid)
-    return None if stat is None else f"{_read_boot_id()}:{stat[1]}"
+    return None if stat is None else f"{_read_boot_id()}:{stat[2]}"
 
 
 def _start_token_portable(pid: int) -> str | None:
@@ -89,6 +89,22 @@ def _start_token_portable(pid: int) -> str | None:
         return f"ct:{psutil.Process(pid).create_time():.2f}"
     except (psutil.NoSuchProcess, psutil.AccessDenied):
         return None
+
+
+def parent_pid(pid: int) -> int | None:
+    """The parent PID of *pid*, or None if it does not exist."""
+    if pid <= 0:
+        return None
+    try:
+        stat = _proc_stat(pid)
+    except FileNotFoundError:
+        import psutil  # only where /proc does not exist
+
+        try:
+            return psutil.Process(pid).ppid()
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            return None
+    return None if stat is None else stat[1]
 
 
 def pid_exists(pid: int) -> bool:

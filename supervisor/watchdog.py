@@ -22,13 +22,15 @@ is ready waits instead of killing it; the supervisor writes Claude's PID as one
 line on the watchdog's stdin right after spawning Claude, and closes the pipe to
 stop it. A stop during a kill lets the kill finish first.
 
-This module is imported by the supervisor; psutil is imported only in the
-watchdog process itself.
+This module is imported by the supervisor. psutil is imported only in the
+watchdog process, and only when it has a tree to kill: a fleet starts one
+watchdog per pane at once, and most never kill anything. Until then Claude is
+known by its PID and start token (:mod:`supervisor.identity`, read from
+``/proc``), checked again before the kill.
 """
 
 from __future__ import annotations
 
-import argparse
 import errno
 import os
 import select
@@ -37,7 +39,7 @@ import sys
 import time
 import typing as t
 
-from supervisor.identity import WATCHDOG_MODULE
+from supervisor.identity import WATCHDOG_MODULE, parent_pid, start_token
 
 DEFAULT_GRACE = 3.0
 GRACE_ENV = "CLAUDE_RUN_KILL_GRACE"
@@ -264,18 +266,28 @@ class _Flags:
     stop = False
 
 
-def _target(pid: int, supervisor: int) -> t.Any | None:
-    """A psutil handle on Claude, only if it really is a child of our supervisor."""
+def _target(pid: int, supervisor: int) -> tuple[int, str] | None:
+    """Claude's PID and start token, only if it really is a child of our supervisor."""
+    parent = parent_pid(pid)
+    if parent is None:
+        return None
+    if parent != supervisor:
+        _say(f"PID {pid} is not a child of supervisor {supervisor}; refusing to watch it")
+        return None
+    token = start_token(pid)
+    return None if token is None else (pid, token)
+
+
+def _handle(target: tuple[int, str]) -> t.Any | None:
+    """A psutil handle on the target, if it is still the process we were armed with."""
     import psutil
 
+    pid, token = target
     try:
         proc = psutil.Process(pid)
-        if proc.ppid() != supervisor:
-            _say(f"PID {pid} is not a child of supervisor {supervisor}; refusing to watch it")
-            return None
-        return proc
     except psutil.Error:
         return None
+    return proc if start_token(pid) == token else None  # read after psutil pinned its own identity
 
 
 def _say(message: str) -> None:
@@ -287,8 +299,6 @@ def _say(message: str) -> None:
 
 def watch(supervisor: int, grace: float) -> int:
     """The watchdog's life: wait for Claude's PID and SIGUSR1; kill the tree; exit."""
-    import psutil  # before unblocking: a pending SIGUSR1 is then served at full speed
-
     flags = _Flags()
 
     def on_kill(signum: int, frame: object) -> None:
@@ -310,10 +320,12 @@ def watch(supervisor: int, grace: float) -> int:
     os.set_blocking(0, False)
     buffer = b""
     eof = False
-    target: psutil.Process | None = None
+    target: tuple[int, str] | None = None
     while True:
         if flags.kill and target is not None:
-            kill_tree(target, grace)
+            proc = _handle(target)
+            if proc is not None:
+                kill_tree(proc, grace)
             return 0
         if flags.stop or os.getppid() != supervisor or (eof and (target is None or not flags.kill)):
             return 0
@@ -348,6 +360,8 @@ def watch(supervisor: int, grace: float) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    import argparse  # here, not for the supervisor that imports this module
+
     parser = argparse.ArgumentParser(prog="python -m " + WATCHDOG_MODULE, description=__doc__.split("\n")[0])
     parser.add_argument("--supervisor", type=int, required=True, help="PID of the claude-run that owns us")
     parser.add_argument(

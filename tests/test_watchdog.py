@@ -14,6 +14,8 @@ import sys
 import time
 import typing as t
 
+from pathlib import Path
+
 import psutil
 import pytest
 
@@ -116,6 +118,23 @@ def test_exits_at_once_when_stopped_while_idle(env: dict[str, str], watchdogs: l
     started = time.monotonic()
     assert watchdog.stop(5) == 0
     assert time.monotonic() - started < 0.5
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/PID/maps")
+def test_an_armed_watchdog_loads_psutil_only_to_kill(
+    fake: FakeClaude, env: dict[str, str], children: list, watchdogs: list
+) -> None:
+    """A fleet starts a watchdog per pane at once; most never kill, so they never pay for psutil."""
+    fake.plan([{"mark": "ready"}, {"wait": None}])
+    watchdog = start_watchdog(env, watchdogs)
+    claude = start_claude(env, children)
+    watchdog.arm(claude.pid)
+    fake.wait_event("mark", name="ready")
+    time.sleep(0.2)  # the PID line has long been read
+    assert "psutil" not in Path(f"/proc/{watchdog.pid}/maps").read_text()
+    watchdog.trigger()
+    assert claude.wait(timeout=5) in (143, -signal.SIGTERM)
+    assert watchdog.stop(5) == 0
 
 
 def test_refuses_a_target_that_is_not_the_supervisors_child(
