@@ -1,12 +1,15 @@
-"""The fleet's own tmux server: libtmux on a private socket, every call with a deadline.
+"""The fleet's own tmux server: tmux on a private socket, every call with a deadline.
 
 libtmux runs tmux through ``subprocess`` without a timeout, so a wedged server
 would hang ``fleet`` forever (peers hit exactly that: orphaned tmux clients that
-spin). :class:`FleetServer` keeps libtmux's object model — ``Pane``,
-``Window`` and ``Session`` objects call ``server.cmd`` — but runs every command
-with a deadline. We never use libtmux's query properties (``server.panes``
-and friends bypass ``cmd``); one ``list-panes -a -F`` call gives the whole
-fleet instead, which is also much cheaper than walking objects.
+spin). :class:`FleetServer` runs every command with a deadline, and its
+:meth:`~FleetServer.libtmux` view keeps libtmux's object model — ``Pane``,
+``Window`` and ``Session`` objects call ``server.cmd`` — on the same terms.
+libtmux is imported only for that view: importing it costs ``fleet start`` more
+than the tmux calls that build a whole fleet, before the first pane can start.
+We never use libtmux's query properties (``server.panes`` and friends bypass
+``cmd``); one ``list-panes -a -F`` call gives the whole fleet instead, which is
+also much cheaper than walking objects.
 
 Only sockets named ``fleet`` or ``fleet-*`` are fleets: the hooks and the pane
 identity ignore every other tmux server, and so do we — the user's default
@@ -22,10 +25,6 @@ import shutil
 import subprocess
 import typing as t
 from dataclasses import dataclass
-
-import libtmux
-from libtmux.common import tmux_cmd
-from libtmux.pane import Pane
 
 from supervisor.errors import ShepherdError
 from supervisor.identity import FLEET_SOCKET
@@ -99,8 +98,18 @@ def find_tmux(tmux_bin: str | None = None) -> str:
     return path
 
 
-class FleetServer(libtmux.Server):
-    """A libtmux server on a fleet socket whose every command has a deadline."""
+@dataclass
+class TmuxResult:
+    """One tmux invocation's outcome, shaped like libtmux's ``tmux_cmd`` (what its objects read)."""
+
+    cmd: list[str]
+    returncode: int
+    stdout: list[str]
+    stderr: list[str]
+
+
+class FleetServer:
+    """A tmux server on a fleet socket whose every command has a deadline."""
 
     def __init__(
         self,
@@ -115,12 +124,14 @@ class FleetServer(libtmux.Server):
             raise TmuxError(
                 f"socket {socket_name!r} is not a fleet socket; name it {FLEET_SOCKET} or {FLEET_SOCKET}-SOMETHING"
             )
-        super().__init__(socket_name=socket_name, config_file=config_file, colors=colors)
+        self.socket_name = socket_name
+        self.config_file = config_file
+        self.colors = colors
         self.tmux_bin = find_tmux(tmux_bin)
         self.timeout = default_timeout() if timeout is None else timeout
 
-    # libtmux's own entry point: Pane/Window/Session methods all come through here.
-    def cmd(self, cmd: str, *args: t.Any, target: str | int | None = None) -> tmux_cmd:
+    # libtmux's own entry point: Pane/Window/Session methods of the libtmux view all come through here.
+    def cmd(self, cmd: str, *args: t.Any, target: str | int | None = None) -> TmuxResult:
         argv: list[str] = [str(self.tmux_bin)]
         if self.config_file:
             argv.append(f"-f{self.config_file}")
@@ -151,15 +162,10 @@ class FleetServer(libtmux.Server):
             ) from None
         except FileNotFoundError:
             raise TmuxMissingError(f"{self.tmux_bin} disappeared; install tmux") from None
-        result = tmux_cmd.__new__(tmux_cmd)
-        result.cmd = argv
-        result.returncode = proc.returncode
         out = proc.stdout.split("\n")
         while out and out[-1] == "":
             out.pop()
-        result.stdout = out
-        result.stderr = [line for line in proc.stderr.split("\n") if line]
-        return result
+        return TmuxResult(argv, proc.returncode, out, [line for line in proc.stderr.split("\n") if line])
 
     def run(self, cmd: str, *args: t.Any, target: str | int | None = None) -> list[str]:
         """Run a command, return its stdout lines, or raise :class:`TmuxError` with tmux's reason."""
@@ -185,9 +191,27 @@ class FleetServer(libtmux.Server):
         result = self.cmd("display-message", "-p", "#{socket_path}")
         return result.stdout[0] if result.returncode == 0 and result.stdout else None
 
-    def pane(self, pane_id: str) -> Pane:
+    def libtmux(self) -> t.Any:
+        """This server as a ``libtmux.Server``: its objects' commands run through :meth:`cmd`."""
+        return _libtmux_view(self)
+
+    def pane(self, pane_id: str) -> t.Any:
         """A libtmux Pane for *pane_id* without a query round trip."""
-        return Pane(server=self, pane_id=pane_id)
+        from libtmux.pane import Pane
+
+        return Pane(server=self.libtmux(), pane_id=pane_id)
+
+
+def _libtmux_view(fleet: FleetServer) -> t.Any:
+    import libtmux
+
+    class _View(libtmux.Server):
+        def cmd(self, cmd: str, *args: t.Any, target: str | int | None = None) -> TmuxResult:
+            return fleet.cmd(cmd, *args, target=target)
+
+    view = _View(socket_name=fleet.socket_name, config_file=fleet.config_file, colors=fleet.colors)
+    view.tmux_bin = fleet.tmux_bin
+    return view
 
 
 PANE_FIELDS = (

@@ -231,3 +231,25 @@ def test_bad_input_is_one_line_with_the_right_exit_status(world: FleetWorld) -> 
         "fleet: error: socket 'work' is not a fleet socket; use fleet or fleet-NAME\n",
     )
     assert not world.server_alive()
+
+
+def test_libtmux_is_imported_only_for_its_object_model(world: FleetWorld, monkeypatch: t.Any) -> None:
+    """``fleet start`` must not pay for importing libtmux before the first pane starts."""
+    import subprocess
+    import sys
+
+    from fleet.tmux import FleetServer, list_panes
+
+    code = "import sys, fleet.cli, fleet.builder, fleet.target, fleet.stop, fleet.status; print('libtmux' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "False\n"
+
+    two_panes(world, "A")
+    world.plan("A", [{"mark": "ready"}, {"wait": None}])
+    assert world.fleet("start", "duo", "--no-attach").returncode == 0
+    monkeypatch.setenv("TMUX_TMPDIR", world.env["TMUX_TMPDIR"])
+    server = FleetServer(world.socket)
+    (info,) = list_panes(server, "duo")
+    pane = server.pane(info.pane_id)
+    assert pane.cmd("display-message", "-p", "#{@pane_label}").stdout == ["A"]
+    pane.refresh()
+    assert pane.window.window_name == "agents"
