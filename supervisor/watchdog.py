@@ -37,9 +37,12 @@ import select
 import signal
 import sys
 import time
-import typing as t
 
 from supervisor.identity import WATCHDOG_MODULE, parent_pid, start_token
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations are never evaluated; the watchdog process need not import typing
+    import typing as t
 
 DEFAULT_GRACE = 3.0
 GRACE_ENV = "CLAUDE_RUN_KILL_GRACE"
