@@ -93,17 +93,22 @@ def stop(fleet: Fleet, supervisor: int) -> None:
     assert not psutil.pid_exists(supervisor) or psutil.Process(supervisor).status() == psutil.STATUS_ZOMBIE
 
 
-def test_s3_fleet_restart_resumes_the_conversation(fleet: Fleet, mock_api: MockAPI, world) -> None:
-    first_id, supervisor = start_and_converse(fleet, mock_api, world)
-    stop(fleet, supervisor)
-    before = len(mock_api.requests)
-    mock_api.script(Turn.say("the word was PINEAPPLE"))
+def restart_and_ask(fleet: Fleet, api: MockAPI, prompt: str) -> dict[str, t.Any]:
+    """`fleet start` again, type *prompt*; the first agent request the mock then received."""
+    before = len(api.requests)
+    api.script(Turn.say("answered"))
     restarted = fleet.fleet("start", "--no-attach")
     assert restarted.returncode == 0, restarted.stdout + restarted.stderr
     fleet.ready()
-    fleet.type("what was the word?")
-    wait_until(lambda: mock_api.pending() == 0, timeout=60, what="the resumed reply")
-    request = next(r for r in mock_api.requests[before:] if r["body"].get("tools"))
+    fleet.type(prompt)
+    wait_until(lambda: api.pending() == 0, timeout=60, what="the reply after the restart")
+    return next(r for r in api.requests[before:] if r["body"].get("tools"))
+
+
+def test_s3_fleet_restart_resumes_the_conversation(fleet: Fleet, mock_api: MockAPI, world) -> None:
+    first_id, supervisor = start_and_converse(fleet, mock_api, world)
+    stop(fleet, supervisor)
+    request = restart_and_ask(fleet, mock_api, "what was the word?")
     assert request["headers"].get("X-Claude-Code-Session-Id") == first_id, "the same conversation was resumed"
     assert "remember the word PINEAPPLE" in MockAPI.all_text(request["body"]), "the earlier turns were sent again"
     claude = [p for p in psutil.Process(fleet.supervisor_pid()).children() if p.name() != "python"]
@@ -119,13 +124,6 @@ def test_s9_overflowed_pane_starts_fresh(fleet: Fleet, mock_api: MockAPI, world)
     wait_until(lambda: state(world, SESSION).get("overflowed") is True, timeout=60, what="overflowed=true")
     stop(fleet, supervisor)
     assert json.loads((world.project / SESSION / ".state.json").read_text())["overflowed"] is True
-    before = len(mock_api.requests)
-    mock_api.script(Turn.say("starting over"))
-    restarted = fleet.fleet("start", "--no-attach")
-    assert restarted.returncode == 0, restarted.stdout + restarted.stderr
-    fleet.ready()
-    fleet.type("hello again")
-    wait_until(lambda: mock_api.pending() == 0, timeout=60, what="the fresh reply")
-    request = next(r for r in mock_api.requests[before:] if r["body"].get("tools"))
+    request = restart_and_ask(fleet, mock_api, "hello again")
     assert request["headers"].get("X-Claude-Code-Session-Id") != first_id, "a new conversation"
     assert "PINEAPPLE" not in MockAPI.all_text(request["body"]), "no earlier conversation was sent"
