@@ -46,6 +46,7 @@ PROTECTED_FROM_STDIN: frozenset[str] = frozenset(
         F.LOADING,
         F.CONTEXT_USAGE,
         F.CONTEXT_USAGE_AT,
+        F.CONTEXT_WINDOW_SIZE,
         F.DEHYDRATE_TOOL_CALLS,
         F.TOOL_CALLS_BY_TRANSCRIPT,
         F.COMPLETED_SKILLS,
@@ -104,7 +105,8 @@ def activate(
 
     A live different owner is refused. A dead one is taken over, *keeping*
     ``sessionId``, ``completedSkills`` and the history (the original deleted
-    the file, B13). Resets lifecycle/loading/overflowed/killRequested.
+    the file, B13). Resets lifecycle/loading/killRequested, and ``overflowed``
+    — unless *session_id* shows this is the same, overflowed conversation.
     """
     if extra:
         forbidden = sorted(set(extra) & PROTECTED_FROM_STDIN)
@@ -140,14 +142,19 @@ def activate(
         if kind != "fresh":
             state[F.PHASE_HISTORY] = []
     same_conversation = bool(session_id) and state.get(F.SESSION_ID) == session_id
+    # Only a new conversation proves fresh context. Re-activating inside the
+    # overflowed one must not clear the flag, nor restart the dehydrate budget.
+    still_overflowed = same_conversation and state.get(F.OVERFLOWED) is True
+    dehydrating = still_overflowed and state.get(F.LIFECYCLE) == Lifecycle.DEHYDRATING
     set_owner(state, pid, token)
     state[F.SKILL] = skill
-    state[F.LIFECYCLE] = Lifecycle.ACTIVE
+    state[F.LIFECYCLE] = Lifecycle.DEHYDRATING if dehydrating else Lifecycle.ACTIVE
     state[F.LOADING] = True
-    state[F.OVERFLOWED] = False
+    state[F.OVERFLOWED] = still_overflowed
     state[F.KILL_REQUESTED] = False
     state.pop(F.RESTART_PROMPT, None)
-    state.pop(F.DEHYDRATE_TOOL_CALLS, None)
+    if not dehydrating:
+        state.pop(F.DEHYDRATE_TOOL_CALLS, None)
     if not same_conversation:
         state[F.CONTEXT_USAGE] = 0
         state.pop(F.CONTEXT_USAGE_AT, None)

@@ -97,6 +97,21 @@ def test_activate_clears_overflow_and_kill_request(project: Path, run_session: R
     assert "restartPrompt" not in st and st["contextUsage"] == 0
 
 
+def test_reactivating_the_overflowed_conversation_keeps_it_overflowed(project: Path, run_session: Run) -> None:
+    """Only a new conversation proves fresh context: the agent cannot activate its way past the gate."""
+    write_state(
+        project,
+        {"pid": os.getpid(), "skill": "implement", "lifecycle": "dehydrating", "overflowed": True,
+         "sessionId": "conv-1", "contextUsage": 0.9, "dehydrateToolCalls": 20},
+    )  # fmt: skip
+    assert run_session("activate", S, "implement", env={"CLAUDE_CODE_SESSION_ID": "conv-1"}).returncode == 0
+    st = state_of(project)
+    assert (st["overflowed"], st["lifecycle"], st["dehydrateToolCalls"]) == (True, "dehydrating", 20)
+    assert run_session("activate", S, "implement", env={"CLAUDE_CODE_SESSION_ID": "conv-2"}).returncode == 0
+    st = state_of(project)
+    assert (st["overflowed"], st["lifecycle"]) == (False, "active") and "dehydrateToolCalls" not in st
+
+
 def test_activate_refuses_a_live_foreign_owner(project: Path, run_session: Run, other_live_process) -> None:
     d = write_state(project, {"pid": other_live_process.pid, "skill": "implement", "lifecycle": "active"})
     raw = (d / ".state.json").read_bytes()
@@ -456,7 +471,8 @@ def test_update_parses_json_values(project: Path, run_session: Run, raw: str, st
 def test_update_refuses_managed_fields_and_bad_types(project: Path, run_session: Run) -> None:
     run_session("activate", S, "implement")
     before = (project / S / ".state.json").read_bytes()
-    for field, value in [("overflowed", "false"), ("lifecycle", "active"), ("pid", "1"), ("contextUsage", "0")]:
+    for field, value in [("overflowed", "false"), ("lifecycle", "active"), ("pid", "1"), ("contextUsage", "0"),
+                         ("contextWindowSize", "100000000")]:  # fmt: skip
         assert "cannot be set" in one_line_error(run_session("update", S, field, value))
     assert "toolUseWithoutLogsBlockAfter" in one_line_error(run_session("update", S, "toolUseWithoutLogsBlockAfter", "lots"))
     one_line_error(run_session("update", S, "bad name", "1"))

@@ -37,6 +37,7 @@ class SessionMachine(RuleBasedStateMachine):
         self.state: dict[str, t.Any] = {}
         self.before: dict[str, t.Any] = {}
         self.op = "init"
+        self.activated_with: str | None = None
 
     def _apply(self, op: str, fn: t.Callable[[dict[str, t.Any]], t.Any]) -> t.Any:
         self.before = dict(self.state)
@@ -55,6 +56,7 @@ class SessionMachine(RuleBasedStateMachine):
         if not mine and self.state:
             self.state[F.PID] = DEAD_PID  # the previous owner died
             self.state.pop(F.PID_START, None)
+        self.activated_with = session_id
         self._apply(
             "activate",
             lambda s: tr.activate(
@@ -114,6 +116,9 @@ class SessionMachine(RuleBasedStateMachine):
             assert self.state.get(F.OVERFLOWED) is True, f"{self.op} cleared overflowed"
         if self.state.get(F.OVERFLOWED) is True and self.before.get(F.OVERFLOWED) is not True:
             assert self.op == "mark_overflowed", f"{self.op} set overflowed"
+        same = self.activated_with is not None and self.activated_with == self.before.get(F.SESSION_ID)
+        if self.op == "activate" and self.before.get(F.OVERFLOWED) is True and same and self.state != self.before:
+            assert self.state.get(F.OVERFLOWED) is True, "activate inside the overflowed conversation cleared it"
 
     @invariant()
     def kill_request_has_one_writer_each_way(self) -> None:
