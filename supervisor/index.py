@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 
 from supervisor.fields import STATE_FILE, F
@@ -46,12 +47,39 @@ def index_path(root: Path) -> Path:
     return root / INDEX_DIRNAME / INDEX_FILE
 
 
+DIRTY_FILE = "dirty"
+"""Touched when a write could not update the index; its mtime is part of the stamp."""
+
+
 def _root_stamp(root: Path) -> list[int] | None:
+    """What the index was built against: the root folder, and the dirty marker."""
     try:
         st = os.stat(root)
     except OSError:
         return None
-    return [st.st_ino, st.st_mtime_ns, st.st_nlink]
+    try:
+        dirty = os.stat(root / INDEX_DIRNAME / DIRTY_FILE).st_mtime_ns
+    except OSError:
+        dirty = 0
+    return [st.st_ino, st.st_mtime_ns, st.st_nlink, dirty]
+
+
+def invalidate(root: Path) -> None:
+    """Make the next lookup rebuild the index (a write could not record itself in it).
+
+    Touching a marker instead of deleting the index is safe against a rebuild
+    running at the same moment: whatever it saves carries the old marker time.
+    """
+    marker = root / INDEX_DIRNAME / DIRTY_FILE
+    try:
+        marker.touch()
+        now = time.time_ns()
+        os.utime(marker, ns=(now, now))
+    except OSError:
+        try:
+            index_path(root).unlink()
+        except OSError:
+            pass
 
 
 def _load(root: Path, stamp: list[int] | None) -> Index | None:
@@ -166,7 +194,7 @@ def note(root: Path, name: str, state: t.Mapping[str, t.Any]) -> None:
         try:
             _save(root, index, stamp)
         except OSError:
-            pass
+            invalidate(root)  # the old file must not pass for current
 
 
 def by_pane(root: Path, pane: str) -> list[str]:

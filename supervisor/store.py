@@ -254,5 +254,10 @@ def update_state(
             if any(before.get(key) != state.get(key) for key in IDENTITY_FIELDS):
                 from supervisor import index  # late: avoids a cycle, costs nothing
 
-                index.note(session_dir.parent, session_dir.name, state)
+                try:
+                    index.note(session_dir.parent, session_dir.name, state)
+                except (OSError, StateError):
+                    # The state is written; the cache must not turn that into a failure
+                    # (or hide this session from lookups): have it rebuilt instead.
+                    index.invalidate(session_dir.parent)
         return result

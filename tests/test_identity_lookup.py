@@ -203,3 +203,27 @@ def test_lookup_tolerates_garbage_state_files(tmp_path: Path) -> None:
 
 def test_lookup_on_a_missing_root(tmp_path: Path) -> None:
     assert find_session(tmp_path / "nope", pane="a:b:c", pid=os.getpid(), token=None) is None
+
+
+def test_a_write_that_cannot_update_the_index_still_succeeds_and_is_found(tmp_path: Path) -> None:
+    """A held index lock (say, a long rebuild) must neither fail the state write nor hide the session."""
+    from supervisor.store import DEFAULT_LOCK_TIMEOUT, update_state
+
+    root = tmp_path / "sessions"
+    (root / "S").mkdir(parents=True)
+    index.rebuild(root)  # the index knows S, without an owner
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time\nfrom pathlib import Path\nfrom supervisor.store import file_lock\n"
+         "with file_lock(Path(sys.argv[1])):\n    print('locked', flush=True)\n    time.sleep(float(sys.argv[2]))\n",
+         str(root / index.INDEX_DIRNAME / "index.lock"), str(DEFAULT_LOCK_TIMEOUT + 2)],
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+        update_state(root / "S", lambda s: s.update(pid=os.getpid()), create=True)  # waits out the index lock
+    finally:
+        holder.kill()
+        holder.wait()
+    assert json.loads((root / "S" / ".state.json").read_text())["pid"] == os.getpid()
+    found = find_session(root, pane=None, pid=os.getpid(), token=None)
+    assert found is not None and found.session_dir == root / "S"
