@@ -56,6 +56,7 @@ class Fleet:
 
     servers: dict[str, FleetServer] = field(default_factory=dict)  # socket path -> server
     panes: dict[str, list[PaneInfo]] = field(default_factory=dict)  # socket path -> panes
+    unanswered: set[str] = field(default_factory=set)  # socket paths whose server did not answer
 
     def sessions(self) -> set[str]:
         return {p.session for panes in self.panes.values() for p in panes}
@@ -90,11 +91,14 @@ def live_fleets(extra: t.Iterable[FleetServer] = ()) -> Fleet:
     for server in servers.values():
         try:
             path = server.socket_file()
+            panes = list_panes(server) if path else []
         except TmuxError:
+            # A wedged or slow server is not a dead one: its panes are unknown, not gone.
+            fleet.unanswered.add(os.path.realpath(socket_dir() / server.socket_name))
             continue
         if path:
             fleet.servers[path] = server
-            fleet.panes[path] = list_panes(server)
+            fleet.panes[path] = panes
     return fleet
 
 
@@ -137,6 +141,8 @@ def find_orphans(fleet: Fleet, table: pr.Table) -> list[Finding]:
             continue
         if not is_fleet_socket(Path(socket).name) or os.path.realpath(os.path.dirname(socket)) != ours:
             continue
+        if os.path.realpath(socket) in fleet.unanswered:
+            continue  # its server did not answer: we cannot tell whether its pane exists
         if not (proc.is_supervisor or proc.is_watchdog or proc.supervisor_pid is not None):
             continue
         owner = proc.supervisor_pid

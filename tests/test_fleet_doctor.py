@@ -7,6 +7,8 @@ so the doctor never sees — let alone kills — anything outside the test.
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import typing as t
 from pathlib import Path
@@ -39,7 +41,7 @@ def test_doctor_finds_and_fixes_what_a_fleet_leaves_wrong(world: FleetWorld) -> 
         world.tmux("set-option", "-p", "-t", pane, "@pane_label", label)
 
     # Orphans: one from a fleet pane that no longer exists, one whose supervisor died.
-    gone_socket = world.tmux_tmpdir / f"tmux-{__import__('os').getuid()}" / "fleet-pytest-gone"
+    gone_socket = world.tmux_tmpdir / f"tmux-{os.getuid()}" / "fleet-pytest-gone"
     orphan = plant(world, TMUX=f"{gone_socket},1,0", TMUX_PANE="%7", CLAUDE_SUPERVISOR_PID=str(DEAD_PID))
     lost = plant(world, **world.pane_env("B"), CLAUDE_SUPERVISOR_PID=str(DEAD_PID))
     bystander = plant(world, **world.pane_env("B"))  # a pane's own process: not an agent, left alone
@@ -85,3 +87,19 @@ def test_doctor_finds_and_fixes_what_a_fleet_leaves_wrong(world: FleetWorld) -> 
 
     clean = world.fleet("doctor")
     assert (clean.returncode, clean.stdout) == (0, "No problems found.\n"), clean.stdout
+
+
+def test_doctor_never_judges_agents_of_a_server_that_does_not_answer(world: FleetWorld) -> None:
+    """A wedged (here: stopped) tmux server's panes are unknown, not gone: --fix must not kill its agents."""
+    world.tmux("-f", "/dev/null", "new-session", "-d", "-s", "busy", "-n", "w", "sleep 600")
+    pane = world.tmux("list-panes", "-t", "busy:w", "-F", "#{pane_id}")
+    world.tmux("set-option", "-p", "-t", pane, "@pane_label", "A")
+    server_pid = int(world.tmux("display-message", "-p", "#{pid}"))
+    agent = plant(world, TMUX=f"{world.socket_path},{server_pid},0", TMUX_PANE=pane, CLAUDE_SUPERVISOR_PID="1")
+    os.kill(server_pid, signal.SIGSTOP)
+    try:
+        fixed = world.fleet("doctor", "--fix")
+    finally:
+        os.kill(server_pid, signal.SIGCONT)
+    assert f"orphaned agent process {agent.pid}" not in fixed.stdout, fixed.stdout
+    assert agent.poll() is None, "the agent of a live (if slow) fleet is left alone"
