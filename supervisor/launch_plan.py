@@ -170,6 +170,11 @@ def _decide(
         if allow_restart and _has_restart(state):
             tr.set_owner(state, me.pid, me.token)
             return _Resume("restart", prompt=tr.consume_restart(state))
+        if allow_restart and state.get(F.LIFECYCLE) == Lifecycle.RESTARTING:
+            # A restart was taken, but its new Claude never re-activated the session
+            # (the fleet stopped in between): continue it with the same prompt.
+            tr.set_owner(state, me.pid, me.token)
+            return _Resume("restart", prompt=tr.restart_prompt(session_dir, state))
         if state.get(F.OVERFLOWED) is True:
             return _Resume("overflowed")
         if state.get(F.KILL_REQUESTED) is True:

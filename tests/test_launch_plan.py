@@ -1,0 +1,42 @@
+"""The first launch in a fleet pane, decided from the pane's session state (no processes needed)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from supervisor.identity import start_token
+from supervisor.launch_plan import Owner, fleet_start
+from supervisor.store import read_state
+
+PANE = "crew:agents:SDK"
+DEAD = 2**22 + 4321
+
+
+def test_a_restart_taken_but_never_continued_is_not_lost(tmp_path: Path) -> None:
+    """The fleet stopped between taking a restart and the new Claude's `session continue`."""
+    root = tmp_path / "sessions"
+    session = root / "2026_11_22_WORK"
+    session.mkdir(parents=True)
+    state = {"pid": DEAD, "skill": "implement", "lifecycle": "restarting", "overflowed": True,
+             "killRequested": False, "currentPhase": "3: Build", "fleetPaneId": PANE}  # fmt: skip
+    (session / ".state.json").write_text(json.dumps(state))
+    me = Owner(os.getpid(), start_token(os.getpid()))
+    plan = fleet_start(root, me, PANE, tmp_path, {})
+    assert plan.resume is None, "a restart never resumes"
+    assert plan.prompt == f'/session continue --session {session} --skill implement --phase "3: Build"'
+    assert read_state(session)["pid"] == me.pid
+    assert any("pending restart" in note for note in plan.notes)
+
+
+def test_an_overflowed_session_without_a_restart_starts_fresh(tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    session = root / "2026_11_22_WORK"
+    session.mkdir(parents=True)
+    state = {"pid": DEAD, "skill": "implement", "lifecycle": "active", "overflowed": True,
+             "sessionId": "conv-1", "fleetPaneId": PANE}  # fmt: skip
+    (session / ".state.json").write_text(json.dumps(state))
+    plan = fleet_start(root, Owner(os.getpid(), start_token(os.getpid())), PANE, tmp_path, {})
+    assert plan.resume is None and plan.prompt is None
+    assert any("overflowed" in note for note in plan.notes)
