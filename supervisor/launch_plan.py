@@ -68,7 +68,9 @@ def _has_restart(state: t.Mapping[str, t.Any]) -> bool:
 
 def _may_take(state: t.Mapping[str, t.Any], me: Owner, pane: str | None) -> bool:
     owner, token = state.get(F.PID), state.get(F.PID_START)
-    if same_owner(owner, token, me.pid, me.token):
+    # A PID alone (a state written without a start token, e.g. by the bash era) may be
+    # a reused one: a restart is taken on it only with the pane to vouch for it.
+    if same_owner(owner, token, me.pid, me.token) and (token or not me.token):
         return True
     return bool(pane) and state.get(F.FLEET_PANE_ID) == pane and not owner_alive(owner, token)
 

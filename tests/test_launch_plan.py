@@ -40,3 +40,23 @@ def test_an_overflowed_session_without_a_restart_starts_fresh(tmp_path: Path) ->
     plan = fleet_start(root, Owner(os.getpid(), start_token(os.getpid())), PANE, tmp_path, {})
     assert plan.resume is None and plan.prompt is None
     assert any("overflowed" in note for note in plan.notes)
+
+
+def test_a_restart_request_is_taken_only_from_a_proven_owner(tmp_path: Path) -> None:
+    """A bash-era state naming our PID but no start token may be a reused PID: not ours to restart."""
+    from supervisor.launch_plan import take_restart
+
+    root = tmp_path / "sessions"
+    me = Owner(os.getpid(), start_token(os.getpid()))
+    request = {"skill": "implement", "lifecycle": "active", "killRequested": True,
+               "restartPrompt": "/session continue --session x --skill implement --phase \"1: Setup\""}  # fmt: skip
+    legacy = root / "LEGACY"
+    legacy.mkdir(parents=True)
+    (legacy / ".state.json").write_text(json.dumps({"pid": me.pid, **request}))
+    assert take_restart(root, me) is None
+    assert read_state(legacy)["killRequested"] is True, "left untouched"
+    ours = root / "OURS"
+    ours.mkdir()
+    (ours / ".state.json").write_text(json.dumps({"pid": me.pid, "pidStart": me.token, **request}))
+    taken = take_restart(root, me)
+    assert taken is not None and taken.session == ours and read_state(ours)["lifecycle"] == "restarting"
