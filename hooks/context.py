@@ -27,9 +27,9 @@ if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are ne
 
 TAIL_CHUNK = 64 * 1024
 TAIL_MAX = 8 * 1024 * 1024
-CALL_WAIT = 0.25  # seconds to wait for the line of the current tool call to be written
+CALL_WAIT = 1.0  # seconds to wait for the line of the current tool call (seen landing 25 ms late when idle)
 CALL_POLL = 0.005
-LIVE_WRITE_SECONDS = 2.0  # a transcript written this recently is still being written
+LIVE_WRITE_SECONDS = 5.0  # a transcript written this recently is still being written
 SYNTHETIC_MODEL = "<synthetic>"
 TOKEN_FIELDS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 
