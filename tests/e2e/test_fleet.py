@@ -119,7 +119,10 @@ def test_s3_fleet_restart_resumes_the_conversation(fleet: Fleet, mock_api: MockA
 def test_s9_overflowed_pane_starts_fresh(fleet: Fleet, mock_api: MockAPI, world) -> None:
     overflow = Turn.bash("echo TOO_MUCH", input_tokens=2000, cache_read=158000)
     first_id, supervisor = start_and_converse(fleet, mock_api, world)
-    mock_api.script(overflow, Turn.say("stopping here"))
+    # (S4 asserts that the very first call past the threshold is denied; here the
+    # point is the restart, so a second call makes sure the session is overflowed.)
+    mock_api.script(overflow, Turn.bash("echo STILL_TOO_MUCH", input_tokens=2000, cache_read=159000),
+                    Turn.say("stopping here"))  # fmt: skip
     fleet.type("keep going")
     wait_until(lambda: state(world, SESSION).get("overflowed") is True, timeout=60, what="overflowed=true")
     stop(fleet, supervisor)
