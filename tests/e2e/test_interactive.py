@@ -80,10 +80,8 @@ def test_status_line_binds_and_clear_rebinds(world, mock_api: MockAPI, agent) ->
     a.tmux.wait_for(a.pane, "E2E · implement", timeout=20)
     # /clear starts a new conversation id: SessionStart(clear) re-binds it.
     a.say("/clear")
-    transcripts = world.home / ".claude" / "projects"
     wait_until(lambda: state(world)["sessionId"] != first_id, timeout=30, what="the new conversation id")
     new_id = state(world)["sessionId"]
-    assert any(p.stem == new_id for p in transcripts.rglob("*.jsonl")) or new_id
     mock_api.script(Turn.say("hello again"))
     a.say("and now?")
     wait_until(drained(mock_api), what="the reply after /clear")
