@@ -26,6 +26,10 @@ class CrashPolicy:
     window: float = 60.0
     min_uptime: float = 10.0
     """A Claude that ran at least this long was healthy: its crash relaunches at once."""
+    restart_limit: int = 5
+    """Stop taking requested restarts at this many within ``restart_window`` seconds:"""
+    restart_window: float = 600.0
+    """a handover that overflows again at once would otherwise loop, paying for every round."""
 
 
 class Verdict(t.NamedTuple):
@@ -63,3 +67,21 @@ class CrashTracker:
         self._quick += 1
         delay = min(self.policy.backoff * 2 ** (self._quick - 1), self.policy.backoff_max)
         return Verdict(False, delay, recent)
+
+
+class RestartBudget:
+    """Requested restarts within a sliding window (see :attr:`CrashPolicy.restart_limit`)."""
+
+    def __init__(self, policy: CrashPolicy, clock: t.Callable[[], float] = time.monotonic) -> None:
+        self.policy = policy
+        self.clock = clock
+        self._taken: deque[float] = deque()
+
+    def exhausted(self) -> bool:
+        now = self.clock()
+        while self._taken and now - self._taken[0] > self.policy.restart_window:
+            self._taken.popleft()
+        return len(self._taken) >= self.policy.restart_limit
+
+    def spend(self) -> None:
+        self._taken.append(self.clock())

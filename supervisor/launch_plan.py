@@ -82,6 +82,30 @@ class Taken(t.NamedTuple):
     had_session_id: bool
 
 
+def _restart_candidates(root: Path, me: Owner, pane_list: list[str]) -> list[Found]:
+    """Sessions owned by *me* or bound to our panes that carry a restart request (read only)."""
+    candidates = list(sessions_owned_by(root, me.pid, me.token))
+    for pane in pane_list:
+        candidates += sessions_on_pane(root, pane)
+    seen: set[Path] = set()
+    unique: list[Found] = []
+    for found in candidates:
+        if found.session_dir not in seen and _has_restart(found.state):
+            seen.add(found.session_dir)
+            unique.append(found)
+    return unique
+
+
+def restart_pending(root: Path, me: Owner, panes: t.Iterable[str | None] = ()) -> bool:
+    """Is there a restart request this supervisor would take? (Nothing is consumed.)"""
+    pane_list = [p for p in dict.fromkeys(panes) if p]
+    for found in _restart_candidates(root, me, pane_list):
+        pane = next((p for p in pane_list if found.state.get(F.FLEET_PANE_ID) == p), None)
+        if _may_take(found.state, me, pane):
+            return True
+    return False
+
+
 def take_restart(
     root: Path,
     me: Owner,
@@ -93,15 +117,8 @@ def take_restart(
     Checked again under the lock, so a request is consumed exactly once and
     never one of another live supervisor's sessions.
     """
-    candidates = list(sessions_owned_by(root, me.pid, me.token))
     pane_list = [p for p in dict.fromkeys(panes) if p]
-    for pane in pane_list:
-        candidates += sessions_on_pane(root, pane)
-    seen: set[Path] = set()
-    for found in candidates:
-        if found.session_dir in seen or not _has_restart(found.state):
-            continue
-        seen.add(found.session_dir)
+    for found in _restart_candidates(root, me, pane_list):
 
         def consume(state: State, found: Found = found) -> Taken | None:
             pane = next((p for p in pane_list if state.get(F.FLEET_PANE_ID) == p), None)

@@ -16,7 +16,9 @@ SIGKILL, 3), ``--crash-limit`` / ``CLAUDE_RUN_CRASH_LIMIT`` (5) within
 ``CLAUDE_RUN_BACKOFF_MAX``, 30 s), ``--min-uptime`` / ``CLAUDE_RUN_MIN_UPTIME``
 (10 s: a Claude that ran this long was healthy), ``--resume-window`` /
 ``CLAUDE_RUN_RESUME_WINDOW`` (10 s: exit 1 this soon after ``--resume`` means the
-conversation was refused).
+conversation was refused), ``--restart-limit`` / ``CLAUDE_RUN_RESTART_LIMIT`` (5)
+requested restarts within ``--restart-window`` / ``CLAUDE_RUN_RESTART_WINDOW``
+(600 s) stop a restart loop, keeping the pending request.
 """
 
 from __future__ import annotations
@@ -228,6 +230,24 @@ def main(
             help="Exit 1 this soon after --resume: the conversation was refused.",
         ),
     ] = DEFAULT_RESUME_WINDOW,
+    restart_limit: t.Annotated[
+        int,
+        typer.Option(
+            "--restart-limit",
+            envvar="CLAUDE_RUN_RESTART_LIMIT",
+            metavar="N",
+            help="Stop after N requested restarts...",
+        ),
+    ] = 5,
+    restart_window: t.Annotated[
+        float,
+        typer.Option(
+            "--restart-window",
+            envvar="CLAUDE_RUN_RESTART_WINDOW",
+            metavar="S",
+            help="...within S seconds (a restart loop; the request is kept).",
+        ),
+    ] = 600.0,
 ) -> None:
     for value, name in (
         (kill_grace, "--kill-grace"),
@@ -236,16 +256,21 @@ def main(
         (backoff_max, "--backoff-max"),
         (min_uptime, "--min-uptime"),
         (resume_window, "--resume-window"),
+        (restart_window, "--restart-window"),
     ):
         _positive(value, name)
     if crash_limit < 1:
         raise typer.BadParameter("--crash-limit must be at least 1")
+    if restart_limit < 1:
+        raise typer.BadParameter("--restart-limit must be at least 1")
     policy = CrashPolicy(
         backoff=backoff,
         backoff_max=backoff_max,
         limit=crash_limit,
         window=crash_window,
         min_uptime=min_uptime,
+        restart_limit=restart_limit,
+        restart_window=restart_window,
     )
     try:
         status = supervise(

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from supervisor import launch_plan as lp
 from supervisor.claude_args import ClaudeArgs, launch_argv
-from supervisor.crashloop import CrashPolicy, CrashTracker
+from supervisor.crashloop import CrashPolicy, CrashTracker, RestartBudget
 from supervisor.foreground import Outcome
 
 RESUME_REFUSED_STATUS = 1
@@ -87,6 +87,7 @@ class Supervisor:
         self.say = say
         self.banner = banner
         self.tracker = CrashTracker(settings.policy, clock)
+        self.restarts = RestartBudget(settings.policy, clock)
         self.start_pane: str | None = None
         self.give_up: GiveUp | None = None
 
@@ -167,8 +168,18 @@ class Supervisor:
         """The next launch after *outcome*, or None to exit."""
         if outcome.stopped_by is not None:
             return None
+        if self.restarts.exhausted() and lp.restart_pending(self.s.root, self.me, self._panes()):
+            policy = self.s.policy
+            self.give_up = GiveUp(
+                1,
+                f"{policy.restart_limit} restarts were requested within {policy.restart_window:g}s; "
+                f"stopping to avoid a restart loop (the pending request is kept: run claude-run "
+                f"again, or fleet start, to continue it)",
+            )
+            return None
         taken = lp.take_restart(self.s.root, self.me, self._panes(), warn=self.say)
         if taken is not None:
+            self.restarts.spend()
             self.tracker.healthy_run(outcome.uptime)
             return lp.restart_plan(taken)
         resumed = self._resumed(plan)

@@ -376,3 +376,32 @@ def test_a_restart_of_a_session_owned_by_someone_else_is_ignored(tmp_path: Path)
 
     sup, runner, lines, _ = make(tmp_path, [asks])
     assert sup.run() == 0 and len(runner.argvs) == 1
+
+
+def test_a_restart_loop_is_stopped_and_its_request_kept(tmp_path: Path) -> None:
+    """A handover that overflows again at once must not loop forever (each round costs a model run)."""
+    root = tmp_path / "sessions"
+    session = session_state(root, "S")
+
+    def asks_for_restart(argv: list[str]) -> tuple[int, float]:
+        request_restart(session, "/session continue --session S")
+        return 143, 20.0
+
+    sup, runner, lines, _ = make(tmp_path, [asks_for_restart] * 4, restart_limit=3, restart_window=600.0)
+    assert sup.run() == 1
+    assert len(runner.argvs) == 4, "three restarts taken, the fourth request left pending"
+    assert sup.give_up is not None and "3 restarts were requested within 600s" in sup.give_up.message
+    state = json.loads((session / ".state.json").read_text())
+    assert state["killRequested"] is True and state["restartPrompt"], "nothing is lost: the next start continues it"
+
+
+def test_restarts_spread_over_time_are_not_a_loop(tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    session = session_state(root, "S")
+
+    def works_then_restarts(argv: list[str]) -> tuple[int, float]:
+        request_restart(session, "/session continue --session S")
+        return 143, 400.0  # a long stretch of work between restarts
+
+    sup, runner, lines, _ = make(tmp_path, [works_then_restarts] * 4 + [quits(0)], restart_limit=3, restart_window=600.0)
+    assert sup.run() == 0 and len(runner.argvs) == 5
