@@ -19,7 +19,8 @@ import time
 from pathlib import Path
 
 from supervisor.errors import ShepherdError
-from supervisor.fields import IDENTITY_FIELDS, STATE_FILE
+from supervisor.fields import STATE_FILE
+from supervisor.safe_fs import MAX_STATE_BYTES, UnsafeFileError, open_dir, open_lock, read_bytes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
@@ -47,6 +48,10 @@ class CorruptStateError(StateError):
     """``.state.json`` exists but is not a JSON object."""
 
 
+class UnsafeStateError(CorruptStateError):
+    """``.state.json`` (or its folder or lock) is a link, a FIFO, a device or too big."""
+
+
 class LockTimeoutError(StateError):
     """Another process held the state lock for too long."""
 
@@ -59,41 +64,101 @@ class file_lock:  # noqa: N801 - used like the function it replaces: ``with file
     """Hold an exclusive ``flock`` on *lock_path*; the kernel drops it if we die.
 
     The lock file is never deleted: deleting it would let two processes lock two
-    different inodes of the same name. (A class, not ``contextlib``: one less
-    import on the hook path.)
+    different inodes of the same name. It is opened without following a link
+    (an agent could point the name at any file of the user's). A contended lock
+    is waited for in the kernel, which wakes waiters as soon as it is released;
+    polling with sleeps let a dozen busy writers starve one past its timeout.
+    (A class, not ``contextlib``: one less import on the hook path.)
     """
 
-    def __init__(self, lock_path: Path, timeout: float = DEFAULT_LOCK_TIMEOUT) -> None:
+    def __init__(self, lock_path: Path | str, timeout: float = DEFAULT_LOCK_TIMEOUT, dir_fd: int | None = None) -> None:
         self.lock_path = lock_path
         self.timeout = timeout
+        self.dir_fd = dir_fd
         self.fd = -1
 
     def __enter__(self) -> None:
-        fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-        deadline = time.monotonic() + self.timeout
-        pause = 0.001
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except OSError as exc:
-                if exc.errno not in (errno.EAGAIN, errno.EACCES):
-                    os.close(fd)
-                    raise
-                if time.monotonic() >= deadline:
-                    os.close(fd)
-                    raise LockTimeoutError(
-                        f"{self.lock_path} has been locked by another process for more than "
-                        f"{self.timeout:g}s; retry, or see who holds it with `fuser {self.lock_path}`"
-                    ) from None
-                time.sleep(pause)
-                pause = min(pause * 2, 0.02)
+        try:
+            fd = open_lock(self.lock_path, dir_fd=self.dir_fd)
+        except UnsafeFileError as exc:
+            raise UnsafeStateError(str(exc)) from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                os.close(fd)
+                raise
+            if not wait_for_lock(fd, self.timeout):
+                os.close(fd)
+                raise LockTimeoutError(
+                    f"{self.lock_path} has been locked by another process for more than "
+                    f"{self.timeout:g}s; retry, or see who holds it with `fuser {self.lock_path}`"
+                ) from None
         self.fd = fd
 
     def __exit__(self, *exc_info: object) -> None:
         fd, self.fd = self.fd, -1
         if fd >= 0:
             os.close(fd)  # closing the descriptor releases the flock
+
+
+class _LockWaitExpired(Exception):
+    pass
+
+
+def _expire(signum: int, frame: object) -> None:
+    raise _LockWaitExpired
+
+
+def wait_for_lock(fd: int, timeout: float) -> bool:
+    """Block in ``flock`` until the lock is ours or *timeout* passes; True when it is ours.
+
+    The kernel wait is bounded by a one-shot ``SIGALRM`` when this thread may
+    use it (the main thread, no timer running); otherwise — in a thread, or
+    while someone else's timer runs — it falls back to polling.
+    """
+    import _signal  # the C module: ``signal`` would build its enums on the hook path
+
+    try:
+        idle = _signal.getitimer(_signal.ITIMER_REAL) == (0.0, 0.0)
+        previous = _signal.signal(_signal.SIGALRM, _expire) if idle else None
+    except ValueError:  # not the main thread
+        idle = False
+    if not idle:
+        return _poll_for_lock(fd, timeout)
+    try:
+        try:
+            _signal.setitimer(_signal.ITIMER_REAL, max(timeout, 0.001))
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            finally:
+                _signal.setitimer(_signal.ITIMER_REAL, 0)
+            return True
+        except _LockWaitExpired:
+            pass
+        try:  # the alarm may have fired just after the lock was granted
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except OSError:
+            return False
+    finally:
+        _signal.signal(_signal.SIGALRM, previous if previous is not None else _signal.SIG_DFL)
+
+
+def _poll_for_lock(fd: int, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    pause = 0.0005
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except OSError as exc:
+            if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                raise
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(pause)
+        pause = min(pause * 2, 0.005)
 
 
 def json_object(
@@ -120,24 +185,64 @@ def parse_state(raw: str, where: Path) -> State:
     return json_object(raw, where, CorruptStateError)
 
 
-def read_state(session_dir: Path) -> State:
-    """Read a session's state without locking (writers replace the file atomically)."""
-    path = state_path(session_dir)
+def _no_state(session_dir: Path) -> NoStateError:
+    return NoStateError(
+        f"no {STATE_FILE} in {session_dir}; activate it first with `session activate {session_dir} SKILL`"
+    )
+
+
+def open_session_dir(session_dir: Path, *, create: bool = False) -> int:
+    """A descriptor of the session folder itself (never through a symlink); the caller closes it."""
+    if create:
+        try:
+            os.mkdir(session_dir, 0o755)
+        except FileExistsError:
+            pass
+        except FileNotFoundError:
+            session_dir.parent.mkdir(parents=True, exist_ok=True)
+            os.makedirs(session_dir, 0o755, exist_ok=True)
     try:
-        raw = path.read_text(encoding="utf-8")
+        return open_dir(session_dir)
+    except UnsafeFileError as exc:
+        raise UnsafeStateError(str(exc)) from None
+    except (FileNotFoundError, NotADirectoryError):
+        raise NoStateError(f"session directory {session_dir} does not exist") from None
+
+
+def read_raw(session_dir: Path, dir_fd: int | None = None) -> str:
+    """The text of the state file, read safely; raises the store's errors."""
+    path = state_path(session_dir)
+    own_fd = dir_fd is None
+    fd = open_session_dir(session_dir) if own_fd else dir_fd
+    try:
+        data = read_bytes(STATE_FILE, limit=MAX_STATE_BYTES, dir_fd=fd)
     except FileNotFoundError:
-        raise NoStateError(
-            f"no {STATE_FILE} in {session_dir}; activate it first with "
-            f"`session activate {session_dir} SKILL`"
-        ) from None
+        raise _no_state(session_dir) from None
+    except UnsafeFileError as exc:
+        raise UnsafeStateError(str(exc).replace(STATE_FILE, str(path), 1)) from None
+    except OSError as exc:
+        raise StateError(f"cannot read {path}: {exc.strerror or exc}") from None
+    finally:
+        if own_fd:
+            os.close(fd)
+    try:
+        return data.decode("utf-8")
     except UnicodeDecodeError:
         raise CorruptStateError(f"{path} is not UTF-8 text") from None
-    return parse_state(raw, path)
+
+
+def read_state(session_dir: Path) -> State:
+    """Read a session's state without locking (writers replace the file atomically)."""
+    return parse_state(read_raw(session_dir), state_path(session_dir))
 
 
 def dump_state(state: State) -> str:
     """Serialise like jq's default output (the bash era grepped this layout)."""
     return json.dumps(state, indent=2, ensure_ascii=False) + "\n"
+
+
+def _temp_name(name: str) -> str:
+    return f".{name}.tmp-{os.getpid()}-{time.monotonic_ns()}"
 
 
 def write_atomic(path: Path, text: str, *, keep_mode: bool = False) -> None:
@@ -152,8 +257,22 @@ def write_atomic(path: Path, text: str, *, keep_mode: bool = False) -> None:
             mode = path.stat().st_mode & 0o7777
         except FileNotFoundError:
             pass
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}-{time.monotonic_ns()}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
+    fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        write_atomic_at(fd, path.name, text, mode=mode, keep_mode=keep_mode)
+    finally:
+        os.close(fd)
+
+
+def write_atomic_at(dir_fd: int, name: str, text: str, *, mode: int = 0o644, keep_mode: bool = False) -> None:
+    """:func:`write_atomic` of *name* inside the open directory *dir_fd*.
+
+    The temp file is created exclusively and never through a link, and the
+    rename replaces whatever *name* is (a planted symlink included) without
+    following it.
+    """
+    tmp = _temp_name(name)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=dir_fd)
     try:
         if keep_mode:
             os.fchmod(fd, mode)  # not narrowed by the umask
@@ -161,39 +280,52 @@ def write_atomic(path: Path, text: str, *, keep_mode: bool = False) -> None:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(tmp, path)
+        os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
     except BaseException:
         try:
-            os.unlink(tmp)
+            os.unlink(tmp, dir_fd=dir_fd)
         except FileNotFoundError:
             pass
         raise
-    _fsync_dir(path.parent)
-
-
-def _fsync_dir(directory: Path) -> None:
     try:
-        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
+        os.fsync(dir_fd)
     except OSError:
         pass
-    finally:
-        os.close(fd)
 
 
-def set_aside(path: Path) -> Path:
+def sweep_temps(dir_fd: int, name: str) -> int:
+    """Remove the temp files a killed writer of *name* left behind; how many.
+
+    Called with *name*'s lock held: every writer holds it while its temp file
+    exists, so any temp file found then belongs to a writer that died.
+    """
+    prefix = f".{name}.tmp-"
+    removed = 0
+    try:
+        entries = os.listdir(dir_fd)
+    except OSError:
+        return 0
+    for entry in entries:
+        if entry.startswith(prefix):
+            try:
+                os.unlink(entry, dir_fd=dir_fd)
+                removed += 1
+            except OSError:
+                pass
+    return removed
+
+
+def set_aside(session_dir: Path, dir_fd: int | None = None) -> Path:
     """Rename a corrupt state file out of the way instead of overwriting it."""
+    path = state_path(session_dir)
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
-    target = path.with_name(f"{path.name}.corrupt-{stamp}")
+    target = f"{STATE_FILE}.corrupt-{stamp}"
     counter = 1
-    while target.exists():
+    while os.path.lexists(session_dir / target):
         counter += 1
-        target = path.with_name(f"{path.name}.corrupt-{stamp}-{counter}")
-    os.replace(path, target)
-    return target
+        target = f"{STATE_FILE}.corrupt-{stamp}-{counter}"
+    os.replace(STATE_FILE, target, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    return path.with_name(target)
 
 
 def update_state(
@@ -201,7 +333,7 @@ def update_state(
     mutate: t.Callable[[State], T],
     *,
     create: bool = False,
-    replace_corrupt: bool = False,
+    replace_corrupt: t.Callable[[str | None], None] | bool = False,
     validate: t.Callable[[State], None] | None = None,
     timeout: float = DEFAULT_LOCK_TIMEOUT,
 ) -> T:
@@ -209,55 +341,50 @@ def update_state(
 
     *mutate* changes the dict in place and returns whatever the caller wants
     back. If it raises, nothing is written. If the state did not change, the
-    file is not rewritten. *validate* (the pydantic schema, from the CLI) may
-    refuse the new state by raising. With *create*, a missing file starts as
-    ``{}``; with *replace_corrupt*, a corrupt one is renamed aside first and the
-    state starts as ``{}`` (only ``session activate`` may do that).
+    file is not rewritten. *validate* (the schema) may refuse the new state by
+    raising. With *create*, a missing file starts as ``{}``. *replace_corrupt*
+    lets a corrupt file be renamed aside so the state starts as ``{}``: when it
+    is a callable, it is first given the corrupt text (None when the file could
+    not even be read) and may refuse by raising (only ``session activate`` does
+    this, after checking who owned the file).
     """
-    path = state_path(session_dir)
-    if create:
-        session_dir.mkdir(parents=True, exist_ok=True)
-    elif not session_dir.is_dir():
-        raise NoStateError(f"session directory {session_dir} does not exist")
-    with file_lock(path.with_name(path.name + LOCK_SUFFIX), timeout):
-        try:
-            raw = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            if not create:
-                raise NoStateError(
-                    f"no {STATE_FILE} in {session_dir}; activate it first with "
-                    f"`session activate {session_dir} SKILL`"
-                ) from None
-            raw = None
-        except UnicodeDecodeError:
-            raw = "\0"  # parsed as corrupt below
-        before: State
-        if raw is None:
-            before = {}
-        else:
+    fd = open_session_dir(session_dir, create=create)
+    try:
+        with file_lock(STATE_FILE + LOCK_SUFFIX, timeout, dir_fd=fd):
+            sweep_temps(fd, STATE_FILE)
             try:
-                before = parse_state(raw, path)
+                raw: str | None = read_raw(session_dir, fd)
+            except NoStateError:
+                if not create:
+                    raise
+                raw = None
             except CorruptStateError as exc:
                 if not replace_corrupt:
-                    raise CorruptStateError(
-                        f"{exc}; fix it by hand or re-activate the session "
-                        f"(the broken file is then kept beside it)"
-                    ) from None
-                set_aside(path)
+                    raise
+                raw = "\0" + str(exc)  # parsed as corrupt below
+            before: State
+            if raw is None:
                 before = {}
-        state = json.loads(json.dumps(before))  # an independent copy
-        result = mutate(state)
-        if state != before or raw is None:
-            if validate is not None:
-                validate(state)
-            write_atomic(path, dump_state(state))
-            if any(before.get(key) != state.get(key) for key in IDENTITY_FIELDS):
-                from supervisor import index  # late: avoids a cycle, costs nothing
-
+            else:
                 try:
-                    index.note(session_dir.parent, session_dir.name, state)
-                except (OSError, StateError):
-                    # The state is written; the cache must not turn that into a failure
-                    # (or hide this session from lookups): have it rebuilt instead.
-                    index.invalidate(session_dir.parent)
-        return result
+                    before = parse_state(raw, state_path(session_dir))
+                except CorruptStateError as exc:
+                    if not replace_corrupt:
+                        raise CorruptStateError(
+                            f"{exc}; fix it by hand or re-activate the session "
+                            f"(the broken file is then kept beside it)"
+                        ) from None
+                    if callable(replace_corrupt):
+                        replace_corrupt(None if raw.startswith("\0") else raw)
+                    set_aside(session_dir, fd)
+                    before = {}
+                    raw = None
+            state = json.loads(json.dumps(before))  # an independent copy
+            result = mutate(state)
+            if state != before or raw is None:
+                if validate is not None:
+                    validate(state)
+                write_atomic_at(fd, STATE_FILE, dump_state(state))
+            return result
+    finally:
+        os.close(fd)
