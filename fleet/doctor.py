@@ -349,19 +349,15 @@ def find_missing_hooks(projects: t.Iterable[Path], claude_config: Path) -> list[
 
 
 def index_is_stale(root: Path) -> bool:
-    """Does the stored index disagree with the state files (ignoring pids that died)?"""
-    try:
-        stored = json.loads(index.index_path(root).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    """Does the stored index file disagree with the state files?
+
+    Lookups never trust it blindly (each re-checks every state file's
+    signature), so a stale file costs only time; ``--fix`` rewrites it.
+    """
+    stored = index.stored(root)
+    if stored is None:
         return any((entry / STATE_FILE).is_file() for entry in root.iterdir()) if root.is_dir() else False
-    fresh = index.scan(root)
-    panes = stored.get("panes") if isinstance(stored, dict) else None
-    pids = stored.get("pids") if isinstance(stored, dict) else None
-    if not isinstance(panes, dict) or not isinstance(pids, dict):
-        return True
-    norm = lambda m: {k: sorted(v) for k, v in m.items() if isinstance(v, list)}  # noqa: E731
-    live_pids = {k: v for k, v in pids.items() if k.isdigit() and pid_exists(int(k))}
-    return norm(panes) != norm(fresh.panes) or norm(live_pids) != norm(fresh.pids)
+    return stored != index.scan(root)
 
 
 def find_stale_index(roots: t.Iterable[Path]) -> list[Finding]:

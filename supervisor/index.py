@@ -1,32 +1,39 @@
 """A cache of which session belongs to which fleet pane and which supervisor.
 
-``session find`` runs on every hook call; scanning every ``.state.json`` would
-make each tool call cost O(number of sessions) (the bash original took 17 s per
-tool call with 1,001 sessions). The index maps pane id → session names and
-pid → session names in one small file, ``<root>/.shepherd/index.json``.
+``session find`` runs on every hook call; reading every ``.state.json`` would
+make each tool call cost O(number of sessions) reads (the bash original took
+17 s per tool call with 1,001 sessions). The index keeps, per session, the
+identity fields of its state file together with that file's signature
+(inode, size, mtime) in ``<root>/.shepherd/index.json``.
 
 It is a cache, never the truth:
 
+* every lookup ``stat``\\ s each state file (cheap) and re-reads only the ones
+  whose signature changed — whoever changed them: our store, a bash-era
+  script, a hand edit — or that changed too recently for the signature to be
+  trusted (mtime granularity);
 * every hit is checked against the session's own state file by the caller;
-* it is rebuilt from the state files when it is missing, unreadable, or when
-  the sessions root itself changed (a session folder added, removed or
-  renamed — seen as a change of the root's inode, mtime or link count);
-* our own store refreshes it whenever a write changes an identity field.
+* a state file that is not a regular file, or too big, is skipped: one bad
+  file costs only itself, and nothing under the root is read through a link
+  or in a way that could block (:mod:`supervisor.safe_fs`).
 
-PIDs of processes that no longer exist are dropped at rebuild, so the file stays
-small however many old sessions there are. Standard library only.
+The cache file is saved only when what it says changed materially, so a
+busy fleet does not rewrite it on every tool call. Standard library only.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import stat
 import time
 from pathlib import Path
 
 from supervisor.fields import STATE_FILE, F
+from supervisor.identity import valid_pid
 from supervisor.records import Record
-from supervisor.store import file_lock, write_atomic
+from supervisor.safe_fs import MAX_STATE_BYTES, UnsafeFileError, open_dir, read_bytes
+from supervisor.store import file_lock, write_atomic_at
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
@@ -34,7 +41,12 @@ if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are ne
 
 INDEX_DIRNAME = ".shepherd"
 INDEX_FILE = "index.json"
-INDEX_VERSION = 1
+LOCK_FILE = "index.lock"
+INDEX_VERSION = 2
+SETTLE_NS = 2_000_000_000
+"""A state file changed this recently is re-read even if its signature looks unchanged:
+two writes within one clock tick can leave the same size and mtime (and a reused inode)."""
+SAVE_AFTER_CHANGES = 16
 
 
 class Index(Record):
@@ -47,154 +59,151 @@ def index_path(root: Path) -> Path:
     return root / INDEX_DIRNAME / INDEX_FILE
 
 
-DIRTY_FILE = "dirty"
-"""Touched when a write could not update the index; its mtime is part of the stamp."""
+Entry = list  # [inode, size, mtime_ns, pane or None, pid]
 
 
-def _root_stamp(root: Path) -> list[int] | None:
-    """What the index was built against: the root folder, and the dirty marker."""
-    try:
-        st = os.stat(root)
-    except OSError:
-        return None
-    try:
-        dirty = os.stat(root / INDEX_DIRNAME / DIRTY_FILE).st_mtime_ns
-    except OSError:
-        dirty = 0
-    return [st.st_ino, st.st_mtime_ns, st.st_nlink, dirty]
-
-
-def invalidate(root: Path) -> None:
-    """Make the next lookup rebuild the index (a write could not record itself in it).
-
-    Touching a marker instead of deleting the index is safe against a rebuild
-    running at the same moment: whatever it saves carries the old marker time.
-    """
-    marker = root / INDEX_DIRNAME / DIRTY_FILE
-    try:
-        marker.touch()
-        now = time.time_ns()
-        os.utime(marker, ns=(now, now))
-    except OSError:
-        try:
-            index_path(root).unlink()
-        except OSError:
-            pass
-
-
-def _load(root: Path, stamp: list[int] | None) -> Index | None:
-    """The stored index if it was built for the root as *stamp* describes it, else None."""
-    try:
-        data = json.loads(index_path(root).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if (
-        not isinstance(data, dict)
-        or data.get("version") != INDEX_VERSION
-        or stamp is None
-        or data.get("root") != stamp
-        or not isinstance(data.get("panes"), dict)
-        or not isinstance(data.get("pids"), dict)
-    ):
-        return None
-    return Index(data["panes"], data["pids"])
-
-
-def _save(root: Path, index: Index, stamp: list[int] | None) -> None:
-    payload = {"version": INDEX_VERSION, "root": stamp, "panes": index.panes, "pids": index.pids}
-    write_atomic(index_path(root), json.dumps(payload, separators=(",", ":")) + "\n")
-
-
-def _add(index: Index, name: str, state: t.Mapping[str, t.Any]) -> None:
+def _identity(state: t.Any) -> tuple[str | None, int]:
+    """The pane and pid a parsed state file is indexed by (nothing for a bad one)."""
+    if not isinstance(state, dict):
+        return None, 0
     pane = state.get(F.FLEET_PANE_ID)
-    if isinstance(pane, str) and pane:
-        index.panes.setdefault(pane, []).append(name)
     pid = state.get(F.PID)
-    if isinstance(pid, int) and not isinstance(pid, bool) and pid > 0:
-        index.pids.setdefault(str(pid), []).append(name)
+    return (pane if isinstance(pane, str) and pane else None), (pid if valid_pid(pid) else 0)
 
 
-def _remove(index: Index, name: str) -> None:
-    for mapping in (index.panes, index.pids):
-        for key in [k for k, names in mapping.items() if name in names]:
-            names = [n for n in mapping[key] if n != name]
-            if names:
-                mapping[key] = names
-            else:
-                del mapping[key]
-
-
-def scan(root: Path) -> Index:
-    """Read every session's state file (the slow path the index exists to avoid)."""
-    from supervisor.identity import pid_exists
-
-    index = Index({}, {})
+def _read_identity(root_fd: int, name: str) -> tuple[str | None, int]:
     try:
-        entries = sorted(os.scandir(root), key=lambda e: e.name)
+        session_fd = open_dir(name, dir_fd=root_fd)
+    except (OSError, UnsafeFileError):
+        return None, 0
+    try:
+        raw = read_bytes(STATE_FILE, limit=MAX_STATE_BYTES, dir_fd=session_fd)
+        return _identity(json.loads(raw))
+    except (OSError, UnsafeFileError, ValueError, RecursionError):
+        return None, 0
+    finally:
+        os.close(session_fd)
+
+
+def _signature(root_fd: int, name: str) -> tuple[int, int, int] | None:
+    """(inode, size, mtime) of ``NAME/.state.json`` if it is a regular file we would read."""
+    try:
+        st = os.stat(f"{name}/{STATE_FILE}", dir_fd=root_fd, follow_symlinks=False)
     except OSError:
-        return index
-    for entry in entries:
-        if entry.name.startswith(".") or not entry.is_dir(follow_symlinks=False):
-            continue
-        try:
-            state = json.loads(Path(entry.path, STATE_FILE).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        if isinstance(state, dict):
-            _add(index, entry.name, state)
-    for pid in [p for p in index.pids if not pid_exists(int(p))]:
-        del index.pids[pid]
-    return index
+        return None
+    if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_STATE_BYTES:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
 
 
-def _ensure_dir(root: Path) -> bool:
-    """Create ``.shepherd/`` (changing the root's stamp once); False if impossible."""
+def _stored(root: Path) -> dict[str, Entry]:
+    try:
+        fd = open_dir(root / INDEX_DIRNAME)
+    except (OSError, UnsafeFileError):
+        return {}
+    try:
+        data = json.loads(read_bytes(INDEX_FILE, limit=64 * MAX_STATE_BYTES, dir_fd=fd))
+    except (OSError, UnsafeFileError, ValueError, RecursionError):
+        return {}
+    finally:
+        os.close(fd)
+    if not isinstance(data, dict) or data.get("version") != INDEX_VERSION:
+        return {}
+    entries = data.get("entries")
+    return entries if isinstance(entries, dict) else {}
+
+
+def _refresh(root: Path, cached: dict[str, Entry], *, trust: bool) -> tuple[dict[str, Entry], int]:
+    """Current entries for every session folder; and how many changed materially."""
+    try:
+        root_fd = open_dir(root)
+    except (OSError, UnsafeFileError):
+        return {}, 0
+    fresh: dict[str, Entry] = {}
+    changed = 0
+    now = time.time_ns()
+    try:
+        with os.scandir(root_fd) as it:
+            names = [e.name for e in it if not e.name.startswith(".") and e.is_dir(follow_symlinks=False)]
+        for name in names:
+            sig = _signature(root_fd, name)
+            if sig is None:
+                changed += name in cached
+                continue
+            old = cached.get(name)
+            if trust and isinstance(old, list) and len(old) == 5 and old[:3] == list(sig) and now - sig[2] > SETTLE_NS:
+                fresh[name] = old
+                continue
+            pane, pid = _read_identity(root_fd, name)
+            entry = [*sig, pane, pid]
+            if not (isinstance(old, list) and len(old) == 5 and old[3:] == entry[3:] and now - sig[2] > SETTLE_NS):
+                changed += 1
+            fresh[name] = entry
+    finally:
+        os.close(root_fd)
+    changed += sum(1 for name in cached if name not in fresh)
+    return fresh, changed
+
+
+def _save(root: Path, entries: dict[str, Entry]) -> None:
+    """Store *entries* (best effort: a cache that cannot be written is only slower)."""
     try:
         (root / INDEX_DIRNAME).mkdir(exist_ok=True)
-    except OSError:
-        return False
-    return True
+        fd = open_dir(root / INDEX_DIRNAME)
+    except (OSError, UnsafeFileError):
+        return
+    try:
+        with file_lock(LOCK_FILE, dir_fd=fd, timeout=1.0):
+            payload = {"version": INDEX_VERSION, "entries": entries}
+            write_atomic_at(fd, INDEX_FILE, json.dumps(payload, separators=(",", ":")) + "\n")
+    except (OSError, UnsafeFileError, Exception):  # noqa: BLE001 - a lock timeout included
+        pass
+    finally:
+        os.close(fd)
+
+
+def _view(entries: dict[str, Entry]) -> Index:
+    index = Index({}, {})
+    for name in sorted(entries):
+        _, _, _, pane, pid = entries[name]
+        if isinstance(pane, str) and pane:
+            index.panes.setdefault(pane, []).append(name)
+        if valid_pid(pid):
+            index.pids.setdefault(str(pid), []).append(name)
+    return index
 
 
 def load(root: Path) -> Index:
-    """The current index, rebuilt and saved first if it is stale or missing."""
-    index = _load(root, _root_stamp(root))
-    if index is not None:
-        return index
-    return rebuild(root)
+    """The current index: stored entries, re-checked against every state file's signature."""
+    if not root.is_dir():
+        return Index({}, {})
+    cached = _stored(root)
+    entries, changed = _refresh(root, cached, trust=True)
+    if changed and (changed >= SAVE_AFTER_CHANGES or _view(entries) != _view(cached)):
+        _save(root, entries)
+    return _view(entries)
+
+
+def scan(root: Path) -> Index:
+    """Read every session's state file, trusting nothing stored (the slow path)."""
+    entries, _ = _refresh(root, {}, trust=False)
+    return _view(entries)
+
+
+def stored(root: Path) -> Index | None:
+    """What the index file says now, without checking it (for ``fleet doctor``); None if unreadable."""
+    if not index_path(root).is_file():
+        return None
+    return _view(_stored(root))
 
 
 def rebuild(root: Path) -> Index:
-    """Scan the state files and store a fresh index (best effort if read-only)."""
-    if not root.is_dir() or not _ensure_dir(root):
-        return scan(root)
-    with file_lock(root / INDEX_DIRNAME / "index.lock"):
-        stamp = _root_stamp(root)
-        index = scan(root)
-        try:
-            _save(root, index, stamp)
-        except OSError:
-            pass
-    return index
-
-
-def note(root: Path, name: str, state: t.Mapping[str, t.Any]) -> None:
-    """Record that session *name* now has *state*'s identity fields."""
-    if not _ensure_dir(root):
-        return
-    with file_lock(root / INDEX_DIRNAME / "index.lock"):
-        stamp = _root_stamp(root)
-        index = _load(root, stamp)
-        if index is None:
-            # Stale or missing: a full scan now sees this write too.
-            index = scan(root)
-        else:
-            _remove(index, name)
-            _add(index, name, state)
-        try:
-            _save(root, index, stamp)
-        except OSError:
-            invalidate(root)  # the old file must not pass for current
+    """Scan the state files and store a fresh index."""
+    if not root.is_dir():
+        return Index({}, {})
+    entries, _ = _refresh(root, {}, trust=False)
+    _save(root, entries)
+    return _view(entries)
 
 
 def by_pane(root: Path, pane: str) -> list[str]:

@@ -8,9 +8,9 @@ Two strategies, in order, read-only:
 2. **Supervisor PID**: the session whose ``pid`` (and start token, when
    recorded) is our supervisor's.
 
-Candidates come from :mod:`supervisor.index` and are confirmed against their
-own state files; a candidate that no longer matches means the index is stale,
-so it is rebuilt once and the lookup repeated. Standard library only.
+Candidates come from :mod:`supervisor.index` (which re-checks every state
+file's signature on each lookup) and are confirmed against their own state
+files. Standard library only.
 """
 
 from __future__ import annotations
@@ -35,46 +35,32 @@ class Found(Record):
     how: str  # "pane" or "pid"
 
 
-def _candidates(
+def _confirmed(
     root: Path, names: list[str], matches: t.Callable[[dict[str, t.Any]], bool]
-) -> tuple[list[tuple[Path, dict[str, t.Any]]], bool]:
-    """States of *names* that still match; the flag says whether any entry was stale."""
+) -> list[tuple[Path, dict[str, t.Any]]]:
+    """States of the index's candidate *names* that really match, most recently active first.
+
+    One unreadable or hostile state file costs only itself: whatever goes
+    wrong reading or judging it, it is skipped.
+    """
     found: list[tuple[Path, dict[str, t.Any]]] = []
-    stale = False
     for name in names:
         session_dir = root / name
         try:
             state = read_state(session_dir)
-        except StateError:
-            stale = True
+            if matches(state):
+                found.append((session_dir, state))
+        except (StateError, ValueError, TypeError, OverflowError, RecursionError):
             continue
-        if matches(state):
-            found.append((session_dir, state))
-        else:
-            stale = True
-    # Most recently active first when several qualify.
     found.sort(key=lambda item: str(item[1].get(F.LAST_HEARTBEAT) or ""), reverse=True)
-    return found, stale
-
-
-def _confirmed(
-    root: Path,
-    names_of: t.Callable[[], list[str]],
-    matches: t.Callable[[dict[str, t.Any]], bool],
-) -> list[tuple[Path, dict[str, t.Any]]]:
-    """Index candidates confirmed by their state files; one rebuild if the index lied."""
-    hits, stale = _candidates(root, names_of(), matches)
-    if stale:
-        index.rebuild(root)
-        hits, _ = _candidates(root, names_of(), matches)
-    return hits
+    return found
 
 
 def sessions_on_pane(root: Path, pane: str) -> list[Found]:
     """Every session bound to fleet *pane*, most recent first (normally one)."""
     if not pane or not root.is_dir():
         return []
-    hits = _confirmed(root, lambda: index.by_pane(root, pane), lambda s: s.get(F.FLEET_PANE_ID) == pane)
+    hits = _confirmed(root, index.by_pane(root, pane), lambda s: s.get(F.FLEET_PANE_ID) == pane)
     return [Found(d, s, "pane") for d, s in hits]
 
 
@@ -83,9 +69,7 @@ def sessions_owned_by(root: Path, pid: int, token: str | None) -> list[Found]:
     if pid <= 0 or not root.is_dir():
         return []
     hits = _confirmed(
-        root,
-        lambda: index.by_pid(root, pid),
-        lambda s: same_owner(s.get(F.PID), s.get(F.PID_START), pid, token),
+        root, index.by_pid(root, pid), lambda s: same_owner(s.get(F.PID), s.get(F.PID_START), pid, token)
     )
     return [Found(d, s, "pid") for d, s in hits]
 
