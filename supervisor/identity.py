@@ -28,14 +28,48 @@ FLEET_SOCKET = "fleet"
 _boot_id: str | None = None
 
 
+PID_MAX = 4_194_304
+"""The kernel's largest possible PID (``PID_MAX_LIMIT`` on 64-bit Linux); anything above is not a PID."""
+ANCESTRY_DEPTH = 64
+
+
+def valid_pid(value: t.Any) -> bool:
+    """Is *value* a number that can name a process (a JSON field may hold anything)?"""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 < value <= PID_MAX
+
+
+def is_ancestor(pid: int, of: int | None = None) -> bool:
+    """Is *pid* the process *of* (default: this one) or one of its ancestors?
+
+    Read from ``/proc``, which the agent cannot write: an environment variable
+    naming a supervisor is believed only when that supervisor really is above
+    us in the process tree.
+    """
+    current = os.getpid() if of is None else of
+    for _ in range(ANCESTRY_DEPTH):
+        if current == pid:
+            return True
+        if current <= 1:
+            return False
+        parent = parent_pid(current)
+        if parent is None:
+            return False
+        current = parent
+    return False
+
+
 def supervisor_pid(env: t.Mapping[str, str] | None = None) -> int:
     """The owning supervisor: ``$CLAUDE_SUPERVISOR_PID``; else Claude's own ``$CLAUDE_PID``
     (Claude Code gives it to hooks, the status line and Bash tools alike, so they
-    agree even without claude-run); else our parent."""
+    agree even without claude-run); else our parent.
+
+    A variable is taken only if it names a process above us (:func:`is_ancestor`):
+    an agent that sets ``CLAUDE_SUPERVISOR_PID`` to another agent's supervisor
+    does not become that agent."""
     env = os.environ if env is None else env
     for var in (SUPERVISOR_PID_ENV, CLAUDE_PID_ENV):
         raw = env.get(var, "").strip()
-        if raw.isdigit() and int(raw) > 0:
+        if raw.isdigit() and valid_pid(int(raw)) and is_ancestor(int(raw)):
             return int(raw)
     return os.getppid()
 
@@ -73,7 +107,7 @@ def _proc_stat(pid: int) -> tuple[str, int, int] | None:
 
 def start_token(pid: int) -> str | None:
     """A string that names this exact process, or None if *pid* does not exist."""
-    if pid <= 0:
+    if not valid_pid(pid):
         return None
     try:
         stat = _proc_stat(pid)
@@ -93,7 +127,7 @@ def _start_token_portable(pid: int) -> str | None:
 
 def parent_pid(pid: int) -> int | None:
     """The parent PID of *pid*, or None if it does not exist."""
-    if pid <= 0:
+    if not valid_pid(pid):
         return None
     try:
         stat = _proc_stat(pid)
@@ -132,24 +166,39 @@ def pid_exists(pid: int) -> bool:
 def owner_alive(pid: t.Any, token: t.Any = None) -> bool:
     """Is the recorded owner still running?
 
-    ``pid`` ≤ 0 (or not a number) is dead — the original treated PID 0 as alive
-    (B1). With a recorded *token*, a live PID whose token differs is a reused
-    PID, hence dead. Without one (state written by the bash original) we can
-    only check that the PID exists.
+    ``pid`` ≤ 0 (or not a PID at all) is dead — the original treated PID 0 as
+    alive (B1). With a recorded *token*, a live PID whose token differs is a
+    reused PID, hence dead. Without one (state written by the bash original)
+    the PID must still look like a supervisor or a Claude (its command line
+    says ``claude``): otherwise any long-lived process that happens to hold
+    the number — PID 1 always does — would keep the session forever.
     """
-    if isinstance(pid, bool) or not isinstance(pid, int) or pid <= 0:
-        return False
-    if not pid_exists(pid):
+    if not valid_pid(pid) or not pid_exists(pid):
         return False
     if not token:
-        return True
+        return _looks_like_an_agent(pid)
     current = start_token(pid)
     return current is None or current == token  # None: cannot read, assume alive
 
 
+AGENT_MARKERS = (b"claude", b"run.sh")
+
+
+def _looks_like_an_agent(pid: int) -> bool:
+    if pid == 1:
+        return False
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().lower()
+    except FileNotFoundError:
+        return not Path("/proc/self/cmdline").exists()  # no /proc: existence is all we know
+    except OSError:
+        return True
+    return any(marker in cmdline for marker in AGENT_MARKERS)
+
+
 def same_owner(pid: t.Any, token: t.Any, my_pid: int, my_token: str | None) -> bool:
     """Does the stored (pid, token) name the process (my_pid, my_token)?"""
-    if isinstance(pid, bool) or pid != my_pid or my_pid <= 0:
+    if not valid_pid(pid) or pid != my_pid:
         return False
     return not token or not my_token or token == my_token
 
@@ -161,7 +210,7 @@ WATCHDOG_MODULE = "supervisor.watchdog"
 def is_watchdog(pid: int) -> bool:
     """Is *pid* one of our watchdogs? (``WATCHDOG_PID`` is never trusted blindly:
     SIGUSR1 terminates most processes that do not handle it.)"""
-    if pid <= 0:
+    if not valid_pid(pid):
         return False
     try:
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
@@ -197,7 +246,7 @@ def fleet_socket(env: t.Mapping[str, str] | None = None) -> str | None:
     return None
 
 
-PANE_ID_FORMAT = "#{session_name}\t#{window_name}\t#{@pane_label}"
+PANE_ID_FORMAT = "#{pane_pid}\t#{session_name}\t#{window_name}\t#{@pane_label}"
 """Tab-separated: window names and labels may contain colons."""
 
 
@@ -205,7 +254,9 @@ def current_pane_id(env: t.Mapping[str, str] | None = None) -> str | None:
     """``{tmux session}:{window}:{@pane_label}`` of the calling fleet pane, else None.
 
     One tmux call with a timeout, targeted at ``$TMUX_PANE`` (the calling pane,
-    not the focused one).
+    not the focused one). ``$TMUX_PANE`` is only a claim: the pane counts only
+    if its own process is one of our ancestors, so an agent cannot speak for
+    another agent's pane by naming it.
     """
     env = os.environ if env is None else env
     socket = fleet_socket(env)
@@ -220,12 +271,16 @@ def current_pane_id(env: t.Mapping[str, str] | None = None) -> str | None:
             text=True,
             timeout=TMUX_TIMEOUT,
             check=False,
+            stdin=subprocess.DEVNULL,
         )
     except (OSError, subprocess.TimeoutExpired):
         return None
     if out.returncode != 0:
         return None
-    return pane_id_from_parts(*out.stdout.rstrip("\n").split("\t", 2))
+    pane_pid, _, rest = out.stdout.rstrip("\n").partition("\t")
+    if not pane_pid.isdigit() or not is_ancestor(int(pane_pid)):
+        return None
+    return pane_id_from_parts(*rest.split("\t", 2))
 
 
 def pane_id_from_parts(session: str = "", window: str = "", label: str = "") -> str | None:

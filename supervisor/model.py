@@ -16,6 +16,7 @@ import typing as t
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from supervisor.fields import F
+from supervisor.identity import PID_MAX
 from supervisor.store import State, StateError
 
 Lifecycle = t.Literal["active", "completed", "dehydrating", "restarting", "resuming"]
@@ -48,13 +49,14 @@ class SessionState(_Schema):
     """Everything a session's components agree on. All fields are optional on disk."""
 
     # identity
-    pid: int | None = Field(None, alias=F.PID, ge=0)
+    pid: int | None = Field(None, alias=F.PID, ge=0, le=PID_MAX)
     pid_start: str | None = Field(None, alias=F.PID_START)
     session_id: str | None = Field(None, alias=F.SESSION_ID)
     fleet_pane_id: str | None = Field(None, alias=F.FLEET_PANE_ID)
     # lifecycle
     lifecycle: Lifecycle | None = Field(None, alias=F.LIFECYCLE)
     overflowed: bool | None = Field(None, alias=F.OVERFLOWED)
+    overflow_conversation: str | None = Field(None, alias=F.OVERFLOW_CONVERSATION)
     kill_requested: bool | None = Field(None, alias=F.KILL_REQUESTED)
     restart_prompt: str | None = Field(None, alias=F.RESTART_PROMPT)
     loading: bool | None = Field(None, alias=F.LOADING)
