@@ -3,11 +3,16 @@
 Only for sessions whose skill declared a ``logTemplate``. One counter per
 transcript (``toolCallsByTranscript``, keyed by the transcript's basename), so
 sub-agents do not inflate the main agent's count (seed 002 §7 req. 10).
-``loading=true`` (bootstrap, until the first ``session phase``) and dehydrating
-pass uncounted (req. 13); ``session log`` resets the caller's counter; other
-``session`` commands, Task, reading standards or the log template, and
-repeated Edits of the same file are not counted. Applied under the state lock.
-Standard library only.
+``loading=true`` (bootstrap, granted once per conversation, until the first
+``session phase``) and dehydrating pass uncounted (req. 13). Only a ``session
+log`` that really appended an entry resets the counters, and it does so itself
+(:func:`supervisor.transitions.record_log_entry`) — the hook never resets on
+seeing the command, which may fail, print its help or name another session.
+``session`` commands, reading standards or the log template pass; Task/Agent
+calls and repeated Edits of one file are not counted, but once the counter has
+reached the block threshold they are denied like everything else. The
+thresholds are clamped: a skill may relax them, never switch them off.
+Applied under the state lock. Standard library only.
 """
 
 from __future__ import annotations
@@ -16,9 +21,9 @@ import os
 
 from hooks.read_whitelist import is_under, resolve, user_config_dirs
 from hooks.tool_call import EDIT, READ, SUBAGENT_TOOLS, ToolCall
-from supervisor.fields import DEFAULT_BLOCK_AFTER, DEFAULT_WARN_AFTER, F, Lifecycle
+from supervisor.fields import DEFAULT_BLOCK_AFTER, DEFAULT_WARN_AFTER, MAX_BLOCK_AFTER, F, Lifecycle
 from supervisor.paths import log_file_name
-from supervisor.transitions import count_tool_call, reset_log_counter
+from supervisor.transitions import count_tool_call, tool_calls
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
@@ -40,12 +45,12 @@ class Verdict:
 PASS = Verdict()
 
 
-def threshold(state: t.Mapping[str, t.Any], field: str, default: int) -> int | None:
-    """A configured threshold; 0 disables it, a malformed value means the default."""
+def threshold(state: t.Mapping[str, t.Any], field: str, default: int) -> int:
+    """A configured threshold within 1..MAX_BLOCK_AFTER; a missing, malformed or 0 value means the default."""
     value = state.get(field)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         return default
-    return value or None
+    return min(value, MAX_BLOCK_AFTER)
 
 
 def _uncounted_read(call: ToolCall, template: str, cwd: str, env: t.Mapping[str, str]) -> bool:
@@ -70,20 +75,18 @@ def heartbeat(
         return PASS
     key = call.transcript_key
     if call.is_session_command:
-        if call.invocation is not None and call.invocation.args[:1] == ("log",):
-            reset_log_counter(state, key)
-        return PASS
-    if call.name in SUBAGENT_TOOLS:
         return PASS
     if call.name == READ and _uncounted_read(call, template, cwd, env):
         return PASS
-    count = count_tool_call(state, key, edit_file=(call.file_path or "") if call.name == EDIT else None)
-    if count is None:
-        return PASS
+    if call.name in SUBAGENT_TOOLS:
+        counted = None
+    else:
+        counted = count_tool_call(state, key, edit_file=(call.file_path or "") if call.name == EDIT else None)
+    count = tool_calls(state, key) if counted is None else counted
     block = threshold(state, F.BLOCK_AFTER, DEFAULT_BLOCK_AFTER)
-    warn = threshold(state, F.WARN_AFTER, DEFAULT_WARN_AFTER)
+    warn = min(threshold(state, F.WARN_AFTER, DEFAULT_WARN_AFTER), block)
     log_file = f"{dir_arg.rstrip('/')}/{log_file_name(state)}"
-    if block is not None and count >= block:
+    if count >= block:
         return Verdict(
             deny=(
                 f"{TAG}: {count} tool calls without logging. Tool DENIED.\n"
@@ -96,11 +99,10 @@ def heartbeat(
                 f"Log file: {log_file}"
             )
         )
-    if warn is not None and count >= warn:
-        limit = f"/{block}" if block is not None else ""
+    if counted is not None and count >= warn:
         return Verdict(
             warn=(
-                f"{TAG}: {count}{limit} tool calls without logging. Log soon.\n"
+                f"{TAG}: {count}/{block} tool calls without logging. Log soon.\n"
                 f"Log command: session log {dir_arg} <<'EOF' … EOF  (appends to {log_file})\n"
                 f"Template (MUST Read first): {template}"
             )

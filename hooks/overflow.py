@@ -9,9 +9,14 @@ Applied to the state under its lock. In order:
 3. while dehydrating, or with a restart pending, tools pass for a bounded
    number of calls — the original let an agent invoke dehydrate and then work
    on forever (original-system §5.3);
-4. at or above the threshold: ``overflowed=true`` and deny, saying how to
-   dehydrate;
-5. otherwise pass. ``overflowed`` alone does not block (it guards resumes).
+4. at or above the threshold: ``overflowed=true`` (recording which
+   conversation overflowed) and deny, saying how to dehydrate;
+5. a conversation that overflowed stays blocked even if its usage drops (a
+   compaction): only a new conversation's activation lifts it;
+6. otherwise pass.
+
+The dehydrate budget belongs to the conversation: neither a new dehydrate, a
+re-activation inside it, nor a deactivate + continue refills it.
 
 Standard library only.
 """
@@ -23,7 +28,7 @@ from hooks.config import Config
 from hooks.context import Usage
 from hooks.tool_call import ToolCall
 from supervisor.fields import LIVE_LIFECYCLES, F, Lifecycle
-from supervisor.transitions import begin_dehydrate, count_dehydrate_call, mark_overflowed
+from supervisor.transitions import begin_dehydrate, count_dehydrate_call, mark_overflowed, overflowed_in
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
@@ -61,11 +66,16 @@ def _handover_command(dir_arg: str) -> str:
     )
 
 
-def overflow_reason(usage: Usage, config: Config, state: t.Mapping[str, t.Any], dir_arg: str) -> str:
+def overflow_reason(usage: Usage | None, config: Config, state: t.Mapping[str, t.Any], dir_arg: str) -> str:
     skill = state.get(F.SKILL) or "current"
     phase = state.get(F.CURRENT_PHASE) or "its current phase"
+    level = (
+        f"context is at {percent(usage.fraction)}"
+        if usage is not None and usage.fraction >= config.threshold
+        else "this conversation reached the threshold earlier"
+    )
     return (
-        f"{TAG}: Context overflow — context is at {percent(usage.fraction)} "
+        f"{TAG}: Context overflow — {level} "
         f"(threshold {percent(config.threshold)}). You MUST dehydrate NOW; no other tool is allowed.\n"
         "Write your handover (what you were doing, the phase, decisions, next steps and a "
         "'## Required files' list) and pipe it to the session command:\n"
@@ -107,7 +117,10 @@ def overflow_gate(
         if count_dehydrate_call(state, config.dehydrate_budget):
             return None
         return budget_reason(config, state, dir_arg)
+    conversation = call.conversation or None
     if usage is not None and usage.fraction >= config.threshold:
-        mark_overflowed(state)
+        mark_overflowed(state, conversation)
+        return overflow_reason(usage, config, state, dir_arg)
+    if overflowed_in(state, conversation):
         return overflow_reason(usage, config, state, dir_arg)
     return None

@@ -26,6 +26,7 @@ class ToolCall:
 
     __slots__ = (
         "name", "input", "invocation", "is_session_command", "transcript_path", "transcript_key", "tool_use_id",
+        "conversation",
     )
 
     def __init__(
@@ -37,6 +38,7 @@ class ToolCall:
         transcript_path: str,
         transcript_key: str,
         tool_use_id: str = "",
+        conversation: str = "",
     ) -> None:
         self.name = name
         self.input = tool_input
@@ -45,6 +47,7 @@ class ToolCall:
         self.transcript_path = transcript_path
         self.transcript_key = transcript_key  # basename of the transcript: one heartbeat counter per agent
         self.tool_use_id = tool_use_id  # names the transcript line of the response asking for this call
+        self.conversation = conversation  # Claude's session_id: whose overflow and dehydrate budget this is
 
     @property
     def file_path(self) -> str | None:
@@ -70,6 +73,8 @@ def classify(inp: HookInput, config: Config) -> ToolCall:
         is_session = invocation is not None and invocation.program in config.session_programs
     transcript = inp.text("transcript_path")
     key = os.path.basename(transcript) if transcript and "\0" not in transcript else ""
+    conversation = inp.text("session_id")
     return ToolCall(
-        name, tool_input, invocation, is_session, transcript, key or UNKNOWN_TRANSCRIPT, inp.text("tool_use_id")
+        name, tool_input, invocation, is_session, transcript, key or UNKNOWN_TRANSCRIPT, inp.text("tool_use_id"),
+        conversation if 0 < len(conversation) <= 200 and conversation.isprintable() else "",
     )

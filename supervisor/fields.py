@@ -26,6 +26,7 @@ class F:
     # lifecycle (seed 002 §3: three orthogonal fields)
     LIFECYCLE = "lifecycle"
     OVERFLOWED = "overflowed"
+    OVERFLOW_CONVERSATION = "overflowConversation"
     KILL_REQUESTED = "killRequested"
     RESTART_PROMPT = "restartPrompt"
     LOADING = "loading"
@@ -60,9 +61,6 @@ ALL_FIELDS: frozenset[str] = frozenset(
 )
 """Every key the model knows; anything else on disk is kept untouched."""
 
-IDENTITY_FIELDS: tuple[str, ...] = (F.PID, F.PID_START, F.FLEET_PANE_ID)
-"""Fields the lookup index is keyed by; a write that changes one refreshes it."""
-
 LAST_EDIT_PREFIX = "lastEditFile_"
 """Per-transcript key prefix of the heartbeat's repeated-Edit tracker (bash era)."""
 
@@ -92,6 +90,11 @@ LIVE_LIFECYCLES: frozenset[str] = frozenset(
 
 DEFAULT_WARN_AFTER = 3
 DEFAULT_BLOCK_AFTER = 10
+MAX_BLOCK_AFTER = 50
+"""The heartbeat can be relaxed up to this many calls between log entries, never switched off."""
 DEFAULT_OVERFLOW_THRESHOLD = 0.76
 DEFAULT_DEHYDRATE_CALL_BUDGET = 25
 DEFAULT_PHASE = "Phase 1: Setup"
+
+RESERVED_FILES = frozenset({STATE_FILE, DEHYDRATED_FILE})
+"""Our own files in a session folder: no log may be named like one of them."""

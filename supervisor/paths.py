@@ -18,7 +18,7 @@ import re
 from pathlib import Path
 
 from supervisor.errors import ShepherdError
-from supervisor.fields import F
+from supervisor.fields import RESERVED_FILES, F
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
@@ -78,11 +78,9 @@ def resolve_session_dir(arg: str, root: Path, cwd: str | Path | None = None) -> 
         name = lexical.name
         if not name or name.startswith(".") or name in {"..", "."}:
             break
-        # Symlinks: the directory itself must resolve inside the root too.
-        if lexical.is_symlink() and Path(os.path.realpath(lexical)).parent != real_root:
-            raise SessionPathError(
-                f"{arg} is a symlink that leaves the sessions root {root}; use a real folder inside it"
-            )
+        # A symlink could make two names one session, or lead out of the root.
+        if (root / name).is_symlink():
+            raise SessionPathError(f"{arg} is a symlink; a session must be a real folder inside {root}")
         return root / name
     raise SessionPathError(
         f"{arg} is not a folder directly inside the sessions root {root}; "
@@ -100,16 +98,33 @@ def display_name(session_dir: Path) -> str:
 
 
 TEMPLATE_PREFIX = "TEMPLATE_"
+_LOG_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,120}\.md")
+
+
+def valid_log_name(name: str) -> bool:
+    """A log file name ``session log`` may write: ``X.md``, never one of our own files."""
+    return bool(_LOG_NAME.fullmatch(name)) and name not in RESERVED_FILES
+
+
+def template_log_name(template: t.Any) -> str | None:
+    """The log file a template names (``TEMPLATE_X_LOG.md`` → ``X_LOG.md``), if it is a valid one."""
+    if not isinstance(template, str) or not template.strip():
+        return None
+    name = os.path.basename(template.strip())
+    name = name[len(TEMPLATE_PREFIX) :] if name.startswith(TEMPLATE_PREFIX) else name
+    return name if valid_log_name(name) else None
 
 
 def log_file_name(state: t.Mapping[str, t.Any]) -> str:
     """The session log's file name: ``TEMPLATE_X_LOG.md`` → ``X_LOG.md``, else ``<SKILL>_LOG.md``.
 
-    ``session log`` writes it and the heartbeat names it in its warnings.
+    ``session log`` writes it and the heartbeat names it in its warnings. A
+    template whose name would make the log anything but a plain ``.md`` file of
+    its own (``.state.json``, the handover, a dot file) is ignored, so a log
+    entry can never land in one of our files.
     """
-    template = state.get(F.LOG_TEMPLATE)
-    if isinstance(template, str) and template.strip():
-        name = os.path.basename(template)
-        return name[len(TEMPLATE_PREFIX) :] if name.startswith(TEMPLATE_PREFIX) else name
+    name = template_log_name(state.get(F.LOG_TEMPLATE))
+    if name is not None:
+        return name
     skill = state.get(F.SKILL) if isinstance(state.get(F.SKILL), str) else "SESSION"
-    return f"{re.sub(r'[^A-Za-z0-9]+', '_', skill).upper()}_LOG.md"
+    return f"{re.sub(r'[^A-Za-z0-9]+', '_', skill).strip('_').upper()[:100] or 'SESSION'}_LOG.md"

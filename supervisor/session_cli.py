@@ -20,20 +20,20 @@ import typer
 
 from supervisor import transitions as tr
 from supervisor.errors import ShepherdError
-from supervisor.fields import DEHYDRATED_FILE, DEFAULT_PHASE, F, Lifecycle
-from supervisor.identity import current_pane_id, is_watchdog, same_owner, start_token, supervisor_pid
+from supervisor.fields import DEHYDRATED_FILE, DEFAULT_PHASE, STATE_FILE, F
+from supervisor.identity import current_pane_id, is_watchdog, owner_alive, same_owner, start_token, supervisor_pid
 from supervisor.lookup import find_session, sessions_on_pane, sessions_owned_by
 from supervisor.paths import log_file_name, resolve_session_dir, sessions_root
 from supervisor.phases import parse_proof
+from supervisor.safe_fs import UnsafeFileError, open_append, read_bytes
 from supervisor.stdin import read_optional_stdin
 from supervisor.store import (
-    CorruptStateError,
-    NoStateError,
     State,
     json_object,
+    open_session_dir,
     read_state,
     update_state,
-    write_atomic,
+    write_atomic_at,
 )
 
 app = typer.Typer(
@@ -73,7 +73,21 @@ def _me() -> tuple[int, str | None]:
 
 
 def _pane(given: str | None) -> str | None:
+    """The pane a read-only lookup asks about: the one given, else the one we run in."""
     return given.strip() or None if given is not None else current_pane_id()
+
+
+def _own_pane(given: str | None) -> str | None:
+    """The pane a write claims: only ever the one this agent really runs in."""
+    current = current_pane_id()
+    if given is not None and given.strip() and given.strip() != current:
+        where = f"it runs in {current}" if current else "it does not run in a fleet pane"
+        raise ShepherdError(f"--fleet-pane {given.strip()} is not this agent's pane ({where}); leave the option out")
+    return current
+
+
+def _conversation() -> str | None:
+    return os.environ.get(CLAUDE_SESSION_ID_ENV, "").strip() or None
 
 
 def _say(line: str = "") -> None:
@@ -87,6 +101,18 @@ def _update(session_dir: Path, mutate: t.Callable[[State], t.Any], **kwargs: t.A
     return update_state(session_dir, mutate, validate=validate_state, **kwargs)
 
 
+def _owned(session_dir: Path, mutate: t.Callable[[State], t.Any]) -> t.Any:
+    """:func:`_update` for a command that writes a session: only its owner may (checked under the lock)."""
+    pid, token = _me()
+    pane = current_pane_id()
+
+    def apply(state: State) -> t.Any:
+        tr.require_owner(state, session_dir, pid=pid, token=token, pane=pane)
+        return mutate(state)
+
+    return _update(session_dir, apply)
+
+
 # --------------------------------------------------------------------------- activate
 
 
@@ -95,6 +121,65 @@ def _stdin_object() -> dict[str, t.Any] | None:
     if not raw.strip():
         return None
     return json_object(raw, "stdin", hint="; pass a JSON object or nothing")
+
+
+_OWNER_PID = re.compile(r'"pid"\s*:\s*(\d{1,10})\b')
+_OWNER_TOKEN = re.compile(r'"pidStart"\s*:\s*"([^"\\]{1,200})"')
+
+
+def _check_corrupt_is_free(session_dir: Path, pid: int, token: str | None) -> t.Callable[[str | None], None]:
+    """Before a corrupt state is set aside: it must be ours, or its owner known and gone.
+
+    A corrupt state whose owner cannot be known is not free: otherwise an agent
+    could corrupt another's live session and take it over.
+    """
+
+    def check(raw: str | None) -> None:
+        found = _OWNER_PID.search(raw or "")
+        if found is None:
+            raise ShepherdError(
+                f"{session_dir / STATE_FILE} is corrupt and its owner cannot be known, so it is not free; "
+                f"if no agent uses {session_dir.name}, move it aside (mv {session_dir / STATE_FILE} "
+                f"{session_dir / STATE_FILE}.broken) and activate again"
+            )
+        owner = int(found.group(1))
+        token_found = _OWNER_TOKEN.search(raw or "")
+        owner_token = token_found.group(1) if token_found else None
+        if not same_owner(owner, owner_token, pid, token) and owner_alive(owner, owner_token):
+            raise ShepherdError(
+                f"{session_dir / STATE_FILE} is corrupt and still held by a live agent (supervisor PID {owner}); "
+                f"choose another folder, or stop that agent first"
+            )
+        typer.echo(
+            f"session: warning: {session_dir / STATE_FILE} was corrupt; keeping it beside the new state "
+            f"as {STATE_FILE}.corrupt-*",
+            err=True,
+        )
+
+    return check
+
+
+LEGACY_STATE_FILE = ".agent.json"
+
+
+def _migrate_legacy(session_dir: Path) -> None:
+    """The bash era's ``.agent.json`` becomes ``.state.json`` (only when there is none yet)."""
+    legacy = session_dir / LEGACY_STATE_FILE
+    if os.path.lexists(session_dir / STATE_FILE) or not legacy.is_file() or legacy.is_symlink():
+        return
+    os.replace(legacy, session_dir / STATE_FILE)
+    _say(f"Migrated {LEGACY_STATE_FILE} → {STATE_FILE} in {session_dir}")
+
+
+def _refuse_leaving_an_overflow(session_dir: Path, pid: int, token: str | None) -> None:
+    """An overflowed conversation must dehydrate its session, not start another (a fresh budget)."""
+    conversation = _conversation()
+    for other in sessions_owned_by(session_dir.parent, pid, token):
+        if other.session_dir != session_dir and tr.overflowed_in(other.state, conversation):
+            raise ShepherdError(
+                f"this conversation overflowed in session {other.session_dir.name}; dehydrate it first: "
+                f"session dehydrate {other.session_dir} <<'EOF' ... EOF"
+            )
 
 
 def activate_session(
@@ -110,12 +195,9 @@ def activate_session(
     if not skill.strip() or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.:-]*", skill):
         raise ShepherdError(f"skill name {skill!r} is not valid; use letters, digits, '-', '_' (e.g. implement)")
     pid, token = _me()
-    try:
-        read_state(session_dir)
-    except CorruptStateError as exc:
-        typer.echo(f"session: warning: {exc}; keeping it beside the new state as .state.json.corrupt-*", err=True)
-    except NoStateError:
-        pass
+    _refuse_leaving_an_overflow(session_dir, pid, token)
+    if session_dir.is_dir() and not session_dir.is_symlink():
+        _migrate_legacy(session_dir)
     result: tr.Activation = _update(
         session_dir,
         lambda s: tr.activate(
@@ -125,12 +207,12 @@ def activate_session(
             token=token,
             pane=pane,
             target_file=target_file,
-            session_id=os.environ.get(CLAUDE_SESSION_ID_ENV) or None,
+            session_id=_conversation(),
             extra=extra,
             approved=approved,
         ),
         create=True,
-        replace_corrupt=True,
+        replace_corrupt=_check_corrupt_is_free(session_dir, pid, token),
     )
     root = session_dir.parent
     if pane:
@@ -156,7 +238,7 @@ def activate(
     """Claim DIR for this agent (creating it), optionally merging a JSON object from stdin."""
     session_dir = _dir(dir)
     extra = _stdin_object()
-    pane = _pane(fleet_pane)
+    pane = _own_pane(fleet_pane)
     outcome = activate_session(
         session_dir, skill, pane=pane, target_file=target_file, approved=user_approved, extra=extra
     )
@@ -201,9 +283,7 @@ def phase(
     """Enter phase LABEL (in order, when the skill declared phases); proof lines on stdin."""
     session_dir = _dir(dir)
     proof = parse_proof(read_optional_stdin())
-    change: tr.PhaseChange = _update(
-        session_dir, lambda s: tr.phase(s, label, approved=user_approved, proof=proof)
-    )
+    change: tr.PhaseChange = _owned(session_dir, lambda s: tr.phase(s, label, approved=user_approved, proof=proof))
     if change.appended:
         _say(f"Added sub-phase to the plan: {change.label}")
     if change.forced:
@@ -224,7 +304,7 @@ def related_sessions(session_dir: Path, keywords: list[str], description: str, l
     mine_words = _words(description)
     scored: list[tuple[int, str]] = []
     for entry in sorted(session_dir.parent.iterdir()):
-        if entry == session_dir or entry.name.startswith(".") or not entry.is_dir():
+        if entry == session_dir or entry.name.startswith(".") or entry.is_symlink() or not entry.is_dir():
             continue
         try:
             state = read_state(entry)
@@ -251,7 +331,7 @@ def deactivate(
     session_dir = _dir(dir)
     description = read_optional_stdin()
     words = [k.strip() for k in keywords.split(",") if k.strip()] if keywords is not None else None
-    _update(session_dir, lambda s: tr.deactivate(s, description=description, keywords=words))
+    _owned(session_dir, lambda s: tr.deactivate(s, description=description, keywords=words))
     _say(f"Session deactivated: {session_dir} (lifecycle=completed)")
     related = related_sessions(session_dir, words or [], description)
     _say()
@@ -286,23 +366,12 @@ def _signal_watchdog(prompt: str) -> None:
 def request_restart(session_dir: Path) -> None:
     """Record the request, then end this agent's Claude through its watchdog.
 
-    Under claude-run (a watchdog is set) only the session's own agent may ask:
-    its supervisor takes requests only from sessions it owns, so a request on
-    someone else's session would kill this Claude with nothing to restart.
+    Only the session's own agent may ask: a supervisor takes requests only from
+    sessions it owns, so a request on someone else's session would kill this
+    Claude with nothing to restart — or, outside claude-run, plant a restart
+    prompt in another agent's session.
     """
-    supervised = bool(os.environ.get(WATCHDOG_PID_ENV, "").strip())
-    pid, token = _me()
-
-    def apply(state: State) -> str:
-        owner = state.get(F.PID)
-        if supervised and not same_owner(owner, state.get(F.PID_START), pid, token):
-            raise ShepherdError(
-                f"{session_dir.name} is not this agent's session (its owner is PID {owner}, this agent's "
-                f"supervisor is PID {pid}); activate it first with `session activate {session_dir} SKILL`"
-            )
-        return tr.request_restart(state, session_dir)
-
-    _signal_watchdog(_update(session_dir, apply))
+    _signal_watchdog(_owned(session_dir, lambda state: tr.request_restart(state, session_dir)))
 
 
 @app.command()
@@ -323,12 +392,14 @@ def dehydrate(
         raise ShepherdError(
             f"the handover is empty; pipe it in: session dehydrate {dir} <<'EOF' ... EOF"
         )
-    if not no_restart:
-        _update(session_dir, tr.begin_dehydrate)
-    else:
-        read_state(session_dir)  # the session must exist
+    # Ownership first: a refused command writes nothing, the handover included.
+    _owned(session_dir, (lambda s: None) if no_restart else tr.begin_dehydrate)
+    fd = open_session_dir(session_dir)
+    try:
+        write_atomic_at(fd, DEHYDRATED_FILE, text if text.endswith("\n") else text + "\n")
+    finally:
+        os.close(fd)
     target = session_dir / DEHYDRATED_FILE
-    write_atomic(target, text if text.endswith("\n") else text + "\n")
     _say(f"Dehydrated context saved: {target} ({len(text.splitlines())} lines)")
     if not no_restart:
         request_restart(session_dir)
@@ -359,6 +430,22 @@ def required_files(markdown: str) -> list[str]:
     return paths
 
 
+HANDOVER_LIMIT = 2 * 1024 * 1024
+
+
+def _read_handover(session_dir: Path) -> str:
+    """The handover's text, never through a link (it could point anywhere) nor from a FIFO."""
+    fd = open_session_dir(session_dir)
+    try:
+        return read_bytes(DEHYDRATED_FILE, limit=HANDOVER_LIMIT, dir_fd=fd).decode("utf-8", errors="replace")
+    except FileNotFoundError:
+        return ""
+    except UnsafeFileError as exc:
+        raise ShepherdError(f"{session_dir / DEHYDRATED_FILE}: {exc}") from None
+    finally:
+        os.close(fd)
+
+
 @app.command("continue")
 def continue_(dir: DirArg, fleet_pane: PaneOpt = None) -> None:
     """Re-activate DIR for this agent and print everything needed to pick the work up."""
@@ -367,23 +454,17 @@ def continue_(dir: DirArg, fleet_pane: PaneOpt = None) -> None:
     skill = state.get(F.SKILL)
     if not isinstance(skill, str) or not skill:
         raise ShepherdError(f"{session_dir} records no skill; use session activate {dir} SKILL")
-    activate_session(session_dir, skill, pane=_pane(fleet_pane), approved="continuing the session")
+    activate_session(session_dir, skill, pane=_own_pane(fleet_pane), approved="continuing the session")
     state = read_state(session_dir)
     phase_label = state.get(F.CURRENT_PHASE) or DEFAULT_PHASE
     _say(f"Session continued: {session_dir}")
     _say(f"  Skill: {skill}")
     _say(f"  Phase: {phase_label}")
     _say(f"  Log: {session_dir / log_file_name(state)}")
-    handover = session_dir / DEHYDRATED_FILE
     _say()
     _say("## Dehydrated context")
-    try:
-        text = handover.read_text(encoding="utf-8", errors="replace")
-    except FileNotFoundError:
-        text = ""
-        _say(f"(none: no {DEHYDRATED_FILE} in {session_dir})")
-    else:
-        _say(text.rstrip("\n"))
+    text = _read_handover(session_dir)
+    _say(text.rstrip("\n") if text else f"(none: no {DEHYDRATED_FILE} in {session_dir})")
     _say()
     _say("## Required files")
     base = session_dir.parent.parent
@@ -424,12 +505,7 @@ def update(
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", field):
         raise ShepherdError(f"field name {field!r} is not valid; use a camelCase name like targetFile")
     parsed = parse_value(value)
-
-    def apply(state: State) -> None:
-        state[field] = parsed
-        state[F.LAST_HEARTBEAT] = tr.timestamp()
-
-    _update(session_dir, apply)
+    _owned(session_dir, lambda state: tr.set_setting(state, field, parsed))
     _say(f"Updated {field}={json.dumps(parsed, ensure_ascii=False)} in {session_dir}")
 
 
@@ -437,30 +513,36 @@ def update(
 def target(dir: DirArg, file: t.Annotated[str, typer.Argument(metavar="FILE")]) -> None:
     """Set the file the status line links to."""
     session_dir = _dir(dir)
-
-    def apply(state: State) -> None:
-        state[F.TARGET_FILE] = file
-        state[F.LAST_HEARTBEAT] = tr.timestamp()
-
-    _update(session_dir, apply)
+    _owned(session_dir, lambda state: tr.set_setting(state, F.TARGET_FILE, file))
     _say(f"Target file: {file}")
 
 
 @app.command()
 def log(dir: DirArg) -> None:
-    """Append stdin to the session's log as a timestamped entry."""
+    """Append stdin to the session's log as a timestamped entry (and reset the logging heartbeat)."""
     session_dir = _dir(dir)
-    state = read_state(session_dir)
     text = read_optional_stdin()
     if not text.strip():
         raise ShepherdError(f"nothing to log; pipe the entry in: session log {dir} <<'EOF' ... EOF")
-    path = session_dir / log_file_name(state)
     entry = f"\n## {tr.timestamp()}\n{text.rstrip()}\n".encode("utf-8")
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
-    try:
-        os.write(fd, entry)
-    finally:
-        os.close(fd)
+
+    def append(state: State) -> Path:
+        name = log_file_name(state)
+        fd = open_session_dir(session_dir)
+        try:
+            log_fd = open_append(name, dir_fd=fd)
+        except UnsafeFileError as exc:
+            raise ShepherdError(f"{session_dir / name}: {exc}") from None
+        finally:
+            os.close(fd)
+        try:
+            os.write(log_fd, entry)
+        finally:
+            os.close(log_fd)
+        tr.record_log_entry(state)  # only after the entry really landed in this session's own log
+        return session_dir / name
+
+    path = _owned(session_dir, append)
     _say(f"Logged to {path}")
 
 

@@ -21,10 +21,12 @@ from supervisor.fields import (
     DEFAULT_BLOCK_AFTER,
     DEFAULT_PHASE,
     DEFAULT_WARN_AFTER,
+    MAX_BLOCK_AFTER,
     F,
     Lifecycle,
 )
-from supervisor.identity import owner_alive, same_owner
+from supervisor.identity import owner_alive, same_owner, valid_pid
+from supervisor.paths import template_log_name
 from supervisor.records import Record
 
 TYPE_CHECKING = False
@@ -41,6 +43,7 @@ PROTECTED_FROM_STDIN: frozenset[str] = frozenset(
         F.FLEET_PANE_ID,
         F.LIFECYCLE,
         F.OVERFLOWED,
+        F.OVERFLOW_CONVERSATION,
         F.KILL_REQUESTED,
         F.RESTART_PROMPT,
         F.LOADING,
@@ -105,8 +108,9 @@ def activate(
 
     A live different owner is refused. A dead one is taken over, *keeping*
     ``sessionId``, ``completedSkills`` and the history (the original deleted
-    the file, B13). Resets lifecycle/loading/killRequested, and ``overflowed``
-    — unless *session_id* shows this is the same, overflowed conversation.
+    the file, B13). Resets lifecycle and killRequested; ``overflowed`` only
+    when *session_id* (the caller's conversation) proves a new conversation;
+    ``loading`` is granted once per conversation.
     """
     if extra:
         forbidden = sorted(set(extra) & PROTECTED_FROM_STDIN)
@@ -142,19 +146,26 @@ def activate(
         if kind != "fresh":
             state[F.PHASE_HISTORY] = []
     same_conversation = bool(session_id) and state.get(F.SESSION_ID) == session_id
-    # Only a new conversation proves fresh context. Re-activating inside the
-    # overflowed one must not clear the flag, nor restart the dehydrate budget.
-    still_overflowed = same_conversation and state.get(F.OVERFLOWED) is True
+    # Only a new conversation proves fresh context: the overflow flag and the
+    # dehydrate budget belong to the conversation that overflowed, and survive
+    # any re-activation inside it (deactivate + continue included). Without a
+    # conversation id nothing is proven.
+    overflowed_in = state.get(F.OVERFLOW_CONVERSATION) or state.get(F.SESSION_ID)
+    still_overflowed = state.get(F.OVERFLOWED) is True and (not session_id or session_id == overflowed_in)
     dehydrating = still_overflowed and state.get(F.LIFECYCLE) == Lifecycle.DEHYDRATING
+    # Bootstrap passthrough for the heartbeat once per conversation, not on every re-activation.
+    new_conversation = kind in ("fresh", "takeover") or (bool(session_id) and not same_conversation)
     set_owner(state, pid, token)
     state[F.SKILL] = skill
     state[F.LIFECYCLE] = Lifecycle.DEHYDRATING if dehydrating else Lifecycle.ACTIVE
-    state[F.LOADING] = True
+    if new_conversation:
+        state[F.LOADING] = True
     state[F.OVERFLOWED] = still_overflowed
     state[F.KILL_REQUESTED] = False
     state.pop(F.RESTART_PROMPT, None)
-    if not dehydrating:
+    if not still_overflowed:
         state.pop(F.DEHYDRATE_TOOL_CALLS, None)
+        state.pop(F.OVERFLOW_CONVERSATION, None)
     if not same_conversation:
         state[F.CONTEXT_USAGE] = 0
         state.pop(F.CONTEXT_USAGE_AT, None)
@@ -174,10 +185,65 @@ def activate(
     state.setdefault(F.WARN_AFTER, DEFAULT_WARN_AFTER)
     state.setdefault(F.BLOCK_AFTER, DEFAULT_BLOCK_AFTER)
     if extra:
+        template = state.get(F.LOG_TEMPLATE)
         deep_merge(state, extra)
+        check_settings(state, extra, had_template=template)
     if new_skill or not isinstance(state.get(F.CURRENT_PHASE), str):
         state[F.CURRENT_PHASE] = ph.first_label(state.get(F.PHASES), DEFAULT_PHASE)
     return Activation(kind, owner if isinstance(owner, int) and not mine else None)
+
+
+def require_owner(state: t.Mapping[str, t.Any], session_dir: Path, *, pid: int, token: str | None,
+                  pane: str | None) -> None:
+    """Refuse a write to *session_dir* from anyone but its owner.
+
+    The owner is the recorded supervisor (PID, and start token when one is
+    recorded), or the fleet pane the session is bound to once its recorded
+    owner is gone. ``activate`` is the one way to take a session over.
+    """
+    owner, owner_token = state.get(F.PID), state.get(F.PID_START)
+    if valid_pid(owner) and owner == pid and (not owner_token or owner_token == token):
+        return
+    if pane and state.get(F.FLEET_PANE_ID) == pane and not owner_alive(owner, owner_token):
+        return
+    holder = f"supervisor PID {owner}" if valid_pid(owner) else "no agent"
+    raise TransitionError(
+        f"{session_dir.name} is not this agent's session (it is held by {holder}; this agent's supervisor "
+        f"is PID {pid}); activate it first with `session activate {session_dir} SKILL`"
+    )
+
+
+SETTINGS_BOUNDS: dict[str, tuple[int, int]] = {F.WARN_AFTER: (1, MAX_BLOCK_AFTER), F.BLOCK_AFTER: (1, MAX_BLOCK_AFTER)}
+"""Heartbeat thresholds a skill may set: relaxed within bounds, never switched off."""
+
+
+def check_settings(state: t.Mapping[str, t.Any], fields: t.Iterable[str], *, had_template: t.Any = None) -> None:
+    """Refuse *fields* just set in *state* that would switch a gate off: a threshold out of
+    bounds, a log template removed, or one that would make the log one of our own files."""
+    fields = set(fields)
+    for field, (low, high) in SETTINGS_BOUNDS.items():
+        if field in fields:
+            value = state.get(field)
+            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+                raise TransitionError(f"{field} must be a whole number from {low} to {high}, not {value!r}")
+    template = state.get(F.LOG_TEMPLATE)
+    if isinstance(had_template, str) and had_template.strip() and not (isinstance(template, str) and template.strip()):
+        raise TransitionError(
+            f"{F.LOG_TEMPLATE} cannot be removed once set (it keeps the logging heartbeat on); "
+            "set another template instead"
+        )
+    if F.LOG_TEMPLATE in fields and template is not None and template_log_name(template) is None:
+        raise TransitionError(
+            f"{F.LOG_TEMPLATE} {template!r} does not name a markdown template like TEMPLATE_IMPLEMENTATION_LOG.md"
+        )
+
+
+def set_setting(state: State, field: str, value: t.Any, *, now: float | None = None) -> None:
+    """``session update``: one field the transitions do not own, within :func:`check_settings`."""
+    had_template = state.get(F.LOG_TEMPLATE)
+    state[field] = value
+    check_settings(state, (field,), had_template=had_template)
+    state[F.LAST_HEARTBEAT] = timestamp(now)
 
 
 def release_pane(state: State) -> None:
@@ -206,7 +272,11 @@ def phase(
     proof: dict[str, str] | None = None,
     now: float | None = None,
 ) -> PhaseChange:
-    """Enter phase *label*; clears ``loading`` and the heartbeat counters."""
+    """Enter phase *label*; ends ``loading`` (and then starts the heartbeat counters afresh).
+
+    A phase change in the middle of the work does not reset the counters: only
+    a real log entry does (:func:`record_log_entry`).
+    """
     label = label.strip()
     if not label:
         raise TransitionError("the phase label is empty; give one like '3: Build'")
@@ -230,8 +300,8 @@ def phase(
     stamp = timestamp(now)
     state[F.CURRENT_PHASE] = label
     state[F.LAST_HEARTBEAT] = stamp
-    state.pop(F.LOADING, None)
-    state[F.TOOL_CALLS_BY_TRANSCRIPT] = {}
+    if state.pop(F.LOADING, None) is True:
+        state[F.TOOL_CALLS_BY_TRANSCRIPT] = {}  # the work starts with a clean slate after bootstrap
     history = state.get(F.PHASE_HISTORY)
     if not isinstance(history, list):
         history = state[F.PHASE_HISTORY] = []
@@ -280,15 +350,28 @@ def request_restart(state: State, session_dir: Path, *, now: float | None = None
 
 
 def begin_dehydrate(state: State) -> None:
-    """The agent started saving its context: tools stay open for a bounded while."""
-    if state.get(F.LIFECYCLE) != Lifecycle.DEHYDRATING:
-        state[F.LIFECYCLE] = Lifecycle.DEHYDRATING
-        state[F.DEHYDRATE_TOOL_CALLS] = 0
+    """The agent started saving its context: tools stay open for a bounded while.
+
+    The budget is the conversation's: starting again does not refill it (only
+    an activation from a new conversation clears it).
+    """
+    state[F.LIFECYCLE] = Lifecycle.DEHYDRATING
+    state.setdefault(F.DEHYDRATE_TOOL_CALLS, 0)
 
 
-def mark_overflowed(state: State) -> None:
-    """Context hit the threshold: sticky until the next activation (hard requirement 4)."""
+def mark_overflowed(state: State, conversation: str | None = None) -> None:
+    """Context hit the threshold: sticky until a new conversation activates (hard requirement 4)."""
     state[F.OVERFLOWED] = True
+    if conversation:
+        state[F.OVERFLOW_CONVERSATION] = conversation
+
+
+def overflowed_in(state: t.Mapping[str, t.Any], conversation: str | None) -> bool:
+    """Did *conversation* overflow in this session? Without an id, an overflow counts."""
+    if state.get(F.OVERFLOWED) is not True:
+        return False
+    where = state.get(F.OVERFLOW_CONVERSATION) or state.get(F.SESSION_ID)
+    return not conversation or not where or where == conversation
 
 
 def consume_restart(state: State) -> str | None:
@@ -371,6 +454,12 @@ def count_dehydrate_call(state: State, budget: int) -> bool:
     return True
 
 
+def tool_calls(state: t.Mapping[str, t.Any], key: str) -> int:
+    """Tool calls without logging counted so far for transcript *key*."""
+    counters = state.get(F.TOOL_CALLS_BY_TRANSCRIPT)
+    return _count(counters.get(key)) if isinstance(counters, dict) else 0
+
+
 def count_tool_call(state: State, key: str, *, edit_file: str | None = None) -> int | None:
     """Heartbeat: one more tool call without logging for transcript *key*; the new count.
 
@@ -395,9 +484,14 @@ def count_tool_call(state: State, key: str, *, edit_file: str | None = None) -> 
     return counters[key]
 
 
-def reset_log_counter(state: State, key: str) -> None:
-    """``session log`` went through: the caller's heartbeat counter starts again."""
-    counters = state.get(F.TOOL_CALLS_BY_TRANSCRIPT)
-    if not isinstance(counters, dict):
-        counters = state[F.TOOL_CALLS_BY_TRANSCRIPT] = {}
-    counters[key] = 0
+def record_log_entry(state: State, *, now: float | None = None) -> None:
+    """``session log`` appended an entry to this session's log: the heartbeat starts again.
+
+    Applied by the ``session log`` command itself after the append succeeded,
+    never by the hook on seeing the command: ``session log --help``, a failing
+    log or a log of another session must not count.
+    """
+    state[F.TOOL_CALLS_BY_TRANSCRIPT] = {}
+    state[F.TOOL_CALLS_SINCE_LAST_LOG] = 0
+    state[F.LAST_HEARTBEAT] = timestamp(now)
+
