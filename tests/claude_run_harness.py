@@ -23,8 +23,10 @@ import os
 import pty
 import select
 import shutil
+import shlex
 import signal
 import subprocess
+import tempfile
 import sys
 import threading
 import time
@@ -42,7 +44,7 @@ TESTS = Path(__file__).resolve().parent
 FAKE_CLAUDE = TESTS / "fake_claude.py"
 BIN = Path(sys.executable).parent
 TAG_ENV = "SHEPHERD_TEST_TAG"
-DEAD_PID = 99_999_999
+DEAD_PID = 4_194_304  # PID_MAX: PIDs stay below pid_max, so no process ever has it
 """Above any Linux pid_max: a PID that is certainly not running."""
 
 
@@ -259,6 +261,10 @@ class FleetTmux:
         """What a process inside the pane would have."""
         return {"TMUX": f"{self.socket_path},{self.server_pid},0", "TMUX_PANE": self.pane}
 
+    def run_in_pane(self, argv: list[str], env: dict[str, str], cwd: Path) -> TmuxRun:
+        """Run *argv* as the pane's own process (as ``fleet start`` does), with exactly *env*."""
+        return TmuxRun(self, argv, env, cwd)
+
     def kill(self) -> None:
         subprocess.run(
             ["tmux", "-L", self.socket, "kill-server"], capture_output=True, env=self.env, timeout=10
@@ -271,6 +277,78 @@ class FleetTmux:
             os.unlink(self.socket_path)
         except OSError:
             pass
+
+
+PANE_WRAPPER = """
+import os, sys
+status_file, argv = sys.argv[1], sys.argv[2:]
+pid = os.fork()
+if pid == 0:
+    os.execv(argv[0], argv)
+with open(status_file + ".pid", "w") as f:
+    f.write(str(pid))
+code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+with open(status_file + ".tmp", "w") as f:
+    f.write(str(128 - code if code < 0 else code))
+os.replace(status_file + ".tmp", status_file)
+"""
+"""The pane's own process: runs claude-run as its child and records its PID and exit status
+(tmux's own ``pane_dead_status`` can lag behind the pane's death)."""
+
+
+class TmuxRun:
+    """``claude-run`` inside a real fleet pane: the pane's identity is then really its own.
+
+    Same interface as :class:`PtyRun`; the output is the pane's screen and history.
+    """
+
+    def __init__(self, server: FleetTmux, argv: list[str], env: dict[str, str], cwd: Path) -> None:
+        self.server = server
+        self.status: int | None = None
+        self._status_file = Path(tempfile.mkdtemp(prefix="tmuxrun-")) / "status"
+        full = dict(env, **server.client_env())
+        command = "exec " + shlex.join(
+            ["env", "-i", *(f"{k}={v}" for k, v in full.items()),
+             sys.executable, "-c", PANE_WRAPPER, str(self._status_file), *argv]
+        )  # fmt: skip
+        server.tmux("set-option", "-p", "-t", server.pane, "remain-on-exit", "on")
+        server.tmux("respawn-pane", "-k", "-t", server.pane, "-c", str(cwd), command)
+        pid_file = Path(str(self._status_file) + ".pid")
+        self.pid = int(wait_until(lambda: pid_file.exists() and pid_file.read_text(), 10, "claude-run in the pane"))
+
+    @property
+    def text(self) -> str:
+        try:
+            return self.server.tmux("capture-pane", "-p", "-J", "-S", "-32768", "-t", self.server.pane)
+        except RuntimeError as exc:
+            return f"(no screen: {exc})"
+
+    def send(self, data: bytes) -> None:
+        self.server.tmux("send-keys", "-t", self.server.pane, "-l", data.decode())
+
+    def expect(self, needle: str, timeout: float = 10) -> None:
+        wait_until(lambda: needle in self.text, timeout, f"{needle!r} in the output:\n{self.text}")
+
+    def wait(self, timeout: float = 15) -> int:
+        """Claude-run's exit status (shell style)."""
+        if self.status is None:
+            raw = wait_until(
+                lambda: self._status_file.exists() and self._status_file.read_text(), timeout,
+                f"claude-run to exit; output:\n{self.text}",
+            )  # fmt: skip
+            self.status = int(raw)
+        return self.status
+
+    def kill(self) -> None:
+        if self.status is None:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            try:
+                self.wait(timeout=5)
+            except AssertionError:
+                pass
 
 
 # --------------------------------------------------------------------------- state helpers
@@ -339,10 +417,16 @@ def run_env(tmp_path: Path, fake: FakeClaude, test_tag: str) -> dict[str, str]:
 def start_run(run_env: dict[str, str], workdir: Path) -> t.Iterator[t.Callable[..., PtyRun]]:
     runs: list[PtyRun] = []
 
-    def start(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> PtyRun:
+    def start(
+        *args: str, env: dict[str, str] | None = None, cwd: Path | None = None, pane: FleetTmux | None = None
+    ) -> PtyRun | TmuxRun:
         full = dict(run_env)
         full.update(env or {})
-        run = PtyRun([claude_run_path(), *args], full, cwd or workdir)
+        run: PtyRun | TmuxRun
+        if pane is not None:
+            run = pane.run_in_pane([claude_run_path(), *args], full, cwd or workdir)
+        else:
+            run = PtyRun([claude_run_path(), *args], full, cwd or workdir)
         runs.append(run)
         return run
 

@@ -72,7 +72,7 @@ def test_s3_fleet_restart_resumes_the_panes_conversation(
     make_transcript(Path(run_env["CLAUDE_CONFIG_DIR"]), workdir, SESSION_ID)
     go = tmp_path / "go"
     fake.plan([{"mark": "ready"}, {"wait_file": str(go)}, {"exit": 0}])
-    run = start_run("--model", "opus", env=fleet_tmux.client_env())
+    run = start_run("--model", "opus", pane=fleet_tmux)
     fake.wait_event("mark", name="ready")
     (start,) = fake.starts()
     assert resume_arg(start["argv"]) == SESSION_ID
@@ -92,7 +92,7 @@ def test_s9_an_overflowed_session_starts_fresh(
     session = pane_session(overflowed=True)
     make_transcript(Path(run_env["CLAUDE_CONFIG_DIR"]), workdir, SESSION_ID)
     fake.plan([{"exit": 0}])
-    run = start_run(env=fleet_tmux.client_env())
+    run = start_run(pane=fleet_tmux)
     assert run.wait() == 0
     (start,) = fake.wait_starts(1)
     assert resume_arg(start["argv"]) is None
@@ -106,7 +106,7 @@ def test_an_overflowed_session_with_a_pending_restart_continues_with_its_prompt(
     prompt = '/session continue --session sessions/2026_11_22_PANE --skill implement --phase "Phase 2: Build"'
     session = pane_session(overflowed=True, killRequested=True, restartPrompt=prompt)
     fake.plan([{"exit": 0}])
-    run = start_run(env=fleet_tmux.client_env())
+    run = start_run(pane=fleet_tmux)
     assert run.wait() == 0
     (start,) = fake.wait_starts(1)
     assert resume_arg(start["argv"]) is None and prompt in start["argv"]
@@ -120,7 +120,7 @@ def test_resume_of_a_missing_transcript_starts_fresh_with_a_reason(
 ) -> None:
     pane_session()
     fake.plan([{"exit": 0}])
-    run = start_run(env=fleet_tmux.client_env())
+    run = start_run(pane=fleet_tmux)
     assert run.wait() == 0
     (start,) = fake.wait_starts(1)
     assert resume_arg(start["argv"]) is None
@@ -133,7 +133,7 @@ def test_a_refused_fleet_resume_is_retried_once_fresh(
     pane_session()
     make_transcript(Path(run_env["CLAUDE_CONFIG_DIR"]), workdir, SESSION_ID)
     fake.plan({"resume": "refuse", "steps": []}, [{"exit": 0}])
-    run = start_run(env=fleet_tmux.client_env())
+    run = start_run(pane=fleet_tmux)
     assert run.wait() == 0
     first, second = fake.wait_starts(2)
     assert resume_arg(first["argv"]) == SESSION_ID and resume_arg(second["argv"]) is None
@@ -155,7 +155,7 @@ def test_a_restart_requested_soon_after_a_resume_is_a_restart_not_a_refused_resu
         ],
         [{"exit": 0}],
     )
-    run = start_run(env=fleet_tmux.client_env())
+    run = start_run(pane=fleet_tmux)
     assert run.wait() == 0
     first, second = fake.wait_starts(2)
     assert resume_arg(first["argv"]) == SESSION_ID
@@ -172,7 +172,7 @@ def test_a_session_held_by_a_live_agent_is_not_resumed(
     session = pane_session(pid=os.getpid(), pidStart=start_token(os.getpid()))
     make_transcript(Path(run_env["CLAUDE_CONFIG_DIR"]), workdir, SESSION_ID)
     fake.plan([{"exit": 0}])
-    run = start_run(env=fleet_tmux.client_env())
+    run = start_run(pane=fleet_tmux)
     assert run.wait() == 0
     (start,) = fake.wait_starts(1)
     assert resume_arg(start["argv"]) is None

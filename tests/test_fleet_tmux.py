@@ -69,9 +69,9 @@ def test_start_labels_panes_runs_claude_run_as_the_pane_process_and_pane_id_answ
     assert world.tmux("show-options", "-gwv", "remain-on-exit") == "on"
     assert "Fleet pane ID: duo:agents:A" in world.capture("A")
 
-    # The same command with the pane's environment, and outside any fleet pane.
-    inside = world.fleet("pane-id", env=world.pane_env("B"))
-    assert (inside.returncode, inside.stdout, inside.stderr) == (0, "duo:agents:B\n", "")
+    # The pane's environment is only a claim: a process outside the pane cannot speak for it.
+    spoofed = world.fleet("pane-id", env=world.pane_env("B"))
+    assert (spoofed.returncode, spoofed.stdout, spoofed.stderr) == (1, "", "")
     outside = world.fleet("pane-id")
     assert (outside.returncode, outside.stdout, outside.stderr) == (1, "", "")
     other = world.fleet("pane-id", env={"TMUX": "/tmp/tmux-0/default,1,0", "TMUX_PANE": "%0"})

@@ -37,8 +37,8 @@ def finish(procs: list[subprocess.Popen[str]]) -> list[str]:
 
 
 def test_counters_and_session_updates_all_land(project: Path) -> None:
-    session_dir = activate(project, logTemplate="/x/TEMPLATE_X_LOG.md", toolUseWithoutLogsWarnAfter=0,
-                           toolUseWithoutLogsBlockAfter=0)
+    session_dir = activate(project, logTemplate="/x/TEMPLATE_X_LOG.md", toolUseWithoutLogsWarnAfter=50,
+                           toolUseWithoutLogsBlockAfter=50)
     set_fields(session_dir, loading=None)
     env = hook_env(project)
     hook, session = script("claude-hook"), script("session")

@@ -67,15 +67,21 @@ def test_thresholds_come_from_the_state(project: Path, env: dict[str, str], sess
     set_fields(session_dir, toolUseWithoutLogsWarnAfter="x", toolUseWithoutLogsBlockAfter=0,
                toolCallsByTranscript={})
     answers = [call("pre-tool-use", grep(project), env) for _ in range(12)]
-    assert not any(a.denied for a in answers)  # 0 disables blocking
-    assert answers[2].context.startswith(f"{LOG}: 3 tool calls")  # malformed warn → default 3
+    assert not any(a.denied for a in answers[:9]) and answers[9].denied  # 0 cannot switch it off: the default 10
+    assert answers[2].context.startswith(f"{LOG}: 3/10 tool calls")  # malformed warn → default 3
+    set_fields(session_dir, toolUseWithoutLogsBlockAfter=10**9, toolCallsByTranscript={})
+    answers = [call("pre-tool-use", grep(project), env) for _ in range(50)]
+    assert answers[-1].denied and not answers[-2].denied, "a huge threshold is clamped to 50"
 
 
-def test_session_log_resets_only_the_callers_counter(project: Path, env: dict[str, str], session_dir: Path) -> None:
+def test_the_hook_never_resets_on_seeing_session_log(project: Path, env: dict[str, str], session_dir: Path) -> None:
+    """``session log --help``, a failing log or another session's log must not reset anything:
+    only the command itself resets, after its entry landed (tests/test_session_cli.py)."""
     set_fields(session_dir, toolCallsByTranscript={MAIN: 6, "agent-1.jsonl": 4})
-    answer = call("pre-tool-use", bash(project, "session log sessions/2026_11_22_TOPIC <<'EOF'\nDid X.\nEOF"), env)
-    assert answer.allowed
-    assert state(session_dir)[F.TOOL_CALLS_BY_TRANSCRIPT] == {MAIN: 0, "agent-1.jsonl": 4}
+    for command in ("session log sessions/2026_11_22_TOPIC <<'EOF'\nDid X.\nEOF", "session log --help",
+                    "session log sessions/SOMEONE_ELSE <<'EOF'\nx\nEOF"):
+        assert call("pre-tool-use", bash(project, command), env).allowed
+    assert state(session_dir)[F.TOOL_CALLS_BY_TRANSCRIPT] == {MAIN: 6, "agent-1.jsonl": 4}
 
 
 def test_chained_session_log_is_counted_not_reset(project: Path, env: dict[str, str], session_dir: Path) -> None:

@@ -73,12 +73,16 @@ def test_session_command_passes_during_overflow_and_sets_nothing(project: Path, 
     assert state(session_dir) == before
 
 
-def test_overflowed_alone_does_not_block(project: Path, env: dict[str, str]) -> None:
+def test_an_overflow_blocks_its_conversation_until_a_new_one_activates(project: Path, env: dict[str, str]) -> None:
     session_dir = activate(project, contextUsage=0.9)
     assert call("pre-tool-use", grep(project), env).denied
-    set_fields(session_dir, contextUsage=0.3)
-    assert call("pre-tool-use", grep(project), env).allowed
-    assert state(session_dir)[F.OVERFLOWED] is True  # sticky until the next activate
+    conversation = grep(project)["session_id"]
+    assert state(session_dir)[F.OVERFLOW_CONVERSATION] == conversation
+    set_fields(session_dir, contextUsage=0.3)  # e.g. after a compaction
+    assert OVERFLOW in call("pre-tool-use", grep(project), env).reason, "still the overflowed conversation"
+    other = dict(grep(project), session_id="0ther-conversation")
+    assert call("pre-tool-use", other, env).allowed, "another conversation is not held by this overflow"
+    assert state(session_dir)[F.OVERFLOWED] is True  # sticky until a new conversation activates
 
 
 @pytest.mark.parametrize("value, blocked_at_060", [("0.5", True), ("0.7", False), ("bogus", False), ("0", False),
@@ -227,7 +231,7 @@ def test_bad_numbers_are_unknown_not_zero(project: Path, env: dict[str, str], ba
     line["message"]["usage"]["input_tokens"] = bad
     write_transcript(project, json.dumps(line))
     assert call("pre-tool-use", grep(project), env).denied  # the transcript did not count as 0%
-    set_fields(session_dir, contextUsage=0.1)
+    set_fields(session_dir, contextUsage=0.1, overflowed=False, overflowConversation=None)
     assert call("pre-tool-use", grep(project), env).allowed
 
 

@@ -5,15 +5,17 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
+import shlex
 import sys
 from pathlib import Path
 
 import pytest
 
 from hooks.statusline import shown_percent
+from conftest import script
 from hooks_helpers import activate, call, hook_env, run, set_fields, state
 from supervisor.fields import F, Lifecycle
-from supervisor.identity import start_token
 
 SID = "0b1b7cc9-6911-4d5b-9a77-b8d720a2c2c5"
 
@@ -99,6 +101,25 @@ def test_pid_claim_only_in_a_fleet_pane(project: Path, env: dict[str, str]) -> N
     assert state(session_dir)[F.PID] == before[F.PID] == os.getpid()  # preserved when it matches
 
 
+def _status_line_in_pane(tmux: list[str], pane: str, env: dict[str, str], stdin: Path, out: Path,
+                         supervisor: bool) -> str:
+    """Run the real ``claude-hook status-line`` inside *pane*, as Claude would there; its stdout.
+
+    With *supervisor*, the pane's own process plays claude-run: it exports its PID as
+    ``CLAUDE_SUPERVISOR_PID`` before the hook runs under it.
+    """
+    env = {k: v for k, v in env.items() if k != "CLAUDE_SUPERVISOR_PID"}
+    export = "export CLAUDE_SUPERVISOR_PID=$$; " if supervisor else ""
+    inner = f"{export}{shlex.quote(script('claude-hook'))} status-line < {shlex.quote(str(stdin))} > {out}.tmp; mv {out}.tmp {out}"
+    command = "exec " + shlex.join(["env", "-i", *(f"{k}={v}" for k, v in env.items()), "sh", "-c", inner])
+    subprocess.run([*tmux, "respawn-pane", "-k", "-t", pane, command], check=True)
+    for _ in range(500):
+        if out.exists():
+            return out.read_text()
+        time.sleep(0.01)
+    raise AssertionError("the status line did not run in the pane")
+
+
 def test_pid_claimed_for_this_supervisor_in_a_fleet_pane(project: Path, tmp_path: Path) -> None:
     """A fleet-resumed session (owner dead) is claimed by the pane's new supervisor on the first render."""
     socket = tmp_path / "tmux" / "fleet-test"
@@ -109,18 +130,24 @@ def test_pid_claimed_for_this_supervisor_in_a_fleet_pane(project: Path, tmp_path
         pane = subprocess.run([*tmux, "display-message", "-p", "-t", "crew:agents", "#{pane_id}"],
                               capture_output=True, text=True, check=True).stdout.strip()
         subprocess.run([*tmux, "set-option", "-p", "-t", pane, "@pane_label", "SDK"], check=True)
+        subprocess.run([*tmux, "set-option", "-p", "-t", pane, "remain-on-exit", "on"], check=True)
         dead = subprocess.Popen([sys.executable, "-c", "pass"])
         dead.wait()
         session_dir = activate(project, pid=dead.pid, fleetPaneId="crew:agents:SDK")
+        stdin = tmp_path / "status.json"
+        stdin.write_text(json.dumps(status(project)))
         env = hook_env(project, TMUX=f"{socket},1,0", TMUX_PANE=pane)
-        shown = line(project, env)
+        # From outside the pane, its TMUX_PANE is only a claim: nothing is claimed.
+        assert line(project, env).startswith("No session")
+        assert state(session_dir)[F.PID] == dead.pid
+        shown = _status_line_in_pane(tmux, pane, env, stdin, tmp_path / "out1", supervisor=True)
+        pane_pid = int(subprocess.run([*tmux, "display-message", "-p", "-t", pane, "#{pane_pid}"],
+                                      capture_output=True, text=True, check=True).stdout)
         after = state(session_dir)
-        assert after[F.PID] == os.getpid() and after[F.PID_START] == start_token(os.getpid())
+        assert after[F.PID] == pane_pid and after[F.PID_START]  # (the pane process has exited since)
         assert after[F.SESSION_ID] == SID and shown.startswith("TOPIC · implement")
-        no_supervisor = dict(env)
-        del no_supervisor["CLAUDE_SUPERVISOR_PID"]
         set_fields(session_dir, pid=dead.pid, pidStart=None)
-        line(project, no_supervisor)
+        _status_line_in_pane(tmux, pane, env, stdin, tmp_path / "out2", supervisor=False)
         assert state(session_dir)[F.PID] == dead.pid  # never claimed for the hook's own parent shell
     finally:
         subprocess.run([*tmux, "kill-server"], capture_output=True)

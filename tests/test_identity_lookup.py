@@ -12,8 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from conftest import script
+from pane_harness import FleetPane, fleet_pane  # noqa: F401  (fixture)
 from supervisor import index
 from supervisor.identity import (
+    same_owner,
     current_pane_id,
     fleet_socket,
     owner_alive,
@@ -59,17 +62,43 @@ def test_a_zombie_is_not_alive() -> None:
 def test_owner_alive_checks_the_start_token() -> None:
     me = os.getpid()
     assert owner_alive(me, start_token(me))
-    assert owner_alive(me)  # bash-era state without a token: existence only
     assert not owner_alive(me, "another-boot:123"), "same pid, other start time: a reused pid"
 
 
-@pytest.mark.parametrize(("raw", "expected"), [("4242", 4242), ("", None), ("abc", None), ("-5", None), ("0", None)])
-def test_supervisor_pid_env(raw: str, expected: int | None) -> None:
-    got = supervisor_pid({"CLAUDE_SUPERVISOR_PID": raw})
-    assert got == (expected if expected is not None else os.getppid())
+def test_an_owner_without_a_token_must_look_like_an_agent() -> None:
+    """A bash-era state has no start token: any process holding the number is not enough.
+
+    PID 1 is always alive; a state naming it must not hold its session forever.
+    """
+    assert not owner_alive(1)
+    assert not owner_alive(os.getpid()), "pytest holds the number but is no supervisor"
+    agent = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", "claude-run"])
+    try:
+        assert owner_alive(agent.pid)
+    finally:
+        agent.kill()
+        agent.wait()
+    assert not owner_alive(agent.pid)
+
+
+@pytest.mark.parametrize("pid", [2**31, 2**63, -1, 0, True, 4_194_305, "12", 1.5, None])
+def test_out_of_range_pids_are_nobody(pid: object) -> None:
+    assert not owner_alive(pid) and not owner_alive(pid, "boot:1")
+    assert not same_owner(pid, None, os.getpid(), None)
+
+
+@pytest.mark.parametrize("raw", ["", "abc", "-5", "0", "1", "2147483648", "4242"])
+def test_supervisor_pid_env_is_believed_only_for_an_ancestor(raw: str) -> None:
+    me, parent = os.getpid(), os.getppid()
+    assert supervisor_pid({"CLAUDE_SUPERVISOR_PID": str(me)}) == me
+    assert supervisor_pid({"CLAUDE_SUPERVISOR_PID": str(parent)}) == parent
+    # Garbage, or a process that is not above us (PID 1 is, but "1" is also what a spoof would pick:
+    # it is an ancestor of everything, so it is believed and owns nothing).
+    expected = 1 if raw == "1" else parent
+    assert supervisor_pid({"CLAUDE_SUPERVISOR_PID": raw}) == expected
     # Without claude-run, Claude's own pid (given to hooks and Bash tools alike) identifies the owner.
-    got = supervisor_pid({"CLAUDE_SUPERVISOR_PID": raw, "CLAUDE_PID": "777"})
-    assert got == (expected if expected is not None else 777)
+    assert supervisor_pid({"CLAUDE_SUPERVISOR_PID": raw, "CLAUDE_PID": str(me)}) == (1 if raw == "1" else me)
+    assert supervisor_pid({"CLAUDE_SUPERVISOR_PID": raw, "CLAUDE_PID": "777"}) == expected
 
 
 @pytest.mark.parametrize(
@@ -113,13 +142,15 @@ def _pane(name: str) -> str:
     ).stdout.strip()
 
 
-def test_current_pane_id_on_a_fleet_socket(tmux_server) -> None:
-    name, path = tmux_server("fleet")
-    pane = _pane(name)
-    env = {"TMUX": f"{path},1,0", "TMUX_PANE": pane}
-    assert current_pane_id(env) is None, "no @pane_label: not an agent pane"
-    subprocess.run(["tmux", "-L", name, "set-option", "-p", "-t", pane, "@pane_label", "SDK: main"], check=True)
-    assert current_pane_id(env) == "crew:agents:SDK: main"
+def test_current_pane_id_on_a_fleet_socket(fleet_pane: FleetPane, tmp_path: Path) -> None:
+    pane_id = [script("fleet"), "pane-id"]
+    assert fleet_pane.run(pane_id, env=dict(os.environ), cwd=tmp_path).stdout == f"{fleet_pane.pane_id}\n"
+    fleet_pane.tmux("set-option", "-p", "-t", fleet_pane.pane, "@pane_label", "SDK: main")
+    assert fleet_pane.run(pane_id, env=dict(os.environ), cwd=tmp_path).stdout == "crew:agents:SDK: main\n"
+    assert current_pane_id(fleet_pane.env()) is None, "outside the pane its variables are only a claim"
+    fleet_pane.tmux("set-option", "-p", "-u", "-t", fleet_pane.pane, "@pane_label")
+    r = fleet_pane.run(pane_id, env=dict(os.environ), cwd=tmp_path)
+    assert (r.returncode, r.stdout) == (1, ""), "no @pane_label: not an agent pane"
 
 
 def test_current_pane_id_ignores_other_servers(tmux_server) -> None:
@@ -129,19 +160,16 @@ def test_current_pane_id_ignores_other_servers(tmux_server) -> None:
     assert current_pane_id({"TMUX": f"{path},1,0", "TMUX_PANE": pane}) is None
 
 
-def test_session_find_reads_the_pane_from_tmux(tmux_server, project: Path) -> None:
+def test_session_find_reads_the_pane_from_tmux(fleet_pane: FleetPane, project: Path) -> None:
     """Inside a fleet pane, `session find` matches by pane without being told the id."""
-    name, path = tmux_server("fleet")
-    pane = _pane(name)
-    subprocess.run(["tmux", "-L", name, "set-option", "-p", "-t", pane, "@pane_label", "SDK"], check=True)
     d = project / "sessions" / "PANE_SESSION"
     d.mkdir()
-    (d / ".state.json").write_text(json.dumps({"pid": 0, "skill": "x", "fleetPaneId": "crew:agents:SDK"}))
-    env = dict(os.environ, TMUX=f"{path},1,0", TMUX_PANE=pane, CLAUDE_SUPERVISOR_PID="1")
-    out = subprocess.run(
-        [str(Path(sys.executable).parent / "session"), "find"], capture_output=True, text=True, env=env, cwd=project
-    )
+    (d / ".state.json").write_text(json.dumps({"pid": 0, "skill": "x", "fleetPaneId": fleet_pane.pane_id}))
+    out = fleet_pane.run([script("session"), "find"], env=dict(os.environ), cwd=project)
     assert out.stdout.strip() == str(d)
+    spoofed = subprocess.run([script("session"), "find"], capture_output=True, text=True, cwd=project,
+                             env=dict(os.environ, **fleet_pane.env()))
+    assert spoofed.returncode == 1, "the pane's variables outside the pane do not find its session"
 
 
 # --------------------------------------------------------------------------- the index
@@ -179,15 +207,16 @@ def test_a_stale_index_entry_is_never_trusted(tmp_path: Path) -> None:
     assert found is not None and found.session_dir == root / "B"
 
 
-def test_index_drops_dead_pids_and_stays_small(tmp_path: Path) -> None:
+def test_index_keeps_a_small_entry_per_session_and_no_impossible_pids(tmp_path: Path) -> None:
     root = tmp_path / "sessions"
     root.mkdir()
     for i in range(300):
-        _write(root, f"S{i:04d}", {"pid": 2**22 + i, "skill": "x"})
+        _write(root, f"S{i:04d}", {"pid": 2**22 + 1 + i, "skill": "x", "fleetPaneId": f"f:w:{i}"})
     _write(root, "LIVE", {"pid": os.getpid()})
     idx = index.rebuild(root)
     assert idx.pids == {str(os.getpid()): ["LIVE"]}
-    assert index.index_path(root).stat().st_size < 1000
+    assert len(idx.panes) == 300
+    assert index.index_path(root).stat().st_size < 300 * 80
 
 
 def test_lookup_tolerates_garbage_state_files(tmp_path: Path) -> None:

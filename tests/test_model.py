@@ -12,7 +12,7 @@ from supervisor.model import SessionState, field_aliases, parse
 from supervisor.store import StateError, read_state
 
 BASH_ERA_STATE = """{
-  "pid": 99999999,
+  "pid": 4194303,
   "skill": "implement",
   "lifecycle": "active",
   "loading": true,

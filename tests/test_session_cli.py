@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import Run, script
+from pane_harness import FleetPane, fleet_pane  # noqa: F401  (fixture)
 from supervisor.identity import start_token
 
 S = "sessions/2026_02_07_TOPIC"
@@ -71,13 +72,18 @@ def test_activate_fresh_writes_the_seed_fields(project: Path, run_session: Run) 
 
 def test_activate_same_owner_reactivates_and_skill_switch_resets_phases(project: Path, run_session: Run) -> None:
     phases = {"phases": [{"major": 1, "minor": 0, "name": "Setup"}, {"major": 2, "minor": 0, "name": "Build"}]}
-    assert run_session("activate", S, "implement", input=json.dumps(phases)).returncode == 0
+    conv = {"CLAUDE_CODE_SESSION_ID": "conv-1"}
+    assert run_session("activate", S, "implement", input=json.dumps(phases), env=conv).returncode == 0
     assert run_session("phase", S, "2: Build").returncode == 0
-    r = run_session("activate", S, "implement")
+    r = run_session("activate", S, "implement", env=conv)
     assert "Session re-activated" in r.stdout and r.returncode == 0
     st = state_of(project)
     assert st["currentPhase"] == "2: Build" and st["phases"] == phases["phases"]
-    assert st["loading"] is True, "every activation re-enters loading mode"
+    assert "loading" not in st, "loading (no heartbeat) is granted once per conversation, not per activation"
+    assert run_session("activate", S, "implement").returncode == 0
+    assert "loading" not in state_of(project), "without a conversation id nothing proves a new one"
+    assert run_session("activate", S, "implement", env={"CLAUDE_CODE_SESSION_ID": "conv-2"}).returncode == 0
+    assert state_of(project)["loading"] is True, "a new conversation bootstraps again"
     r = run_session("activate", S, "test")
     assert "Session activated" in r.stdout
     st = state_of(project)
@@ -91,7 +97,7 @@ def test_activate_clears_overflow_and_kill_request(project: Path, run_session: R
         {"pid": os.getpid(), "skill": "implement", "lifecycle": "restarting", "overflowed": True,
          "killRequested": True, "restartPrompt": "/session continue", "contextUsage": 0.9},
     )  # fmt: skip
-    assert run_session("activate", S, "implement").returncode == 0
+    assert run_session("activate", S, "implement", env={"CLAUDE_CODE_SESSION_ID": "new-conv"}).returncode == 0
     st = state_of(project)
     assert (st["lifecycle"], st["overflowed"], st["killRequested"]) == ("active", False, False)
     assert "restartPrompt" not in st and st["contextUsage"] == 0
@@ -113,7 +119,8 @@ def test_reactivating_the_overflowed_conversation_keeps_it_overflowed(project: P
 
 
 def test_activate_refuses_a_live_foreign_owner(project: Path, run_session: Run, other_live_process) -> None:
-    d = write_state(project, {"pid": other_live_process.pid, "skill": "implement", "lifecycle": "active"})
+    d = write_state(project, {"pid": other_live_process.pid, "pidStart": start_token(other_live_process.pid),
+                              "skill": "implement", "lifecycle": "active"})
     raw = (d / ".state.json").read_bytes()
     line = one_line_error(run_session("activate", S, "implement"))
     assert str(other_live_process.pid) in line and "choose another folder" in line
@@ -150,12 +157,32 @@ def test_pid_zero_is_dead_not_alive(project: Path, run_session: Run) -> None:
     assert run_session("activate", S, "implement").returncode == 0
 
 
-def test_activate_claims_the_pane_from_other_sessions(project: Path, run_session: Run, dead_pid: int) -> None:
-    write_state(project, {"pid": dead_pid, "skill": "x", "fleetPaneId": "f:w:SDK"}, "sessions/OLD")
-    r = run_session("activate", S, "implement", "--fleet-pane", "f:w:SDK")
+def test_activate_claims_the_pane_from_other_sessions(
+    project: Path, run_session: Run, dead_pid: int, fleet_pane: FleetPane
+) -> None:
+    pane = fleet_pane.pane_id
+    write_state(project, {"pid": dead_pid, "skill": "x", "fleetPaneId": pane}, "sessions/OLD")
+    r = fleet_pane.run([script("session"), "activate", S, "implement"], env=dict(os.environ), cwd=project)
+    assert r.returncode == 0, r.stderr
     assert "Cleared stale fleetPaneId from: OLD" in r.stdout
     assert "fleetPaneId" not in state_of(project, "sessions/OLD")
-    assert state_of(project)["fleetPaneId"] == "f:w:SDK"
+    assert state_of(project)["fleetPaneId"] == pane
+
+
+def test_activate_claims_only_the_pane_the_caller_runs_in(
+    project: Path, run_session: Run, dead_pid: int, fleet_pane: FleetPane
+) -> None:
+    """``--fleet-pane`` and ``$TMUX_PANE`` are claims; a pane counts only from inside it."""
+    write_state(project, {"pid": dead_pid, "skill": "x", "fleetPaneId": fleet_pane.pane_id}, "sessions/VICTIM")
+    before = (project / "sessions/VICTIM/.state.json").read_bytes()
+    line = one_line_error(run_session("activate", S, "implement", "--fleet-pane", fleet_pane.pane_id))
+    assert "is not this agent's pane" in line and "does not run in a fleet pane" in line
+    r = run_session("activate", S, "implement", env=fleet_pane.env())  # the pane's variables, outside it
+    assert r.returncode == 0 and "fleetPaneId" not in state_of(project)
+    assert (project / "sessions/VICTIM/.state.json").read_bytes() == before, "the pane's session was not touched"
+    inside = fleet_pane.run([script("session"), "activate", "sessions/OTHER", "implement", "--fleet-pane", "x:y:z"],
+                            env=dict(os.environ), cwd=project)
+    assert inside.returncode == 1 and f"it runs in {fleet_pane.pane_id}" in inside.stderr
 
 
 def test_activating_another_session_releases_the_previous_one(project: Path, run_session: Run) -> None:
@@ -245,16 +272,29 @@ def test_find_by_pane_when_owner_is_dead(project: Path, run_session: Run, dead_p
 def test_find_falls_through_when_the_pane_is_held_by_another_live_agent(
     project: Path, run_session: Run, other_live_process
 ) -> None:
-    write_state(project, {"pid": other_live_process.pid, "skill": "x", "fleetPaneId": "f:w:A"}, "sessions/THEIRS")
+    write_state(project, {"pid": other_live_process.pid, "pidStart": start_token(other_live_process.pid),
+                          "skill": "x", "fleetPaneId": "f:w:A"}, "sessions/THEIRS")
     assert run_session("find", "--fleet-pane", "f:w:A").returncode == 1
     write_state(project, {"pid": os.getpid(), "skill": "x"}, "sessions/MINE")
     assert run_session("find", "--fleet-pane", "f:w:A").stdout.strip() == str(project / "sessions/MINE")
 
 
 def test_find_uses_the_supervisor_pid_env(project: Path, run_session: Run, other_live_process) -> None:
-    write_state(project, {"pid": other_live_process.pid, "skill": "x"})
-    r = run_session("find", env={"CLAUDE_SUPERVISOR_PID": str(other_live_process.pid)})
-    assert r.stdout.strip() == str(project / S)
+    write_state(project, {"pid": os.getpid(), "skill": "x"})
+    assert run_session("find").stdout.strip() == str(project / S)  # this test process: our ancestor
+
+
+def test_a_supervisor_pid_that_is_not_an_ancestor_is_not_believed(
+    project: Path, run_session: Run, other_live_process
+) -> None:
+    """Naming another agent's supervisor does not make the caller that agent."""
+    write_state(project, {"pid": other_live_process.pid, "pidStart": start_token(other_live_process.pid),
+                          "skill": "x", "lifecycle": "active"})
+    spoof = {"CLAUDE_SUPERVISOR_PID": str(other_live_process.pid), "CLAUDE_PID": str(other_live_process.pid)}
+    assert run_session("find", env=spoof).returncode == 1
+    before = (project / S / ".state.json").read_bytes()
+    one_line_error(run_session("deactivate", S, input="done\n", env=spoof))
+    assert (project / S / ".state.json").read_bytes() == before
 
 
 # ----------------------------------------------------------------------------- phase

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from supervisor.identity import start_token
 from supervisor.store import (
     CorruptStateError,
     LockTimeoutError,
@@ -150,7 +151,7 @@ STDLIB_WRITER = textwrap.dedent(
 
 def test_concurrent_writers_lose_nothing(project: Path) -> None:
     """N stdlib processes increment their own counters while the CLI (pydantic path) sets fields."""
-    d = _session(project, state={"skill": "x"})
+    d = _session(project, state={"skill": "x", "pid": os.getpid(), "pidStart": start_token(os.getpid())})
     per_writer = 60
     stdlib = [
         subprocess.Popen([sys.executable, "-c", STDLIB_WRITER, str(d), f"count{i}", str(per_writer)], cwd=ROOT)

@@ -18,12 +18,12 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 from supervisor import transitions as tr
 from supervisor.errors import ShepherdError
 from supervisor.fields import F, Lifecycle
-from supervisor.identity import start_token
+from supervisor.identity import PID_MAX, start_token
 from supervisor.model import parse
 
 ME = os.getpid()
 MY_TOKEN = start_token(ME)
-DEAD_PID = 2**22 + 12345  # above any pid_max default: never a live process
+DEAD_PID = PID_MAX  # pid_max is at most PID_MAX and PIDs stay below it: never a live process
 SESSION_DIR = Path("/p/sessions/2026_01_01_T")
 
 skills = st.sampled_from(["implement", "test", "fix"])
@@ -85,9 +85,14 @@ class SessionMachine(RuleBasedStateMachine):
         self._apply("begin_dehydrate", tr.begin_dehydrate)
 
     @precondition(lambda self: bool(self.state))
+    @rule(conversation=ids)
+    def mark_overflowed(self, conversation: str | None) -> None:
+        self._apply("mark_overflowed", lambda s: tr.mark_overflowed(s, conversation))
+
+    @precondition(lambda self: bool(self.state))
     @rule()
-    def mark_overflowed(self) -> None:
-        self._apply("mark_overflowed", tr.mark_overflowed)
+    def dehydrate_call(self) -> None:
+        self._apply("dehydrate_call", lambda s: tr.count_dehydrate_call(s, 25))
 
     @precondition(lambda self: bool(self.state))
     @rule()
@@ -116,9 +121,23 @@ class SessionMachine(RuleBasedStateMachine):
             assert self.state.get(F.OVERFLOWED) is True, f"{self.op} cleared overflowed"
         if self.state.get(F.OVERFLOWED) is True and self.before.get(F.OVERFLOWED) is not True:
             assert self.op == "mark_overflowed", f"{self.op} set overflowed"
-        same = self.activated_with is not None and self.activated_with == self.before.get(F.SESSION_ID)
+        overflowed_in = self.before.get(F.OVERFLOW_CONVERSATION) or self.before.get(F.SESSION_ID)
+        same = self.activated_with is None or self.activated_with == overflowed_in
         if self.op == "activate" and self.before.get(F.OVERFLOWED) is True and same and self.state != self.before:
             assert self.state.get(F.OVERFLOWED) is True, "activate inside the overflowed conversation cleared it"
+
+    @invariant()
+    def dehydrate_budget_belongs_to_the_conversation(self) -> None:
+        """Spent dehydrate calls come back only when a new conversation activates."""
+        before = self.before.get(F.DEHYDRATE_TOOL_CALLS)
+        after = self.state.get(F.DEHYDRATE_TOOL_CALLS)
+        if not isinstance(before, int) or (isinstance(after, int) and after >= before):
+            return
+        assert self.op == "activate", f"{self.op} refilled the dehydrate budget"
+        overflowed_in = self.before.get(F.OVERFLOW_CONVERSATION) or self.before.get(F.SESSION_ID)
+        assert self.before.get(F.OVERFLOWED) is not True or (
+            self.activated_with is not None and self.activated_with != overflowed_in
+        ), "activate inside the overflowed conversation refilled the dehydrate budget"
 
     @invariant()
     def kill_request_has_one_writer_each_way(self) -> None:

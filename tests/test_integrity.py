@@ -1,0 +1,458 @@
+"""The gates and the store against a hostile agent sharing the sessions root (README "Threat model").
+
+Every test plays an agent trying one of the known escapes through the real
+console scripts (``session`` and ``claude-hook`` as subprocesses) on real
+files, and checks that it is refused *and* that nothing on disk changed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import typing as t
+from pathlib import Path
+
+import pytest
+
+from conftest import Run, script
+from hooks_helpers import bash, hook_env, run, tool
+from supervisor.identity import start_token
+
+S = "sessions/2026_02_07_TOPIC"
+CONV = "c1f98c8c-c723-4d46-ad1d-62b28790d574"  # the conversation of hooks_helpers.tool()
+TEMPLATE = "~/.claude/skills/implement/assets/TEMPLATE_IMPLEMENTATION_LOG.md"
+
+
+def write_state(project: Path, state: dict[str, t.Any], rel: str = S) -> Path:
+    d = project / rel
+    d.mkdir(parents=True, exist_ok=True)
+    (d / ".state.json").write_text(json.dumps(state, indent=2))
+    return d
+
+
+def state_of(project: Path, rel: str = S) -> dict[str, t.Any]:
+    return json.loads((project / rel / ".state.json").read_text())
+
+
+def mine(**fields: t.Any) -> dict[str, t.Any]:
+    """A state owned by this test process (the 'agent' of every ``session`` call here)."""
+    return {"pid": os.getpid(), "pidStart": start_token(os.getpid()), "skill": "implement",
+            "lifecycle": "active", **fields}
+
+
+def snapshot(directory: Path) -> dict[str, bytes]:
+    """Every file's content (an empty lock file, created by taking the lock, is no change)."""
+    return {p.name: p.read_bytes() for p in sorted(directory.iterdir())
+            if p.is_file() and not p.is_symlink() and not p.name.endswith(".lock")}
+
+
+def refused(result: subprocess.CompletedProcess[str], *words: str) -> str:
+    assert result.returncode == 1, (result.returncode, result.stdout, result.stderr)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("session: error: "), result.stderr
+    for word in words:
+        assert word in lines[0], lines[0]
+    return lines[0]
+
+
+@pytest.fixture
+def other_agent() -> t.Iterator[subprocess.Popen[bytes]]:
+    """Another live agent's supervisor (not an ancestor of anything we run)."""
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "claude-run"])
+    yield proc
+    proc.kill()
+    proc.wait()
+
+
+def theirs(proc: subprocess.Popen[bytes], **fields: t.Any) -> dict[str, t.Any]:
+    return {"pid": proc.pid, "pidStart": start_token(proc.pid), "skill": "implement", "lifecycle": "active",
+            "logTemplate": TEMPLATE, "toolUseWithoutLogsBlockAfter": 10, "currentPhase": "2: Build", **fields}
+
+
+# --------------------------------------------------------------------------- 1. ownership
+
+
+@pytest.mark.parametrize(
+    "args, stdin",
+    [
+        (["deactivate", S], "all done\n"),
+        (["dehydrate", S], "# Handover\nplanted\n"),
+        (["dehydrate", S, "--no-restart"], "# Handover\nplanted\n"),
+        (["update", S, "toolUseWithoutLogsBlockAfter", "1"], ""),
+        (["update", S, "logTemplate", "/tmp/TEMPLATE_EVIL_LOG.md"], ""),
+        (["phase", S, "3: Ship"], ""),
+        (["log", S], "an entry in someone else's log\n"),
+        (["target", S, "/etc/passwd"], ""),
+        (["restart", S], ""),
+    ],
+)
+def test_no_command_writes_another_live_agents_session(
+    project: Path, run_session: Run, other_agent: subprocess.Popen[bytes], args: list[str], stdin: str
+) -> None:
+    d = write_state(project, theirs(other_agent))
+    before = snapshot(d)
+    refused(run_session(*args, input=stdin), "not this agent's session", f"PID {other_agent.pid}")
+    assert snapshot(d) == before, "a refused command changes nothing on disk (no handover, no log)"
+
+
+def test_the_owner_may_write_its_own_session(project: Path, run_session: Run) -> None:
+    write_state(project, mine(logTemplate=TEMPLATE))
+    assert run_session("update", S, "toolUseWithoutLogsBlockAfter", "20").returncode == 0
+    assert run_session("log", S, input="did a thing\n").returncode == 0
+    assert run_session("dehydrate", S, "--no-restart", input="# Handover\n").returncode == 0
+    assert state_of(project)["toolUseWithoutLogsBlockAfter"] == 20
+
+
+def test_a_session_without_owner_is_not_writable_until_activated(project: Path, run_session: Run) -> None:
+    write_state(project, {"pid": 0, "skill": "implement", "lifecycle": "active"})
+    refused(run_session("deactivate", S, input="x\n"), "held by no agent")
+    assert run_session("activate", S, "implement").returncode == 0
+    assert run_session("deactivate", S, input="x\n").returncode == 0
+
+
+# --------------------------------------------------------------------------- 2. take-over by corruption
+
+
+@pytest.mark.parametrize("template", [".state.json", "x/.state.json", "TEMPLATE_.state.json", "DEHYDRATED_CONTEXT.md",
+                                      ".state.json.lock", "", "log.txt"])
+def test_a_log_template_cannot_name_our_own_files(project: Path, run_session: Run, template: str) -> None:
+    write_state(project, mine())
+    before = snapshot(project / S)
+    refused(run_session("update", S, "logTemplate", template), "logTemplate")
+    assert snapshot(project / S) == before
+
+
+def test_a_planted_template_never_makes_the_log_a_state_file(project: Path, run_session: Run) -> None:
+    """Even a template written before these checks existed cannot route the log into .state.json."""
+    write_state(project, mine(logTemplate=".state.json"))
+    assert run_session("log", S, input="entry\n").returncode == 0
+    json.loads((project / S / ".state.json").read_text())  # still valid JSON
+    assert (project / S / "IMPLEMENT_LOG.md").read_text().endswith("entry\n")
+
+
+def test_a_corrupt_state_of_a_live_agent_is_not_free(
+    project: Path, run_session: Run, other_agent: subprocess.Popen[bytes]
+) -> None:
+    d = write_state(project, theirs(other_agent))
+    with open(d / ".state.json", "a") as handle:
+        handle.write("\n## 2026-01-01\nappended by a log\n")
+    before = snapshot(d)
+    refused(run_session("activate", S, "implement"), "corrupt", "live agent", str(other_agent.pid))
+    assert snapshot(d) == before
+
+
+def test_a_corrupt_state_whose_owner_cannot_be_known_is_not_free(project: Path, run_session: Run) -> None:
+    d = project / S
+    d.mkdir(parents=True)
+    (d / ".state.json").write_text("garbage, no owner in here")
+    refused(run_session("activate", S, "implement"), "owner cannot be known", "move it aside")
+    assert (d / ".state.json").read_text() == "garbage, no owner in here"
+
+
+def test_a_corrupt_state_of_a_dead_owner_is_set_aside_and_taken(project: Path, run_session: Run) -> None:
+    d = project / S
+    d.mkdir(parents=True)
+    (d / ".state.json").write_text('{"pid": 4194304, "skill": "x", oops')
+    r = run_session("activate", S, "implement")
+    assert r.returncode == 0, r.stderr
+    assert state_of(project)["pid"] == os.getpid()
+    assert [p.name for p in d.glob(".state.json.corrupt-*")]
+
+
+# --------------------------------------------------------------------------- 3. overflow budget refill
+
+
+def spent_overflow(**fields: t.Any) -> dict[str, t.Any]:
+    return mine(overflowed=True, overflowConversation=CONV, sessionId=CONV, lifecycle="dehydrating",
+                dehydrateToolCalls=25, contextUsage=0.9, **fields)
+
+
+def test_deactivate_and_continue_do_not_refill_the_dehydrate_budget(project: Path, run_session: Run) -> None:
+    write_state(project, spent_overflow())
+    env = hook_env(project)
+    conv = {"CLAUDE_CODE_SESSION_ID": CONV}
+    assert run_session("deactivate", S, input="stop\n", env=conv).returncode == 0
+    assert run_session("continue", S, env=conv).returncode == 0
+    st = state_of(project)
+    assert (st["overflowed"], st["dehydrateToolCalls"]) == (True, 25)
+    dehydrate = tool(project, "Skill", skill="session", args="dehydrate")
+    assert run("pre-tool-use", dehydrate, env, cwd=project).stdout == ""  # starting is allowed...
+    denied = run("pre-tool-use", tool(project, "Grep", pattern="x"), env, cwd=project).stdout
+    assert "used its 25 tool calls" in denied, "...but the conversation's budget stays spent"
+
+
+def test_an_overflowed_conversation_cannot_activate_another_session(project: Path, run_session: Run) -> None:
+    write_state(project, spent_overflow())
+    conv = {"CLAUDE_CODE_SESSION_ID": CONV}
+    refused(run_session("activate", "sessions/FRESH", "implement", env=conv), "overflowed", "dehydrate it first")
+    assert not (project / "sessions/FRESH").exists()
+    # A new conversation (the restarted Claude) may.
+    assert run_session("activate", "sessions/FRESH", "implement", env={"CLAUDE_CODE_SESSION_ID": "new"}).returncode == 0
+
+
+def test_only_a_new_conversation_clears_the_overflow(project: Path, run_session: Run) -> None:
+    write_state(project, spent_overflow())
+    assert run_session("activate", S, "implement").returncode == 0  # no conversation id: proves nothing
+    assert state_of(project)["overflowed"] is True
+    assert run_session("activate", S, "implement", env={"CLAUDE_CODE_SESSION_ID": "new"}).returncode == 0
+    st = state_of(project)
+    assert st["overflowed"] is False and "dehydrateToolCalls" not in st and "overflowConversation" not in st
+
+
+# --------------------------------------------------------------------------- 4. hanging and huge files
+
+
+def make_fifo(path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(path)
+
+
+def make_huge(path: Path, size: int = 75 * 1024 * 1024) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "wb") as handle:
+        handle.truncate(size)  # sparse: costs nothing on disk
+
+
+@pytest.mark.parametrize("plant", [make_fifo, make_huge])
+def test_a_trap_in_another_session_costs_only_itself(project: Path, run_session: Run, plant) -> None:
+    write_state(project, mine())
+    plant(project / "sessions" / "TRAP" / ".state.json")
+    started = time.monotonic()
+    assert run_session("find", timeout=10).stdout.strip() == str(project / S)
+    env = dict(hook_env(project), SESSION_REQUIRED="1")
+    assert run("pre-tool-use", tool(project, "Grep", pattern="x"), env, cwd=project).stdout == ""
+    assert time.monotonic() - started < 8
+
+
+@pytest.mark.parametrize("plant", [make_fifo, make_huge])
+def test_a_trap_as_the_callers_own_state_fails_closed(project: Path, plant) -> None:
+    write_state(project, mine(), rel="sessions/OTHER")  # the index knows who we are...
+    os.rename(project / "sessions/OTHER/.state.json", project / "sessions/OTHER/.keep")
+    plant(project / "sessions" / "OTHER" / ".state.json")  # ...but our state is now a trap
+    index = project / "sessions" / ".shepherd" / "index.json"
+    index.parent.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    out = run("pre-tool-use", tool(project, "Grep", pattern="x"), dict(hook_env(project), SESSION_REQUIRED="1"),
+              cwd=project).stdout
+    assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert time.monotonic() - started < 8
+
+
+@pytest.mark.parametrize("name", ["index.json", "index.lock"])
+def test_a_trap_in_the_index_folder_does_not_hang_lookups(project: Path, run_session: Run, name: str) -> None:
+    write_state(project, mine())
+    make_fifo(project / "sessions" / ".shepherd" / name)
+    assert run_session("find", timeout=10).stdout.strip() == str(project / S)
+    r = run_session("activate", "sessions/B", "implement", timeout=15)
+    assert r.returncode == 0, r.stderr
+
+
+# --------------------------------------------------------------------------- 7. heartbeat escapes
+
+
+def heartbeat_state(**fields: t.Any) -> dict[str, t.Any]:
+    return mine(**{"logTemplate": TEMPLATE, "toolCallsByTranscript": {"main.jsonl": 9}, "sessionId": CONV, **fields})
+
+
+def test_only_a_real_log_entry_resets_the_heartbeat(
+    project: Path, run_session: Run, other_agent: subprocess.Popen[bytes]
+) -> None:
+    write_state(project, heartbeat_state())
+    write_state(project, theirs(other_agent), rel="sessions/THEIRS")
+    assert run_session("log", "--help").returncode == 0
+    refused(run_session("log", S, input=""), "nothing to log")
+    refused(run_session("log", "sessions/THEIRS", input="x\n"), "not this agent's session")
+    assert state_of(project)["toolCallsByTranscript"] == {"main.jsonl": 9}
+    assert run_session("log", S, input="real progress\n").returncode == 0
+    assert state_of(project)["toolCallsByTranscript"] == {}
+    assert "real progress" in (project / S / "IMPLEMENTATION_LOG.md").read_text()
+
+
+@pytest.mark.parametrize("field, value", [("toolUseWithoutLogsBlockAfter", "0"),
+                                          ("toolUseWithoutLogsBlockAfter", "100000"),
+                                          ("toolUseWithoutLogsWarnAfter", "0"),
+                                          ("logTemplate", "null"), ("logTemplate", '""')])
+def test_update_cannot_switch_the_heartbeat_off(project: Path, run_session: Run, field: str, value: str) -> None:
+    write_state(project, heartbeat_state())
+    before = snapshot(project / S)
+    refused(run_session("update", S, field, value), field)
+    assert snapshot(project / S) == before
+
+
+def test_activation_stdin_cannot_switch_the_heartbeat_off(project: Path, run_session: Run) -> None:
+    write_state(project, heartbeat_state())
+    for payload in ({"logTemplate": None}, {"toolUseWithoutLogsBlockAfter": 0}):
+        refused(run_session("activate", S, "implement", input=json.dumps(payload)))
+    assert state_of(project)["logTemplate"] == TEMPLATE
+
+
+def test_reactivation_and_phase_do_not_reset_the_heartbeat(project: Path, run_session: Run) -> None:
+    write_state(project, heartbeat_state())
+    conv = {"CLAUDE_CODE_SESSION_ID": CONV}
+    assert run_session("activate", S, "implement", env=conv).returncode == 0
+    assert "loading" not in state_of(project), "re-activation in the same conversation grants no bootstrap"
+    assert run_session("phase", S, "3: Next").returncode == 0
+    assert state_of(project)["toolCallsByTranscript"] == {"main.jsonl": 9}
+    env = hook_env(project)
+    out = run("pre-tool-use", tool(project, "Grep", pattern="x"), env, cwd=project).stdout
+    assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+@pytest.mark.parametrize("call", [{"tool_name": "Edit", "file_path": "a.py"}, {"tool_name": "Task", "prompt": "x"},
+                                  {"tool_name": "Agent", "prompt": "x"}])
+def test_once_blocked_uncounted_tools_are_blocked_too(project: Path, call: dict[str, str]) -> None:
+    write_state(project, heartbeat_state(toolCallsByTranscript={"main.jsonl": 10}, lastEditFile_main_jsonl="a.py"))
+    env = hook_env(project)
+    name = call.pop("tool_name")
+    for _ in range(2):  # a repeated Edit of one file is not counted, but it is not a way past a block
+        out = run("pre-tool-use", tool(project, name, **call), env, cwd=project).stdout
+        assert "Tool DENIED" in out
+    assert run("pre-tool-use", bash(project, f"session log {S} <<'EOF'\nx\nEOF"), env, cwd=project).stdout == ""
+
+
+# --------------------------------------------------------------------------- 8. symlinks
+
+
+@pytest.fixture
+def outside(tmp_path: Path) -> Path:
+    target = tmp_path / "outside.txt"
+    target.write_text("precious\n")
+    return target
+
+
+def test_session_log_does_not_append_through_a_symlink(project: Path, run_session: Run, outside: Path) -> None:
+    d = write_state(project, mine(logTemplate=TEMPLATE))
+    (d / "IMPLEMENTATION_LOG.md").symlink_to(outside)
+    refused(run_session("log", S, input="x\n"), "symlink")
+    assert outside.read_text() == "precious\n"
+
+
+def test_session_log_does_not_append_through_a_hard_link(project: Path, run_session: Run, outside: Path) -> None:
+    d = write_state(project, mine(logTemplate=TEMPLATE))
+    os.link(outside, d / "IMPLEMENTATION_LOG.md")
+    refused(run_session("log", S, input="x\n"), "hard-linked")
+    assert outside.read_text() == "precious\n"
+
+
+def test_session_continue_does_not_print_a_symlinked_handover(project: Path, run_session: Run, outside: Path) -> None:
+    d = write_state(project, mine())
+    (d / "DEHYDRATED_CONTEXT.md").symlink_to(outside)
+    r = run_session("continue", S)
+    assert "precious" not in r.stdout and r.returncode == 1 and "symlink" in r.stderr
+
+
+def test_the_lock_and_the_index_are_not_created_through_symlinks(
+    project: Path, run_session: Run, tmp_path: Path
+) -> None:
+    d = write_state(project, mine())
+    (d / ".state.json.lock").symlink_to(tmp_path / "planted.lock")
+    refused(run_session("update", S, "note", "1"), "symlink")
+    assert not (tmp_path / "planted.lock").exists()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (project / "sessions" / ".shepherd").symlink_to(elsewhere)
+    (d / ".state.json.lock").unlink()
+    assert run_session("activate", "sessions/B", "implement").returncode == 0
+    assert list(elsewhere.iterdir()) == [], "nothing written through the symlinked index folder"
+
+
+def test_a_symlinked_session_folder_is_refused(project: Path, run_session: Run, tmp_path: Path) -> None:
+    real = write_state(project, mine(), rel="sessions/REAL")
+    (project / "sessions" / "ALIAS").symlink_to(real)
+    refused(run_session("activate", "sessions/ALIAS", "implement"), "symlink")
+
+
+# --------------------------------------------------------------------------- 9. bad values
+
+
+@pytest.mark.parametrize("pid", [2147483648, 2**63, -7, "12", 1.5, True])
+def test_one_bad_pid_costs_only_its_own_file(project: Path, run_session: Run, pid: object) -> None:
+    write_state(project, mine())
+    write_state(project, {"pid": pid, "skill": "x", "fleetPaneId": "f:w:x"}, rel="sessions/BAD")
+    assert run_session("find").stdout.strip() == str(project / S)
+    env = dict(hook_env(project), SESSION_REQUIRED="1")
+    assert run("pre-tool-use", tool(project, "Grep", pattern="x"), env, cwd=project).stdout == ""
+
+
+def test_a_tokenless_pid_1_does_not_hold_a_session_forever(project: Path, run_session: Run) -> None:
+    write_state(project, {"pid": 1, "skill": "implement", "lifecycle": "active"})
+    r = run_session("activate", S, "implement")
+    assert r.returncode == 0 and "Took over from supervisor PID 1" in r.stdout
+
+
+# --------------------------------------------------------------------------- faults of the store
+
+
+def test_temp_files_of_killed_writers_are_swept_under_the_lock(project: Path, run_session: Run) -> None:
+    d = write_state(project, mine())
+    for n in range(3):
+        (d / f"..state.json.tmp-{99999 + n}-123").write_text("{half")
+    (d / ".DEHYDRATED_CONTEXT.md.tmp-1-2").write_text("not ours to sweep here")
+    assert run_session("update", S, "note", "1").returncode == 0
+    assert sorted(p.name for p in d.iterdir() if "tmp" in p.name) == [".DEHYDRATED_CONTEXT.md.tmp-1-2"]
+
+
+def test_an_external_edit_is_seen_by_the_next_lookup(project: Path, run_session: Run) -> None:
+    """A bash-era script rewrites a state in place; no folder is added or removed."""
+    write_state(project, {"pid": 0, "skill": "x"}, rel="sessions/A")
+    assert run_session("find").returncode == 1  # the index now knows A, without an owner
+    root_mtime = (project / "sessions").stat().st_mtime_ns
+    with open(project / "sessions/A/.state.json", "w") as handle:  # in place: the folder's mtime is untouched
+        json.dump({"pid": os.getpid(), "skill": "x"}, handle)
+    assert (project / "sessions").stat().st_mtime_ns == root_mtime
+    assert run_session("find").stdout.strip() == str(project / "sessions/A")
+
+
+def test_bash_era_agent_json_is_migrated_on_activate(project: Path, run_session: Run) -> None:
+    d = project / S
+    d.mkdir(parents=True)
+    (d / ".agent.json").write_text(json.dumps({"pid": 0, "skill": "implement", "preludeFiles": ["a"]}))
+    r = run_session("activate", S, "implement")
+    assert r.returncode == 0 and "Migrated .agent.json → .state.json" in r.stdout
+    assert not (d / ".agent.json").exists() and state_of(project)["preludeFiles"] == ["a"]
+
+
+LOCK_HAMMER = """
+import sys, time
+from pathlib import Path
+from supervisor.store import file_lock
+lock, until = Path(sys.argv[1]), time.monotonic() + float(sys.argv[2])
+while time.monotonic() < until:
+    with file_lock(lock, timeout=30):
+        time.sleep(0.002)
+"""
+
+LOCK_WAITER = """
+import sys, time
+from pathlib import Path
+from supervisor.store import file_lock, LockTimeoutError
+time.sleep(0.5)
+worst = 0.0
+for _ in range(20):
+    started = time.monotonic()
+    try:
+        with file_lock(Path(sys.argv[1]), timeout=2.0):
+            pass
+    except LockTimeoutError:
+        print("starved"); sys.exit(0)
+    worst = max(worst, time.monotonic() - started)
+print(f"{worst:.3f}")
+"""
+
+
+def test_a_writer_is_not_starved_by_a_dozen_busy_ones(tmp_path: Path) -> None:
+    lock = tmp_path / "x.lock"
+    root = Path(__file__).resolve().parent.parent
+    hammers = [subprocess.Popen([sys.executable, "-c", LOCK_HAMMER, str(lock), "6"], cwd=root) for _ in range(11)]
+    try:
+        out = subprocess.run([sys.executable, "-c", LOCK_WAITER, str(lock)], cwd=root, capture_output=True,
+                             text=True, timeout=120)
+    finally:
+        for proc in hammers:
+            proc.kill()
+            proc.wait()
+    assert out.stdout.strip() != "starved", out.stderr
+    assert float(out.stdout) < 2.0
