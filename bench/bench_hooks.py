@@ -105,8 +105,8 @@ def main() -> None:
         counting_env["CLAUDE_SUPERVISOR_PID"] = str(os.getppid())
         for argv in (["activate", counting, "implement"], ["phase", counting, "2: Work"],
                      ["update", counting, "logTemplate", "~/.claude/TEMPLATE_IMPLEMENTATION_LOG.md"],
-                     ["update", counting, "toolUseWithoutLogsBlockAfter", "0"],
-                     ["update", counting, "toolUseWithoutLogsWarnAfter", "0"]):
+                     ["update", counting, "toolUseWithoutLogsBlockAfter", "50"],
+                     ["update", counting, "toolUseWithoutLogsWarnAfter", "50"]):
             subprocess.run([str(BIN / "session"), *argv], cwd=project, env=counting_env, check=True,
                            capture_output=True, stdin=subprocess.DEVNULL)
         commands["installed, heartbeat writing state"] = (installed, counting_env)

@@ -4,15 +4,17 @@
 make each tool call cost O(number of sessions) reads (the bash original took
 17 s per tool call with 1,001 sessions). The index keeps, per session, the
 identity fields of its state file together with that file's signature
-(inode, size, mtime) in ``<root>/.shepherd/index.json``.
+(inode, size, mtime): the signatures in ``<root>/.shepherd/signatures.json``,
+the pane → names and pid → names maps a lookup reads in ``index.json``.
 
 It is a cache, never the truth:
 
-* every lookup ``stat``\\ s each state file (cheap) and re-reads only the ones
-  whose signature changed — whoever changed them: our store, a bash-era
-  script, a hand edit — or that changed too recently for the signature to be
-  trusted (mtime granularity);
 * every hit is checked against the session's own state file by the caller;
+* when a lookup finds nothing, or a hit no longer matches its file, the index
+  is *refreshed*: every state file is ``stat``\\ ed (cheap) and only the ones
+  whose signature changed are re-read — whoever changed them: our store, a
+  bash-era script, a hand edit — along with any changed too recently for the
+  signature to be trusted (mtime granularity);
 * a state file that is not a regular file, or too big, is skipped: one bad
   file costs only itself, and nothing under the root is read through a link
   or in a way that could block (:mod:`supervisor.safe_fs`).
@@ -41,12 +43,12 @@ if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are ne
 
 INDEX_DIRNAME = ".shepherd"
 INDEX_FILE = "index.json"
+SIGNATURES_FILE = "signatures.json"
 LOCK_FILE = "index.lock"
 INDEX_VERSION = 2
 SETTLE_NS = 2_000_000_000
 """A state file changed this recently is re-read even if its signature looks unchanged:
 two writes within one clock tick can leave the same size and mtime (and a reused inode)."""
-SAVE_AFTER_CHANGES = 16
 
 
 class Index(Record):
@@ -96,20 +98,23 @@ def _signature(root_fd: int, name: str) -> tuple[int, int, int] | None:
     return st.st_ino, st.st_size, st.st_mtime_ns
 
 
-def _stored(root: Path) -> dict[str, Entry]:
+def _read_json(root: Path, name: str) -> t.Any:
     try:
         fd = open_dir(root / INDEX_DIRNAME)
     except (OSError, UnsafeFileError):
-        return {}
+        return None
     try:
-        data = json.loads(read_bytes(INDEX_FILE, limit=64 * MAX_STATE_BYTES, dir_fd=fd))
+        data = json.loads(read_bytes(name, limit=64 * MAX_STATE_BYTES, dir_fd=fd))
     except (OSError, UnsafeFileError, ValueError, RecursionError):
-        return {}
+        return None
     finally:
         os.close(fd)
-    if not isinstance(data, dict) or data.get("version") != INDEX_VERSION:
-        return {}
-    entries = data.get("entries")
+    return data if isinstance(data, dict) and data.get("version") == INDEX_VERSION else None
+
+
+def _stored(root: Path) -> dict[str, Entry]:
+    data = _read_json(root, SIGNATURES_FILE)
+    entries = data.get("entries") if data else None
     return entries if isinstance(entries, dict) else {}
 
 
@@ -145,8 +150,8 @@ def _refresh(root: Path, cached: dict[str, Entry], *, trust: bool) -> tuple[dict
     return fresh, changed
 
 
-def _save(root: Path, entries: dict[str, Entry]) -> None:
-    """Store *entries* (best effort: a cache that cannot be written is only slower)."""
+def _save(root: Path, entries: dict[str, Entry], view: Index) -> None:
+    """Store *entries* and their *view* (best effort: a cache that cannot be written is only slower)."""
     try:
         (root / INDEX_DIRNAME).mkdir(exist_ok=True)
         fd = open_dir(root / INDEX_DIRNAME)
@@ -154,8 +159,10 @@ def _save(root: Path, entries: dict[str, Entry]) -> None:
         return
     try:
         with file_lock(LOCK_FILE, dir_fd=fd, timeout=1.0):
-            payload = {"version": INDEX_VERSION, "entries": entries}
-            write_atomic_at(fd, INDEX_FILE, json.dumps(payload, separators=(",", ":")) + "\n")
+            signatures = {"version": INDEX_VERSION, "entries": entries}
+            write_atomic_at(fd, SIGNATURES_FILE, json.dumps(signatures, separators=(",", ":")) + "\n")
+            maps = {"version": INDEX_VERSION, "panes": view.panes, "pids": view.pids}
+            write_atomic_at(fd, INDEX_FILE, json.dumps(maps, separators=(",", ":")) + "\n")
     except (OSError, UnsafeFileError, Exception):  # noqa: BLE001 - a lock timeout included
         pass
     finally:
@@ -165,7 +172,10 @@ def _save(root: Path, entries: dict[str, Entry]) -> None:
 def _view(entries: dict[str, Entry]) -> Index:
     index = Index({}, {})
     for name in sorted(entries):
-        _, _, _, pane, pid = entries[name]
+        entry = entries[name]
+        if not isinstance(entry, list) or len(entry) != 5:
+            continue
+        _, _, _, pane, pid = entry
         if isinstance(pane, str) and pane:
             index.panes.setdefault(pane, []).append(name)
         if valid_pid(pid):
@@ -173,15 +183,33 @@ def _view(entries: dict[str, Entry]) -> Index:
     return index
 
 
-def load(root: Path) -> Index:
-    """The current index: stored entries, re-checked against every state file's signature."""
+def cached(root: Path) -> Index | None:
+    """The maps as last saved, unchecked (the caller confirms every hit); None if unreadable."""
+    data = _read_json(root, INDEX_FILE)
+    if data is None or not isinstance(data.get("panes"), dict) or not isinstance(data.get("pids"), dict):
+        return None
+    return Index(data["panes"], data["pids"])
+
+
+def refresh(root: Path) -> Index:
+    """The index re-checked against every state file's signature (saved when it changed)."""
     if not root.is_dir():
         return Index({}, {})
-    cached = _stored(root)
-    entries, changed = _refresh(root, cached, trust=True)
-    if changed and (changed >= SAVE_AFTER_CHANGES or _view(entries) != _view(cached)):
-        _save(root, entries)
-    return _view(entries)
+    stored_entries = _stored(root)
+    entries, changed = _refresh(root, stored_entries, trust=True)
+    view = _view(entries)
+    if changed or cached(root) != view:
+        _save(root, entries, view)
+    return view
+
+
+def load(root: Path, *, fresh: bool = False) -> Index:
+    """The index: as saved (the fast path), or refreshed when *fresh* or when there is none."""
+    if not fresh:
+        index = cached(root)
+        if index is not None:
+            return index
+    return refresh(root)
 
 
 def scan(root: Path) -> Index:
@@ -192,9 +220,7 @@ def scan(root: Path) -> Index:
 
 def stored(root: Path) -> Index | None:
     """What the index file says now, without checking it (for ``fleet doctor``); None if unreadable."""
-    if not index_path(root).is_file():
-        return None
-    return _view(_stored(root))
+    return cached(root)
 
 
 def rebuild(root: Path) -> Index:
@@ -202,13 +228,14 @@ def rebuild(root: Path) -> Index:
     if not root.is_dir():
         return Index({}, {})
     entries, _ = _refresh(root, {}, trust=False)
-    _save(root, entries)
-    return _view(entries)
+    view = _view(entries)
+    _save(root, entries, view)
+    return view
 
 
-def by_pane(root: Path, pane: str) -> list[str]:
-    return list(load(root).panes.get(pane, []))
+def by_pane(root: Path, pane: str, *, fresh: bool = False) -> list[str]:
+    return list(load(root, fresh=fresh).panes.get(pane, []))
 
 
-def by_pid(root: Path, pid: int) -> list[str]:
-    return list(load(root).pids.get(str(pid), []))
+def by_pid(root: Path, pid: int, *, fresh: bool = False) -> list[str]:
+    return list(load(root, fresh=fresh).pids.get(str(pid), []))

@@ -8,9 +8,9 @@ Two strategies, in order, read-only:
 2. **Supervisor PID**: the session whose ``pid`` (and start token, when
    recorded) is our supervisor's.
 
-Candidates come from :mod:`supervisor.index` (which re-checks every state
-file's signature on each lookup) and are confirmed against their own state
-files. Standard library only.
+Candidates come from :mod:`supervisor.index` and are confirmed against their
+own state files; when none is confirmed, the index is refreshed from every
+state file's signature and the lookup repeated once. Standard library only.
 """
 
 from __future__ import annotations
@@ -36,31 +36,50 @@ class Found(Record):
 
 
 def _confirmed(
-    root: Path, names: list[str], matches: t.Callable[[dict[str, t.Any]], bool]
+    root: Path, names_of: t.Callable[[bool], list[str]], matches: t.Callable[[dict[str, t.Any]], bool]
 ) -> list[tuple[Path, dict[str, t.Any]]]:
-    """States of the index's candidate *names* that really match, most recently active first.
+    """The index's candidates that really match, most recently active first.
+
+    The saved index is tried first; when it yields nothing, or a candidate no
+    longer matches its file, the index is refreshed from the state files'
+    signatures and the lookup repeated once.
+    """
+    found, stale = _check(root, names_of(False), matches)
+    if stale or not found:
+        found, _ = _check(root, names_of(True), matches)
+    found.sort(key=lambda item: str(item[1].get(F.LAST_HEARTBEAT) or ""), reverse=True)
+    return found
+
+
+def _check(
+    root: Path, names: list[str], matches: t.Callable[[dict[str, t.Any]], bool]
+) -> tuple[list[tuple[Path, dict[str, t.Any]]], bool]:
+    """States of *names* that match; and whether any did not (the index was stale).
 
     One unreadable or hostile state file costs only itself: whatever goes
     wrong reading or judging it, it is skipped.
     """
     found: list[tuple[Path, dict[str, t.Any]]] = []
+    stale = False
     for name in names:
         session_dir = root / name
         try:
             state = read_state(session_dir)
             if matches(state):
                 found.append((session_dir, state))
+                continue
         except (StateError, ValueError, TypeError, OverflowError, RecursionError):
-            continue
-    found.sort(key=lambda item: str(item[1].get(F.LAST_HEARTBEAT) or ""), reverse=True)
-    return found
+            pass
+        stale = True
+    return found, stale
 
 
 def sessions_on_pane(root: Path, pane: str) -> list[Found]:
     """Every session bound to fleet *pane*, most recent first (normally one)."""
     if not pane or not root.is_dir():
         return []
-    hits = _confirmed(root, index.by_pane(root, pane), lambda s: s.get(F.FLEET_PANE_ID) == pane)
+    hits = _confirmed(root, lambda fresh: index.by_pane(root, pane, fresh=fresh),
+                      lambda s: s.get(F.FLEET_PANE_ID) == pane)
     return [Found(d, s, "pane") for d, s in hits]
 
 
@@ -69,7 +88,9 @@ def sessions_owned_by(root: Path, pid: int, token: str | None) -> list[Found]:
     if pid <= 0 or not root.is_dir():
         return []
     hits = _confirmed(
-        root, index.by_pid(root, pid), lambda s: same_owner(s.get(F.PID), s.get(F.PID_START), pid, token)
+        root,
+        lambda fresh: index.by_pid(root, pid, fresh=fresh),
+        lambda s: same_owner(s.get(F.PID), s.get(F.PID_START), pid, token),
     )
     return [Found(d, s, "pid") for d, s in hits]
 

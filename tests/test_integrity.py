@@ -422,7 +422,7 @@ from supervisor.store import file_lock
 lock, until = Path(sys.argv[1]), time.monotonic() + float(sys.argv[2])
 while time.monotonic() < until:
     with file_lock(lock, timeout=30):
-        time.sleep(0.002)
+        time.sleep(0.0005)
 """
 
 LOCK_WAITER = """
