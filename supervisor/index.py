@@ -150,10 +150,10 @@ def _refresh(root: Path, cached: dict[str, Entry], *, trust: bool) -> tuple[dict
     return fresh, changed
 
 
-def _save(root: Path, entries: dict[str, Entry], view: Index) -> None:
-    """Store *entries* and their *view* (best effort: a cache that cannot be written is only slower)."""
+def _save(root: Path, entries: dict[str, Entry], view: Index, stamp: list[int] | None) -> None:
+    """Store *entries* and their *view*, built against the root as *stamp* describes it
+    (best effort: a cache that cannot be written is only slower)."""
     try:
-        (root / INDEX_DIRNAME).mkdir(exist_ok=True)
         fd = open_dir(root / INDEX_DIRNAME)
     except (OSError, UnsafeFileError):
         return
@@ -161,12 +161,20 @@ def _save(root: Path, entries: dict[str, Entry], view: Index) -> None:
         with file_lock(LOCK_FILE, dir_fd=fd, timeout=1.0):
             signatures = {"version": INDEX_VERSION, "entries": entries}
             write_atomic_at(fd, SIGNATURES_FILE, json.dumps(signatures, separators=(",", ":")) + "\n")
-            maps = {"version": INDEX_VERSION, "panes": view.panes, "pids": view.pids}
+            maps = {"version": INDEX_VERSION, "root": stamp, "panes": view.panes, "pids": view.pids}
             write_atomic_at(fd, INDEX_FILE, json.dumps(maps, separators=(",", ":")) + "\n")
     except (OSError, UnsafeFileError, Exception):  # noqa: BLE001 - a lock timeout included
         pass
     finally:
         os.close(fd)
+
+
+def _ensure_index_dir(root: Path) -> None:
+    """Create ``.shepherd/`` before taking the root's stamp (creating it changes the root)."""
+    try:
+        (root / INDEX_DIRNAME).mkdir(exist_ok=True)
+    except OSError:
+        pass
 
 
 def _view(entries: dict[str, Entry]) -> Index:
@@ -183,10 +191,27 @@ def _view(entries: dict[str, Entry]) -> Index:
     return index
 
 
+def _root_stamp(root: Path) -> list[int] | None:
+    """The root folder as it was: a session folder added, removed or renamed changes it."""
+    try:
+        st = os.stat(root)
+    except OSError:
+        return None
+    return [st.st_ino, st.st_mtime_ns, st.st_nlink]
+
+
 def cached(root: Path) -> Index | None:
-    """The maps as last saved, unchecked (the caller confirms every hit); None if unreadable."""
+    """The maps as last saved, if the root has no folder added or removed since; else None.
+
+    Unchecked otherwise: the caller confirms every hit, and refreshes on a miss.
+    """
     data = _read_json(root, INDEX_FILE)
-    if data is None or not isinstance(data.get("panes"), dict) or not isinstance(data.get("pids"), dict):
+    if (
+        data is None
+        or data.get("root") != _root_stamp(root)
+        or not isinstance(data.get("panes"), dict)
+        or not isinstance(data.get("pids"), dict)
+    ):
         return None
     return Index(data["panes"], data["pids"])
 
@@ -195,11 +220,12 @@ def refresh(root: Path) -> Index:
     """The index re-checked against every state file's signature (saved when it changed)."""
     if not root.is_dir():
         return Index({}, {})
-    stored_entries = _stored(root)
-    entries, changed = _refresh(root, stored_entries, trust=True)
+    _ensure_index_dir(root)
+    stamp = _root_stamp(root)
+    entries, changed = _refresh(root, _stored(root), trust=True)
     view = _view(entries)
     if changed or cached(root) != view:
-        _save(root, entries, view)
+        _save(root, entries, view, stamp)
     return view
 
 
@@ -227,9 +253,11 @@ def rebuild(root: Path) -> Index:
     """Scan the state files and store a fresh index."""
     if not root.is_dir():
         return Index({}, {})
+    _ensure_index_dir(root)
+    stamp = _root_stamp(root)
     entries, _ = _refresh(root, {}, trust=False)
     view = _view(entries)
-    _save(root, entries, view)
+    _save(root, entries, view, stamp)
     return view
 
 
