@@ -2,7 +2,7 @@
 
 This module is the schema's vocabulary. It imports nothing, so the hooks (which
 run on every tool call and must stay on the standard library) name fields
-through it exactly as the pydantic model in :mod:`supervisor.model` does; a test
+through it exactly as the typed schema in :mod:`supervisor.schema` does; a test
 pins the two together.
 """
 
@@ -59,7 +59,7 @@ class F:
 ALL_FIELDS: frozenset[str] = frozenset(
     value for name, value in vars(F).items() if name.isupper()
 )
-"""Every key the model knows; anything else on disk is kept untouched."""
+"""Every key the schema knows; anything else on disk is kept untouched."""
 
 LAST_EDIT_PREFIX = "lastEditFile_"
 """Per-transcript key prefix of the heartbeat's repeated-Edit tracker (bash era)."""

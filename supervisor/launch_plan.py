@@ -26,15 +26,9 @@ from supervisor import transitions as tr
 from supervisor.fields import F, Lifecycle
 from supervisor.identity import owner_alive, same_owner
 from supervisor.lookup import Found, find_session, sessions_on_pane, sessions_owned_by
+from supervisor.schema import validate_state
 from supervisor.store import State, StateError, read_state, update_state
 from supervisor.transcripts import config_dir, find_transcript
-
-
-def _validate(state: State) -> None:
-    """Check a state against the schema before it is written; pydantic loads only when we write."""
-    from supervisor.model import validate_state
-
-    validate_state(state)
 
 
 @dataclass(frozen=True)
@@ -133,7 +127,7 @@ def take_restart(
             return Taken(found.session_dir, prompt, overflowed, had_id)
 
         try:
-            taken = update_state(found.session_dir, consume, validate=_validate)
+            taken = update_state(found.session_dir, consume, validate=validate_state)
         except StateError as exc:
             if warn is not None:
                 warn(f"WARNING: cannot take the restart request of session {found.session_dir.name}: {exc}")
@@ -210,7 +204,7 @@ def _decide(
             tr.claim_for_resume(state, pid=me.pid, token=me.token)
         return _Resume("resume", session_id)
 
-    return update_state(session_dir, mutate, validate=_validate)
+    return update_state(session_dir, mutate, validate=validate_state)
 
 
 def _explain(decision: _Resume, where: str, name: str, cwd: Path, env: t.Mapping[str, str]) -> str:

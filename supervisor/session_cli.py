@@ -3,29 +3,29 @@
 Each subcommand is one transition of :mod:`supervisor.transitions`, applied
 through the locked store and validated against the schema before it is
 written. Errors are one line on stderr and exit 1 (2 for usage); nothing on
-disk changes when a command fails.
+disk changes when a command fails. Agents call this all day and every fleet
+pane pays its start-up, so it uses the standard library only (``argparse``).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import re
 import signal
 import sys
-import typing as t
 from pathlib import Path
 
-import typer
-
 from supervisor import transitions as tr
-from supervisor.errors import ShepherdError
+from supervisor.errors import EXIT_USAGE, ShepherdError, UsageError, run_main
 from supervisor.fields import DEHYDRATED_FILE, DEFAULT_PHASE, STATE_FILE, F
 from supervisor.identity import current_pane_id, is_watchdog, owner_alive, same_owner, start_token, supervisor_pid
 from supervisor.lookup import find_session, sessions_on_pane, sessions_owned_by
 from supervisor.paths import log_file_name, resolve_session_dir, sessions_root
 from supervisor.phases import parse_proof
 from supervisor.safe_fs import UnsafeFileError, open_append, read_bytes
+from supervisor.schema import validate_state
 from supervisor.stdin import read_optional_stdin
 from supervisor.store import (
     State,
@@ -36,27 +36,13 @@ from supervisor.store import (
     write_atomic_at,
 )
 
-app = typer.Typer(
-    name="session",
-    help="Manage the session an agent works in (sessions/NAME/.state.json).",
-    add_completion=False,
-    no_args_is_help=True,
-    rich_markup_mode=None,
-    pretty_exceptions_enable=False,
-)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import typing as t
 
+PROG = "session"
 WATCHDOG_PID_ENV = "WATCHDOG_PID"
 CLAUDE_SESSION_ID_ENV = "CLAUDE_CODE_SESSION_ID"
-
-DirArg = t.Annotated[str, typer.Argument(metavar="DIR", help="Session folder, e.g. sessions/2026_02_07_TOPIC.")]
-PaneOpt = t.Annotated[
-    t.Optional[str],
-    typer.Option("--fleet-pane", metavar="ID", help="Fleet pane id (default: read from tmux inside a fleet pane)."),
-]
-ApprovedOpt = t.Annotated[
-    t.Optional[str],
-    typer.Option("--user-approved", metavar="REASON", help="Override a guard; the user's reason is recorded."),
-]
 
 
 def _root() -> Path:
@@ -91,13 +77,11 @@ def _conversation() -> str | None:
 
 
 def _say(line: str = "") -> None:
-    typer.echo(line)
+    print(line)
 
 
 def _update(session_dir: Path, mutate: t.Callable[[State], t.Any], **kwargs: t.Any) -> t.Any:
     """Every write of this CLI is validated against the schema before it lands."""
-    from supervisor.model import validate_state  # building the model costs ~25 ms; find skips it
-
     return update_state(session_dir, mutate, validate=validate_state, **kwargs)
 
 
@@ -150,10 +134,10 @@ def _check_corrupt_is_free(session_dir: Path, pid: int, token: str | None) -> t.
                 f"{session_dir / STATE_FILE} is corrupt and still held by a live agent (supervisor PID {owner}); "
                 f"choose another folder, or stop that agent first"
             )
-        typer.echo(
+        print(
             f"session: warning: {session_dir / STATE_FILE} was corrupt; keeping it beside the new state "
             f"as {STATE_FILE}.corrupt-*",
-            err=True,
+            file=sys.stderr,
         )
 
     return check
@@ -227,13 +211,12 @@ def activate_session(
     return result
 
 
-@app.command()
 def activate(
-    dir: DirArg,
-    skill: t.Annotated[str, typer.Argument(metavar="SKILL", help="The skill this session runs, e.g. implement.")],
-    fleet_pane: PaneOpt = None,
-    target_file: t.Annotated[t.Optional[str], typer.Option("--target-file", metavar="FILE")] = None,
-    user_approved: ApprovedOpt = None,
+    dir: str,
+    skill: str,
+    fleet_pane: str | None = None,
+    target_file: str | None = None,
+    user_approved: str | None = None,
 ) -> None:
     """Claim DIR for this agent (creating it), optionally merging a JSON object from stdin."""
     session_dir = _dir(dir)
@@ -261,25 +244,20 @@ def activate(
 # --------------------------------------------------------------------------- find
 
 
-@app.command()
-def find(fleet_pane: PaneOpt = None) -> None:
+def find(fleet_pane: str | None = None) -> int:
     """Print the session of this agent (fleet pane first, then supervisor PID); exit 1 if none."""
     pid, token = _me()
     found = find_session(_root(), pane=_pane(fleet_pane), pid=pid, token=token)
     if found is None:
-        raise typer.Exit(1)
+        return 1
     _say(str(found.session_dir))
+    return 0
 
 
 # --------------------------------------------------------------------------- phase
 
 
-@app.command()
-def phase(
-    dir: DirArg,
-    label: t.Annotated[str, typer.Argument(metavar="LABEL", help="e.g. '3: Build' or '3.1: Tests'.")],
-    user_approved: ApprovedOpt = None,
-) -> None:
+def phase(dir: str, label: str, user_approved: str | None = None) -> None:
     """Enter phase LABEL (in order, when the skill declared phases); proof lines on stdin."""
     session_dir = _dir(dir)
     proof = parse_proof(read_optional_stdin())
@@ -322,11 +300,7 @@ def related_sessions(session_dir: Path, keywords: list[str], description: str, l
     return [line for _, line in scored[:limit]]
 
 
-@app.command()
-def deactivate(
-    dir: DirArg,
-    keywords: t.Annotated[t.Optional[str], typer.Option("--keywords", metavar="a,b", help="Search keywords.")] = None,
-) -> None:
+def deactivate(dir: str, keywords: str | None = None) -> None:
     """Mark the session completed; a 1-3 line description of the work is required on stdin."""
     session_dir = _dir(dir)
     description = read_optional_stdin()
@@ -374,17 +348,12 @@ def request_restart(session_dir: Path) -> None:
     _signal_watchdog(_owned(session_dir, lambda state: tr.request_restart(state, session_dir)))
 
 
-@app.command()
-def restart(dir: DirArg) -> None:
+def restart(dir: str) -> None:
     """Request a fresh Claude that continues this session (the watchdog ends this one)."""
     request_restart(_dir(dir))
 
 
-@app.command()
-def dehydrate(
-    dir: DirArg,
-    no_restart: t.Annotated[bool, typer.Option("--no-restart", help="Only save the handover.")] = False,
-) -> None:
+def dehydrate(dir: str, no_restart: bool = False) -> None:
     """Save the markdown handover from stdin to DEHYDRATED_CONTEXT.md, then restart."""
     session_dir = _dir(dir)
     text = read_optional_stdin()
@@ -446,8 +415,7 @@ def _read_handover(session_dir: Path) -> str:
         os.close(fd)
 
 
-@app.command("continue")
-def continue_(dir: DirArg, fleet_pane: PaneOpt = None) -> None:
+def continue_(dir: str, fleet_pane: str | None = None) -> None:
     """Re-activate DIR for this agent and print everything needed to pick the work up."""
     session_dir = _dir(dir)
     state = read_state(session_dir)
@@ -492,12 +460,7 @@ def parse_value(raw: str) -> t.Any:
         return raw
 
 
-@app.command()
-def update(
-    dir: DirArg,
-    field: t.Annotated[str, typer.Argument(metavar="FIELD")],
-    value: t.Annotated[str, typer.Argument(metavar="VALUE", help="Parsed as JSON when it is JSON.")],
-) -> None:
+def update(dir: str, field: str, value: str) -> None:
     """Set one field, like toolUseWithoutLogsBlockAfter 20 (lifecycle fields are refused)."""
     session_dir = _dir(dir)
     if field in tr.PROTECTED_FROM_STDIN or field in {F.LAST_HEARTBEAT, F.STARTED_AT}:
@@ -509,16 +472,14 @@ def update(
     _say(f"Updated {field}={json.dumps(parsed, ensure_ascii=False)} in {session_dir}")
 
 
-@app.command()
-def target(dir: DirArg, file: t.Annotated[str, typer.Argument(metavar="FILE")]) -> None:
+def target(dir: str, file: str) -> None:
     """Set the file the status line links to."""
     session_dir = _dir(dir)
     _owned(session_dir, lambda state: tr.set_setting(state, F.TARGET_FILE, file))
     _say(f"Target file: {file}")
 
 
-@app.command()
-def log(dir: DirArg) -> None:
+def log(dir: str) -> None:
     """Append stdin to the session's log as a timestamped entry (and reset the logging heartbeat)."""
     session_dir = _dir(dir)
     text = read_optional_stdin()
@@ -546,27 +507,110 @@ def log(dir: DirArg) -> None:
     _say(f"Logged to {path}")
 
 
-# --------------------------------------------------------------------------- entry point
+# --------------------------------------------------------------------------- command line
+
+DIR_HELP = "session folder, e.g. sessions/2026_02_07_TOPIC"
+PANE_HELP = "fleet pane id (default: the pane this agent runs in, read from tmux)"
+APPROVED_HELP = "override a guard; the user's reason is recorded"
+
+COMMANDS: dict[str, tuple[t.Callable[..., int | None], str, str]] = {}
+"""name -> (function, one-line summary, example)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line usage errors that say where to look (exit 2)."""
+
+    def error(self, message: str) -> t.NoReturn:
+        raise UsageError(f"{message}; see `{self.prog} --help`")
+
+
+def _command(sub: t.Any, name: str, fn: t.Callable[..., int | None], summary: str, example: str) -> argparse.ArgumentParser:
+    COMMANDS[name] = (fn, summary, example)
+    return sub.add_parser(
+        name, help=summary, description=summary, epilog=f"example:\n  {example}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )  # fmt: skip
+
+
+def parser() -> argparse.ArgumentParser:
+    from supervisor import __version__
+
+    top = _Parser(
+        prog=PROG,
+        description="Manage the session an agent works in (sessions/NAME/.state.json).",
+        epilog="example:\n  session activate sessions/2026_02_07_TOPIC implement\n\n"
+        "Run `session COMMAND --help` for one command.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    top.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    sub = top.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    p = _command(sub, "activate", activate, "claim DIR for this agent (creating it); a JSON object on stdin is merged in",
+                 "session activate sessions/2026_02_07_TOPIC implement")
+    p.add_argument("dir", metavar="DIR", help=DIR_HELP)
+    p.add_argument("skill", metavar="SKILL", help="the skill this session runs, e.g. implement")
+    p.add_argument("--fleet-pane", metavar="ID", help="this agent's fleet pane id (only its own is accepted)")
+    p.add_argument("--target-file", metavar="FILE", help="the file the status line links to")
+    p.add_argument("--user-approved", metavar="REASON", help=APPROVED_HELP)
+
+    p = _command(sub, "find", find, "print this agent's session (fleet pane first, then supervisor PID); exit 1 if none",
+                 "session find")
+    p.add_argument("--fleet-pane", metavar="ID", help=PANE_HELP)
+
+    p = _command(sub, "phase", phase, "enter phase LABEL (in order when the skill declared phases); proof lines on stdin",
+                 "session phase sessions/2026_02_07_TOPIC '3: Build'")
+    p.add_argument("dir", metavar="DIR", help=DIR_HELP)
+    p.add_argument("label", metavar="LABEL", help="e.g. '3: Build' or '3.1: Tests'")
+    p.add_argument("--user-approved", metavar="REASON", help=APPROVED_HELP)
+
+    p = _command(sub, "deactivate", deactivate, "mark the session completed; a 1-3 line description on stdin",
+                 "session deactivate sessions/2026_02_07_TOPIC --keywords auth,gate <<'EOF' ... EOF")
+    p.add_argument("dir", metavar="DIR", help=DIR_HELP)
+    p.add_argument("--keywords", metavar="a,b", help="search keywords")
+
+    p = _command(sub, "restart", restart, "request a fresh Claude that continues this session (the watchdog ends this one)",
+                 "session restart sessions/2026_02_07_TOPIC")
+    p.add_argument("dir", metavar="DIR", help=DIR_HELP)
+
+    p = _command(sub, "dehydrate", dehydrate, "save the handover on stdin to DEHYDRATED_CONTEXT.md, then restart",
+                 "session dehydrate sessions/2026_02_07_TOPIC <<'EOF' ... EOF")
+    p.add_argument("dir", metavar="DIR", help=DIR_HELP)
+    p.add_argument("--no-restart", action="store_true", help="only save the handover")
+
+    p = _command(sub, "continue", continue_, "re-activate DIR and print everything needed to pick the work up",
+                 "session continue sessions/2026_02_07_TOPIC")
+    p.add_argument("dir", metavar="DIR", help=DIR_HELP)
+    p.add_argument("--fleet-pane", metavar="ID", help="this agent's fleet pane id (only its own is accepted)")
+
+    p = _command(sub, "update", update, "set one field (VALUE is parsed as JSON when it is JSON); lifecycle fields are refused",
+                 "session update sessions/2026_02_07_TOPIC toolUseWithoutLogsBlockAfter 20")
+    p.add_argument("dir", metavar="DIR", help=DIR_HELP)
+    p.add_argument("field", metavar="FIELD")
+    p.add_argument("value", metavar="VALUE", help="parsed as JSON when it is JSON")
+
+    p = _command(sub, "target", target, "set the file the status line links to",
+                 "session target sessions/2026_02_07_TOPIC IMPLEMENTATION_LOG.md")
+    p.add_argument("dir", metavar="DIR", help=DIR_HELP)
+    p.add_argument("file", metavar="FILE")
+
+    p = _command(sub, "log", log, "append stdin to the session's log as a timestamped entry",
+                 "session log sessions/2026_02_07_TOPIC <<'EOF' ... EOF")
+    p.add_argument("dir", metavar="DIR", help=DIR_HELP)
+    return top
+
+
+def _dispatch(argv: list[str] | None) -> int | None:
+    args = vars(parser().parse_args(argv))
+    name = args.pop("command")
+    if name is None:
+        parser().print_help()
+        return EXIT_USAGE
+    return COMMANDS[name][0](**args)
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the CLI; an expected failure is one line on stderr and exit 1.
-
-    Usage errors are typer's own (exit 2); success and ``typer.Exit`` leave
-    through ``SystemExit`` as usual.
-    """
-    try:
-        app(args=argv, prog_name="session")
-    except ShepherdError as exc:
-        typer.echo(f"session: error: {exc}", err=True)
-        return 1
-    except OSError as exc:
-        typer.echo(f"session: error: {exc.strerror or exc} ({exc.filename or 'I/O'})", err=True)
-        return 1
-    except KeyboardInterrupt:
-        typer.echo("session: interrupted", err=True)
-        return 130
-    return 0
+    """Run the CLI; an expected failure is one line on stderr and its exit status."""
+    return run_main(PROG, lambda: _dispatch(argv))
 
 
 def entry() -> None:

@@ -17,7 +17,7 @@ import psutil
 
 from fleet_harness import FleetWorld, running, world  # noqa: F401  (fixture)
 from claude_run_harness import wait_until
-from supervisor.model import parse
+from supervisor.schema import validate_state as parse
 from supervisor.store import read_state, update_state
 
 ACTIVATE = (

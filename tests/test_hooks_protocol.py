@@ -210,4 +210,4 @@ def test_hook_path_imports_no_heavy_module(project: Path, event: str) -> None:
         heavy = {m for m in modules if m.split(".")[0] in HEAVY}
         assert not heavy, f"{event} via {argv[0]} imported {sorted(heavy)}"
         assert "subprocess" not in modules  # only needed inside a fleet pane (one tmux call)
-        assert "supervisor.model" not in modules and "hooks.install" not in modules
+        assert "supervisor.schema" not in modules and "hooks.install" not in modules

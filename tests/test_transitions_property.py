@@ -19,7 +19,7 @@ from supervisor import transitions as tr
 from supervisor.errors import ShepherdError
 from supervisor.fields import F, Lifecycle
 from supervisor.identity import PID_MAX, start_token
-from supervisor.model import parse
+from supervisor.schema import validate_state as parse
 
 ME = os.getpid()
 MY_TOKEN = start_token(ME)
