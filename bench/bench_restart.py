@@ -61,6 +61,8 @@ def main() -> None:
             "CLAUDE_BIN": str(wrapper),
             "FAKE_CLAUDE_LOG": str(log),
             "FAKE_CLAUDE_SCRIPT": str(script),
+            # N requested restarts in a row is exactly what the restart-loop guard stops: lift it here.
+            "CLAUDE_RUN_RESTART_LIMIT": str(n + 1),
         }
         started = time.perf_counter()
         done = subprocess.run(
