@@ -228,9 +228,7 @@ def find_stale_bindings(roots: t.Iterable[Path], fleet: Fleet, layouts: t.Sequen
                 keep, rest = ordered[0], [n for n in ordered[1:] if n in dead]
                 message = f"{len(names)} sessions are bound to pane {pane}: {', '.join(ordered)} (keeping {keep})"
                 fixes = [_release(root / n, pane) for n in rest]
-                findings.append(
-                    Finding("duplicate-binding", message, (lambda fs=fixes: "; ".join(f() for f in fs)) if fixes else None)
-                )
+                findings.append(Finding("duplicate-binding", message, _all_of(fixes) if fixes else None))
     return findings
 
 
@@ -348,6 +346,18 @@ def find_missing_hooks(projects: t.Iterable[Path], claude_config: Path) -> list[
 # --------------------------------------------------------------------------- index
 
 
+def _rebuild_index(root: Path) -> t.Callable[[], str]:
+    def fix() -> str:
+        index.rebuild(root)
+        return f"rebuilt the index of {root}"
+
+    return fix
+
+
+def _all_of(fixes: list[t.Callable[[], str]]) -> t.Callable[[], str]:
+    return lambda: "; ".join(fix() for fix in fixes)
+
+
 def index_is_stale(root: Path) -> bool:
     """Does the stored index file disagree with the state files?
 
@@ -364,10 +374,7 @@ def find_stale_index(roots: t.Iterable[Path]) -> list[Finding]:
     findings: list[Finding] = []
     for root in roots:
         if root.is_dir() and index_is_stale(root):
-            findings.append(
-                Finding("index", f"the session index of {root} is stale",
-                        lambda r=root: (index.rebuild(r), f"rebuilt the index of {r}")[1])
-            )
+            findings.append(Finding("index", f"the session index of {root} is stale", _rebuild_index(root)))
     return findings
 
 

@@ -70,7 +70,7 @@ def _identity(state: t.Any) -> tuple[str | None, int]:
         return None, 0
     pane = state.get(F.FLEET_PANE_ID)
     pid = state.get(F.PID)
-    return (pane if isinstance(pane, str) and pane else None), (pid if valid_pid(pid) else 0)
+    return (pane if isinstance(pane, str) and pane else None), (pid if isinstance(pid, int) and valid_pid(pid) else 0)
 
 
 def _read_identity(root_fd: int, name: str) -> tuple[str | None, int]:

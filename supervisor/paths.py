@@ -33,7 +33,7 @@ class SessionPathError(ShepherdError):
     """A DIR argument that does not name a session directory inside the root."""
 
 
-def project_root(start: Path) -> Path:
+def project_root(start: str | Path) -> Path:
     """The nearest directory at or above *start* carrying a project marker, else *start*."""
     start = Path(os.path.abspath(start))
     for candidate in (start, *start.parents):
@@ -126,5 +126,6 @@ def log_file_name(state: t.Mapping[str, t.Any]) -> str:
     name = template_log_name(state.get(F.LOG_TEMPLATE))
     if name is not None:
         return name
-    skill = state.get(F.SKILL) if isinstance(state.get(F.SKILL), str) else "SESSION"
+    raw = state.get(F.SKILL)
+    skill = raw if isinstance(raw, str) else "SESSION"
     return f"{re.sub(r'[^A-Za-z0-9]+', '_', skill).strip('_').upper()[:100] or 'SESSION'}_LOG.md"

@@ -291,7 +291,8 @@ def related_sessions(session_dir: Path, keywords: list[str], description: str, l
         theirs_kw = {str(k).lower() for k in state.get(F.SEARCH_KEYWORDS) or [] if isinstance(k, str)}
         if isinstance(state.get(F.KEYWORDS), str):
             theirs_kw |= {k.strip().lower() for k in state[F.KEYWORDS].split(",") if k.strip()}
-        desc = state.get(F.SESSION_DESCRIPTION) if isinstance(state.get(F.SESSION_DESCRIPTION), str) else ""
+        raw_desc = state.get(F.SESSION_DESCRIPTION)
+        desc = raw_desc if isinstance(raw_desc, str) else ""
         score = 3 * len(mine_kw & theirs_kw) + len(mine_words & _words(desc))
         if score:
             first = desc.strip().splitlines()[0] if desc.strip() else ""

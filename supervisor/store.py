@@ -213,7 +213,7 @@ def read_raw(session_dir: Path, dir_fd: int | None = None) -> str:
     """The text of the state file, read safely; raises the store's errors."""
     path = state_path(session_dir)
     own_fd = dir_fd is None
-    fd = open_session_dir(session_dir) if own_fd else dir_fd
+    fd = open_session_dir(session_dir) if dir_fd is None else dir_fd
     try:
         data = read_bytes(STATE_FILE, limit=MAX_STATE_BYTES, dir_fd=fd)
     except FileNotFoundError:

@@ -72,8 +72,10 @@ def test_an_owner_without_a_token_must_look_like_an_agent() -> None:
     """
     assert not owner_alive(1)
     assert not owner_alive(os.getpid()), "pytest holds the number but is no supervisor"
-    agent = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", "claude-run"])
+    agent = subprocess.Popen([sys.executable, "-c", "import time; print(flush=True); time.sleep(30)", "claude-run"],
+                             stdout=subprocess.PIPE)
     try:
+        assert agent.stdout is not None and agent.stdout.readline() == b"\n"  # exec'd: its own command line
         assert owner_alive(agent.pid)
     finally:
         agent.kill()
