@@ -206,7 +206,7 @@ def _libtmux_view(fleet: FleetServer) -> t.Any:
     import libtmux
 
     class _View(libtmux.Server):
-        def cmd(self, cmd: str, *args: t.Any, target: str | int | None = None) -> t.Any:  # type: ignore[override]
+        def cmd(self, cmd: str, *args: t.Any, target: str | int | None = None) -> t.Any:
             return fleet.cmd(cmd, *args, target=target)
 
     view = _View(socket_name=fleet.socket_name, config_file=fleet.config_file, colors=fleet.colors)

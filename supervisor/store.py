@@ -117,7 +117,7 @@ def wait_for_lock(fd: int, timeout: float) -> bool:
     use it (the main thread, no timer running); otherwise — in a thread, or
     while someone else's timer runs — it falls back to polling.
     """
-    import _signal  # the C module: ``signal`` would build its enums on the hook path
+    import signal as _signal  # only when contended: most hook calls never get here
 
     try:
         idle = _signal.getitimer(_signal.ITIMER_REAL) == (0.0, 0.0)
