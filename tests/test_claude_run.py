@@ -252,6 +252,45 @@ def test_watchdog_dies_when_the_supervisor_is_killed(fake: FakeClaude, start_run
     wait_until(lambda: not alive(watchdog, token), 3, "the watchdog to die with its supervisor")
 
 
+def claudes_processes(fake: FakeClaude, claude_pid: int) -> dict[int, str | None]:
+    """PID → start token of the stand-in Claude, its whole tree and the daemons it double-forked."""
+    claude = psutil.Process(claude_pid)
+    pids = [claude.pid, *(p.pid for p in claude.children(recursive=True))]
+    pids += [e["child"] for e in fake.events("spawned") if e.get("daemon")]
+    return {pid: start_token(pid) for pid in pids}
+
+
+def test_a_killed_supervisor_takes_claude_and_everything_claude_started_with_it(
+    fake: FakeClaude, start_run
+) -> None:
+    """The OOM killer's SIGKILL gives claude-run no chance to clean up: its watchdog must."""
+    fake.plan(
+        [
+            {"on_signal": {"TERM": "ignore", "HUP": "ignore"}},  # the terminal's hang-up does not end it
+            {"spawn": {"setsid": True, "ignore_term": True, "depth": 2}},
+            {"spawn": {"setsid": True}},
+            {"spawn": {"setsid": False}},
+            {"spawn": {"daemon": True}},
+            {"mark": "ready"},
+            {"wait": None},
+        ]
+    )
+    run = start_run()
+    fake.wait_event("mark", name="ready")
+    start = fake.starts()[0]
+    processes = claudes_processes(fake, start["pid"])
+    assert len(processes) == 6, "Claude, four helpers (one a helper's child) and a daemon"
+    watchdog = int(start["env"]["WATCHDOG_PID"])
+    processes[watchdog] = start_token(watchdog)
+    os.kill(run.pid, signal.SIGKILL)
+    assert run.wait() == 128 + signal.SIGKILL
+    wait_until(
+        lambda: not [pid for pid, token in processes.items() if alive(pid, token)],
+        5,
+        "Claude, its descendants, its daemon and the watchdog to be gone",
+    )
+
+
 # --------------------------------------------------------------------------- terminal and signals
 
 
