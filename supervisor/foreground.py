@@ -18,6 +18,11 @@ its PID, and stopped after it has been reaped.
 The terminal's settings are saved before each launch and restored after it: a
 TUI that crashes leaves the terminal raw, and the next one (or the shell after
 ``Goodbye.``) must not inherit that.
+
+claude-run is a child subreaper (:mod:`supervisor.subreaper`), so besides
+Claude and the watchdog it has adopted orphans as children: it reaps with
+``waitpid(-1)`` — the watchdog's status goes to its handle, an orphan is just
+forgotten.
 """
 
 from __future__ import annotations
@@ -88,6 +93,12 @@ def _restore_terminal(attrs: list[t.Any] | None) -> None:
         pass  # the terminal is gone (hang-up)
     finally:
         signal.signal(signal.SIGTTOU, old)
+
+
+def _reaped_other(pid: int, code: int, watchdog: WatchdogHandle | None) -> None:
+    """A child other than Claude was reaped: the watchdog's status is kept, an adopted orphan forgotten."""
+    if watchdog is not None and pid == watchdog.pid:
+        watchdog.reaped(code)
 
 
 class ForegroundRunner:
@@ -174,7 +185,7 @@ class ForegroundRunner:
             watchdog.arm(pid)
             if self.stop_signal is not None:
                 self._forward(self.stop_signal)  # it arrived while we were spawning
-            status = self._reap(pid)
+            status = self._reap(pid, watchdog)
             ended = self.clock()
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
@@ -190,14 +201,17 @@ class ForegroundRunner:
         return Outcome(status, started, ended, self.stop_signal)
 
     @staticmethod
-    def _reap(pid: int) -> int:
+    def _reap(pid: int, watchdog: WatchdogHandle | None) -> int:
+        """Wait for Claude's exit, reaping any other child that exits meanwhile."""
         while True:
             try:
-                got, status = os.waitpid(pid, 0)  # retried after our handlers (PEP 475)
+                got, status = os.waitpid(-1, 0)  # retried after our handlers (PEP 475)
             except ChildProcessError:
                 return 0
+            code = os.waitstatus_to_exitcode(status)
             if got == pid:
-                return exit_code(os.waitstatus_to_exitcode(status))
+                return exit_code(code)
+            _reaped_other(got, code, watchdog)
 
     def pause(self, seconds: float) -> bool:
         """Wait *seconds* (the crash back-off); False if a stop signal arrived meanwhile."""

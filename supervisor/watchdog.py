@@ -267,17 +267,22 @@ def marked_processes(supervisor: int, since: int) -> list[tuple[int, str]]:
 # --------------------------------------------------------------------------- watchdog side
 
 
-def set_parent_death_signal(sig: int) -> bool:
-    """Linux: have the kernel send *sig* when our parent dies. False elsewhere."""
+def prctl(option: int, value: int) -> bool:
+    """Linux ``prctl(option, value)`` through ctypes (imported only here); False if it failed or elsewhere."""
     if not sys.platform.startswith("linux"):
         return False
     import ctypes
 
     try:
         libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(PR_SET_PDEATHSIG, int(sig), 0, 0, 0) == 0
+        return libc.prctl(option, value, 0, 0, 0) == 0
     except (OSError, AttributeError):
         return False
+
+
+def set_parent_death_signal(sig: int) -> bool:
+    """Linux: have the kernel send *sig* when our parent dies. False elsewhere."""
+    return prctl(PR_SET_PDEATHSIG, int(sig))
 
 
 def _alive(proc: t.Any) -> bool:

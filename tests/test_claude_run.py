@@ -291,6 +291,26 @@ def test_a_killed_supervisor_takes_claude_and_everything_claude_started_with_it(
     )
 
 
+# --------------------------------------------------------------------------- orphans (subreaper)
+
+
+def daemons(fake: FakeClaude) -> dict[int, str | None]:
+    """PID → start token of every daemon the stand-in double-forked so far."""
+    return {e["child"]: start_token(e["child"]) for e in fake.events("spawned") if e.get("daemon")}
+
+
+def test_an_adopted_orphan_that_exits_is_reaped_while_claude_runs(fake: FakeClaude, start_run) -> None:
+    fake.plan([{"spawn": {"daemon": True}}, {"mark": "ready"}, {"wait": None}])
+    run = start_run()
+    fake.wait_event("mark", name="ready")
+    (daemon, _), = daemons(fake).items()
+    os.kill(daemon, signal.SIGKILL)
+    wait_until(lambda: not psutil.pid_exists(daemon), 5, "claude-run to reap its adopted orphan")
+    assert alive(fake.starts()[0]["pid"]), "Claude still runs: the orphan was reaped, not swept"
+    run.send(b"\x03")
+    assert run.wait() == 0
+
+
 # --------------------------------------------------------------------------- terminal and signals
 
 
