@@ -22,7 +22,8 @@ TUI that crashes leaves the terminal raw, and the next one (or the shell after
 claude-run is a child subreaper (:mod:`supervisor.subreaper`), so besides
 Claude and the watchdog it has adopted orphans as children: it reaps with
 ``waitpid(-1)`` — the watchdog's status goes to its handle, an orphan is just
-forgotten.
+forgotten — and after Claude has exited it ends every child still left but the
+watchdog before it stops the watchdog, which thus stays on guard meanwhile.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ import time
 import typing as t
 from dataclasses import dataclass
 
+from supervisor.subreaper import end_processes, leftovers
 from supervisor.watchdog import REAP_AFTER_KILL, WatchdogHandle
 
 WATCHDOG_PID_ENV = "WATCHDOG_PID"
@@ -55,6 +57,8 @@ CHILD_DEFAULT_SIGNALS = (
 """Signals Claude starts with at their default action, whatever we did with them."""
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+LEFTOVER_ROUNDS = 3
+"""Sweeps of leftover children per Claude exit: a process dying during one may orphan more."""
 
 
 def exit_code(status: int) -> int:
@@ -101,6 +105,18 @@ def _reaped_other(pid: int, code: int, watchdog: WatchdogHandle | None) -> None:
         watchdog.reaped(code)
 
 
+def _reap_exited(watchdog: WatchdogHandle | None) -> None:
+    """Reap every child that has exited, without waiting."""
+    while True:
+        try:
+            got, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if got == 0:
+            return
+        _reaped_other(got, os.waitstatus_to_exitcode(status), watchdog)
+
+
 class ForegroundRunner:
     """Spawns Claude, forwards stop signals, reaps it; one instance per supervisor."""
 
@@ -110,10 +126,12 @@ class ForegroundRunner:
         supervisor_pid: int,
         grace: float,
         clock: t.Callable[[], float] = time.monotonic,
+        say: t.Callable[[str], None] = lambda line: None,
     ) -> None:
         self.supervisor_pid = supervisor_pid
         self.grace = grace
         self.clock = clock
+        self.say = say
         self.stop_signal: int | None = None
         self._child: int | None = None
         self._watchdog: WatchdogHandle | None = None
@@ -193,6 +211,7 @@ class ForegroundRunner:
             self._watchdog = None
             self._escalating = False
             self._escalations = 0
+            self._end_leftovers(watchdog)
             if watchdog is not None:
                 watchdog.stop(self.grace + REAP_AFTER_KILL + 1.0)
             _restore_terminal(terminal)
@@ -212,6 +231,20 @@ class ForegroundRunner:
             if got == pid:
                 return exit_code(code)
             _reaped_other(got, code, watchdog)
+
+    def _end_leftovers(self, watchdog: WatchdogHandle | None) -> None:
+        """End and reap every child still left but the watchdog: orphans of Claude's tree we adopted."""
+        ended = 0
+        for _ in range(LEFTOVER_ROUNDS):
+            _reap_exited(watchdog)
+            keep = {watchdog.pid} if watchdog is not None and watchdog.status is None else set()
+            pids = leftovers(keep)
+            if not pids:
+                break
+            ended += end_processes(pids, self.grace)
+        _reap_exited(watchdog)
+        if ended:
+            self.say(f"Ended {ended} leftover process{'' if ended == 1 else 'es'} of Claude's.")
 
     def pause(self, seconds: float) -> bool:
         """Wait *seconds* (the crash back-off); False if a stop signal arrived meanwhile."""

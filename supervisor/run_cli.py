@@ -317,7 +317,7 @@ def supervise(
     for line in [*additions.notes, *warnings]:
         say(line)
     become_subreaper()  # orphans of Claude's tree become ours to end (see supervisor.subreaper)
-    runner = ForegroundRunner(supervisor_pid=me.pid, grace=grace)
+    runner = ForegroundRunner(supervisor_pid=me.pid, grace=grace, say=say)
     runner.install()
     settings = Settings(
         claude=str(claude),

@@ -9,6 +9,7 @@ state on disk. Every process a test starts is killed at teardown.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -299,6 +300,44 @@ def daemons(fake: FakeClaude) -> dict[int, str | None]:
     return {e["child"]: start_token(e["child"]) for e in fake.events("spawned") if e.get("daemon")}
 
 
+def test_a_requested_restart_ends_the_old_claudes_daemons_before_the_next_launch(
+    fake: FakeClaude, start_run, tmp_path: Path
+) -> None:
+    go = tmp_path / "go"
+    fake.plan(
+        [
+            {"session": ["activate", "sessions/D", "implement"]},
+            {"spawn": {"daemon": True, "ignore_term": True}},
+            {"spawn": {"daemon": True}},
+            {"spawn": {"setsid": True}},
+            {"session": ["restart", "sessions/D"]},  # SIGUSR1 to the watchdog
+            {"wait": None},
+        ],
+        [{"mark": "second"}, {"wait_file": str(go)}, {"exit": 0}],
+    )
+    run = start_run()
+    fake.wait_event("mark", name="second")
+    old = daemons(fake)
+    assert len(old) == 2
+    assert [pid for pid, token in old.items() if alive(pid, token)] == [], "left running into the next launch"
+    # Two, or more when a member of the old tree was still dying from the watchdog's SIGTERM.
+    assert re.search(r"^\[claude-run\] Ended [2-9] leftover processes of Claude's\.$", run.text, re.M)
+    go.touch()
+    assert run.wait() == 0
+
+
+def test_a_stopped_supervisor_leaves_no_daemon_of_claudes_behind(fake: FakeClaude, start_run) -> None:
+    fake.plan([{"spawn": {"daemon": True, "ignore_term": True}}, {"mark": "ready"}, {"wait": None}])
+    run = start_run()
+    fake.wait_event("mark", name="ready")
+    (daemon, token), = daemons(fake).items()
+    assert psutil.Process(daemon).ppid() == run.pid, "an orphan is adopted by claude-run, not init"
+    os.kill(run.pid, signal.SIGTERM)  # as fleet stop does
+    assert run.wait() == 143
+    assert not alive(daemon, token), "claude-run exited and left Claude's daemon running"
+    assert "Ended 1 leftover process of Claude's." in run.text
+
+
 def test_an_adopted_orphan_that_exits_is_reaped_while_claude_runs(fake: FakeClaude, start_run) -> None:
     fake.plan([{"spawn": {"daemon": True}}, {"mark": "ready"}, {"wait": None}])
     run = start_run()
@@ -309,6 +348,7 @@ def test_an_adopted_orphan_that_exits_is_reaped_while_claude_runs(fake: FakeClau
     assert alive(fake.starts()[0]["pid"]), "Claude still runs: the orphan was reaped, not swept"
     run.send(b"\x03")
     assert run.wait() == 0
+    assert "leftover" not in run.text
 
 
 # --------------------------------------------------------------------------- terminal and signals
