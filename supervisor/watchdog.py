@@ -387,7 +387,8 @@ class _Control:
         except BlockingIOError:
             return
         except OSError as exc:
-            self.eof = exc.errno != errno.EAGAIN
+            if exc.errno != errno.EAGAIN:
+                self.eof = True
             return
         if not chunk:
             self.eof = True
