@@ -18,6 +18,12 @@ its PID, and stopped after it has been reaped.
 The terminal's settings are saved before each launch and restored after it: a
 TUI that crashes leaves the terminal raw, and the next one (or the shell after
 ``Goodbye.``) must not inherit that.
+
+claude-run is a child subreaper (:mod:`supervisor.subreaper`), so besides
+Claude and the watchdog it has adopted orphans as children: it reaps with
+``waitpid(-1)`` — the watchdog's status goes to its handle, an orphan is just
+forgotten — and after Claude has exited it ends every child still left but the
+watchdog before it stops the watchdog, which thus stays on guard meanwhile.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ import time
 import typing as t
 from dataclasses import dataclass
 
+from supervisor.subreaper import end_processes, leftovers
 from supervisor.watchdog import REAP_AFTER_KILL, WatchdogHandle
 
 WATCHDOG_PID_ENV = "WATCHDOG_PID"
@@ -50,6 +57,8 @@ CHILD_DEFAULT_SIGNALS = (
 """Signals Claude starts with at their default action, whatever we did with them."""
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+LEFTOVER_ROUNDS = 3
+"""Sweeps of leftover children per Claude exit: a process dying during one may orphan more."""
 
 
 def exit_code(status: int) -> int:
@@ -90,6 +99,24 @@ def _restore_terminal(attrs: list[t.Any] | None) -> None:
         signal.signal(signal.SIGTTOU, old)
 
 
+def _reaped_other(pid: int, code: int, watchdog: WatchdogHandle | None) -> None:
+    """A child other than Claude was reaped: the watchdog's status is kept, an adopted orphan forgotten."""
+    if watchdog is not None and pid == watchdog.pid:
+        watchdog.reaped(code)
+
+
+def _reap_exited(watchdog: WatchdogHandle | None) -> None:
+    """Reap every child that has exited, without waiting."""
+    while True:
+        try:
+            got, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if got == 0:
+            return
+        _reaped_other(got, os.waitstatus_to_exitcode(status), watchdog)
+
+
 class ForegroundRunner:
     """Spawns Claude, forwards stop signals, reaps it; one instance per supervisor."""
 
@@ -99,10 +126,12 @@ class ForegroundRunner:
         supervisor_pid: int,
         grace: float,
         clock: t.Callable[[], float] = time.monotonic,
+        say: t.Callable[[str], None] = lambda line: None,
     ) -> None:
         self.supervisor_pid = supervisor_pid
         self.grace = grace
         self.clock = clock
+        self.say = say
         self.stop_signal: int | None = None
         self._child: int | None = None
         self._watchdog: WatchdogHandle | None = None
@@ -174,7 +203,7 @@ class ForegroundRunner:
             watchdog.arm(pid)
             if self.stop_signal is not None:
                 self._forward(self.stop_signal)  # it arrived while we were spawning
-            status = self._reap(pid)
+            status = self._reap(pid, watchdog)
             ended = self.clock()
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
@@ -182,6 +211,7 @@ class ForegroundRunner:
             self._watchdog = None
             self._escalating = False
             self._escalations = 0
+            self._end_leftovers(watchdog)
             if watchdog is not None:
                 watchdog.stop(self.grace + REAP_AFTER_KILL + 1.0)
             _restore_terminal(terminal)
@@ -190,14 +220,31 @@ class ForegroundRunner:
         return Outcome(status, started, ended, self.stop_signal)
 
     @staticmethod
-    def _reap(pid: int) -> int:
+    def _reap(pid: int, watchdog: WatchdogHandle | None) -> int:
+        """Wait for Claude's exit, reaping any other child that exits meanwhile."""
         while True:
             try:
-                got, status = os.waitpid(pid, 0)  # retried after our handlers (PEP 475)
+                got, status = os.waitpid(-1, 0)  # retried after our handlers (PEP 475)
             except ChildProcessError:
                 return 0
+            code = os.waitstatus_to_exitcode(status)
             if got == pid:
-                return exit_code(os.waitstatus_to_exitcode(status))
+                return exit_code(code)
+            _reaped_other(got, code, watchdog)
+
+    def _end_leftovers(self, watchdog: WatchdogHandle | None) -> None:
+        """End and reap every child still left but the watchdog: orphans of Claude's tree we adopted."""
+        ended = 0
+        for _ in range(LEFTOVER_ROUNDS):
+            _reap_exited(watchdog)
+            keep = {watchdog.pid} if watchdog is not None and watchdog.status is None else set()
+            pids = leftovers(keep)
+            if not pids:
+                break
+            ended += end_processes(pids, self.grace)
+        _reap_exited(watchdog)
+        if ended:
+            self.say(f"Ended {ended} leftover process{'' if ended == 1 else 'es'} of Claude's.")
 
     def pause(self, seconds: float) -> bool:
         """Wait *seconds* (the crash back-off); False if a stop signal arrived meanwhile."""

@@ -43,6 +43,7 @@ from supervisor.identity import current_pane_id, start_token
 from supervisor.launch_plan import Owner
 from supervisor.paths import sessions_root
 from supervisor.prompt_additions import AgentNameError, build
+from supervisor.subreaper import become_subreaper
 from supervisor.supervise import DEFAULT_RESUME_WINDOW, Settings, Supervisor
 from supervisor.watchdog import DEFAULT_GRACE, GRACE_ENV
 
@@ -315,7 +316,8 @@ def supervise(
     claude_env, warnings = claude_environment(env, supervisor_pid=me.pid, sessions_root=root)
     for line in [*additions.notes, *warnings]:
         say(line)
-    runner = ForegroundRunner(supervisor_pid=me.pid, grace=grace)
+    become_subreaper()  # orphans of Claude's tree become ours to end (see supervisor.subreaper)
+    runner = ForegroundRunner(supervisor_pid=me.pid, grace=grace, say=say)
     runner.install()
     settings = Settings(
         claude=str(claude),

@@ -13,14 +13,25 @@ of the supervisor, and psutil checks each PID's identity before signalling.
 It is its own process (``python -m supervisor.watchdog``, which is how ``session
 restart`` recognises it) in its own process group, so Ctrl-C in the terminal
 never reaches it. It never outlives its supervisor: on Linux the kernel sends it
-SIGTERM when the supervisor dies (``PR_SET_PDEATHSIG``), and everywhere it exits
-on EOF of its control pipe or when its parent PID changes.
+SIGTERM when the supervisor dies (``PR_SET_PDEATHSIG``), and everywhere it
+notices EOF of its control pipe or a change of its parent PID.
+
+A supervisor that dies without stopping it (SIGKILL, the OOM killer) leaves
+Claude running, reparented to init, with no one to end it. So when the
+watchdog sees its supervisor gone it ends Claude's tree (if it was armed and
+Claude is still the same process), and with it every process of this user
+whose environment carries ``CLAUDE_SUPERVISOR_PID=<supervisor>`` and that
+started after the supervisor did (a setsid'd, double-forked tool child is no
+longer in Claude's tree; the start time keeps a recycled supervisor PID from
+matching older processes). Then it exits.
 
 Protocol with the supervisor (:class:`WatchdogHandle`): the watchdog is spawned
 with SIGUSR1 and SIGTERM *blocked*, so a restart request that arrives before it
 is ready waits instead of killing it; the supervisor writes Claude's PID as one
-line on the watchdog's stdin right after spawning Claude, and closes the pipe to
-stop it. A stop during a kill lets the kill finish first.
+line on the watchdog's stdin right after spawning Claude, and a ``stop`` line
+before it closes the pipe to stop it. EOF without ``stop`` means the supervisor
+is dying (its files close before the kernel reparents us). A stop during a kill
+lets the kill finish first.
 
 This module is imported by the supervisor. psutil is imported only in the
 watchdog process, and only when it has a tree to kill: a fleet starts one
@@ -38,7 +49,7 @@ import signal
 import sys
 import time
 
-from supervisor.identity import WATCHDOG_MODULE, parent_pid, start_token
+from supervisor.identity import SUPERVISOR_PID_ENV, WATCHDOG_MODULE, _proc_stat, parent_pid, start_token
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations are never evaluated; the watchdog process need not import typing
@@ -53,6 +64,10 @@ PARENT_POLL = 1.0
 """Fallback parent check where there is no parent-death signal (not Linux)."""
 REAP_AFTER_KILL = 2.0
 """How long to wait for SIGKILLed processes to disappear before giving up on them."""
+PARENT_GONE_WAIT = 1.0
+"""After EOF without ``stop``: how long the dying supervisor may take to be gone (reparenting)."""
+STOP_LINE = b"stop"
+"""The control line of a deliberate stop; EOF without it means the supervisor died."""
 
 PR_SET_PDEATHSIG = 1
 CONTROL_SIGNALS = (signal.SIGUSR1, signal.SIGTERM)
@@ -82,6 +97,9 @@ class WatchdogHandle:
             "--grace",
             repr(float(grace)),
         ]
+        stat = process_stat(supervisor_pid)
+        if stat is not None:
+            argv += ["--supervisor-start", str(stat[2])]
         try:
             pid = os.posix_spawn(
                 sys.executable,
@@ -106,6 +124,13 @@ class WatchdogHandle:
         except OSError:
             pass  # it already exited; the supervisor notices when it stops it
 
+    def reaped(self, status: int) -> None:
+        """Record an exit status collected elsewhere (a supervisor reaping with ``waitpid(-1)``).
+
+        From then on the handle never signals or waits for the PID: it may name another process.
+        """
+        self.status = status
+
     def running(self) -> bool:
         """Is the watchdog still there? (Reaps it if it has exited.)"""
         if self.status is None:
@@ -114,14 +139,20 @@ class WatchdogHandle:
 
     def trigger(self) -> None:
         """Ask for the tree kill (the same signal ``session restart`` sends)."""
+        if self.status is not None:
+            return
         try:
             os.kill(self.pid, signal.SIGUSR1)
         except ProcessLookupError:
             pass
 
     def stop(self, timeout: float) -> int | None:
-        """Close the control pipe and reap the watchdog; SIGKILL it after *timeout*."""
+        """Say ``stop``, close the control pipe and reap the watchdog; SIGKILL it after *timeout*."""
         if self._control >= 0:
+            try:
+                os.write(self._control, STOP_LINE + b"\n")
+            except OSError:
+                pass  # it already exited
             os.close(self._control)
             self._control = -1
         if self.status is not None:
@@ -180,20 +211,78 @@ def _reap(pid: int, flags: int) -> int | None:
     return os.waitstatus_to_exitcode(status)
 
 
+# --------------------------------------------------------------------------- the process table (Linux /proc)
+
+
+def process_stat(pid: int) -> tuple[str, int, int] | None:
+    """(state letter, parent PID, start ticks since boot) of *pid*; None if gone or there is no /proc."""
+    try:
+        return _proc_stat(pid)
+    except FileNotFoundError:
+        return None
+
+
+def _pids() -> list[int]:
+    try:
+        return [int(name) for name in os.listdir("/proc") if name.isdigit()]
+    except OSError:
+        return []
+
+
+def _environ_has(pid: int, entry: bytes) -> bool:
+    """Does *pid*'s environment contain *entry* (``NAME=value``)? False if unreadable (another user's)."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as handle:
+            return entry in handle.read().split(b"\0")
+    except OSError:
+        return False
+
+
+def live_children(parent: int) -> list[int]:
+    """The PIDs of *parent*'s children that are running (not zombies)."""
+    found = []
+    for pid in _pids():
+        stat = process_stat(pid)
+        if stat is not None and stat[1] == parent and stat[0] != "Z":
+            found.append(pid)
+    return found
+
+
+def marked_processes(supervisor: int, since: int) -> list[tuple[int, str]]:
+    """(PID, start token) of every readable process but us whose environment names *supervisor*
+    as its ``CLAUDE_SUPERVISOR_PID`` and that started at or after tick *since* (the supervisor's start)."""
+    marker = f"{SUPERVISOR_PID_ENV}={supervisor}".encode()
+    me = os.getpid()
+    found = []
+    for pid in _pids():
+        stat = process_stat(pid)
+        if pid == me or stat is None or stat[2] < since or stat[0] == "Z":
+            continue
+        token = start_token(pid)
+        if token is not None and _environ_has(pid, marker):
+            found.append((pid, token))
+    return found
+
+
 # --------------------------------------------------------------------------- watchdog side
 
 
-def set_parent_death_signal(sig: int) -> bool:
-    """Linux: have the kernel send *sig* when our parent dies. False elsewhere."""
+def prctl(option: int, value: int) -> bool:
+    """Linux ``prctl(option, value)`` through ctypes (imported only here); False if it failed or elsewhere."""
     if not sys.platform.startswith("linux"):
         return False
     import ctypes
 
     try:
         libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(PR_SET_PDEATHSIG, int(sig), 0, 0, 0) == 0
+        return libc.prctl(option, value, 0, 0, 0) == 0
     except (OSError, AttributeError):
         return False
+
+
+def set_parent_death_signal(sig: int) -> bool:
+    """Linux: have the kernel send *sig* when our parent dies. False elsewhere."""
+    return prctl(PR_SET_PDEATHSIG, int(sig))
 
 
 def _alive(proc: t.Any) -> bool:
@@ -230,9 +319,20 @@ def kill_tree(root: t.Any, grace: float, *, clock: t.Callable[[], float] = time.
     (normally none). Descendants that appear during the grace period (Claude's
     exit hooks) are followed and get the SIGKILL too if they outlive it.
     """
+    return kill_trees([root], grace, clock=clock)[1]
+
+
+def kill_trees(
+    roots: t.Iterable[t.Any], grace: float, *, clock: t.Callable[[], float] = time.monotonic
+) -> tuple[int, list[int]]:
+    """:func:`kill_tree` for several trees at once, sharing one grace period.
+
+    Returns how many processes were signalled and the PIDs still alive at the end.
+    """
     members: dict[int, t.Any] = {}
-    for proc in [root, *_descendants(root)]:
-        members[proc.pid] = proc
+    for root in roots:
+        for proc in [root, *_descendants(root)]:
+            members.setdefault(proc.pid, proc)
     for proc in members.values():
         _signal(proc, signal.SIGTERM)
     for proc in members.values():
@@ -261,12 +361,46 @@ def kill_tree(root: t.Any, grace: float, *, clock: t.Callable[[], float] = time.
         left = [p for p in left if _alive(p)]
         if left:
             time.sleep(FOLLOW_INTERVAL)
-    return [p.pid for p in left]
+    return len(members), [p.pid for p in left]
 
 
 class _Flags:
     kill = False
-    stop = False
+    term = False
+    """SIGTERM: the parent-death signal, or someone else stopping us."""
+
+
+class _Control:
+    """What the supervisor said on the control pipe (our stdin): Claude's PID, ``stop``, EOF."""
+
+    def __init__(self, supervisor: int) -> None:
+        self.supervisor = supervisor
+        self.target: tuple[int, str] | None = None
+        self.stop = False
+        self.eof = False
+        self._buffer = b""
+
+    def read(self) -> None:
+        """Take what the pipe holds now (it is non-blocking)."""
+        try:
+            chunk = os.read(0, 512)
+        except BlockingIOError:
+            return
+        except OSError as exc:
+            if exc.errno != errno.EAGAIN:
+                self.eof = True
+            return
+        if not chunk:
+            self.eof = True
+            return
+        self._buffer += chunk
+        while b"\n" in self._buffer:
+            line, self._buffer = self._buffer.split(b"\n", 1)
+            line = line.strip()
+            if line == STOP_LINE:
+                self.stop = True
+            elif line.isdigit() and self.target is None:
+                self.target = _target(int(line), self.supervisor)
 
 
 def _target(pid: int, supervisor: int) -> tuple[int, str] | None:
@@ -300,66 +434,94 @@ def _say(message: str) -> None:
         pass
 
 
-def watch(supervisor: int, grace: float) -> int:
-    """The watchdog's life: wait for Claude's PID and SIGUSR1; kill the tree; exit."""
+def _drain(fd: int) -> None:
+    try:
+        while os.read(fd, 512):
+            pass
+    except BlockingIOError:
+        pass
+
+
+def _supervisor_gone(supervisor: int, control: _Control, wake_r: int) -> bool:
+    """Has our supervisor died? EOF without ``stop`` is its death too, once the kernel has
+    reparented us (its files close first): wait a moment for that, woken by the parent-death signal."""
+    if os.getppid() != supervisor:
+        return True
+    if not control.eof or control.stop:
+        return False
+    deadline = time.monotonic() + PARENT_GONE_WAIT
+    while os.getppid() == supervisor:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return False
+        try:
+            select.select([wake_r], [], [], min(remaining, FOLLOW_INTERVAL * 5))
+        except InterruptedError:
+            pass
+        _drain(wake_r)
+    return True
+
+
+def end_orphans(target: tuple[int, str] | None, supervisor: int, since: int | None, grace: float) -> None:
+    """Our supervisor died: end Claude's tree (if *target* is still Claude) and every process marked
+    as the supervisor's (started since tick *since*), in a few rounds for any that escaped meanwhile."""
+    targets = [target] if target is not None else []
+    for _ in range(3):
+        if since is not None:
+            targets += marked_processes(supervisor, since)
+        procs = [proc for proc in map(_handle, targets) if proc is not None]
+        if not procs:
+            return
+        kill_trees(procs, grace)
+        targets = []
+
+
+def watch(supervisor: int, grace: float, since: int | None = None) -> int:
+    """The watchdog's life: wait for Claude's PID and SIGUSR1; kill the tree; exit when stopped.
+
+    *since* is the supervisor's start in clock ticks (for the processes it marked; None: unknown).
+    """
     flags = _Flags()
 
     def on_kill(signum: int, frame: object) -> None:
         flags.kill = True
 
-    def on_stop(signum: int, frame: object) -> None:
-        flags.stop = True
+    def on_term(signum: int, frame: object) -> None:
+        flags.term = True
 
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_r, False)
     os.set_blocking(wake_w, False)
     signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
     signal.signal(signal.SIGUSR1, on_kill)
-    signal.signal(signal.SIGTERM, on_stop)
+    signal.signal(signal.SIGTERM, on_term)
     for ignored in (signal.SIGINT, signal.SIGQUIT, signal.SIGHUP, signal.SIGTTOU, signal.SIGTTIN):
         signal.signal(ignored, signal.SIG_IGN)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, CONTROL_SIGNALS)
 
     os.set_blocking(0, False)
-    buffer = b""
-    eof = False
-    target: tuple[int, str] | None = None
+    control = _Control(supervisor)
     while True:
-        if flags.kill and target is not None:
-            proc = _handle(target)
+        if _supervisor_gone(supervisor, control, wake_r):
+            end_orphans(control.target, supervisor, since, grace)
+            return 0
+        if flags.kill and control.target is not None:
+            flags.kill = False
+            proc = _handle(control.target)
             if proc is not None:
                 kill_tree(proc, grace)
+            continue  # still on guard until stopped: the supervisor may die before it reaps Claude
+        if flags.term or control.stop or control.eof:
             return 0
-        if flags.stop or os.getppid() != supervisor or (eof and (target is None or not flags.kill)):
-            return 0
-        readable = [wake_r] if eof else [0, wake_r]
+        readable = [wake_r] if control.eof else [0, wake_r]
         try:
             ready, _, _ = select.select(readable, [], [], PARENT_POLL)
         except InterruptedError:
             continue
         if wake_r in ready:
-            try:
-                while os.read(wake_r, 512):
-                    pass
-            except BlockingIOError:
-                pass
+            _drain(wake_r)
         if 0 in ready:
-            try:
-                chunk = os.read(0, 512)
-            except BlockingIOError:
-                chunk = None
-            except OSError as exc:
-                if exc.errno != errno.EAGAIN:
-                    eof = True
-                chunk = None
-            if chunk == b"":
-                eof = True
-            elif chunk:
-                buffer += chunk
-                while b"\n" in buffer:
-                    line, buffer = buffer.split(b"\n", 1)
-                    if line.strip().isdigit() and target is None:
-                        target = _target(int(line), supervisor)
+            control.read()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -370,12 +532,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--grace", type=float, default=DEFAULT_GRACE, help="seconds between SIGTERM and SIGKILL"
     )
+    parser.add_argument(
+        "--supervisor-start", type=int, default=None, help="the supervisor's start, in clock ticks since boot"
+    )
     args = parser.parse_args(argv)
-    set_parent_death_signal(signal.SIGTERM)
-    if os.getppid() != args.supervisor:
-        return 0  # the supervisor died before we could arm the parent-death signal
+    set_parent_death_signal(signal.SIGTERM)  # if the supervisor died before this, watch() sees it gone
     try:
-        return watch(args.supervisor, args.grace)
+        return watch(args.supervisor, args.grace, args.supervisor_start)
     except KeyboardInterrupt:
         return 0
     except Exception as exc:  # one line, never a traceback in the user's terminal

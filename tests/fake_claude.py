@@ -45,6 +45,9 @@ Steps (one key each, plus options)
     start a long-lived helper (this file with ``--fake-claude-helper``), in its
     own session like Claude's Bash tool when ``setsid``; ``depth`` > 1 makes it
     start a child of its own, and so on. Logs ``spawned`` with its PID.
+    ``"daemon": true`` double-forks it instead, like ``setsid cmd &`` from a
+    Bash tool: a short-lived parent starts it in its own session and exits, so
+    it is nobody's descendant (``setsid`` and ``depth`` do not apply).
 ``{"state": {"dir": D, "set": {...}, "delete": [...]}}``
     edit ``D/.state.json`` directly, without the lock (a racy writer, e.g. a
     status line resurrecting ``sessionId``).
@@ -80,6 +83,7 @@ LOG_ENV = "FAKE_CLAUDE_LOG"
 SCRIPT_ENV = "FAKE_CLAUDE_SCRIPT"
 DEFAULT_SIGNAL_EXIT = {"TERM": 143, "HUP": 129, "INT": 0}
 HELPER_FLAG = "--fake-claude-helper"
+DAEMON_FLAG = "--fake-claude-daemon"
 
 
 def log(event: str, **fields: object) -> None:
@@ -211,8 +215,33 @@ def run_command(kind: str, argv: list[str], step: dict) -> None:
 def spawn(options: dict) -> None:
     setsid = bool(options.get("setsid", True))
     ignore_term = bool(options.get("ignore_term"))
+    if options.get("daemon"):
+        log("spawned", child=start_daemon(ignore_term), setsid=True, ignore_term=ignore_term, daemon=True)
+        return
     proc = start_helper(ignore_term, int(options.get("depth", 1)), setsid)
     log("spawned", child=proc.pid, setsid=setsid, ignore_term=ignore_term)
+
+
+def start_daemon(ignore_term: bool) -> int:
+    """Double-fork a helper; returns its PID once it runs and its parent has exited."""
+    proc = subprocess.Popen(
+        [sys.executable, os.path.abspath(__file__), DAEMON_FLAG, "1" if ignore_term else "0"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    assert proc.stdout is not None
+    pid = int(proc.stdout.readline())
+    proc.stdout.close()
+    proc.wait()
+    return pid
+
+
+def daemonize(ignore_term: bool) -> None:
+    """The short-lived parent of a daemon: start it in its own session, say its PID, exit."""
+    helper_proc = start_helper(ignore_term, 1, setsid=True)
+    print(helper_proc.pid, flush=True)
+    os._exit(0)
 
 
 def start_helper(ignore_term: bool, depth: int, setsid: bool) -> subprocess.Popen:
@@ -299,6 +328,8 @@ def main() -> None:
     if sys.argv[1:2] == [HELPER_FLAG]:
         helper(sys.argv[2] == "1", int(sys.argv[3]))
         return
+    if sys.argv[1:2] == [DAEMON_FLAG]:
+        daemonize(sys.argv[2] == "1")
     set_signal_actions(dict(DEFAULT_SIGNAL_EXIT))
     argv = sys.argv[1:]
     n = record_start(

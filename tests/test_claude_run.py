@@ -9,6 +9,7 @@ state on disk. Every process a test starts is killed at teardown.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -250,6 +251,104 @@ def test_watchdog_dies_when_the_supervisor_is_killed(fake: FakeClaude, start_run
     os.kill(run.pid, signal.SIGKILL)
     run.wait()
     wait_until(lambda: not alive(watchdog, token), 3, "the watchdog to die with its supervisor")
+
+
+def claudes_processes(fake: FakeClaude, claude_pid: int) -> dict[int, str | None]:
+    """PID → start token of the stand-in Claude, its whole tree and the daemons it double-forked."""
+    claude = psutil.Process(claude_pid)
+    pids = [claude.pid, *(p.pid for p in claude.children(recursive=True))]
+    pids += [e["child"] for e in fake.events("spawned") if e.get("daemon")]
+    return {pid: start_token(pid) for pid in pids}
+
+
+def test_a_killed_supervisor_takes_claude_and_everything_claude_started_with_it(
+    fake: FakeClaude, start_run
+) -> None:
+    """The OOM killer's SIGKILL gives claude-run no chance to clean up: its watchdog must."""
+    fake.plan(
+        [
+            {"on_signal": {"TERM": "ignore", "HUP": "ignore"}},  # the terminal's hang-up does not end it
+            {"spawn": {"setsid": True, "ignore_term": True, "depth": 2}},
+            {"spawn": {"setsid": True}},
+            {"spawn": {"setsid": False}},
+            {"spawn": {"daemon": True}},
+            {"mark": "ready"},
+            {"wait": None},
+        ]
+    )
+    run = start_run()
+    fake.wait_event("mark", name="ready")
+    start = fake.starts()[0]
+    processes = claudes_processes(fake, start["pid"])
+    assert len(processes) == 6, "Claude, four helpers (one a helper's child) and a daemon"
+    watchdog = int(start["env"]["WATCHDOG_PID"])
+    processes[watchdog] = start_token(watchdog)
+    os.kill(run.pid, signal.SIGKILL)
+    assert run.wait() == 128 + signal.SIGKILL
+    wait_until(
+        lambda: not [pid for pid, token in processes.items() if alive(pid, token)],
+        5,
+        "Claude, its descendants, its daemon and the watchdog to be gone",
+    )
+
+
+# --------------------------------------------------------------------------- orphans (subreaper)
+
+
+def daemons(fake: FakeClaude) -> dict[int, str | None]:
+    """PID → start token of every daemon the stand-in double-forked so far."""
+    return {e["child"]: start_token(e["child"]) for e in fake.events("spawned") if e.get("daemon")}
+
+
+def test_a_requested_restart_ends_the_old_claudes_daemons_before_the_next_launch(
+    fake: FakeClaude, start_run, tmp_path: Path
+) -> None:
+    go = tmp_path / "go"
+    fake.plan(
+        [
+            {"session": ["activate", "sessions/D", "implement"]},
+            {"spawn": {"daemon": True, "ignore_term": True}},
+            {"spawn": {"daemon": True}},
+            {"spawn": {"setsid": True}},
+            {"session": ["restart", "sessions/D"]},  # SIGUSR1 to the watchdog
+            {"wait": None},
+        ],
+        [{"mark": "second"}, {"wait_file": str(go)}, {"exit": 0}],
+    )
+    run = start_run()
+    fake.wait_event("mark", name="second")
+    old = daemons(fake)
+    assert len(old) == 2
+    assert [pid for pid, token in old.items() if alive(pid, token)] == [], "left running into the next launch"
+    # Two, or more when a member of the old tree was still dying from the watchdog's SIGTERM.
+    assert re.search(r"^\[claude-run\] Ended [2-9] leftover processes of Claude's\.$", run.text, re.M)
+    go.touch()
+    assert run.wait() == 0
+
+
+def test_a_stopped_supervisor_leaves_no_daemon_of_claudes_behind(fake: FakeClaude, start_run) -> None:
+    fake.plan([{"spawn": {"daemon": True, "ignore_term": True}}, {"mark": "ready"}, {"wait": None}])
+    run = start_run()
+    fake.wait_event("mark", name="ready")
+    (daemon, token), = daemons(fake).items()
+    assert psutil.Process(daemon).ppid() == run.pid, "an orphan is adopted by claude-run, not init"
+    os.kill(run.pid, signal.SIGTERM)  # as fleet stop does
+    assert run.wait() == 143
+    assert not alive(daemon, token), "claude-run exited and left Claude's daemon running"
+    assert "Ended 1 leftover process of Claude's." in run.text
+
+
+def test_an_adopted_orphan_that_exits_is_reaped_while_claude_runs(fake: FakeClaude, start_run) -> None:
+    fake.plan([{"spawn": {"daemon": True}}, {"mark": "ready"}, {"wait": None}])
+    run = start_run()
+    fake.wait_event("mark", name="ready")
+    (daemon, _), = daemons(fake).items()
+    os.kill(daemon, signal.SIGKILL)
+    wait_until(lambda: not psutil.pid_exists(daemon), 5, "claude-run to reap its adopted orphan")
+    assert alive(fake.starts()[0]["pid"]), "Claude still runs: the orphan was reaped, not swept"
+    run.send(b"\x03")
+    assert run.wait() == 0
+    assert "leftover" not in run.text
 
 
 # --------------------------------------------------------------------------- terminal and signals

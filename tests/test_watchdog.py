@@ -20,8 +20,8 @@ import psutil
 import pytest
 
 from claude_run_harness import FAKE_CLAUDE, TAG_ENV, FakeClaude, alive, fake, test_tag, wait_until  # noqa: F401
-from supervisor.identity import is_watchdog, start_token
-from supervisor.watchdog import WatchdogHandle, wait_pid
+from supervisor.identity import SUPERVISOR_PID_ENV, is_watchdog, start_token
+from supervisor.watchdog import WatchdogHandle, marked_processes, process_stat, wait_pid
 
 
 @pytest.fixture
@@ -135,6 +135,33 @@ def test_an_armed_watchdog_loads_psutil_only_to_kill(
     watchdog.trigger()
     assert claude.wait(timeout=5) in (143, -signal.SIGTERM)
     assert watchdog.stop(5) == 0
+
+
+def test_a_stop_from_a_live_supervisor_kills_nothing(
+    fake: FakeClaude, env: dict[str, str], children: list, watchdogs: list
+) -> None:
+    """The normal path: the supervisor stops an armed watchdog; only its own death means a kill."""
+    fake.plan([{"mark": "ready"}, {"wait": None}])
+    watchdog = start_watchdog(env, watchdogs)
+    claude = start_claude(dict(env, **{SUPERVISOR_PID_ENV: str(os.getpid())}), children)
+    watchdog.arm(claude.pid)
+    fake.wait_event("mark", name="ready")
+    assert watchdog.stop(5) == 0
+    assert claude.poll() is None, "a stopped watchdog must not touch Claude"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_marked_processes_are_the_supervisors_started_since_it(env: dict[str, str], children: list) -> None:
+    """A recycled supervisor PID must not make an older process with the same marker a target."""
+    me = str(os.getpid())
+    marked = subprocess.Popen(["sleep", "30"], env=dict(env, **{SUPERVISOR_PID_ENV: me}))
+    other = subprocess.Popen(["sleep", "30"], env=dict(env, **{SUPERVISOR_PID_ENV: me + "0"}))
+    children.extend([marked, other])
+    wait_until(lambda: os.path.basename(os.readlink(f"/proc/{marked.pid}/exe")) == "sleep", 5, "exec")
+    started = process_stat(marked.pid)[2]  # type: ignore[index]
+    found = dict(marked_processes(os.getpid(), since=started))
+    assert found == {marked.pid: start_token(marked.pid)}
+    assert marked_processes(os.getpid(), since=started + 1) == []
 
 
 def test_refuses_a_target_that_is_not_the_supervisors_child(

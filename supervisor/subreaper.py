@@ -1,0 +1,50 @@
+"""claude-run as a child subreaper: the orphans of Claude's tree become its children, and it ends them.
+
+A ``setsid cmd &`` or a double-forked daemon started from a Bash tool loses its
+parent at once and is reparented to the nearest *subreaper* ancestor — init,
+unless claude-run is one. As init's child it was outside Claude's tree, so the
+watchdog's tree kill never reached it and it survived every restart and stop.
+With ``PR_SET_CHILD_SUBREAPER`` (Linux) such orphans become claude-run's
+children: it reaps them as they exit, and after each Claude exit it ends every
+child still left but the watchdog, with their descendants (the watchdog's
+:func:`~supervisor.watchdog.kill_trees` policy), before the next launch or its
+own exit.
+
+psutil is imported only when there is something to end: most exits leave nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import typing as t
+
+from supervisor.watchdog import kill_trees, live_children, prctl
+
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def become_subreaper() -> bool:
+    """Have orphaned descendants reparented to us instead of init; False where unsupported."""
+    return prctl(PR_SET_CHILD_SUBREAPER, 1)
+
+
+def leftovers(keep: t.Collection[int]) -> list[int]:
+    """Our running children but those in *keep*."""
+    return [pid for pid in live_children(os.getpid()) if pid not in keep]
+
+
+def end_processes(pids: t.Iterable[int], grace: float) -> int:
+    """End *pids* (our children) and their descendants: SIGTERM, SIGCONT, *grace*, SIGKILL.
+
+    Returns how many processes were signalled. Our children keep their PIDs until we reap them,
+    so a PID cannot name another process here.
+    """
+    import psutil
+
+    procs = []
+    for pid in pids:
+        try:
+            procs.append(psutil.Process(pid))
+        except psutil.Error:
+            continue
+    return kill_trees(procs, grace)[0] if procs else 0
