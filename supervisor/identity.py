@@ -105,6 +105,14 @@ def _proc_stat(pid: int) -> tuple[str, int, int] | None:
         return None
 
 
+def process_stat(pid: int) -> tuple[str, int, int] | None:
+    """(state letter, parent PID, start ticks since boot) of *pid*; None if gone or there is no /proc."""
+    try:
+        return _proc_stat(pid)
+    except FileNotFoundError:
+        return None
+
+
 def start_token(pid: int) -> str | None:
     """A string that names this exact process, or None if *pid* does not exist."""
     if not valid_pid(pid):

@@ -49,7 +49,7 @@ import signal
 import sys
 import time
 
-from supervisor.identity import SUPERVISOR_PID_ENV, WATCHDOG_MODULE, _proc_stat, parent_pid, start_token
+from supervisor.identity import SUPERVISOR_PID_ENV, WATCHDOG_MODULE, parent_pid, process_stat, start_token
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations are never evaluated; the watchdog process need not import typing
@@ -212,14 +212,6 @@ def _reap(pid: int, flags: int) -> int | None:
 
 
 # --------------------------------------------------------------------------- the process table (Linux /proc)
-
-
-def process_stat(pid: int) -> tuple[str, int, int] | None:
-    """(state letter, parent PID, start ticks since boot) of *pid*; None if gone or there is no /proc."""
-    try:
-        return _proc_stat(pid)
-    except FileNotFoundError:
-        return None
 
 
 def _pids() -> list[int]:

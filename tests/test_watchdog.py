@@ -21,7 +21,8 @@ import pytest
 
 from claude_run_harness import FAKE_CLAUDE, TAG_ENV, FakeClaude, alive, fake, test_tag, wait_until  # noqa: F401
 from supervisor.identity import SUPERVISOR_PID_ENV, is_watchdog, start_token
-from supervisor.watchdog import WatchdogHandle, marked_processes, process_stat, wait_pid
+from supervisor.identity import process_stat
+from supervisor.watchdog import WatchdogHandle, marked_processes, wait_pid
 
 
 @pytest.fixture
