@@ -16,7 +16,7 @@
 
 from __future__ import annotations
 
-import hashlib
+import zlib
 import os
 import shutil
 import sys
@@ -52,7 +52,7 @@ def _same_file(a: str | Path, b: str | Path) -> bool:
 def shim_dir(command: Path, env: t.Mapping[str, str]) -> Path | None:
     """A directory holding only a ``session`` link to *command*; None if it cannot be made."""
     cache = env.get("XDG_CACHE_HOME") or os.path.join(env.get("HOME") or str(Path.home()), ".cache")
-    digest = hashlib.sha256(str(command).encode()).hexdigest()[:12]
+    digest = f"{zlib.crc32(str(command).encode()):08x}"  # hashlib would load OpenSSL into every claude-run
     directory = Path(cache) / SHIM_PARENT / f"bin-{digest}"
     link = directory / SESSION_COMMAND
     try:

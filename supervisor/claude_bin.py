@@ -14,13 +14,12 @@ import shutil
 import typing as t
 from pathlib import Path
 
-from supervisor.errors import ShepherdError
+from supervisor.errors import ProgramMissingError
 
 CLAUDE_BIN_ENV = "CLAUDE_BIN"
-EXIT_NOT_FOUND = 127
 
 
-class ClaudeNotFoundError(ShepherdError):
+class ClaudeNotFoundError(ProgramMissingError):
     """No Claude executable could be found (exit 127)."""
 
 

@@ -23,21 +23,18 @@ requested restarts within ``--restart-window`` / ``CLAUDE_RUN_RESTART_WINDOW``
 
 from __future__ import annotations
 
+import argparse
+import dataclasses
 import errno
 import os
-import re
 import sys
-import typing as t
 from pathlib import Path
-
-import typer
-from typer.core import TyperCommand
 
 from supervisor.agent_env import claude_environment
 from supervisor.claude_args import split_args
-from supervisor.claude_bin import EXIT_NOT_FOUND, ClaudeNotFoundError, find_claude
+from supervisor.claude_bin import ClaudeNotFoundError, find_claude
 from supervisor.crashloop import CrashPolicy
-from supervisor.errors import ShepherdError
+from supervisor.errors import EXIT_CANNOT_EXECUTE, EXIT_INTERRUPTED, EXIT_NOT_FOUND, EXIT_USAGE, UsageError, run_main
 from supervisor.foreground import ForegroundRunner
 from supervisor.identity import current_pane_id, start_token
 from supervisor.launch_plan import Owner
@@ -47,83 +44,11 @@ from supervisor.subreaper import become_subreaper
 from supervisor.supervise import DEFAULT_RESUME_WINDOW, Settings, Supervisor
 from supervisor.watchdog import DEFAULT_GRACE, GRACE_ENV
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import typing as t
+
 PROG = "claude-run"
-EXIT_USAGE = 2
-EXIT_CANNOT_EXECUTE = 126
-
-app = typer.Typer(
-    name=PROG,
-    add_completion=False,
-    rich_markup_mode=None,
-    pretty_exceptions_enable=False,
-)
-
-_PLAIN: dict[type, re.Pattern[str] | None] = {
-    str: None,
-    bool: None,
-    int: re.compile(r"[0-9]+"),
-    float: re.compile(r"[0-9]+(?:\.[0-9]+)?"),
-}
-"""Option types converted here, each with the strings it converts (None: only values already of the type)."""
-
-
-class _PlainCoercion:
-    """Converts a plain option value the way typer would, without typer's pydantic machinery.
-
-    typer coerces every option value through a pydantic ``TypeAdapter``:
-    importing pydantic and building one adapter per option is more CPU than
-    the rest of claude-run's start-up, and a fleet starts a claude-run in
-    every pane at once. A missing value, a value of the option's own type, or
-    a decimal number (where ``int()``/``float()`` and pydantic agree) is
-    converted here; any other value is handed to typer's own coercion, so
-    results and error messages stay typer's.
-    """
-
-    def __init__(self, param: t.Any) -> None:
-        self._param = param
-        self._type = param.type_descriptor.annotation
-        self._typer: t.Any = None
-
-    def coerce(self, value: t.Any, param: t.Any, ctx: t.Any) -> t.Any:
-        if value is None or type(value) is self._type:
-            return value
-        pattern = _PLAIN[self._type]
-        if pattern is not None and isinstance(value, str) and pattern.fullmatch(value):
-            return self._type(value)
-        if self._typer is None:
-            from typer._coercion import build_runtime_param
-
-            self._typer = build_runtime_param(self._param.type_descriptor)
-        return self._typer.coerce(value, param=param, ctx=ctx)
-
-
-def _plain(param: t.Any) -> None:
-    """Give *param* :class:`_PlainCoercion` when it is a plain single value (a typer without the hook: no-op)."""
-    descriptor = getattr(param, "type_descriptor", None)
-    if (
-        descriptor is None
-        or getattr(param, "_runtime_param", False) is not None
-        or descriptor.annotation not in _PLAIN
-        or descriptor.file_annotation is not None
-        or descriptor.parameter_info.parser is not None
-        or getattr(descriptor.parameter_info, "min", None) is not None
-        or getattr(descriptor.parameter_info, "max", None) is not None
-        or param.multiple
-        or param.nargs != 1
-    ):
-        return
-    param._runtime_param = _PlainCoercion(param)
-
-
-class _Command(TyperCommand):
-    """claude-run's command: plain options skip typer's pydantic coercion (see :class:`_PlainCoercion`)."""
-
-    def get_params(self, ctx: t.Any) -> list[t.Any]:
-        params = super().get_params(ctx)
-        for param in params:  # the help option too: typer creates it here
-            _plain(param)
-        return params
-
 
 def say(line: str) -> None:
     """A status line on stderr; a hung-up terminal must not turn it into a crash."""
@@ -140,12 +65,6 @@ def error(message: str) -> None:
         pass
 
 
-def _positive(value: float, name: str) -> float:
-    if value < 0:
-        raise typer.BadParameter(f"{name} must not be negative")
-    return value
-
-
 def banner(agent: str | None, description: str | None) -> str:
     """``Starting (agent: NAME) [desc: first 30 chars...]...`` as the original printed it."""
     text = "Starting"
@@ -156,137 +75,114 @@ def banner(agent: str | None, description: str | None) -> str:
     return text + "..."
 
 
-@app.command(
-    cls=_Command,
-    context_settings={
-        "allow_extra_args": True,
-        "ignore_unknown_options": True,
-        "help_option_names": ["--help"],
-    },
-    options_metavar="[OPTIONS] [--] [CLAUDE ARGS]...",
-    help=(
-        "Run Claude Code supervised: relaunch it when its session requests a restart, resume a fleet "
-        "pane's conversation when safe, back off from crash loops. Arguments after the options "
-        "(or after --) go to Claude on every launch; --resume/--continue and a prompt only on the first."
-    ),
-)
-def main(
-    ctx: typer.Context,
-    agent: t.Annotated[
-        str | None,
-        typer.Option("--agent", metavar="NAME", help="Append agents/NAME.md to the system prompt."),
-    ] = None,
-    description: t.Annotated[
-        str | None, typer.Option("--description", metavar="TEXT", help="An 'Agent Description:' line.")
-    ] = None,
-    focus: t.Annotated[
-        str | None, typer.Option("--focus", metavar="TEXT", help="A 'Focus Areas:' line.")
-    ] = None,
-    kill_grace: t.Annotated[
-        float,
-        typer.Option(
-            "--kill-grace", envvar=GRACE_ENV, metavar="S", help="Seconds between SIGTERM and SIGKILL."
-        ),
-    ] = DEFAULT_GRACE,
-    crash_limit: t.Annotated[
-        int,
-        typer.Option(
-            "--crash-limit", envvar="CLAUDE_RUN_CRASH_LIMIT", metavar="N", help="Give up after N crashes..."
-        ),
-    ] = 5,
-    crash_window: t.Annotated[
-        float,
-        typer.Option(
-            "--crash-window", envvar="CLAUDE_RUN_CRASH_WINDOW", metavar="S", help="...within S seconds."
-        ),
-    ] = 60.0,
-    backoff: t.Annotated[
-        float,
-        typer.Option(
-            "--backoff",
-            envvar="CLAUDE_RUN_BACKOFF",
-            metavar="S",
-            help="First delay after a quick crash; doubles.",
-        ),
-    ] = 0.5,
-    backoff_max: t.Annotated[
-        float,
-        typer.Option("--backoff-max", envvar="CLAUDE_RUN_BACKOFF_MAX", metavar="S", help="Longest delay."),
-    ] = 30.0,
-    min_uptime: t.Annotated[
-        float,
-        typer.Option(
-            "--min-uptime",
-            envvar="CLAUDE_RUN_MIN_UPTIME",
-            metavar="S",
-            help="A Claude up this long was healthy.",
-        ),
-    ] = 10.0,
-    resume_window: t.Annotated[
-        float,
-        typer.Option(
-            "--resume-window",
-            envvar="CLAUDE_RUN_RESUME_WINDOW",
-            metavar="S",
-            help="Exit 1 this soon after --resume: the conversation was refused.",
-        ),
-    ] = DEFAULT_RESUME_WINDOW,
-    restart_limit: t.Annotated[
-        int,
-        typer.Option(
-            "--restart-limit",
-            envvar="CLAUDE_RUN_RESTART_LIMIT",
-            metavar="N",
-            help="Stop after N requested restarts...",
-        ),
-    ] = 5,
-    restart_window: t.Annotated[
-        float,
-        typer.Option(
-            "--restart-window",
-            envvar="CLAUDE_RUN_RESTART_WINDOW",
-            metavar="S",
-            help="...within S seconds (a restart loop; the request is kept).",
-        ),
-    ] = 600.0,
-) -> None:
-    for value, name in (
-        (kill_grace, "--kill-grace"),
-        (crash_window, "--crash-window"),
-        (backoff, "--backoff"),
-        (backoff_max, "--backoff-max"),
-        (min_uptime, "--min-uptime"),
-        (resume_window, "--resume-window"),
-        (restart_window, "--restart-window"),
-    ):
-        _positive(value, name)
-    if crash_limit < 1:
-        raise typer.BadParameter("--crash-limit must be at least 1")
-    if restart_limit < 1:
-        raise typer.BadParameter("--restart-limit must be at least 1")
-    policy = CrashPolicy(
-        backoff=backoff,
-        backoff_max=backoff_max,
-        limit=crash_limit,
-        window=crash_window,
-        min_uptime=min_uptime,
-        restart_limit=restart_limit,
-        restart_window=restart_window,
-    )
+class Tunable:
+    """One numeric option: its flag, its environment variable, its default, its lower bound."""
+
+    __slots__ = ("flag", "env", "default", "kind", "low", "help", "field")
+
+    def __init__(self, flag: str, env: str, default: float, kind: type, low: float, help: str, field: str) -> None:
+        self.flag, self.env, self.default, self.kind, self.low, self.help, self.field = (
+            flag, env, default, kind, low, help, field,
+        )
+
+    def convert(self, raw: str, where: str) -> float:
+        try:
+            value = self.kind(raw)
+        except ValueError:
+            kind = "a whole number" if self.kind is int else "a number"
+            raise UsageError(f"{where} must be {kind}, not {raw!r}") from None
+        if value < self.low or value != value:
+            raise UsageError(f"{where} must be at least {self.low:g}, not {raw!r}")
+        return value
+
+
+_POLICY = CrashPolicy()
+TUNABLES: tuple[Tunable, ...] = (
+    Tunable("--kill-grace", GRACE_ENV, DEFAULT_GRACE, float, 0, "seconds between SIGTERM and SIGKILL", "grace"),
+    Tunable("--crash-limit", "CLAUDE_RUN_CRASH_LIMIT", _POLICY.limit, int, 1, "give up after N crashes...", "limit"),
+    Tunable("--crash-window", "CLAUDE_RUN_CRASH_WINDOW", _POLICY.window, float, 0, "...within S seconds", "window"),
+    Tunable("--backoff", "CLAUDE_RUN_BACKOFF", _POLICY.backoff, float, 0,
+            "first delay after a quick crash; doubles", "backoff"),
+    Tunable("--backoff-max", "CLAUDE_RUN_BACKOFF_MAX", _POLICY.backoff_max, float, 0, "longest delay", "backoff_max"),
+    Tunable("--min-uptime", "CLAUDE_RUN_MIN_UPTIME", _POLICY.min_uptime, float, 0,
+            "a Claude up this long was healthy", "min_uptime"),
+    Tunable("--resume-window", "CLAUDE_RUN_RESUME_WINDOW", DEFAULT_RESUME_WINDOW, float, 0,
+            "exit 1 this soon after --resume: the conversation was refused", "resume_window"),
+    Tunable("--restart-limit", "CLAUDE_RUN_RESTART_LIMIT", _POLICY.restart_limit, int, 1,
+            "stop after N requested restarts...", "restart_limit"),
+    Tunable("--restart-window", "CLAUDE_RUN_RESTART_WINDOW", _POLICY.restart_window, float, 0,
+            "...within S seconds (a restart loop; the request is kept)", "restart_window"),
+)  # fmt: skip
+"""Every tuning knob, declared once: flag, environment variable, default (the policy's own), bound."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> t.NoReturn:
+        raise UsageError(f"{message}; see `{PROG} --help`")
+
+
+DESCRIPTION = """\
+Run Claude Code supervised: relaunch it when its session requests a restart,
+resume a fleet pane's conversation when safe, back off from crash loops.
+Arguments that are not claude-run's own (or all after --) go to Claude on
+every launch; --resume/--continue and a prompt only on the first."""
+EXAMPLES = """examples:
+  claude-run                                   # a supervised Claude in this terminal
+  claude-run --agent reviewer -- --model opus  # agents/reviewer.md appended; Claude gets --model opus
+  CLAUDE_RUN_KILL_GRACE=5 claude-run           # every knob has an environment variable"""
+
+
+def parser() -> argparse.ArgumentParser:
+    from supervisor import __version__
+
+    p = _Parser(
+        prog=PROG, usage=f"{PROG} [OPTIONS] [--] [CLAUDE ARGS]...", description=DESCRIPTION, epilog=EXAMPLES,
+        allow_abbrev=False, add_help=False, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )  # fmt: skip
+    p.add_argument("--help", action="help", help="show this help and exit (Claude's own: claude --help)")
+    p.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    p.add_argument("--agent", metavar="NAME", help="append agents/NAME.md to the system prompt")
+    p.add_argument("--description", metavar="TEXT", help="an 'Agent Description:' line")
+    p.add_argument("--focus", metavar="TEXT", help="a 'Focus Areas:' line")
+    for knob in TUNABLES:
+        p.add_argument(knob.flag, metavar="N" if knob.kind is int else "S",
+                       help=f"{knob.help} (${knob.env}, default {knob.default:g})")
+    return p
+
+
+def parse(argv: list[str], env: t.Mapping[str, str]) -> tuple[argparse.Namespace, list[str], dict[str, t.Any]]:
+    """Our options, Claude's arguments (in order), and every knob's value (option, else environment, else default)."""
+    ours, claude_args = parser().parse_known_args(argv)
+    if "--" in claude_args:
+        claude_args.remove("--")
+    values: dict[str, t.Any] = {}
+    for knob in TUNABLES:
+        given = getattr(ours, knob.flag[2:].replace("-", "_"))
+        if given is not None:
+            values[knob.field] = knob.convert(given, knob.flag)
+        elif env.get(knob.env, "").strip():
+            values[knob.field] = knob.convert(env[knob.env].strip(), knob.env)
+        else:
+            values[knob.field] = knob.default
+    return ours, claude_args, values
+
+
+def _run(argv: list[str]) -> int:
+    ours, claude_args, values = parse(argv, os.environ)
+    policy = CrashPolicy(**{f.name: values[f.name] for f in dataclasses.fields(CrashPolicy)})
     try:
-        status = supervise(
-            list(ctx.args),
-            agent=agent,
-            description=description,
-            focus=focus,
-            grace=kill_grace,
+        return supervise(
+            claude_args,
+            agent=ours.agent,
+            description=ours.description,
+            focus=ours.focus,
+            grace=values["grace"],
             policy=policy,
-            resume_window=resume_window,
+            resume_window=values["resume_window"],
         )
     except KeyboardInterrupt:  # Ctrl-C while no Claude runs (e.g. during a back-off)
         error("interrupted")
-        status = 130
-    raise typer.Exit(status)
+        return EXIT_INTERRUPTED
 
 
 def supervise(
@@ -349,16 +245,10 @@ def supervise(
     return status
 
 
+def main(argv: list[str] | None = None) -> int:
+    return run_main(PROG, lambda: _run(sys.argv[1:] if argv is None else argv))
+
+
 def entry() -> None:
     """Console-script entry point: one-line errors, conventional exit codes."""
-    try:
-        app(prog_name=PROG)
-    except ShepherdError as exc:
-        error(str(exc))
-        sys.exit(1)
-    except KeyboardInterrupt:
-        error("interrupted")
-        sys.exit(130)
-    except OSError as exc:
-        error(f"{exc.strerror or exc} ({exc.filename or 'I/O'})")
-        sys.exit(1)
+    sys.exit(main())
