@@ -22,7 +22,7 @@ from pathlib import Path
 
 import psutil
 
-from supervisor.identity import SUPERVISOR_PID_ENV, WATCHDOG_MODULE
+from supervisor.identity import SUPERVISOR_PID_ENV, WATCHDOG_NAME
 from supervisor.paths import SESSIONS_DIR_ENV
 
 SUPERVISOR_SCRIPT = "claude-run"
@@ -54,7 +54,7 @@ class Proc:
 
     @property
     def is_watchdog(self) -> bool:
-        return WATCHDOG_MODULE in self.cmdline
+        return self.name == WATCHDOG_NAME
 
     @property
     def supervisor_pid(self) -> int | None:

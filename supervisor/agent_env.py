@@ -18,14 +18,17 @@ from __future__ import annotations
 
 import zlib
 import os
-import shutil
 import sys
 import sysconfig
-import typing as t
 from pathlib import Path
 
+from supervisor.claude_bin import which
 from supervisor.identity import SUPERVISOR_PID_ENV
 from supervisor.paths import SESSIONS_DIR_ENV
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import typing as t
 
 SESSION_REQUIRED_ENV = "SESSION_REQUIRED"
 SESSION_COMMAND = "session"
@@ -77,7 +80,7 @@ def path_with_session(env: t.Mapping[str, str]) -> tuple[str, str | None]:
     command = our_session_command()
     if command is None:
         return path, "WARNING: this installation has no session command; agents will not find it"
-    current = shutil.which(SESSION_COMMAND, path=path)
+    current = which(SESSION_COMMAND, path)
     if current and _same_file(current, command):
         return path, None
     directory = shim_dir(command, env) or command.parent

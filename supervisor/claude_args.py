@@ -21,8 +21,11 @@ positional.
 
 from __future__ import annotations
 
-import typing as t
-from dataclasses import dataclass, field
+from supervisor.records import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import typing as t
 
 VALUE_OPTIONS: frozenset[str] = frozenset(
     {
@@ -78,13 +81,14 @@ CONVERSATION_SELECTORS: frozenset[str] = frozenset(
 """Options that choose which conversation Claude opens: first launch only."""
 
 
-@dataclass(frozen=True)
-class ClaudeArgs:
+class ClaudeArgs(Record):
     """The user's arguments split by how long they apply."""
 
-    every_launch: tuple[str, ...] = ()
-    first_launch_selectors: tuple[str, ...] = ()
-    prompt: tuple[str, ...] = field(default=())
+    __slots__ = ("every_launch", "first_launch_selectors", "prompt")
+    _defaults = {"every_launch": (), "first_launch_selectors": (), "prompt": ()}
+    every_launch: tuple[str, ...]
+    first_launch_selectors: tuple[str, ...]
+    prompt: tuple[str, ...]
 
     @property
     def selects_conversation(self) -> bool:

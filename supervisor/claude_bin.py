@@ -10,8 +10,9 @@ shell convention, which is what we use.
 from __future__ import annotations
 
 import os
-import shutil
-import typing as t
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing costs claude-run memory in every fleet pane
+    import typing as t
 from pathlib import Path
 
 from supervisor.errors import ProgramMissingError
@@ -21,6 +22,18 @@ CLAUDE_BIN_ENV = "CLAUDE_BIN"
 
 class ClaudeNotFoundError(ProgramMissingError):
     """No Claude executable could be found (exit 127)."""
+
+
+def which(name: str, path: str | None) -> str | None:
+    """The first executable file *name* on *path* (``shutil.which`` without importing shutil's
+    archive modules into every claude-run); a name with a slash is checked as it is."""
+    if os.sep in name:
+        return name if os.path.isfile(name) and os.access(name, os.X_OK) else None
+    for directory in (path if path is not None else os.defpath).split(os.pathsep):
+        candidate = os.path.join(directory or ".", name)
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    return None
 
 
 def install_locations(home: Path) -> list[Path]:
@@ -45,7 +58,7 @@ def find_claude(env: t.Mapping[str, str] | None = None) -> Path:
     if configured:
         given = Path(configured).expanduser()
         if not given.is_absolute() and os.sep not in configured:
-            found = shutil.which(configured, path=env.get("PATH"))
+            found = which(configured, env.get("PATH"))
             if found:
                 return Path(found).absolute()
         elif _executable(given):
@@ -53,7 +66,7 @@ def find_claude(env: t.Mapping[str, str] | None = None) -> Path:
         raise ClaudeNotFoundError(
             f"{CLAUDE_BIN_ENV}={configured} is not an executable file; fix it or unset it to search PATH"
         )
-    found = shutil.which("claude", path=env.get("PATH"))
+    found = which("claude", env.get("PATH"))
     if found:
         return Path(found).absolute()
     home = Path(env.get("HOME") or Path.home())

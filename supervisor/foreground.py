@@ -33,11 +33,14 @@ import select
 import signal
 import termios
 import time
-import typing as t
-from dataclasses import dataclass
 
 from supervisor.subreaper import end_processes, leftovers
+from supervisor.records import Record
 from supervisor.watchdog import REAP_AFTER_KILL, WatchdogHandle
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import typing as t
 
 WATCHDOG_PID_ENV = "WATCHDOG_PID"
 
@@ -66,8 +69,8 @@ def exit_code(status: int) -> int:
     return 128 - status if status < 0 else status
 
 
-@dataclass(frozen=True)
-class Outcome:
+class Outcome(Record):
+    __slots__ = ("status", "started", "ended", "stopped_by")
     status: int
     """Claude's exit status, shell style (143 after SIGTERM)."""
     started: float
@@ -194,7 +197,7 @@ class ForegroundRunner:
         terminal = _save_terminal()
         watchdog: WatchdogHandle | None = None
         try:
-            watchdog = WatchdogHandle.start(supervisor_pid=self.supervisor_pid, grace=self.grace, env=env)
+            watchdog = WatchdogHandle.start(supervisor_pid=self.supervisor_pid, grace=self.grace)
             child_env = dict(env)
             child_env[WATCHDOG_PID_ENV] = str(watchdog.pid)
             started = self.clock()

@@ -211,8 +211,8 @@ def same_owner(pid: t.Any, token: t.Any, my_pid: int, my_token: str | None) -> b
     return not token or not my_token or token == my_token
 
 
-WATCHDOG_MODULE = "supervisor.watchdog"
-"""The watchdog runs as ``python -m supervisor.watchdog``; its command line says so."""
+WATCHDOG_NAME = "claude-watchdog"
+"""The watchdog is forked from claude-run and names itself so (``/proc/PID/comm``, 15 characters at most)."""
 
 
 def is_watchdog(pid: int) -> bool:
@@ -221,19 +221,19 @@ def is_watchdog(pid: int) -> bool:
     if not valid_pid(pid):
         return False
     try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        name = Path(f"/proc/{pid}/comm").read_text().strip()
     except FileNotFoundError:
-        if Path("/proc/self/cmdline").exists():
+        if Path("/proc/self/comm").exists():
             return False
         import psutil  # only where /proc does not exist
 
         try:
-            cmdline = [a.encode() for a in psutil.Process(pid).cmdline()]
+            name = psutil.Process(pid).name()
         except (psutil.NoSuchProcess, psutil.AccessDenied):
             return False
     except OSError:
         return False
-    return WATCHDOG_MODULE.encode() in cmdline
+    return name == WATCHDOG_NAME
 
 
 def fleet_socket(env: t.Mapping[str, str] | None = None) -> str | None:

@@ -18,37 +18,42 @@ start fresh instead carries one line saying why.
 
 from __future__ import annotations
 
-import typing as t
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from supervisor import transitions as tr
 from supervisor.fields import F, Lifecycle
 from supervisor.identity import owner_alive, same_owner
 from supervisor.lookup import Found, find_session, sessions_on_pane, sessions_owned_by
+from supervisor.records import Factory, Record
 from supervisor.schema import validate_state
 from supervisor.store import State, StateError, read_state, update_state
 from supervisor.transcripts import config_dir, find_transcript
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import typing as t
 
-@dataclass(frozen=True)
-class Owner:
+
+class Owner(Record):
     """This supervisor's identity as recorded in ``pid``/``pidStart``."""
 
+    __slots__ = ("pid", "token")
     pid: int
     token: str | None
 
 
-@dataclass
-class Plan:
+class Plan(Record):
     """One launch: which conversation, which prompt, which of the user's first-launch arguments."""
 
-    resume: str | None = None
-    prompt: str | None = None
-    session: Path | None = None
-    with_selectors: bool = False
-    with_prompt: bool = False
-    notes: list[str] = field(default_factory=list)
+    __slots__ = ("resume", "prompt", "session", "with_selectors", "with_prompt", "notes")
+    _defaults = {"resume": None, "prompt": None, "session": None, "with_selectors": False, "with_prompt": False,
+                 "notes": Factory(list)}
+    resume: str | None
+    prompt: str | None
+    session: Path | None
+    with_selectors: bool
+    with_prompt: bool
+    notes: list[str]
 
 
 def short(session_id: str) -> str:
@@ -69,7 +74,8 @@ def _may_take(state: t.Mapping[str, t.Any], me: Owner, pane: str | None) -> bool
     return bool(pane) and state.get(F.FLEET_PANE_ID) == pane and not owner_alive(owner, token)
 
 
-class Taken(t.NamedTuple):
+class Taken(Record):
+    __slots__ = ("session", "prompt", "overflowed", "had_session_id")
     session: Path
     prompt: str
     overflowed: bool
@@ -159,11 +165,13 @@ def restart_plan(taken: Taken) -> Plan:
     return Plan(prompt=taken.prompt, session=taken.session, notes=[note])
 
 
-class _Resume(t.NamedTuple):
+class _Resume(Record):
+    __slots__ = ("kind", "session_id", "prompt", "owner")
+    _defaults = {"session_id": None, "prompt": None, "owner": None}
     kind: str  # resume | restart | busy | overflowed | killed | no-id | no-transcript
-    session_id: str | None = None
-    prompt: str | None = None
-    owner: t.Any = None
+    session_id: str | None
+    prompt: str | None
+    owner: t.Any
 
 
 def _decide(

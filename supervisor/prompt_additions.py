@@ -9,8 +9,11 @@ A missing agent file is a warning, not an error, so a fleet pane still comes up.
 
 from __future__ import annotations
 
-import typing as t
-from dataclasses import dataclass, field
+from supervisor.records import Factory, Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import typing as t
 from pathlib import Path
 
 from supervisor.errors import ShepherdError
@@ -23,10 +26,11 @@ class AgentNameError(ShepherdError):
     """``--agent`` names something other than a file in the agents folder."""
 
 
-@dataclass
-class Additions:
-    text: str = ""
-    notes: list[str] = field(default_factory=list)
+class Additions(Record):
+    __slots__ = ("text", "notes")
+    _defaults = {"text": "", "notes": Factory(list)}
+    text: str
+    notes: list[str]
     """Status lines to print (what was loaded, or why not)."""
 
 

@@ -13,10 +13,25 @@ if TYPE_CHECKING:
     import typing as t
 
 
+class Factory:
+    """A default that is made afresh for each record (a list, say), like dataclasses' default_factory."""
+
+    __slots__ = ("make",)
+
+    def __init__(self, make: t.Callable[[], t.Any]) -> None:
+        self.make = make
+
+
 class Record:
-    """Fields are the subclass's ``__slots__``, in order."""
+    """Fields are the subclass's ``__slots__``, in order; ``_defaults`` gives the optional ones.
+
+    Also off the hook path it replaces dataclasses and NamedTuple: importing
+    those (with inspect and typing) costs every claude-run a megabyte of memory,
+    and a fleet runs one per pane.
+    """
 
     __slots__: tuple[str, ...] = ()
+    _defaults: t.ClassVar[dict[str, t.Any]] = {}
 
     def __init__(self, *values: t.Any, **named: t.Any) -> None:
         if len(values) > len(self.__slots__):
@@ -26,6 +41,9 @@ class Record:
             if key not in self.__slots__ or key in given:
                 raise TypeError(f"{type(self).__name__}: unexpected or repeated field {key!r}")
             given[key] = value
+        for name, default in self._defaults.items():
+            if name not in given:
+                given[name] = default.make() if isinstance(default, Factory) else default
         missing = [name for name in self.__slots__ if name not in given]
         if missing:
             raise TypeError(f"{type(self).__name__} is missing {', '.join(missing)}")

@@ -24,7 +24,6 @@ requested restarts within ``--restart-window`` / ``CLAUDE_RUN_RESTART_WINDOW``
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import errno
 import os
 import sys
@@ -169,7 +168,7 @@ def parse(argv: list[str], env: t.Mapping[str, str]) -> tuple[argparse.Namespace
 
 def _run(argv: list[str]) -> int:
     ours, claude_args, values = parse(argv, os.environ)
-    policy = CrashPolicy(**{f.name: values[f.name] for f in dataclasses.fields(CrashPolicy)})
+    policy = CrashPolicy(**{name: values[name] for name in CrashPolicy.__slots__})
     try:
         return supervise(
             claude_args,

@@ -16,7 +16,9 @@ psutil is imported only when there is something to end: most exits leave nothing
 from __future__ import annotations
 
 import os
-import typing as t
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import typing as t
 
 from supervisor.watchdog import kill_trees, live_children, prctl
 

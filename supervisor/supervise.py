@@ -22,29 +22,33 @@ from __future__ import annotations
 
 import signal
 import time
-import typing as t
-from dataclasses import dataclass
 from pathlib import Path
 
 from supervisor import launch_plan as lp
 from supervisor.claude_args import ClaudeArgs, launch_argv
 from supervisor.crashloop import CrashPolicy, CrashTracker, RestartBudget
 from supervisor.foreground import Outcome
+from supervisor.records import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing costs claude-run memory in every fleet pane
+    import typing as t
+
+    class Runner(t.Protocol):
+        stop_signal: int | None
+
+        def run(self, path: str, argv: list[str], env: t.Mapping[str, str]) -> Outcome: ...
+
+        def pause(self, seconds: float) -> bool: ...
+
 
 RESUME_REFUSED_STATUS = 1
 DEFAULT_RESUME_WINDOW = 10.0
 
 
-class Runner(t.Protocol):
-    stop_signal: int | None
-
-    def run(self, path: str, argv: list[str], env: t.Mapping[str, str]) -> Outcome: ...
-
-    def pause(self, seconds: float) -> bool: ...
-
-
-@dataclass
-class Settings:
+class Settings(Record):
+    __slots__ = ("claude", "user_args", "system_prompt", "root", "cwd", "env", "policy", "resume_window")
+    _defaults = {"resume_window": DEFAULT_RESUME_WINDOW}
     claude: str
     user_args: ClaudeArgs
     system_prompt: str | None
@@ -53,10 +57,11 @@ class Settings:
     env: dict[str, str]
     """Claude's environment (the contract of :mod:`supervisor.agent_env` applied)."""
     policy: CrashPolicy
-    resume_window: float = DEFAULT_RESUME_WINDOW
+    resume_window: float
 
 
-class GiveUp(t.NamedTuple):
+class GiveUp(Record):
+    __slots__ = ("status", "message")
     status: int
     message: str
 

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import os
 import re
-import typing as t
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import typing as t
 from pathlib import Path
 
 CONFIG_DIR_ENV = "CLAUDE_CONFIG_DIR"

@@ -10,9 +10,10 @@ watchdog waits a grace period while following new descendants, and SIGKILLs
 what is left. It signals nothing outside that tree: the target must be a child
 of the supervisor, and psutil checks each PID's identity before signalling.
 
-It is its own process (``python -m supervisor.watchdog``, which is how ``session
-restart`` recognises it) in its own process group, so Ctrl-C in the terminal
-never reaches it. It never outlives its supervisor: on Linux the kernel sends it
+It is its own process, forked from claude-run without a new interpreter (a
+fleet runs one per pane; a fresh interpreter cost each agent 7 MiB), named
+``claude-watchdog`` (which is how ``session restart`` recognises it), in its own
+process group, so Ctrl-C in the terminal never reaches it. It never outlives its supervisor: on Linux the kernel sends it
 SIGTERM when the supervisor dies (``PR_SET_PDEATHSIG``), and everywhere it
 notices EOF of its control pipe or a change of its parent PID.
 
@@ -25,7 +26,7 @@ started after the supervisor did (a setsid'd, double-forked tool child is no
 longer in Claude's tree; the start time keeps a recycled supervisor PID from
 matching older processes). Then it exits.
 
-Protocol with the supervisor (:class:`WatchdogHandle`): the watchdog is spawned
+Protocol with the supervisor (:class:`WatchdogHandle`): the watchdog is forked
 with SIGUSR1 and SIGTERM *blocked*, so a restart request that arrives before it
 is ready waits instead of killing it; the supervisor writes Claude's PID as one
 line on the watchdog's stdin right after spawning Claude, and a ``stop`` line
@@ -49,7 +50,7 @@ import signal
 import sys
 import time
 
-from supervisor.identity import SUPERVISOR_PID_ENV, WATCHDOG_MODULE, parent_pid, process_stat, start_token
+from supervisor.identity import SUPERVISOR_PID_ENV, WATCHDOG_NAME, parent_pid, process_stat, start_token
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations are never evaluated; the watchdog process need not import typing
@@ -70,6 +71,7 @@ STOP_LINE = b"stop"
 """The control line of a deliberate stop; EOF without it means the supervisor died."""
 
 PR_SET_PDEATHSIG = 1
+PR_SET_NAME = 15
 CONTROL_SIGNALS = (signal.SIGUSR1, signal.SIGTERM)
 
 
@@ -85,35 +87,21 @@ class WatchdogHandle:
         self.status: int | None = None
 
     @classmethod
-    def start(cls, *, supervisor_pid: int, grace: float, env: t.Mapping[str, str]) -> WatchdogHandle:
-        """Spawn ``python -m supervisor.watchdog`` with its control signals blocked."""
-        read_end, write_end = os.pipe()  # both close-on-exec; read_end is dup'ed onto stdin
-        argv = [
-            sys.executable,
-            "-m",
-            WATCHDOG_MODULE,
-            "--supervisor",
-            str(supervisor_pid),
-            "--grace",
-            repr(float(grace)),
-        ]
+    def start(cls, *, supervisor_pid: int, grace: float) -> WatchdogHandle:
+        """Fork the watchdog from this process, its control signals blocked until it is ready."""
         stat = process_stat(supervisor_pid)
-        if stat is not None:
-            argv += ["--supervisor-start", str(stat[2])]
+        since = stat[2] if stat is not None else None
+        read_end, write_end = os.pipe()  # both close-on-exec
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, CONTROL_SIGNALS)
         try:
-            pid = os.posix_spawn(
-                sys.executable,
-                argv,
-                dict(env),
-                file_actions=[(os.POSIX_SPAWN_DUP2, read_end, 0)],
-                setpgroup=0,
-                setsigmask=set(CONTROL_SIGNALS),
-                setsigdef=(signal.SIGPIPE, signal.SIGXFSZ),
-            )
+            pid = os.fork()
+            if pid == 0:  # the watchdog: never returns into the supervisor's code
+                _become_watchdog(read_end, write_end, supervisor_pid, grace, since)
         except BaseException:
             os.close(write_end)
             raise
         finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
             os.close(read_end)
         return cls(pid, write_end)
 
@@ -516,27 +504,36 @@ def watch(supervisor: int, grace: float, since: int | None = None) -> int:
             control.read()
 
 
-def main(argv: list[str] | None = None) -> int:
-    import argparse  # here, not for the supervisor that imports this module
-
-    parser = argparse.ArgumentParser(prog="python -m " + WATCHDOG_MODULE, description=__doc__.split("\n")[0])
-    parser.add_argument("--supervisor", type=int, required=True, help="PID of the claude-run that owns us")
-    parser.add_argument(
-        "--grace", type=float, default=DEFAULT_GRACE, help="seconds between SIGTERM and SIGKILL"
-    )
-    parser.add_argument(
-        "--supervisor-start", type=int, default=None, help="the supervisor's start, in clock ticks since boot"
-    )
-    args = parser.parse_args(argv)
-    set_parent_death_signal(signal.SIGTERM)  # if the supervisor died before this, watch() sees it gone
+def _become_watchdog(read_end: int, write_end: int, supervisor: int, grace: float, since: int | None) -> t.NoReturn:
+    """The forked child: drop the supervisor's plumbing, name itself, watch, and exit (never return)."""
+    code = 1
     try:
-        return watch(args.supervisor, args.grace, args.supervisor_start)
+        os.close(write_end)
+        os.dup2(read_end, 0, inheritable=False)
+        os.close(read_end)
+        os.setpgid(0, 0)
+        signal.set_wakeup_fd(-1)
+        for sig in (signal.SIGALRM, signal.SIGPIPE, signal.SIGXFSZ):
+            signal.signal(sig, signal.SIG_DFL)
+        set_process_name(WATCHDOG_NAME)
+        set_parent_death_signal(signal.SIGTERM)  # if the supervisor died before this, watch() sees it gone
+        code = watch(supervisor, grace, since)
     except KeyboardInterrupt:
-        return 0
-    except Exception as exc:  # one line, never a traceback in the user's terminal
+        code = 0
+    except BaseException as exc:  # one line, never a traceback in the user's terminal
         _say(f"error: {exc}")
-        return 1
+    finally:
+        os._exit(code)
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def set_process_name(name: str) -> bool:
+    """Linux: set this process's name (``/proc/PID/comm``, what ps and top show). False elsewhere."""
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(PR_SET_NAME, ctypes.c_char_p(name.encode()[:15]), 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False

@@ -92,6 +92,27 @@ def test_s1_starts_claude_with_the_environment_contract_and_exits_with_its_statu
     wait_until(lambda: not alive(watchdog), 3, "the watchdog to exit with its Claude")
 
 
+def test_the_watchdog_is_forked_and_nothing_loads_psutil_until_a_kill(
+    fake: FakeClaude, start_run, tmp_path: Path
+) -> None:
+    """A fleet runs a claude-run and a watchdog per pane, and most never kill anything: no second
+    interpreter, and psutil (a C extension: it shows in the memory map) only once there is a tree to kill."""
+    go = tmp_path / "go"
+    fake.plan([{"session": ["activate", "sessions/S1", "implement"]}, {"mark": "ready"},
+               {"wait_file": str(go), "timeout": 10}, {"session": ["restart", "sessions/S1"]}, {"wait": 30}],
+              [{"exit": 0}])
+    run = start_run()
+    fake.wait_event("mark", name="ready")
+    watchdog = int(fake.starts()[0]["env"]["WATCHDOG_PID"])
+    assert Path(f"/proc/{watchdog}/comm").read_text().strip() == "claude-watchdog"
+    assert Path(f"/proc/{watchdog}/exe").resolve() == Path(f"/proc/{run.pid}/exe").resolve()
+    for pid in (run.pid, watchdog):
+        assert "psutil" not in Path(f"/proc/{pid}/maps").read_text()
+    go.touch()
+    assert run.wait() == 0
+    assert len(fake.starts()) == 2, "the restart went through the forked watchdog"
+
+
 def test_agent_description_and_focus_are_appended_to_the_system_prompt_on_every_launch(
     fake: FakeClaude, start_run, run_env: dict[str, str]
 ) -> None:

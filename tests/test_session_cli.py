@@ -388,15 +388,17 @@ def test_deactivate(project: Path, run_session: Run) -> None:
 
 @pytest.fixture
 def fake_watchdog(tmp_path: Path):
-    """A process whose command line names the watchdog module and records SIGUSR1."""
+    """A process named like the watchdog that records SIGUSR1."""
     flag = tmp_path / "usr1"
     code = (
         "import signal, sys, time\n"
+        "from supervisor.watchdog import set_process_name\n"
+        "set_process_name('claude-watchdog')\n"
         "signal.signal(signal.SIGUSR1, lambda *a: (open(sys.argv[1], 'w').write('usr1'), sys.exit(0)))\n"
         "print('ready', flush=True)\n"
         "time.sleep(60)\n"
     )
-    proc = subprocess.Popen([sys.executable, "-c", code, str(flag), "supervisor.watchdog"], stdout=subprocess.PIPE)
+    proc = subprocess.Popen([sys.executable, "-c", code, str(flag)], stdout=subprocess.PIPE)
     assert proc.stdout is not None and proc.stdout.readline() == b"ready\n"
     yield proc, flag
     proc.kill()

@@ -57,7 +57,7 @@ def watchdogs() -> t.Iterator[list[WatchdogHandle]]:
 def start_watchdog(
     env: dict[str, str], watchdogs: list[WatchdogHandle], grace: float = 0.3
 ) -> WatchdogHandle:
-    handle = WatchdogHandle.start(supervisor_pid=os.getpid(), grace=grace, env=env)
+    handle = WatchdogHandle.start(supervisor_pid=os.getpid(), grace=grace)
     watchdogs.append(handle)
     return handle
 
@@ -122,22 +122,6 @@ def test_exits_at_once_when_stopped_while_idle(env: dict[str, str], watchdogs: l
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/PID/maps")
-def test_an_armed_watchdog_loads_psutil_only_to_kill(
-    fake: FakeClaude, env: dict[str, str], children: list, watchdogs: list
-) -> None:
-    """A fleet starts a watchdog per pane at once; most never kill, so they never pay for psutil."""
-    fake.plan([{"mark": "ready"}, {"wait": None}])
-    watchdog = start_watchdog(env, watchdogs)
-    claude = start_claude(env, children)
-    watchdog.arm(claude.pid)
-    fake.wait_event("mark", name="ready")
-    time.sleep(0.2)  # the PID line has long been read
-    assert "psutil" not in Path(f"/proc/{watchdog.pid}/maps").read_text()
-    watchdog.trigger()
-    assert claude.wait(timeout=5) in (143, -signal.SIGTERM)
-    assert watchdog.stop(5) == 0
-
-
 def test_a_stop_from_a_live_supervisor_kills_nothing(
     fake: FakeClaude, env: dict[str, str], children: list, watchdogs: list
 ) -> None:
@@ -184,7 +168,7 @@ def test_dies_with_its_supervisor(env: dict[str, str], children: list, test_tag:
     code = (
         "import os, sys, time\n"
         "from supervisor.watchdog import WatchdogHandle\n"
-        "h = WatchdogHandle.start(supervisor_pid=os.getpid(), grace=1.0, env=os.environ)\n"
+        "h = WatchdogHandle.start(supervisor_pid=os.getpid(), grace=1.0)\n"
         "print(h.pid, flush=True)\n"
         "time.sleep(60)\n"
     )
