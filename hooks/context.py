@@ -41,7 +41,9 @@ KNOWN_WINDOWS: tuple[tuple[str, int], ...] = (
     ("claude-haiku-4", 200_000),
     ("claude-3", 200_000),
 )
-"""Window sizes by model-id prefix, used when no status line recorded one."""
+"""Window sizes by model-id prefix; a recorded window is used only for a model not listed here."""
+LARGEST_WINDOW = 1_000_000
+"""No recorded window counts as larger than the largest any model has."""
 
 
 class Usage:
@@ -91,12 +93,23 @@ def statusline_reading(data: t.Mapping[str, t.Any]) -> tuple[float | None, int |
     )
 
 
-def stored_usage(state: t.Mapping[str, t.Any]) -> Usage | None:
+CLOCK_SKEW = 60.0
+"""Seconds a stored reading may lie in the future before it counts as undated."""
+
+
+def stored_usage(state: t.Mapping[str, t.Any], now: float | None = None) -> Usage | None:
+    """The status line's reading as stored in the state.
+
+    The state file is within an agent's reach, so a reading dated in the future
+    (which would outvote every transcript reading for ever) counts as undated.
+    """
     fraction = number(state.get(F.CONTEXT_USAGE))
     if fraction is None:
         return None
     at = state.get(F.CONTEXT_USAGE_AT)
-    return Usage(fraction, at if isinstance(at, str) else "", "status line")
+    stamp = _stamp(at) if isinstance(at, str) else None
+    latest = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime((time.time() if now is None else now) + CLOCK_SKEW))
+    return Usage(fraction, at if isinstance(at, str) and stamp is not None and stamp <= latest else "", "status line")
 
 
 def window_for_model(model: t.Any) -> int | None:
@@ -131,7 +144,8 @@ def _usage_of(entry: t.Any, recorded_window: int | None) -> Usage | None | bool:
         total += tokens
     if total <= 0:
         return False
-    window = recorded_window or window_for_model(model)
+    # The model's own window first: a recorded one is a value in the agent's reach.
+    window = window_for_model(model) or (min(recorded_window, LARGEST_WINDOW) if recorded_window else None)
     if not window:
         return None
     stamp = entry.get("timestamp")
@@ -159,7 +173,7 @@ def _scan(path: str, window: int | None, marker: bytes | None) -> tuple[Usage | 
                 except (ValueError, RecursionError):
                     continue
                 if found is not False:
-                    return found, seen
+                    return (found if isinstance(found, Usage) else None), seen
             if start == 0 or span >= TAIL_MAX:
                 return None, seen
             span *= 4

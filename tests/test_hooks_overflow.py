@@ -210,12 +210,22 @@ def test_newer_reading_wins(project: Path, env: dict[str, str]) -> None:
     assert call("pre-tool-use", grep(project), env).denied  # transcript newer: 80%
 
 
-def test_recorded_window_size_is_used(project: Path, env: dict[str, str]) -> None:
-    session_dir = activate(project, contextWindowSize=1_000_000)
+def test_the_models_window_outvotes_a_recorded_one(project: Path, env: dict[str, str]) -> None:
+    """contextWindowSize sits in a file the agent can reach: a huge one must not make usage look tiny."""
+    activate(project, contextWindowSize=10**12)
     write_transcript(project, assistant_line(160_000, model="claude-sonnet-4-5"))
-    assert call("pre-tool-use", grep(project), env).allowed  # 16% of a 1M window
-    set_fields(session_dir, contextWindowSize=None)
-    assert call("pre-tool-use", grep(project), env).denied  # 80% of sonnet's 200k
+    assert call("pre-tool-use", grep(project), env).denied  # 80% of sonnet's 200k, whatever was recorded
+
+
+def test_a_recorded_window_counts_only_for_an_unknown_model_and_never_above_1m(
+    project: Path, env: dict[str, str]
+) -> None:
+    session_dir = activate(project, contextWindowSize=200_000)
+    write_transcript(project, assistant_line(160_000, model="some-future-model"))
+    assert call("pre-tool-use", grep(project), env).denied  # 80% of the recorded 200k
+    set_fields(session_dir, contextWindowSize=10**12, overflowed=False, overflowConversation=None)
+    write_transcript(project, assistant_line(800_000, model="some-future-model"))
+    assert call("pre-tool-use", grep(project), env).denied  # 80% of at most 1M
 
 
 def test_unknown_model_without_recorded_window_is_unknown(project: Path, env: dict[str, str]) -> None:
@@ -287,7 +297,8 @@ def test_transcript_usage_parses_real_shape(tmp_path: Path) -> None:
                                    cache_creation_input_tokens=10_000, cache_read_input_tokens=150_000) + "\n")
     usage = transcript_usage(str(path))
     assert usage is not None and usage.fraction == pytest.approx(0.161) and usage.source == "transcript"
-    assert transcript_usage(str(path), 200_000).fraction == pytest.approx(0.805)  # type: ignore[union-attr]
+    # A recorded window does not outvote the model's own.
+    assert transcript_usage(str(path), 200_000).fraction == pytest.approx(0.161)  # type: ignore[union-attr]
 
 
 def test_waits_for_the_line_of_this_tool_call(project: Path, env: dict[str, str]) -> None:
@@ -338,3 +349,10 @@ def test_wait_is_bounded(tmp_path: Path) -> None:
     usage = transcript_usage(str(path), None, "toolu_never", wait=0.1)
     assert 0.1 <= time.monotonic() - start < 1.0
     assert usage is not None and usage.fraction == pytest.approx(0.05)  # the previous reading, not unknown
+
+
+def test_a_stored_reading_from_the_future_does_not_outvote_the_transcript(project: Path, env: dict[str, str]) -> None:
+    """In `claude -p` an agent could Edit contextUsageAt to 2999 and contextUsage to 0 for ever."""
+    activate(project, contextUsage=0.01, contextUsageAt="2999-01-01T00:00:00Z")
+    write_transcript(project, assistant_line(170_000, timestamp="2026-11-22T10:00:00.000Z"))
+    assert OVERFLOW in call("pre-tool-use", grep(project), env).reason
