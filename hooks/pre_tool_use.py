@@ -1,5 +1,7 @@
 """``claude-hook pre-tool-use``: every PreToolUse rule in one process, in a fixed order.
 
+0. protected files: no Write/Edit of the state, the index, another session,
+   our code, the shell snapshots or the settings that hold our hooks;
 1. the session gate (read-only),
 2. the overflow gate and 3. the heartbeat, both applied to the session's state
    in *one* locked read-modify-write, so a call denied by an earlier rule is
@@ -22,6 +24,7 @@ from hooks.gate import session_gate
 from hooks.heartbeat import Verdict, heartbeat
 from hooks.locate import locate, session_arg
 from hooks.overflow import overflow_gate
+from hooks.protected_paths import protected_reason
 from hooks.protocol import PRE_TOOL_USE, add_context, deny, one_line, parse_input
 from hooks.tool_call import ToolCall, classify
 from supervisor.fields import F
@@ -44,7 +47,7 @@ def failure_reason(problem: str) -> str:
 
 def decide(call: ToolCall, cwd: str, config: hook_config.Config, env: t.Mapping[str, str]) -> str:
     caller = locate(cwd, env)
-    reason = session_gate(call, caller, config, cwd, env)
+    reason = protected_reason(call, caller, cwd, env) or session_gate(call, caller, config, cwd, env)
     if reason is not None:
         return deny(reason)
     found = caller.found

@@ -250,6 +250,60 @@ def test_a_trap_in_the_index_folder_does_not_hang_lookups(project: Path, run_ses
     assert r.returncode == 0, r.stderr
 
 
+# --------------------------------------------------------------------------- 5. files the gates rely on
+
+
+def _write_targets(project: Path) -> dict[str, str]:
+    home = project.parent / "home"
+    bin_dir = Path(sys.executable).parent
+    import hooks
+
+    return {
+        "own state": f"{S}/.state.json",
+        "own lock": f"{S}/.state.json.lock",
+        "index": "sessions/.shepherd/index.json",
+        "other session's handover": "sessions/THEIRS/DEHYDRATED_CONTEXT.md",
+        "other session's log": str(project / "sessions/THEIRS/IMPLEMENTATION_LOG.md"),
+        "shell snapshot": "~/.claude/shell-snapshots/snapshot-bash-1.sh",
+        "bashrc": str(home / ".bashrc"),
+        "user settings": "~/.claude/settings.json",
+        "project settings": ".claude/settings.local.json",
+        "session skill": "~/.claude/skills/session/SKILL.md",
+        "shim": "~/.cache/claude-shepherd/bin-0123abcd/session",
+        "console script": str(bin_dir / "session"),
+        "our code": str(Path(hooks.__file__).parent / "cli.py"),
+        "dotdot into state": f"sessions/../{S}/.state.json",
+    }
+
+
+@pytest.mark.parametrize("what", list(_write_targets(Path("/p/proj"))))
+@pytest.mark.parametrize("tool_name, field", [("Write", "file_path"), ("Edit", "file_path"),
+                                              ("MultiEdit", "file_path"), ("NotebookEdit", "notebook_path")])
+def test_file_tools_cannot_write_what_the_gates_rely_on(project: Path, what: str, tool_name: str, field: str) -> None:
+    write_state(project, mine())
+    write_state(project, {"pid": 0, "skill": "x"}, rel="sessions/THEIRS")
+    path = _write_targets(project)[what]
+    out = run("pre-tool-use", tool(project, tool_name, **{field: path}), hook_env(project), cwd=project).stdout
+    assert out, f"{tool_name} of {what} ({path}) was allowed"
+    reason = json.loads(out)["hookSpecificOutput"]["permissionDecisionReason"]
+    assert reason.startswith("§CMD_PROTECTED_FILE") and "is refused" in reason
+
+
+def test_a_symlink_to_a_protected_file_is_judged_by_its_target(project: Path) -> None:
+    d = write_state(project, mine())
+    (project / "notes.md").symlink_to(d / ".state.json")
+    (project / "dangling").symlink_to(project / "sessions" / ".shepherd" / "index.json")
+    for path in ("notes.md", "dangling"):
+        out = run("pre-tool-use", tool(project, "Write", file_path=path), hook_env(project), cwd=project).stdout
+        assert "§CMD_PROTECTED_FILE" in out, path
+
+
+@pytest.mark.parametrize("path", [f"{S}/notes.md", f"{S}/DEHYDRATED_CONTEXT.md", "src/app.py", "/tmp/scratch.txt"])
+def test_ordinary_files_and_the_own_session_folder_stay_writable(project: Path, path: str) -> None:
+    write_state(project, mine())
+    assert run("pre-tool-use", tool(project, "Write", file_path=path), hook_env(project), cwd=project).stdout == ""
+
+
 # --------------------------------------------------------------------------- 7. heartbeat escapes
 
 

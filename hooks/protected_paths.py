@@ -1,0 +1,142 @@
+"""Files an agent may not write with Claude's file tools, whatever its session says.
+
+The gates rest on files within an agent's reach: the session state (an Edit
+of ``.state.json`` could clear ``overflowed`` or move usage into the future),
+the lookup index, another agent's session folder (its handover lands in that
+agent's restart prompt), our own code and the ``session`` shim (every
+"allowed" ``session`` call would run the agent's code), Claude's shell
+snapshots and the shell start-up files they are made from (a ``session()``
+function there shadows the command), the settings that hold our hooks, the
+``/session`` skill, and the tmux the hooks run. Write, Edit, MultiEdit and
+NotebookEdit of any of them are denied, before every other rule.
+
+The target is judged both as written (made absolute, ``~`` expanded) and
+with every symlink resolved, and compared by whole path components, so a
+link, a ``..`` or a dangling symlink does not slip by. What an agent runs
+from its Bash tool is not covered: see README "Threat model".
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from hooks.read_whitelist import CONFIG_DIR_ENV, PROJECT_DIR_ENV, is_under
+from hooks.tool_call import ToolCall
+from supervisor.fields import STATE_FILE
+from supervisor.index import INDEX_DIRNAME
+from supervisor.paths import project_root
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
+    import typing as t
+
+    from hooks.locate import Caller
+
+WRITE_TOOLS: dict[str, str] = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path",
+                               "NotebookEdit": "notebook_path"}
+"""Claude's file-writing tools and the input field naming the file each one writes."""
+
+OUR_PACKAGES = ("supervisor", "hooks", "fleet")
+OUR_SCRIPTS = ("session", "claude-hook", "claude-run", "fleet")
+SHIM_PARENT = "claude-shepherd"
+SHELL_STARTUP_FILES = (".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc", ".zshenv", ".zprofile")
+SETTINGS_FILES = ("settings.json", "settings.local.json")
+TAG = "§CMD_PROTECTED_FILE"
+
+
+def target(call: ToolCall) -> str | None:
+    """The file a writing tool call names, if it is one."""
+    field = WRITE_TOOLS.get(call.name)
+    if field is None:
+        return None
+    value = call.input.get(field)
+    return value if isinstance(value, str) else ""
+
+
+def _forms(path: str, cwd: str, home: str) -> list[str]:
+    """*path* as written (absolute, normalised) and with every symlink resolved."""
+    if path == "~" or path.startswith("~/"):
+        path = home + path[1:]
+    lexical = os.path.normpath(os.path.join(cwd, path))
+    return [lexical, os.path.realpath(lexical)]
+
+
+def _package_dirs() -> list[str]:
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the folder holding our packages
+    return [os.path.join(here, name) for name in OUR_PACKAGES]
+
+
+def _protected(cwd: str, root: str, env: t.Mapping[str, str]) -> list[tuple[str, str]]:
+    """(path, what it is) of every protected file or folder; folders protect everything under them."""
+    home = env.get("HOME") or os.path.expanduser("~")
+    configs = [os.path.join(home, ".claude")]
+    configured = env.get(CONFIG_DIR_ENV, "").strip()
+    if configured and os.path.isabs(configured):
+        configs.append(configured)
+    cache = env.get("XDG_CACHE_HOME") or os.path.join(home, ".cache")
+    bindir = os.path.dirname(sys.executable)
+    found: list[tuple[str, str]] = [(os.path.join(root, INDEX_DIRNAME), "the session index")]
+    found += [(d, "claude-shepherd's installed code") for d in _package_dirs()]
+    found += [(os.path.join(bindir, s), "claude-shepherd's installed commands") for s in OUR_SCRIPTS]
+    found.append((sys.executable, "the interpreter the hooks run on"))
+    found.append((os.path.join(cache, SHIM_PARENT), "the session command's shim folder"))
+    for config in configs:
+        found.append((os.path.join(config, "shell-snapshots"), "Claude's shell snapshots"))
+        found.append((os.path.join(config, "skills", "session"), "the /session skill"))
+        found += [(os.path.join(config, name), "a settings file holding the hooks") for name in SETTINGS_FILES]
+    projects = {str(project_root(cwd))}
+    project_dir = env.get(PROJECT_DIR_ENV, "").strip()
+    if project_dir and os.path.isabs(project_dir):
+        projects.add(project_dir)
+    for project in projects:
+        found += [(os.path.join(project, ".claude", name), "a settings file holding the hooks")
+                  for name in SETTINGS_FILES]
+    found += [(os.path.join(home, name), "a shell start-up file (Claude's shell snapshots are made from it)")
+              for name in SHELL_STARTUP_FILES]
+    tmux = env.get("CLAUDE_SHEPHERD_TMUX", "").strip()
+    if tmux and os.path.isabs(tmux):
+        found.append((tmux, "the tmux the hooks run"))
+    return found
+
+
+def _other_session(path: str, root: str, own_session: str | None) -> bool:
+    """Is *path* inside a session folder of the root other than the caller's own?"""
+    if not is_under(path, root) or path == root:
+        return False
+    name = os.path.relpath(path, root).split(os.sep, 1)[0]
+    return not name.startswith(".") and name != own_session and os.sep in os.path.relpath(path, root)
+
+
+def protected_reason(call: ToolCall, caller: Caller, cwd: str, env: t.Mapping[str, str]) -> str | None:
+    """The deny reason when *call* writes a protected file, else None."""
+    path = target(call)
+    if path is None:
+        return None
+    if not path or "\0" in path:
+        return f"{TAG}: {call.name} needs a file path; none usable was given."
+    home = env.get("HOME") or os.path.expanduser("~")
+    root = str(caller.root)
+    own = caller.found.session_dir.name if caller.found is not None else None
+    roots = {root, os.path.realpath(root)}
+    protected = _protected(cwd, root, env)
+    for form in _forms(path, cwd, home):
+        what = None
+        name = os.path.basename(form)
+        if name == STATE_FILE or name.startswith(STATE_FILE + "."):
+            what = "a session's state file (or its lock)"
+        elif any(_other_session(form, r, own) for r in roots):
+            what = "another agent's session folder"
+        else:
+            for place, kind in protected:
+                if any(is_under(form, p) for p in {place, os.path.realpath(place)}):
+                    what = kind
+                    break
+        if what is not None:
+            return (
+                f"{TAG}: {call.name} of {path} is refused: it is {what}, which the session gates rely on. "
+                "Session state changes only through the `session` commands (session phase, log, update, "
+                "dehydrate, deactivate); another agent's session is never yours to write."
+            )
+    return None
