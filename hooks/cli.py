@@ -50,21 +50,39 @@ def run_hook(event: str, raw: bytes, env: t.Mapping[str, str] | None = None) -> 
     return _runner(event)(raw, os.environ if env is None else env)
 
 
+def _late_answer(event: str, limit: float) -> str:
+    """What a hook that missed its deadline answers: PreToolUse fails closed, the status line says so."""
+    if event == "pre-tool-use":
+        from hooks.pre_tool_use import failure_reason
+        from hooks.protocol import deny
+
+        return deny(failure_reason(f"it found no answer within {limit:g} s (a FIFO or a huge file in the sessions "
+                                   "root can do that; `fleet doctor` lists them)"))
+    if event == "status-line":
+        return f"No session · claude-hook status-line: no answer within {limit:g} s"
+    return ""
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     command = args[0] if args else ""
     if command in HOOK_EVENTS:
+        from hooks import deadline
         from hooks.protocol import emit, read_stdin
 
+        limit = deadline.seconds(os.environ)
+        deadline.arm(limit, _late_answer(command, limit), emit)
         try:
-            emit(run_hook(command, read_stdin()))
+            out = run_hook(command, read_stdin())
         except Exception as exc:  # noqa: BLE001 - the event modules answer for themselves; belt and braces
             from hooks.protocol import deny, note, one_line
 
+            out = ""
             if command == "pre-tool-use":
-                emit(deny(one_line(f"claude-hook pre-tool-use failed ({type(exc).__name__}: {exc}); blocked.")))
+                out = deny(one_line(f"claude-hook pre-tool-use failed ({type(exc).__name__}: {exc}); blocked."))
             else:
                 note(f"claude-hook {command} failed ({type(exc).__name__}: {exc})")
+        deadline.answer(out, emit)
         return 0
     if command in SETUP_COMMANDS:
         from hooks.install import main as setup_main

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 
 from hooks import config as hook_config
+from hooks import deadline
 from hooks import pane_notify
 from hooks.context import newest, stored_usage, transcript_usage
 from hooks.gate import session_gate
@@ -89,6 +90,8 @@ def run(raw: bytes, env: t.Mapping[str, str]) -> str:
     try:
         config = hook_config.load(env)
         call = classify(inp, config)
+        if call.is_session_command:
+            deadline.fallback("")  # every gate lets a lone session command through: so may a late answer
         return decide(call, inp.cwd, config, env)
     except Exception as exc:  # noqa: BLE001 - the hook must answer, never crash (crash = fail open)
         if call is not None and call.is_session_command:

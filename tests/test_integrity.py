@@ -250,6 +250,55 @@ def test_a_trap_in_the_index_folder_does_not_hang_lookups(project: Path, run_ses
     assert r.returncode == 0, r.stderr
 
 
+def _hook_with_deadline(project: Path, payload: str | None, deadline: str = "1") -> tuple[str, float]:
+    """Run the real claude-hook with a short deadline; *payload* None: stdin is never closed."""
+    env = dict(hook_env(project), CLAUDE_HOOK_DEADLINE=deadline)
+    started = time.monotonic()
+    proc = subprocess.Popen([script("claude-hook"), "pre-tool-use"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            env=env, cwd=project, text=True)
+    assert proc.stdin is not None and proc.stdout is not None
+    if payload is not None:
+        proc.stdin.write(payload)
+        proc.stdin.close()
+    try:
+        out = proc.stdout.read()
+        proc.wait(timeout=10)
+    finally:
+        proc.kill()
+        proc.wait()
+    return out, time.monotonic() - started
+
+
+def test_a_hook_that_cannot_answer_in_time_denies_before_claude_code_would_fail_open(project: Path) -> None:
+    out, took = _hook_with_deadline(project, None)  # stdin never closes
+    assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny" and "within 1 s" in out
+    assert took < 5, "well inside the 10 s Claude Code gives the hook"
+
+
+@pytest.fixture
+def held_lock(project: Path) -> t.Iterator[Path]:
+    """The session's state lock held by another process (a stuck writer) for longer than the deadline."""
+    d = write_state(project, mine())
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time\nfrom pathlib import Path\nfrom supervisor.store import file_lock\n"
+         "with file_lock(Path(sys.argv[1])):\n    print('locked', flush=True)\n    time.sleep(30)\n",
+         str(d / ".state.json.lock")], stdout=subprocess.PIPE, cwd=Path(__file__).resolve().parent.parent)
+    assert holder.stdout is not None and holder.stdout.readline() == b"locked\n"
+    yield d
+    holder.kill()
+    holder.wait()
+
+
+def test_a_stuck_hook_denies_a_tool_but_lets_a_session_command_through(project: Path, held_lock: Path) -> None:
+    grep = json.dumps(tool(project, "Grep", pattern="x"))
+    out, took = _hook_with_deadline(project, grep)
+    assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert took < 2.5, "answered at its own 1 s deadline, not after the 3 s lock wait"
+    session_call = json.dumps(bash(project, f"session log {S} <<'EOF'\nx\nEOF"))
+    out, took = _hook_with_deadline(project, session_call)
+    assert out == "" and took < 2.5, "a lone session command passes every gate anyway"
+
+
 # --------------------------------------------------------------------------- 5. files the gates rely on
 
 
