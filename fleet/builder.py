@@ -20,12 +20,12 @@ import shutil
 import subprocess
 import typing as t
 from dataclasses import dataclass
-from pathlib import Path
 
 from fleet.layout import Layout, PaneSpec, WindowSpec, pane_script
 from fleet.style import fleet_options
 from fleet.tmux import NEXT, FleetServer, PaneInfo, TmuxError, list_panes
 from hooks.pane_notify import CONTEXT_OPTION, PANE_OPTION
+from supervisor.programs import TMUX_ENV
 from supervisor.errors import ShepherdError
 
 PANE_SHELL = "/bin/sh"
@@ -132,6 +132,8 @@ def build(layout: Layout, server: FleetServer) -> StartResult:
     options: list[t.Any] = []
     for scope, name, value in fleet_options():
         options += ["set-option", scope, name, value, NEXT]
+    # The hooks in every pane run this tmux, never one found on an agent-writable PATH.
+    options += ["set-environment", "-g", TMUX_ENV, str(server.tmux_bin), NEXT]
     for number, window in enumerate(layout.windows):
         head = window.panes[0]
         create = (

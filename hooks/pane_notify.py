@@ -114,12 +114,17 @@ def _remember(stamp: Path | None, value: str) -> None:
 
 
 def _tmux(socket: str, args: list[str]) -> t.Any:
-    """``tmux -S SOCKET ARGS`` with a deadline; None when tmux did not answer."""
+    """``tmux -S SOCKET ARGS`` with a deadline; None when tmux did not answer (or none is trusted)."""
+    from supervisor.programs import tmux_path
+
+    tmux = tmux_path()
+    if tmux is None:
+        return None
     import subprocess  # only inside a fleet pane: it costs ~5 ms per hook call elsewhere
 
     try:
         return subprocess.run(
-            ["tmux", "-S", socket, *args],
+            [tmux, "-S", socket, *args],
             capture_output=True,
             text=True,
             timeout=TMUX_TIMEOUT,

@@ -27,6 +27,7 @@ from hooks.tool_call import ToolCall
 from supervisor.fields import STATE_FILE
 from supervisor.index import INDEX_DIRNAME
 from supervisor.paths import project_root
+from supervisor.programs import tmux_path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
@@ -95,8 +96,8 @@ def _protected(cwd: str, root: str, env: t.Mapping[str, str]) -> list[tuple[str,
                   for name in SETTINGS_FILES]
     found += [(os.path.join(home, name), "a shell start-up file (Claude's shell snapshots are made from it)")
               for name in SHELL_STARTUP_FILES]
-    tmux = env.get("CLAUDE_SHEPHERD_TMUX", "").strip()
-    if tmux and os.path.isabs(tmux):
+    tmux = tmux_path(env)
+    if tmux is not None:
         found.append((tmux, "the tmux the hooks run"))
     return found
 

@@ -270,11 +270,16 @@ def current_pane_id(env: t.Mapping[str, str] | None = None) -> str | None:
     socket = fleet_socket(env)
     if socket is None:
         return None
+    from supervisor.programs import tmux_path
+
+    tmux = tmux_path(env)
+    if tmux is None:
+        return None
     import subprocess  # only inside a fleet pane: costs ~5 ms per hook call otherwise
 
     try:
         out = subprocess.run(
-            ["tmux", "-S", socket, "display-message", "-p", "-t", env["TMUX_PANE"], PANE_ID_FORMAT],
+            [tmux, "-S", socket, "display-message", "-p", "-t", env["TMUX_PANE"], PANE_ID_FORMAT],
             capture_output=True,
             text=True,
             timeout=TMUX_TIMEOUT,

@@ -9,6 +9,7 @@ refuse to resume (S9) is the real state written by the real commands.
 from __future__ import annotations
 
 import json
+import os
 import time
 import typing as t
 from pathlib import Path
@@ -67,6 +68,9 @@ def test_start_labels_panes_runs_claude_run_as_the_pane_process_and_pane_id_answ
         (start,) = world.starts(label)
         assert start["env"]["CLAUDE_SUPERVISOR_PID"] == panes[label]["pane_pid"]
     assert world.tmux("show-options", "-gwv", "remain-on-exit") == "on"
+    # The hooks in the panes run the tmux fleet start ran, never one found on PATH.
+    trusted = world.tmux("show-environment", "-g", "CLAUDE_SHEPHERD_TMUX").partition("=")[2]
+    assert os.path.isabs(trusted) and start["env"]["CLAUDE_SHEPHERD_TMUX"] == trusted
     assert "Fleet pane ID: duo:agents:A" in world.capture("A")
 
     # The pane's environment is only a claim: a process outside the pane cannot speak for it.

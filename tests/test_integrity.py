@@ -19,6 +19,7 @@ import pytest
 
 from conftest import Run, script
 from hooks_helpers import bash, hook_env, run, tool
+from pane_harness import FleetPane, fleet_pane  # noqa: F401  (fixture)
 from supervisor.identity import start_token
 
 S = "sessions/2026_02_07_TOPIC"
@@ -351,6 +352,38 @@ def test_a_symlink_to_a_protected_file_is_judged_by_its_target(project: Path) ->
 def test_ordinary_files_and_the_own_session_folder_stay_writable(project: Path, path: str) -> None:
     write_state(project, mine())
     assert run("pre-tool-use", tool(project, "Write", file_path=path), hook_env(project), cwd=project).stdout == ""
+
+
+# --------------------------------------------------------------------------- 6. code on the gate's path
+
+
+def test_hooks_in_a_fleet_pane_never_run_a_tmux_planted_on_path(project: Path, fleet_pane: FleetPane,
+                                                                  tmp_path: Path) -> None:
+    """An agent that writes an executable `tmux` into an early PATH directory gets no code run by the hooks."""
+    planted = tmp_path / "bin"
+    planted.mkdir()
+    ran = tmp_path / "planted-tmux-ran"
+    (planted / "tmux").write_text(f"#!/bin/sh\ntouch {ran}\nexit 1\n")
+    (planted / "tmux").chmod(0o755)
+    write_state(project, {"pid": 0, "skill": "implement", "lifecycle": "active", "fleetPaneId": fleet_pane.pane_id})
+    stdin = tmp_path / "grep.json"
+    stdin.write_text(json.dumps(tool(project, "Grep", pattern="x")))
+    env = dict(hook_env(project), SESSION_REQUIRED="1", PATH=f"{planted}:{os.environ['PATH']}")
+    env.pop("CLAUDE_SHEPHERD_TMUX", None)
+    r = fleet_pane.run([script("claude-hook"), "pre-tool-use"], env=env, cwd=project, input=stdin.read_text())
+    assert r.returncode == 0 and r.stdout == "", "the pane's session was found through the real tmux"
+    assert not ran.exists(), "the planted tmux never ran"
+
+
+def test_only_an_absolute_executable_tmux_is_trusted(tmp_path: Path) -> None:
+    from supervisor.programs import TMUX_ENV, tmux_path
+
+    not_executable = tmp_path / "tmux"
+    not_executable.write_text("")
+    for given in ("relative/tmux", str(not_executable), str(tmp_path)):
+        assert tmux_path({TMUX_ENV: given}) == tmux_path({}), given
+    real = tmux_path({})
+    assert real is not None and os.path.isabs(real) and os.path.dirname(real) in ("/usr/local/bin", "/usr/bin", "/bin")
 
 
 # --------------------------------------------------------------------------- 7. heartbeat escapes

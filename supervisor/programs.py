@@ -1,0 +1,40 @@
+"""The programs the hooks run, from places an agent cannot plant them.
+
+In a fleet pane the hooks run ``tmux`` on every tool call. Found on ``PATH``,
+that could be anything an agent wrote into an early ``PATH`` directory (say
+``~/.local/bin``) — run by every agent's hooks, outside any sandbox. So the
+hooks use the tmux ``fleet start`` itself ran (``$CLAUDE_SHEPHERD_TMUX``,
+exported into every pane's environment, which an agent cannot change for its
+own Claude), else the first tmux in the system's own directories; never
+``PATH``. Standard library only.
+"""
+
+from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import typing as t
+
+TMUX_ENV = "CLAUDE_SHEPHERD_TMUX"
+SYSTEM_DIRS = ("/usr/local/bin", "/usr/bin", "/bin", "/opt/homebrew/bin")
+
+_cache: dict[str, str | None] = {}
+
+
+def _executable(path: str) -> bool:
+    return os.path.isabs(path) and os.path.isfile(path) and os.access(path, os.X_OK)
+
+
+def tmux_path(env: t.Mapping[str, str] | None = None) -> str | None:
+    """The tmux the hooks may run, or None when there is no trusted one."""
+    env = os.environ if env is None else env
+    configured = env.get(TMUX_ENV, "").strip()
+    key = configured or "-"
+    if key not in _cache:
+        if configured and _executable(configured):
+            _cache[key] = configured
+        else:
+            _cache[key] = next((p for p in (os.path.join(d, "tmux") for d in SYSTEM_DIRS) if _executable(p)), None)
+    return _cache[key]
