@@ -33,7 +33,6 @@ class NotRunningError(ShepherdError):
 class Target:
     socket: str
     layout: Layout | None = None
-    config_file: str | None = None
 
     @property
     def session(self) -> str | None:
@@ -48,9 +47,6 @@ class Target:
             tmux_bin=layout.tmux_bin if layout else None,
             colors=layout.colors if layout else None,
         )
-
-    def describe(self) -> str:
-        return f"fleet {self.session!r} (socket {self.socket})" if self.session else f"socket {self.socket}"
 
     def running_sessions(self, server: FleetServer) -> list[str]:
         """The sessions to act on; :class:`NotRunningError` when there are none."""

@@ -27,7 +27,7 @@ import typing as t
 from dataclasses import dataclass
 
 from supervisor.errors import ShepherdError
-from supervisor.identity import FLEET_SOCKET
+from supervisor.identity import FLEET_SOCKET, is_fleet_socket  # noqa: F401  (the one test, re-exported)
 
 TIMEOUT_ENV = "FLEET_TMUX_TIMEOUT"
 DEFAULT_TIMEOUT = 5.0
@@ -61,11 +61,6 @@ def _arg(value: t.Any) -> str:
     text = str(value)
     # tmux splits commands at an argument ending in ';' — a script or label ending so must not be cut.
     return text[:-1] + "\\;" if text.endswith(";") else text
-
-
-def is_fleet_socket(name: str) -> bool:
-    """``fleet`` or ``fleet-*``: the only servers the fleet and its hooks act on."""
-    return name == FLEET_SOCKET or (name.startswith(FLEET_SOCKET + "-") and len(name) > len(FLEET_SOCKET) + 1)
 
 
 def default_timeout() -> float:
@@ -174,10 +169,6 @@ class FleetServer:
             reason = result.stderr[0] if result.stderr else f"exit status {result.returncode}"
             raise TmuxError(f"tmux {cmd} failed on socket {self.socket_name}: {reason}")
         return list(result.stdout)
-
-    def running(self) -> bool:
-        """Is a server with at least one session answering on this socket?"""
-        return self.cmd("list-sessions", "-F", "#{session_name}").returncode == 0
 
     def session_names(self) -> list[str]:
         result = self.cmd("list-sessions", "-F", "#{session_name}")

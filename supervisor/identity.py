@@ -248,10 +248,12 @@ def fleet_socket(env: t.Mapping[str, str] | None = None) -> str | None:
     if not tmux or not env.get("TMUX_PANE"):
         return None
     socket = tmux.split(",", 1)[0]
-    name = os.path.basename(socket)
-    if name == FLEET_SOCKET or name.startswith(FLEET_SOCKET + "-"):
-        return socket
-    return None
+    return socket if is_fleet_socket(os.path.basename(socket)) else None
+
+
+def is_fleet_socket(name: str) -> bool:
+    """``fleet`` or ``fleet-NAME``: the only tmux servers the fleet and its hooks act on (one test for all)."""
+    return name == FLEET_SOCKET or (name.startswith(FLEET_SOCKET + "-") and len(name) > len(FLEET_SOCKET) + 1)
 
 
 PANE_ID_FORMAT = "#{pane_pid}\t#{session_name}\t#{window_name}\t#{@pane_label}"

@@ -110,6 +110,7 @@ def test_supervisor_pid_env_is_believed_only_for_an_ancestor(raw: str) -> None:
         ("/tmp/tmux-0/fleet-work,1,0", True),
         ("/tmp/tmux-0/default,1,0", False),
         ("/tmp/tmux-0/fleetish,1,0", False),
+        ("/tmp/tmux-0/fleet-,1,0", False),
         ("", False),
     ],
 )
