@@ -20,6 +20,7 @@ import typing as t
 
 import typer
 
+from supervisor.env import FLEET_SOCKET_ENV, FLEET_STOP_GRACE_ENV
 from supervisor.errors import ShepherdError
 
 PROG = "fleet"
@@ -44,7 +45,7 @@ LayoutArg = t.Annotated[
 ]
 SocketOpt = t.Annotated[
     t.Optional[str],
-    typer.Option("--socket", "-L", envvar="FLEET_SOCKET", metavar="NAME",
+    typer.Option("--socket", "-L", envvar=FLEET_SOCKET_ENV, metavar="NAME",
                  help="The fleet's tmux socket (fleet or fleet-NAME), instead of the layout's."),
 ]  # fmt: skip
 
@@ -113,7 +114,7 @@ def stop(
     layout: LayoutArg = None,
     grace: t.Annotated[
         float,
-        typer.Option("--grace", envvar="FLEET_STOP_GRACE", metavar="S", min=0,
+        typer.Option("--grace", envvar=FLEET_STOP_GRACE_ENV, metavar="S", min=0,
                      help="Seconds agents get to stop after SIGTERM before they are killed."),
     ] = 10.0,  # fmt: skip
     socket: SocketOpt = None,

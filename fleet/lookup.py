@@ -13,9 +13,9 @@ import os
 import typing as t
 from pathlib import Path
 
+from supervisor.env import FLEET_LAYOUT_ENV as LAYOUT_ENV
 from fleet.layout import LayoutError
 
-LAYOUT_ENV = "FLEET_LAYOUT"
 DEFAULT_LAYOUT = "fleet"
 SUFFIXES = (".yml", ".yaml")
 

@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 from fleet import procs as pr
 from fleet.tmux import FleetServer, PaneInfo, list_panes
 
-GRACE_ENV = "FLEET_STOP_GRACE"
 DEFAULT_GRACE = 10.0
 KILL_ROUNDS = 5
 KILL_WAIT = 0.5

@@ -26,10 +26,10 @@ import subprocess
 import typing as t
 from dataclasses import dataclass
 
+from supervisor.env import FLEET_TMUX_TIMEOUT_ENV as TIMEOUT_ENV
 from supervisor.errors import ShepherdError
 from supervisor.identity import FLEET_SOCKET, is_fleet_socket  # noqa: F401  (the one test, re-exported)
 
-TIMEOUT_ENV = "FLEET_TMUX_TIMEOUT"
 DEFAULT_TIMEOUT = 5.0
 MIN_VERSION = (3, 2)
 EXIT_TMUX_MISSING = 127

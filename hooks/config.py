@@ -11,17 +11,19 @@ import math
 import os
 import sys
 
+from supervisor.env import (
+    DEHYDRATE_BUDGET_ENV,
+    EXTRA_COMMANDS_ENV,
+    LEGACY_THRESHOLD_ENV,
+    SESSION_REQUIRED_ENV,
+    THRESHOLD_ENV,
+)
 from supervisor.fields import DEFAULT_DEHYDRATE_CALL_BUDGET, DEFAULT_OVERFLOW_THRESHOLD
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
     import typing as t
 
-SESSION_REQUIRED_ENV = "SESSION_REQUIRED"
-THRESHOLD_ENV = "CLAUDE_OVERFLOW_THRESHOLD"
-LEGACY_THRESHOLD_ENV = "OVERFLOW_THRESHOLD"  # the bash era's config.sh name
-DEHYDRATE_BUDGET_ENV = "CLAUDE_DEHYDRATE_CALL_BUDGET"
-EXTRA_COMMANDS_ENV = "CLAUDE_HOOK_EXTRA_COMMANDS"
 SESSION_COMMAND = "session"
 
 

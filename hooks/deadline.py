@@ -17,13 +17,14 @@ import _thread
 import os
 import time
 
+from supervisor.env import HOOK_DEADLINE_ENV as DEADLINE_ENV
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import typing as t
 
 HOOK_DEADLINE = 6.0
 """Seconds; well inside the timeout installed with the hooks (hooks.install.HOOK_TIMEOUT, 10 s)."""
-DEADLINE_ENV = "CLAUDE_HOOK_DEADLINE"
 MIN_DEADLINE, MAX_DEADLINE = 0.1, 9.0
 
 

@@ -34,6 +34,7 @@ import typing as t
 from pathlib import Path
 
 from hooks.cli import HOOK_EVENTS
+from supervisor.env import CONFIG_DIR_ENV
 from supervisor.errors import ShepherdError
 from supervisor.paths import project_root
 from supervisor.store import json_object, write_atomic
@@ -51,7 +52,6 @@ REGISTRATIONS: tuple[tuple[str, str, str | None], ...] = (
 BACKUP_SUFFIX = ".before-claude-hook"
 SKILL_NAME = "session"
 SKILL_SOURCE = Path(__file__).with_name("skill") / "SKILL.md"
-CONFIG_DIR_ENV = "CLAUDE_CONFIG_DIR"
 
 Settings = dict[str, t.Any]
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 
+from supervisor.env import CONFIG_DIR_ENV, PROJECT_DIR_ENV
 from supervisor.paths import project_root
 
 TYPE_CHECKING = False
@@ -20,8 +21,6 @@ if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are ne
     import typing as t
 
 STANDARD_FILE_NAMES = frozenset({"CLAUDE.md", "MEMORY.md"})
-CONFIG_DIR_ENV = "CLAUDE_CONFIG_DIR"
-PROJECT_DIR_ENV = "CLAUDE_PROJECT_DIR"
 
 
 def resolve(path: str, cwd: str, home: str) -> str | None:

@@ -23,14 +23,12 @@ import sysconfig
 from pathlib import Path
 
 from supervisor.claude_bin import which
-from supervisor.identity import SUPERVISOR_PID_ENV
-from supervisor.paths import SESSIONS_DIR_ENV
+from supervisor.env import SESSION_REQUIRED_ENV, SESSIONS_DIR_ENV, SUPERVISOR_PID_ENV, WATCHDOG_PID_ENV
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import typing as t
 
-SESSION_REQUIRED_ENV = "SESSION_REQUIRED"
 SESSION_COMMAND = "session"
 SHIM_PARENT = "claude-shepherd"
 
@@ -96,6 +94,6 @@ def claude_environment(
     env[SUPERVISOR_PID_ENV] = str(supervisor_pid)
     env[SESSION_REQUIRED_ENV] = "1"
     env[SESSIONS_DIR_ENV] = str(sessions_root)
-    env.pop("WATCHDOG_PID", None)
+    env.pop(WATCHDOG_PID_ENV, None)
     env["PATH"], warning = path_with_session(env)
     return env, [warning] if warning else []

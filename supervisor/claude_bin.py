@@ -15,9 +15,9 @@ if TYPE_CHECKING:  # annotations only: typing costs claude-run memory in every f
     import typing as t
 from pathlib import Path
 
+from supervisor.env import CLAUDE_BIN_ENV
 from supervisor.errors import ProgramMissingError
 
-CLAUDE_BIN_ENV = "CLAUDE_BIN"
 
 
 class ClaudeNotFoundError(ProgramMissingError):

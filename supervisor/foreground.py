@@ -35,6 +35,7 @@ import termios
 import time
 
 from supervisor.subreaper import end_processes, leftovers
+from supervisor.env import WATCHDOG_PID_ENV
 from supervisor.records import Record
 from supervisor.watchdog import REAP_AFTER_KILL, WatchdogHandle
 
@@ -42,7 +43,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import typing as t
 
-WATCHDOG_PID_ENV = "WATCHDOG_PID"
 
 CHILD_DEFAULT_SIGNALS = (
     signal.SIGINT,

@@ -16,12 +16,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from supervisor.env import CLAUDE_PID_ENV, SUPERVISOR_PID_ENV
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
     import typing as t
 
-SUPERVISOR_PID_ENV = "CLAUDE_SUPERVISOR_PID"
-CLAUDE_PID_ENV = "CLAUDE_PID"
 TMUX_TIMEOUT = 1.0
 FLEET_SOCKET = "fleet"
 

@@ -17,6 +17,7 @@ import os
 import re
 from pathlib import Path
 
+from supervisor.env import SESSIONS_DIR_ENV
 from supervisor.errors import ShepherdError
 from supervisor.fields import RESERVED_FILES, F
 
@@ -24,7 +25,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
     import typing as t
 
-SESSIONS_DIR_ENV = "CLAUDE_SESSIONS_DIR"
 SESSIONS_DIRNAME = "sessions"
 PROJECT_MARKERS = (SESSIONS_DIRNAME, ".claude", ".git")
 

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import os
 
+from supervisor.env import TMUX_ENV
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import typing as t
 
-TMUX_ENV = "CLAUDE_SHEPHERD_TMUX"
 SYSTEM_DIRS = ("/usr/local/bin", "/usr/bin", "/bin", "/opt/homebrew/bin")
 
 _cache: dict[str, str | None] = {}

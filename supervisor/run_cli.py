@@ -41,7 +41,8 @@ from supervisor.paths import sessions_root
 from supervisor.prompt_additions import AgentNameError, build
 from supervisor.subreaper import become_subreaper
 from supervisor.supervise import DEFAULT_RESUME_WINDOW, Settings, Supervisor
-from supervisor.watchdog import DEFAULT_GRACE, GRACE_ENV
+from supervisor.env import KILL_GRACE_ENV as GRACE_ENV
+from supervisor.watchdog import DEFAULT_GRACE
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

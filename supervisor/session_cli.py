@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 from supervisor import transitions as tr
+from supervisor.env import CLAUDE_SESSION_ID_ENV, WATCHDOG_PID_ENV
 from supervisor.errors import EXIT_USAGE, ShepherdError, UsageError, run_main
 from supervisor.fields import DEHYDRATED_FILE, DEFAULT_PHASE, STATE_FILE, F
 from supervisor.identity import current_pane_id, is_watchdog, owner_alive, same_owner, start_token, supervisor_pid
@@ -41,8 +42,6 @@ if TYPE_CHECKING:
     import typing as t
 
 PROG = "session"
-WATCHDOG_PID_ENV = "WATCHDOG_PID"
-CLAUDE_SESSION_ID_ENV = "CLAUDE_CODE_SESSION_ID"
 
 
 def _root() -> Path:

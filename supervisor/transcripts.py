@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import os
 import re
+from supervisor.env import CONFIG_DIR_ENV
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import typing as t
 from pathlib import Path
 
-CONFIG_DIR_ENV = "CLAUDE_CONFIG_DIR"
 PROJECTS_DIRNAME = "projects"
 
 _NOT_ALNUM = re.compile(r"[^A-Za-z0-9]")

@@ -57,7 +57,6 @@ if TYPE_CHECKING:  # annotations are never evaluated; the watchdog process need 
     import typing as t
 
 DEFAULT_GRACE = 3.0
-GRACE_ENV = "CLAUDE_RUN_KILL_GRACE"
 FOLLOW_INTERVAL = 0.02
 """How often (at most) the tree is re-read during the grace period (new descendants, exits).
 The first re-reads come sooner: most trees are gone within milliseconds of SIGTERM."""

@@ -1,0 +1,43 @@
+"""Every environment variable claude-shepherd reads or sets, named once.
+
+Standard library only and import-free: the hooks read several of these on
+every tool call.
+"""
+
+from __future__ import annotations
+
+# --- the contract claude-run gives Claude (and so its hooks, status line and Bash tools)
+SUPERVISOR_PID_ENV = "CLAUDE_SUPERVISOR_PID"
+"""claude-run's PID: the owner identity of the sessions its agent activates."""
+SESSION_REQUIRED_ENV = "SESSION_REQUIRED"
+"""``1``: the session gate applies."""
+SESSIONS_DIR_ENV = "CLAUDE_SESSIONS_DIR"
+"""The sessions root (else ``sessions/`` of the project)."""
+WATCHDOG_PID_ENV = "WATCHDOG_PID"
+"""The watchdog of the current launch; ``session restart`` signals it."""
+TMUX_ENV = "CLAUDE_SHEPHERD_TMUX"
+"""The tmux ``fleet start`` ran; the hooks in a fleet pane run only this one (or a system one)."""
+
+# --- set by Claude Code
+CLAUDE_PID_ENV = "CLAUDE_PID"
+"""Claude's own PID (the owner when there is no claude-run)."""
+CLAUDE_SESSION_ID_ENV = "CLAUDE_CODE_SESSION_ID"
+"""The conversation id, in Bash tools: whose overflow and bootstrap an activation belongs to."""
+CONFIG_DIR_ENV = "CLAUDE_CONFIG_DIR"
+"""Claude's configuration folder (else ``~/.claude``)."""
+PROJECT_DIR_ENV = "CLAUDE_PROJECT_DIR"
+"""The project Claude was started in (hooks and the status line only)."""
+
+# --- knobs (their defaults live with the code they tune: fields.py, crashloop.CrashPolicy, ...)
+CLAUDE_BIN_ENV = "CLAUDE_BIN"
+THRESHOLD_ENV = "CLAUDE_OVERFLOW_THRESHOLD"
+LEGACY_THRESHOLD_ENV = "OVERFLOW_THRESHOLD"  # the bash era's name
+DEHYDRATE_BUDGET_ENV = "CLAUDE_DEHYDRATE_CALL_BUDGET"
+EXTRA_COMMANDS_ENV = "CLAUDE_HOOK_EXTRA_COMMANDS"
+HOOK_DEADLINE_ENV = "CLAUDE_HOOK_DEADLINE"
+KILL_GRACE_ENV = "CLAUDE_RUN_KILL_GRACE"
+# claude-run's other knobs (CLAUDE_RUN_CRASH_LIMIT, ...) are declared with their flags in run_cli.TUNABLES.
+FLEET_LAYOUT_ENV = "FLEET_LAYOUT"
+FLEET_SOCKET_ENV = "FLEET_SOCKET"
+FLEET_STOP_GRACE_ENV = "FLEET_STOP_GRACE"
+FLEET_TMUX_TIMEOUT_ENV = "FLEET_TMUX_TIMEOUT"
