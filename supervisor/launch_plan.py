@@ -255,6 +255,7 @@ def fleet_start(
         assert decision.session_id
         plan.resume = decision.session_id
         plan.session = session_dir
+        plan.with_prompt = False  # the conversation already has its first prompt: never send it again
         plan.notes.append(
             f"Resuming conversation {short(decision.session_id)} of session {session_dir.name} "
             f"(fleet pane '{pane}')"

@@ -191,7 +191,7 @@ class Supervisor:
         if resumed and outcome.status == RESUME_REFUSED_STATUS and outcome.uptime <= self.s.resume_window:
             return lp.Plan(
                 prompt=plan.prompt,
-                with_prompt=plan.with_prompt,
+                with_prompt=plan.with_prompt or plan.resume is not None,  # a fresh conversation gets its prompt
                 notes=[
                     f"Claude exited {outcome.status} {outcome.uptime:.1f}s after {resumed}: "
                     f"the conversation was refused; starting fresh instead"

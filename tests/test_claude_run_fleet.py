@@ -72,11 +72,12 @@ def test_s3_fleet_restart_resumes_the_panes_conversation(
     make_transcript(Path(run_env["CLAUDE_CONFIG_DIR"]), workdir, SESSION_ID)
     go = tmp_path / "go"
     fake.plan([{"mark": "ready"}, {"wait_file": str(go)}, {"exit": 0}])
-    run = start_run("--model", "opus", pane=fleet_tmux)
+    run = start_run("--model", "opus", "start the docs session", pane=fleet_tmux)
     fake.wait_event("mark", name="ready")
     (start,) = fake.starts()
     assert resume_arg(start["argv"]) == SESSION_ID
     assert "--model" in start["argv"]
+    assert "start the docs session" not in start["argv"], "a resumed conversation gets no initial prompt again"
     state = read_state(session)
     assert state["pid"] == run.pid and state["pidStart"] == start_token(run.pid), "claimed by us, not pid 0"
     assert state["lifecycle"] == "resuming"
@@ -133,10 +134,12 @@ def test_a_refused_fleet_resume_is_retried_once_fresh(
     pane_session()
     make_transcript(Path(run_env["CLAUDE_CONFIG_DIR"]), workdir, SESSION_ID)
     fake.plan({"resume": "refuse", "steps": []}, [{"exit": 0}])
-    run = start_run(pane=fleet_tmux)
+    run = start_run("the layout's prompt", pane=fleet_tmux)
     assert run.wait() == 0
     first, second = fake.wait_starts(2)
     assert resume_arg(first["argv"]) == SESSION_ID and resume_arg(second["argv"]) is None
+    assert "the layout's prompt" not in first["argv"] and "the layout's prompt" in second["argv"], \
+        "the resume gets no prompt again; the fresh conversation that replaces it does"
     assert f"after --resume {SESSION_ID[:8]}...: the conversation was refused; starting fresh" in run.text
     assert len(fake.starts()) == 2
 
