@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import hashlib
 import json
 import os
 import shlex
@@ -257,16 +256,8 @@ def skill_text() -> str:
     return SKILL_SOURCE.read_text(encoding="utf-8")
 
 
-KNOWN_SKILL_DIGESTS: frozenset[str] = frozenset()
-"""Digests of texts earlier versions installed (replaced on install, removed on uninstall)."""
-
-
-def _digest(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
 def skill_is_ours(text: str) -> bool:
-    return text == skill_text() or _digest(text) in KNOWN_SKILL_DIGESTS
+    return text == skill_text()
 
 
 # --------------------------------------------------------------------------- scopes
@@ -275,6 +266,7 @@ def skill_is_ours(text: str) -> bool:
 class Target(t.NamedTuple):
     settings: Path
     skill: Path  # .../skills/session/SKILL.md
+    named: bool = False  # given with --settings-file: its folder must exist already
 
 
 def user_config_dir() -> Path:
@@ -288,7 +280,7 @@ def target_for(args: argparse.Namespace) -> Target:
         return Target(base / "settings.json", base / "skills" / SKILL_NAME / "SKILL.md")
     skill = user_config_dir() / "skills" / SKILL_NAME / "SKILL.md"
     if args.settings_file:
-        return Target(Path(os.path.abspath(os.path.expanduser(args.settings_file))), skill)
+        return Target(Path(os.path.abspath(os.path.expanduser(args.settings_file))), skill, named=True)
     return Target(user_config_dir() / "settings.json", skill)
 
 
@@ -298,6 +290,11 @@ def target_for(args: argparse.Namespace) -> Target:
 def install(target: Target, *, dry_run: bool, replace_status_line: bool, say: t.Callable[[str], None]) -> None:
     commands = {event: hook_command(event) for event in HOOK_EVENTS}
     check_installation(sys.executable, package_root())
+    if target.named and not Path(os.path.realpath(target.settings)).parent.is_dir():
+        raise SettingsError(
+            f"the folder of {target.settings} does not exist; create it first or name a settings file in an "
+            "existing folder"
+        )
     text = read_text(target.settings)
     settings = parse_settings(text, target.settings) if text is not None else {}
     merged = merge(settings, commands, replace_status_line=replace_status_line)
@@ -378,7 +375,28 @@ def uninstall(target: Target, *, dry_run: bool, say: t.Callable[[str], None]) ->
                 say(f"Settings: {target.settings} (our hooks and status line removed)")
     if original_text is not None and not dry_run:
         backup.unlink()
+    still = [p for p in known_settings() if p != target.settings and _has_our_hooks(p)]
+    if still:
+        say(f"Skill: {target.skill} kept: {', '.join(str(p) for p in still)} still uses our hooks")
+        return
     uninstall_skill(target.skill, dry_run=dry_run, say=say)
+
+
+def known_settings() -> list[Path]:
+    """The settings files Claude Code reads here: the user's and this project's (the shared skill serves them all)."""
+    project = project_root(Path.cwd()) / ".claude"
+    return [base / name for base in (user_config_dir(), project) for name in ("settings.json", "settings.local.json")]
+
+
+def _has_our_hooks(path: Path) -> bool:
+    text = read_text(path)
+    if not text:
+        return False
+    try:
+        settings = parse_settings(text, path)
+    except ShepherdError:
+        return False
+    return strip(settings) != settings
 
 
 def uninstall_skill(path: Path, *, dry_run: bool, say: t.Callable[[str], None]) -> None:

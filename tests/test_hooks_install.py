@@ -275,3 +275,30 @@ def test_real_console_script_round_trip(tmp_path: Path) -> None:
     bad = subprocess.run([script("claude-hook"), "install", "--user", "--project"], capture_output=True, text=True,
                          env=env, timeout=60)
     assert bad.returncode == 2 and "not allowed with" in bad.stderr
+
+
+def _claude_hook(home: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "CLAUDE_CONFIG_DIR"}
+    env["HOME"] = str(home)
+    return subprocess.run([script("claude-hook"), *args], capture_output=True, text=True, env=env,
+                          cwd=cwd or home, timeout=60)
+
+
+def test_uninstalling_one_settings_file_keeps_the_skill_others_still_use(home: Path, tmp_path: Path) -> None:
+    custom = tmp_path / "elsewhere" / "settings.json"
+    custom.parent.mkdir()
+    assert _claude_hook(home, "install", "--user").returncode == 0
+    assert _claude_hook(home, "install", "--settings-file", str(custom)).returncode == 0
+    done = _claude_hook(home, "uninstall", "--settings-file", str(custom))
+    assert done.returncode == 0 and "still uses our hooks" in done.stdout
+    assert skill_of(home / ".claude").exists(), "~/.claude/settings.json still needs /session continue"
+    assert _claude_hook(home, "uninstall", "--user").returncode == 0
+    assert not skill_of(home / ".claude").exists(), "the last one out removes it"
+
+
+def test_install_refuses_a_settings_file_in_a_missing_folder(home: Path, tmp_path: Path) -> None:
+    missing = tmp_path / "no" / "such" / "dir" / "s.json"
+    done = _claude_hook(home, "install", "--settings-file", str(missing))
+    assert done.returncode == 1 and not (tmp_path / "no").exists()
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "does not exist; create it first" in lines[0]
