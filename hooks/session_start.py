@@ -11,6 +11,7 @@ from __future__ import annotations
 
 
 from hooks.locate import locate
+from supervisor import pane_records
 from hooks.protocol import note, parse_input
 from supervisor.store import update_state
 from supervisor.transitions import bind_conversation, may_bind_session_id
@@ -42,7 +43,10 @@ def run(raw: bytes, env: t.Mapping[str, str]) -> str:
     if session_id is None:
         return ""
     try:
-        found = locate(inp.cwd, env).found
+        caller = locate(inp.cwd, env)
+        if caller.pane:  # the pane's conversation, session or not: what its next start resumes
+            pane_records.note(caller.root, caller.pane, session_id)
+        found = caller.found
         if found is not None:  # the R1 guard is checked under the lock, in bind()
             update_state(found.session_dir, lambda state: bind(state, session_id))
     except Exception as exc:  # noqa: BLE001 - nothing to tell the model; the next call binds again

@@ -24,6 +24,7 @@ from hooks.context import number, statusline_reading, stored_usage
 from hooks.locate import locate
 from hooks.protocol import one_line, parse_input
 from hooks.session_start import conversation_id
+from supervisor import pane_records
 from supervisor.fields import F
 from supervisor.identity import SUPERVISOR_PID_ENV
 from supervisor.paths import display_name
@@ -78,10 +79,13 @@ def render(data: t.Mapping[str, t.Any], cwd: str, env: t.Mapping[str, str]) -> s
     found = caller.found
     agent = data.get("agent")
     agent_name = agent.get("name") if isinstance(agent, dict) and isinstance(agent.get("name"), str) else ""
+    session_id = conversation_id(data.get("session_id"))
+    if caller.pane and session_id:  # the pane's conversation, session or not: what its next start resumes
+        overflowing = usage is not None and usage >= config.threshold
+        pane_records.note(caller.root, caller.pane, session_id, overflowed=overflowing)
     if found is None:
         return SEPARATOR.join([NO_SESSION, cost_text(data), shown_percent(usage, config.threshold)])
     claim = claimant(env, caller.pid, caller.token) if caller.pane and found.how == "pane" else None
-    session_id = conversation_id(data.get("session_id"))
 
     def apply(state: dict[str, t.Any]) -> dict[str, t.Any]:
         bind_conversation(state, session_id=session_id, usage=usage, window=window, claim=claim)

@@ -18,8 +18,10 @@ start fresh instead carries one line saying why.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
+from supervisor import pane_records
 from supervisor import transitions as tr
 from supervisor.fields import F, Lifecycle
 from supervisor.identity import owner_alive, same_owner
@@ -201,7 +203,7 @@ def _decide(
         if state.get(F.KILL_REQUESTED) is True:
             return _Resume("killed")
         session_id = state.get(F.SESSION_ID)
-        if not isinstance(session_id, str) or not session_id:
+        if not valid_conversation(session_id):
             return _Resume("no-id")
         if find_transcript(session_id, cwd, env) is None:
             return _Resume("no-transcript", session_id)
@@ -241,8 +243,7 @@ def fleet_start(
     plan = Plan(with_selectors=True, with_prompt=True)
     found = sessions_on_pane(root, pane)
     if not found:
-        plan.notes.append(f"Fleet pane '{pane}' starting fresh (no previous session)")
-        return plan
+        return _pane_conversation(root, pane, cwd, env, plan)
     session_dir = found[0].session_dir
     try:
         decision = _decide(session_dir, me, cwd, env, allow_restart=True)
@@ -271,6 +272,37 @@ def fleet_start(
     else:
         plan.notes.append(_explain(decision, f"Fleet pane '{pane}' ", session_dir.name, cwd, env))
     return plan
+
+
+def _pane_conversation(root: Path, pane: str, cwd: Path, env: t.Mapping[str, str], plan: Plan) -> Plan:
+    """No session is bound to the pane: resume the conversation the pane was last in, when that is safe."""
+    record = pane_records.read(root, pane)
+    conversation = pane_records.conversation(record)
+    if conversation is None or not valid_conversation(conversation):
+        plan.notes.append(f"Fleet pane '{pane}' starting fresh (no previous session or conversation)")
+    elif record and record.get("overflowed") is True:
+        plan.notes.append(
+            f"Fleet pane '{pane}' starting fresh: its conversation {short(conversation)} reached the overflow "
+            "threshold; it must not be resumed"
+        )
+    elif find_transcript(conversation, cwd, env) is None:
+        plan.notes.append(
+            f"Fleet pane '{pane}' starting fresh: conversation {short(conversation)} has no transcript under "
+            f"{config_dir(env) / 'projects'} for {cwd}"
+        )
+    else:
+        plan.resume = conversation
+        plan.with_prompt = False  # the conversation already has its first prompt: never send it again
+        plan.notes.append(f"Resuming conversation {short(conversation)} of fleet pane '{pane}' (no session)")
+    return plan
+
+
+_CONVERSATION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
+
+
+def valid_conversation(value: t.Any) -> bool:
+    """A conversation id we pass to ``--resume``: never one that could read as an option."""
+    return isinstance(value, str) and bool(_CONVERSATION_ID.fullmatch(value))
 
 
 def after_crash(

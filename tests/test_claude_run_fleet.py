@@ -7,11 +7,14 @@ asks tmux for its identity like any pane command.
 
 from __future__ import annotations
 
+import json
+
 import typing as t
 from pathlib import Path
 
 import pytest
 
+from conftest import script
 from claude_run_harness import (  # noqa: F401  (fixtures)
     DEAD_PID,
     FakeClaude,
@@ -181,3 +184,39 @@ def test_a_session_held_by_a_live_agent_is_not_resumed(
     assert resume_arg(start["argv"]) is None
     assert f"is held by a live agent (PID {os.getpid()})" in run.text
     assert read_state(session)["pid"] == os.getpid()
+
+
+def test_a_pane_that_never_activated_a_session_resumes_its_own_conversation(
+    fake: FakeClaude, start_run, fleet_tmux: FleetTmux, workdir: Path
+) -> None:
+    """Claude printed `claude --resume <id>`; the pane's next start must not lose that conversation."""
+    conversation = "0a1b2c3d-0000-4000-8000-00000000beef"
+    hook_input = json.dumps({"session_id": conversation, "cwd": str(workdir), "hook_event_name": "SessionStart",
+                             "source": "startup"})
+    fake.plan([{"run": [script("claude-hook"), "session-start"], "stdin": hook_input},
+               {"transcript": conversation}, {"exit": 0}], [{"exit": 0}])
+    first = start_run("the layout's prompt", pane=fleet_tmux)
+    assert first.wait() == 0
+    second = start_run("the layout's prompt", pane=fleet_tmux)
+    assert second.wait() == 0
+    one, two = fake.wait_starts(2)
+    assert resume_arg(one["argv"]) is None and "the layout's prompt" in one["argv"]
+    assert resume_arg(two["argv"]) == conversation and "the layout's prompt" not in two["argv"]
+    assert f"Resuming conversation {conversation[:8]}... of fleet pane '{fleet_tmux.pane_id}' (no session)" \
+        in second.text
+
+
+def test_a_pane_conversation_that_reached_the_threshold_starts_fresh(
+    fake: FakeClaude, start_run, fleet_tmux: FleetTmux, workdir: Path
+) -> None:
+    conversation = "0a1b2c3d-0000-4000-8000-00000000cafe"
+    status = json.dumps({"session_id": conversation, "cwd": str(workdir), "cost": {"total_cost_usd": 0.1},
+                         "context_window": {"used_percentage": 80, "context_window_size": 200000}})
+    fake.plan([{"run": [script("claude-hook"), "status-line"], "stdin": status},
+               {"transcript": conversation}, {"exit": 0}], [{"exit": 0}])
+    assert start_run(pane=fleet_tmux).wait() == 0
+    second = start_run(pane=fleet_tmux)
+    assert second.wait() == 0
+    _, two = fake.wait_starts(2)
+    assert resume_arg(two["argv"]) is None
+    assert "reached the overflow threshold; it must not be resumed" in second.text

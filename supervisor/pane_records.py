@@ -1,0 +1,85 @@
+"""The conversation each fleet pane is in, whether or not its agent activated a session.
+
+A pane whose agent never activated a session has nothing in any
+``.state.json`` to resume from, so after ``fleet stop`` (or a crash, or a
+reboot) its conversation was lost, although Claude printed
+``claude --resume <id>``. The SessionStart hook and the status line record the
+pane's current conversation here — ``<root>/.shepherd/panes/`` (protected from
+the file tools like the rest of ``.shepherd``), one small file per pane
+identity — and ``claude-run`` resumes it at the pane's next start. A
+conversation the status line saw at the overflow threshold is marked, so it
+starts fresh instead (with the reason printed).
+
+Standard library only (the hooks write it); written only when what it says
+changes, never through a link.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import zlib
+from pathlib import Path
+
+from supervisor.index import INDEX_DIRNAME
+from supervisor.safe_fs import UnsafeFileError, open_dir, read_bytes
+from supervisor.store import write_atomic_at
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import typing as t
+
+PANES_DIRNAME = "panes"
+RECORD_LIMIT = 4096
+
+
+def _file_name(pane: str) -> str:
+    """A file name for a pane identity (labels may hold anything): readable part plus a checksum."""
+    readable = re.sub(r"[^A-Za-z0-9._-]+", "_", pane)[:80]
+    return f"{readable}-{zlib.crc32(pane.encode()):08x}.json"
+
+
+def read(root: Path, pane: str) -> dict[str, t.Any] | None:
+    """The pane's record, or None when there is none (or it is unreadable)."""
+    try:
+        fd = open_dir(root / INDEX_DIRNAME / PANES_DIRNAME)
+    except (OSError, UnsafeFileError):
+        return None
+    try:
+        data = json.loads(read_bytes(_file_name(pane), limit=RECORD_LIMIT, dir_fd=fd))
+    except (OSError, UnsafeFileError, ValueError, RecursionError):
+        return None
+    finally:
+        os.close(fd)
+    return data if isinstance(data, dict) and data.get("pane") == pane else None
+
+
+def conversation(record: t.Mapping[str, t.Any] | None) -> str | None:
+    value = record.get("conversation") if record else None
+    return value if isinstance(value, str) and value else None
+
+
+def note(root: Path, pane: str, conversation_id: str, *, overflowed: bool = False) -> bool:
+    """Record that *pane* is in conversation *conversation_id* (and whether it reached the threshold).
+
+    Returns True when the record changed. Best effort: a hook never fails over it.
+    """
+    before = read(root, pane)
+    was_overflowed = bool(before and before.get("conversation") == conversation_id and before.get("overflowed"))
+    record = {"pane": pane, "conversation": conversation_id, "overflowed": overflowed or was_overflowed}
+    if before == record:
+        return False
+    try:
+        directory = root / INDEX_DIRNAME / PANES_DIRNAME
+        directory.mkdir(parents=True, exist_ok=True)
+        fd = open_dir(directory)
+    except (OSError, UnsafeFileError):
+        return False
+    try:
+        write_atomic_at(fd, _file_name(pane), json.dumps(record) + "\n")
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return True
