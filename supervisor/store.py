@@ -384,7 +384,13 @@ def update_state(
             if state != before or raw is None:
                 if validate is not None:
                     validate(state)
-                write_atomic_at(fd, STATE_FILE, dump_state(state))
+                text = dump_state(state)
+                if len(text.encode("utf-8")) > MAX_STATE_BYTES:  # every reader would refuse it
+                    raise StateError(
+                        f"{state_path(session_dir)} would grow past {MAX_STATE_BYTES // 1024} KiB; "
+                        "keep large material in files of the session folder, not in its state"
+                    )
+                write_atomic_at(fd, STATE_FILE, text)
             return result
     finally:
         os.close(fd)

@@ -504,6 +504,15 @@ def test_a_symlinked_session_folder_is_refused(project: Path, run_session: Run, 
 # --------------------------------------------------------------------------- 9. bad values
 
 
+def test_no_write_makes_a_state_too_big_for_its_readers(project: Path, run_session: Run) -> None:
+    write_state(project, mine())
+    before = (project / S / ".state.json").read_bytes()
+    huge = json.dumps({"taskSummary": "x" * (1024 * 1024)})
+    refused(run_session("activate", S, "implement", input=huge), "would grow past")
+    assert (project / S / ".state.json").read_bytes() == before
+
+
+
 @pytest.mark.parametrize("pid", [2147483648, 2**63, -7, "12", 1.5, True])
 def test_one_bad_pid_costs_only_its_own_file(project: Path, run_session: Run, pid: object) -> None:
     write_state(project, mine())
