@@ -184,37 +184,65 @@ def _decide(
     *,
     allow_restart: bool,
 ) -> _Resume:
-    """Under the lock: claim *session_dir* for a resume (or its pending restart), or say why not."""
+    """Under the lock: claim *session_dir* for a resume (or its pending restart), or say why not.
+
+    The I/O shell around :func:`decide`: it reads the facts (is the recorded
+    owner running, does a transcript exist) and applies the decision.
+    """
 
     def mutate(state: State) -> _Resume:
-        owner, token = state.get(F.PID), state.get(F.PID_START)
-        if not same_owner(owner, token, me.pid, me.token) and owner_alive(owner, token):
-            return _Resume("busy", owner=owner)
-        if allow_restart and _has_restart(state):
-            tr.set_owner(state, me.pid, me.token)
-            return _Resume("restart", prompt=tr.consume_restart(state))
-        if allow_restart and state.get(F.LIFECYCLE) == Lifecycle.RESTARTING:
-            # A restart was taken, but its new Claude never re-activated the session
-            # (the fleet stopped in between): continue it with the same prompt.
-            tr.set_owner(state, me.pid, me.token)
-            return _Resume("restart", prompt=tr.restart_prompt(session_dir, state))
-        if state.get(F.OVERFLOWED) is True:
-            return _Resume("overflowed")
-        if state.get(F.KILL_REQUESTED) is True:
-            return _Resume("killed")
-        session_id = state.get(F.SESSION_ID)
-        if not valid_conversation(session_id):
-            return _Resume("no-id")
-        if find_transcript(session_id, cwd, env) is None:
-            return _Resume("no-transcript", session_id)
-        if state.get(F.LIFECYCLE) == Lifecycle.COMPLETED:
-            # Keep the gate engaged for a finished session: only the owner changes.
-            tr.set_owner(state, me.pid, me.token)
-        else:
-            tr.claim_for_resume(state, pid=me.pid, token=me.token)
-        return _Resume("resume", session_id)
+        return decide(
+            state,
+            me,
+            session_dir,
+            owner_running=owner_alive(state.get(F.PID), state.get(F.PID_START)),
+            has_transcript=lambda conversation: find_transcript(conversation, cwd, env) is not None,
+            allow_restart=allow_restart,
+        )
 
     return update_state(session_dir, mutate, validate=validate_state)
+
+
+def decide(
+    state: State,
+    me: Owner,
+    session_dir: Path,
+    *,
+    owner_running: bool,
+    has_transcript: t.Callable[[str], bool],
+    allow_restart: bool,
+) -> _Resume:
+    """Resume this session's conversation, continue its pending restart, or say why neither.
+
+    A pure function of the state and the facts given (no /proc, no files):
+    claims the state for *me* when it resumes or restarts.
+    """
+    owner, token = state.get(F.PID), state.get(F.PID_START)
+    if not same_owner(owner, token, me.pid, me.token) and owner_running:
+        return _Resume("busy", owner=owner)
+    if allow_restart and _has_restart(state):
+        tr.set_owner(state, me.pid, me.token)
+        return _Resume("restart", prompt=tr.consume_restart(state))
+    if allow_restart and state.get(F.LIFECYCLE) == Lifecycle.RESTARTING:
+        # A restart was taken, but its new Claude never re-activated the session
+        # (the fleet stopped in between): continue it with the same prompt.
+        tr.set_owner(state, me.pid, me.token)
+        return _Resume("restart", prompt=tr.restart_prompt(session_dir, state))
+    if state.get(F.OVERFLOWED) is True:
+        return _Resume("overflowed")
+    if state.get(F.KILL_REQUESTED) is True:
+        return _Resume("killed")
+    session_id = state.get(F.SESSION_ID)
+    if not valid_conversation(session_id):
+        return _Resume("no-id")
+    if not has_transcript(session_id):
+        return _Resume("no-transcript", session_id)
+    if state.get(F.LIFECYCLE) == Lifecycle.COMPLETED:
+        # Keep the gate engaged for a finished session: only the owner changes.
+        tr.set_owner(state, me.pid, me.token)
+    else:
+        tr.claim_for_resume(state, pid=me.pid, token=me.token)
+    return _Resume("resume", session_id)
 
 
 def _explain(decision: _Resume, where: str, name: str, cwd: Path, env: t.Mapping[str, str]) -> str:
@@ -300,7 +328,7 @@ def _pane_conversation(root: Path, pane: str, cwd: Path, env: t.Mapping[str, str
 _CONVERSATION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
 
 
-def valid_conversation(value: t.Any) -> bool:
+def valid_conversation(value: t.Any) -> t.TypeGuard[str]:
     """A conversation id we pass to ``--resume``: never one that could read as an option."""
     return isinstance(value, str) and bool(_CONVERSATION_ID.fullmatch(value))
 

@@ -84,13 +84,18 @@ def _update(session_dir: Path, mutate: t.Callable[[State], t.Any], **kwargs: t.A
     return update_state(session_dir, mutate, validate=validate_state, **kwargs)
 
 
+def _owner_running(state: State) -> bool:
+    """Is the owner this state records still running (read from /proc, under the lock)?"""
+    return owner_alive(state.get(F.PID), state.get(F.PID_START))
+
+
 def _owned(session_dir: Path, mutate: t.Callable[[State], t.Any]) -> t.Any:
     """:func:`_update` for a command that writes a session: only its owner may (checked under the lock)."""
     pid, token = _me()
     pane = current_pane_id()
 
     def apply(state: State) -> t.Any:
-        tr.require_owner(state, session_dir, pid=pid, token=token, pane=pane)
+        tr.require_owner(state, session_dir, pid=pid, token=token, pane=pane, owner_running=_owner_running(state))
         return mutate(state)
 
     return _update(session_dir, apply)
@@ -188,6 +193,7 @@ def activate_session(
             skill=skill,
             pid=pid,
             token=token,
+            owner_running=_owner_running(s),
             pane=pane,
             target_file=target_file,
             session_id=_conversation(),

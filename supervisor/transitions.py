@@ -25,7 +25,7 @@ from supervisor.fields import (
     F,
     Lifecycle,
 )
-from supervisor.identity import owner_alive, same_owner, valid_pid
+from supervisor.identity import same_owner, valid_pid
 from supervisor.paths import template_log_name
 from supervisor.records import Record
 
@@ -97,6 +97,7 @@ def activate(
     skill: str,
     pid: int,
     token: str | None,
+    owner_running: bool,
     pane: str | None = None,
     target_file: str | None = None,
     session_id: str | None = None,
@@ -106,7 +107,8 @@ def activate(
 ) -> Activation:
     """Make (*pid*, *token*) the owner running *skill*: the start of a new lifecycle.
 
-    A live different owner is refused. A dead one is taken over, *keeping*
+    A live different owner is refused (*owner_running*: the caller's reading of
+    the recorded owner, so this stays a pure function of its inputs). A dead one is taken over, *keeping*
     ``sessionId``, ``completedSkills`` and the history (the original deleted
     the file, B13). Resets lifecycle and killRequested; ``overflowed`` only
     when *session_id* (the caller's conversation) proves a new conversation;
@@ -126,7 +128,7 @@ def activate(
         )
     owner, owner_token = state.get(F.PID), state.get(F.PID_START)
     mine = same_owner(owner, owner_token, pid, token)
-    if state and not mine and owner_alive(owner, owner_token):
+    if state and not mine and owner_running:
         raise TransitionError(
             f"this session is held by another live agent (supervisor PID {owner}); "
             f"choose another folder, or stop that agent first"
@@ -194,7 +196,7 @@ def activate(
 
 
 def require_owner(state: t.Mapping[str, t.Any], session_dir: Path, *, pid: int, token: str | None,
-                  pane: str | None) -> None:
+                  pane: str | None, owner_running: bool) -> None:
     """Refuse a write to *session_dir* from anyone but its owner.
 
     The owner is the recorded supervisor (PID, and start token when one is
@@ -204,7 +206,7 @@ def require_owner(state: t.Mapping[str, t.Any], session_dir: Path, *, pid: int, 
     owner, owner_token = state.get(F.PID), state.get(F.PID_START)
     if valid_pid(owner) and owner == pid and (not owner_token or owner_token == token):
         return
-    if pane and state.get(F.FLEET_PANE_ID) == pane and not owner_alive(owner, owner_token):
+    if pane and state.get(F.FLEET_PANE_ID) == pane and not owner_running:
         return
     holder = f"supervisor PID {owner}" if valid_pid(owner) else "no agent"
     raise TransitionError(

@@ -18,7 +18,7 @@ from conftest import script
 from hooks.cli import run_hook
 from supervisor import transitions as tr
 from supervisor.fields import STATE_FILE
-from supervisor.identity import start_token
+from supervisor.identity import owner_alive, start_token
 from supervisor.store import read_state, update_state
 
 SKILL = "implement"
@@ -102,7 +102,8 @@ def activate(project: Path, name: str = "2026_11_22_TOPIC", skill: str = SKILL, 
     """Activate a session through the real transition and store, then set *fields* on it."""
     session_dir = project / "sessions" / name
     pid = os.getpid() if pid is None else pid
-    update_state(session_dir, lambda s: tr.activate(s, skill=skill, pid=pid, token=start_token(pid)),
+    update_state(session_dir, lambda s: tr.activate(s, skill=skill, pid=pid, token=start_token(pid),
+                                                    owner_running=owner_alive(s.get("pid"), s.get("pidStart"))),
                  create=True, replace_corrupt=True)
     if fields:
         set_fields(session_dir, **fields)

@@ -60,7 +60,8 @@ class SessionMachine(RuleBasedStateMachine):
         self._apply(
             "activate",
             lambda s: tr.activate(
-                s, skill=skill, pid=ME, token=MY_TOKEN, session_id=session_id, approved="ok" if approved else None
+                s, skill=skill, pid=ME, token=MY_TOKEN, owner_running=mine, session_id=session_id,
+                approved="ok" if approved else None,
             ),
         )
 
