@@ -21,7 +21,15 @@ from supervisor import transitions as tr
 from supervisor.env import CLAUDE_SESSION_ID_ENV, WATCHDOG_PID_ENV
 from supervisor.errors import EXIT_USAGE, ShepherdError, UsageError, run_main
 from supervisor.fields import DEHYDRATED_FILE, DEFAULT_PHASE, STATE_FILE, F
-from supervisor.identity import current_pane_id, is_watchdog, owner_alive, same_owner, start_token, supervisor_pid
+from supervisor.identity import (
+    current_pane_id,
+    is_watchdog,
+    owner_alive,
+    parent_pid,
+    same_owner,
+    start_token,
+    supervisor_pid,
+)
 from supervisor.lookup import find_session, sessions_on_pane, sessions_owned_by
 from supervisor.paths import log_file_name, resolve_session_dir, sessions_root
 from supervisor.phases import parse_proof
@@ -334,6 +342,11 @@ def _signal_watchdog(prompt: str) -> None:
     if not raw.isdigit() or not is_watchdog(int(raw)):
         raise ShepherdError(
             f"WATCHDOG_PID={raw} is not a claude-run watchdog; the restart is recorded, "
+            f"exit Claude and claude-run will start the new one"
+        )
+    if parent_pid(int(raw)) != supervisor_pid():  # only our own supervisor's: never another agent's Claude
+        raise ShepherdError(
+            f"WATCHDOG_PID={raw} is not this agent's watchdog; the restart is recorded, "
             f"exit Claude and claude-run will start the new one"
         )
     _say(f"Restart prepared. Signaling watchdog (PID {raw}) to kill Claude...")

@@ -558,3 +558,31 @@ def test_interrupted_by_sigterm_leaves_valid_state(project: Path, run_session: R
     for p in procs:
         p.wait(timeout=10)
     json.loads((project / S / ".state.json").read_text())
+
+
+def test_restart_never_signals_another_agents_watchdog(project: Path, run_session: Run, tmp_path: Path) -> None:
+    """A WATCHDOG_PID naming a watchdog that is not our supervisor's child would kill another agent's Claude."""
+    flag = tmp_path / "usr1"
+    code = (
+        "import signal, sys, time\n"
+        "from supervisor.watchdog import set_process_name\n"
+        "set_process_name('claude-watchdog')\n"
+        "signal.signal(signal.SIGUSR1, lambda *a: (open(sys.argv[1], 'w').write('usr1'), sys.exit(0)))\n"
+        "print('ready', flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    # Its parent is a shell, not this test (our "supervisor"): another agent's watchdog.
+    other = subprocess.Popen(["sh", "-c", 'exec "$0" -c "$1" "$2" & wait', sys.executable, code, str(flag)],
+                             stdout=subprocess.PIPE)
+    try:
+        assert other.stdout is not None and other.stdout.readline() == b"ready\n"
+        watchdog = int(subprocess.run(["pgrep", "-P", str(other.pid)], capture_output=True, text=True).stdout.split()[0])
+        run_session("activate", S, "implement")
+        line = one_line_error(run_session("restart", S, env={"WATCHDOG_PID": str(watchdog)}))
+        assert "is not this agent's watchdog" in line
+        time.sleep(0.2)
+        assert not flag.exists(), "the other agent's watchdog was not signalled"
+    finally:
+        subprocess.run(["pkill", "-P", str(other.pid)])
+        other.kill()
+        other.wait()
