@@ -34,6 +34,24 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
+
+def _version(value: bool) -> None:
+    if value:
+        from supervisor import __version__
+
+        typer.echo(f"{PROG} {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: t.Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version and exit.")
+    ] = False,
+) -> None:
+    """tmux layouts of supervised Claude agents (tmuxinator YAML, one labelled agent per pane)."""
+
+
 LayoutArg = t.Annotated[
     t.Optional[str],
     typer.Argument(
@@ -125,7 +143,11 @@ def stop(
 
     where = target.resolve(layout, socket)
     server = where.server()
-    sessions = where.running_sessions(server)
+    try:
+        sessions = where.running_sessions(server)
+    except target.NotRunningError as exc:  # stopping what is stopped succeeds, as systemctl stop does
+        say(f"{str(exc)[:1].upper()}{str(exc)[1:]}; nothing to stop.")
+        return
     say(f"Stopping {', '.join(repr(s) for s in sessions)} (socket {where.socket})...")
     result = stop_fleet(server, sessions, grace=grace, progress=lambda line: say(f"  {line}"))
     width = max((len(p.name) for p in result.panes), default=0)
@@ -156,10 +178,17 @@ def status(
     from fleet import status as st
     from fleet import target
 
-    where = target.resolve(layout, socket)
-    server = where.server()
-    sessions = where.running_sessions(server)
-    rows = st.collect(server, sessions)
+    try:
+        where = target.resolve(layout, socket)
+        server = where.server()
+        sessions = where.running_sessions(server)
+        rows = st.collect(server, sessions)
+    except ShepherdError as exc:
+        if not as_json:
+            raise
+        # --json always prints JSON: a script reading it needs no second parser for errors.
+        say(json.dumps({"error": str(exc), "exit_code": exc.exit_code}))
+        raise typer.Exit(exc.exit_code) from None
     if as_json:
         say(json.dumps([row.as_json() for row in rows], indent=2))
         return

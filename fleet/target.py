@@ -17,16 +17,8 @@ from pathlib import Path
 from fleet.layout import Layout, LayoutError, load_layout
 from fleet.lookup import find_layout
 from fleet.tmux import FleetServer, is_fleet_socket
-from supervisor.errors import ShepherdError
+from supervisor.errors import NotRunningError, ShepherdError  # exit 3, as an LSB init script's status says
 from supervisor.identity import FLEET_SOCKET, fleet_socket
-
-EXIT_NOT_RUNNING = 3
-
-
-class NotRunningError(ShepherdError):
-    """The fleet asked for is not running (exit 3, as an LSB init script's status says)."""
-
-    exit_code = EXIT_NOT_RUNNING
 
 
 @dataclass(frozen=True)

@@ -27,24 +27,23 @@ import typing as t
 from dataclasses import dataclass
 
 from supervisor.env import FLEET_TMUX_TIMEOUT_ENV as TIMEOUT_ENV
-from supervisor.errors import ShepherdError
+from supervisor.errors import EXIT_FAILURE, EXIT_NOT_FOUND, ShepherdError
 from supervisor.identity import FLEET_SOCKET, is_fleet_socket  # noqa: F401  (the one test, re-exported)
 
 DEFAULT_TIMEOUT = 5.0
 MIN_VERSION = (3, 2)
-EXIT_TMUX_MISSING = 127
 
 
 class TmuxError(ShepherdError):
     """A tmux command failed or did not answer in time."""
 
-    exit_code = 1
+    exit_code = EXIT_FAILURE
 
 
 class TmuxMissingError(TmuxError):
     """No usable tmux binary (exit 127, the shell's 'command not found')."""
 
-    exit_code = EXIT_TMUX_MISSING
+    exit_code = EXIT_NOT_FOUND
 
 
 class _Separator(str):

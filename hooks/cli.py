@@ -91,5 +91,10 @@ def main(argv: list[str] | None = None) -> int:
     if command in ("-h", "--help", "help"):
         print(USAGE)
         return 0
+    if command == "--version":
+        from supervisor import __version__
+
+        print(f"claude-hook {__version__}")
+        return 0
     print(f"claude-hook: unknown event {command!r}\n{USAGE}" if command else USAGE, file=sys.stderr)
     return 2

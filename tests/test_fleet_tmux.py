@@ -207,11 +207,14 @@ def test_stop_kills_a_supervisor_that_ignores_sigterm_and_says_so(world: FleetWo
 
 def test_bad_input_is_one_line_with_the_right_exit_status(world: FleetWorld) -> None:
     two_panes(world, "A")
-    stopped = world.fleet("stop", "duo")
-    assert (stopped.returncode, stopped.stdout) == (3, "")
-    assert stopped.stderr == f"fleet: error: fleet 'duo' is not running on socket {world.socket}\n"
+    stopped = world.fleet("stop", "duo")  # stopping what is stopped succeeds, as systemctl stop does
+    assert (stopped.returncode, stopped.stderr) == (0, "")
+    assert stopped.stdout == f"Fleet 'duo' is not running on socket {world.socket}; nothing to stop.\n"
     status = world.fleet("status")
     assert (status.returncode, status.stderr) == (3, f"fleet: error: no fleet is running on socket {world.socket}\n")
+    as_json = world.fleet("status", "--json")  # always JSON, errors included
+    assert as_json.returncode == 3
+    assert json.loads(as_json.stdout) == {"error": f"no fleet is running on socket {world.socket}", "exit_code": 3}
 
     unknown = world.fleet("start", "nope", "--no-attach")
     assert unknown.returncode == 1

@@ -586,3 +586,11 @@ def test_restart_never_signals_another_agents_watchdog(project: Path, run_sessio
         subprocess.run(["pkill", "-P", str(other.pid)])
         other.kill()
         other.wait()
+
+
+@pytest.mark.parametrize("command", ["session", "claude-run", "fleet", "claude-hook"])
+def test_every_command_says_its_version(command: str) -> None:
+    from supervisor import __version__
+
+    done = subprocess.run([script(command), "--version"], capture_output=True, text=True, timeout=30)
+    assert (done.returncode, done.stdout.strip()) == (0, f"{command} {__version__}")
