@@ -101,24 +101,22 @@ def read_bytes(path: str | Path, *, limit: int = MAX_STATE_BYTES, dir_fd: int | 
         os.close(fd)
 
 
-def open_append(path: str | Path, dir_fd: int | None = None) -> int:
-    """A descriptor to append to the regular, singly linked file *path* (created if missing)."""
-    fd = _open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
-               dir_fd=dir_fd)
+def _open_regular(path: str | Path, flags: int, dir_fd: int | None, *, single_link: bool) -> int:
+    """Open (creating) *path* without following a link, and keep the descriptor only for a regular file."""
+    fd = _open(path, flags | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
     try:
-        _check_regular(fd, path, limit=None, single_link=True)
+        _check_regular(fd, path, limit=None, single_link=single_link)
     except BaseException:
         os.close(fd)
         raise
     return fd
+
+
+def open_append(path: str | Path, dir_fd: int | None = None) -> int:
+    """A descriptor to append to the regular, singly linked file *path* (created if missing)."""
+    return _open_regular(path, os.O_WRONLY | os.O_APPEND, dir_fd, single_link=True)
 
 
 def open_lock(path: str | Path, dir_fd: int | None = None) -> int:
     """A descriptor of the lock file *path* (created if missing), a regular file."""
-    fd = _open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
-    try:
-        _check_regular(fd, path, limit=None, single_link=False)
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
+    return _open_regular(path, os.O_RDWR, dir_fd, single_link=False)

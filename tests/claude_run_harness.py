@@ -155,7 +155,33 @@ class FakeClaude:
 # --------------------------------------------------------------------------- pty
 
 
-class PtyRun:
+class _Run:
+    """What a running ``claude-run`` offers a test, however it was started."""
+
+    pid: int
+    status: int | None
+    text: str
+
+    def wait(self, timeout: float = 15) -> int:
+        raise NotImplementedError
+
+    def expect(self, needle: str, timeout: float = 10) -> None:
+        wait_until(lambda: needle in self.text, timeout, f"{needle!r} in the output:\n{self.text}")
+
+    def _kill(self) -> None:
+        """SIGKILL it if it still runs, and collect its status."""
+        if self.status is None:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            try:
+                self.wait(timeout=5)
+            except AssertionError:
+                pass
+
+
+class PtyRun(_Run):
     """``claude-run`` on a fresh pty, like the command of a tmux pane."""
 
     def __init__(self, argv: list[str], env: dict[str, str], cwd: Path) -> None:
@@ -198,9 +224,6 @@ class PtyRun:
     def send(self, data: bytes) -> None:
         os.write(self.fd, data)
 
-    def expect(self, needle: str, timeout: float = 10) -> None:
-        wait_until(lambda: needle in self.text, timeout, f"{needle!r} in the output:\n{self.text}")
-
     def wait(self, timeout: float = 15) -> int:
         """Claude-run's exit status (shell style)."""
         if self.status is None:
@@ -212,12 +235,7 @@ class PtyRun:
         return self.status
 
     def kill(self) -> None:
-        if self.status is None:
-            try:
-                os.kill(self.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            self.wait(timeout=5)
+        self._kill()
         self._reader.join(timeout=1)
         try:
             os.close(self.fd)
@@ -296,7 +314,7 @@ os.replace(status_file + ".tmp", status_file)
 (tmux's own ``pane_dead_status`` can lag behind the pane's death)."""
 
 
-class TmuxRun:
+class TmuxRun(_Run):
     """``claude-run`` inside a real fleet pane: the pane's identity is then really its own.
 
     Same interface as :class:`PtyRun`; the output is the pane's screen and history.
@@ -326,9 +344,6 @@ class TmuxRun:
     def send(self, data: bytes) -> None:
         self.server.tmux("send-keys", "-t", self.server.pane, "-l", data.decode())
 
-    def expect(self, needle: str, timeout: float = 10) -> None:
-        wait_until(lambda: needle in self.text, timeout, f"{needle!r} in the output:\n{self.text}")
-
     def wait(self, timeout: float = 15) -> int:
         """Claude-run's exit status (shell style)."""
         if self.status is None:
@@ -340,15 +355,7 @@ class TmuxRun:
         return self.status
 
     def kill(self) -> None:
-        if self.status is None:
-            try:
-                os.kill(self.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            try:
-                self.wait(timeout=5)
-            except AssertionError:
-                pass
+        self._kill()
 
 
 # --------------------------------------------------------------------------- state helpers

@@ -386,19 +386,22 @@ def test_deactivate(project: Path, run_session: Run) -> None:
 # ----------------------------------------------------------------------------- restart / dehydrate
 
 
+FAKE_WATCHDOG = (
+    "import signal, sys, time\n"
+    "from supervisor.watchdog import set_process_name\n"
+    "set_process_name('claude-watchdog')\n"
+    "signal.signal(signal.SIGUSR1, lambda *a: (open(sys.argv[1], 'w').write('usr1'), sys.exit(0)))\n"
+    "print('ready', flush=True)\n"
+    "time.sleep(60)\n"
+)
+"""A process named like the watchdog that records SIGUSR1 in the file named by its first argument."""
+
+
 @pytest.fixture
 def fake_watchdog(tmp_path: Path):
     """A process named like the watchdog that records SIGUSR1."""
     flag = tmp_path / "usr1"
-    code = (
-        "import signal, sys, time\n"
-        "from supervisor.watchdog import set_process_name\n"
-        "set_process_name('claude-watchdog')\n"
-        "signal.signal(signal.SIGUSR1, lambda *a: (open(sys.argv[1], 'w').write('usr1'), sys.exit(0)))\n"
-        "print('ready', flush=True)\n"
-        "time.sleep(60)\n"
-    )
-    proc = subprocess.Popen([sys.executable, "-c", code, str(flag)], stdout=subprocess.PIPE)
+    proc = subprocess.Popen([sys.executable, "-c", FAKE_WATCHDOG, str(flag)], stdout=subprocess.PIPE)
     assert proc.stdout is not None and proc.stdout.readline() == b"ready\n"
     yield proc, flag
     proc.kill()
@@ -563,14 +566,7 @@ def test_interrupted_by_sigterm_leaves_valid_state(project: Path, run_session: R
 def test_restart_never_signals_another_agents_watchdog(project: Path, run_session: Run, tmp_path: Path) -> None:
     """A WATCHDOG_PID naming a watchdog that is not our supervisor's child would kill another agent's Claude."""
     flag = tmp_path / "usr1"
-    code = (
-        "import signal, sys, time\n"
-        "from supervisor.watchdog import set_process_name\n"
-        "set_process_name('claude-watchdog')\n"
-        "signal.signal(signal.SIGUSR1, lambda *a: (open(sys.argv[1], 'w').write('usr1'), sys.exit(0)))\n"
-        "print('ready', flush=True)\n"
-        "time.sleep(60)\n"
-    )
+    code = FAKE_WATCHDOG
     # Its parent is a shell, not this test (our "supervisor"): another agent's watchdog.
     other = subprocess.Popen(["sh", "-c", 'exec "$0" -c "$1" "$2" & wait', sys.executable, code, str(flag)],
                              stdout=subprocess.PIPE)
