@@ -61,6 +61,10 @@ LayoutArg = t.Annotated[
         show_default=False,
     ),
 ]
+PaneOpt = t.Annotated[
+    t.Optional[list[str]],
+    typer.Option("--pane", metavar="LABEL", help="Only the agent of this pane (repeatable)."),
+]
 SocketOpt = t.Annotated[
     t.Optional[str],
     typer.Option("--socket", "-L", envvar=FLEET_SOCKET_ENV, metavar="NAME",
@@ -136,10 +140,14 @@ def stop(
                      help="Seconds agents get to stop after SIGTERM before they are killed."),
     ] = 10.0,  # fmt: skip
     socket: SocketOpt = None,
+    pane: PaneOpt = None,
 ) -> None:
-    """Stop every agent (SIGTERM, grace, SIGKILL) and close the fleet's tmux session."""
+    """Stop every agent (SIGTERM, grace, SIGKILL) and close the fleet's tmux session; with --pane,
+    only those agents (their panes stay, and `fleet start` resumes them).
+
+    Example: fleet stop agents --pane SDK
+    """
     from fleet import target
-    from fleet.stop import stop as stop_fleet
 
     where = target.resolve(layout, socket)
     server = where.server()
@@ -148,21 +156,75 @@ def stop(
     except target.NotRunningError as exc:  # stopping what is stopped succeeds, as systemctl stop does
         say(f"{str(exc)[:1].upper()}{str(exc)[1:]}; nothing to stop.")
         return
-    say(f"Stopping {', '.join(repr(s) for s in sessions)} (socket {where.socket})...")
-    result = stop_fleet(server, sessions, grace=grace, progress=lambda line: say(f"  {line}"))
+    _stop(where, server, sessions, grace, pane)
+
+
+def _stop(where: t.Any, server: t.Any, sessions: list[str], grace: float, labels: list[str] | None) -> None:
+    """Stop the agents (all, or those labelled *labels*) and report each; raise on what survived."""
+    from fleet.stop import stop as stop_fleet
+    from fleet.tmux import list_panes
+
+    if labels:
+        known = {p.label for p in list_panes(server) if p.session in sessions}
+        missing = sorted(set(labels) - known)
+        if missing:
+            raise ShepherdError(
+                f"no pane labelled {', '.join(missing)} in {', '.join(sessions)}; "
+                f"labels: {', '.join(sorted(label for label in known if label)) or 'none'}"
+            )
+        say(f"Stopping {', '.join(labels)} of {', '.join(repr(s) for s in sessions)} (socket {where.socket})...")
+    else:
+        say(f"Stopping {', '.join(repr(s) for s in sessions)} (socket {where.socket})...")
+    result = stop_fleet(server, sessions, grace=grace, progress=lambda line: say(f"  {line}"),
+                        labels=set(labels) if labels else None)
     width = max((len(p.name) for p in result.panes), default=0)
     for pane in result.panes:
         say(f"  {pane.name:<{width}}  {pane.outcome}")
     if result.leftovers:
         pids = ", ".join(str(p.pid) for p in result.leftovers)
         raise FleetFailure(f"{len(result.leftovers)} process(es) survived SIGKILL: {pids}")
-    say(f"Stopped in {result.seconds:.1f}s; no process of the fleet is left.")
+    if labels:
+        say(f"Stopped in {result.seconds:.1f}s; `fleet start` resumes {'them' if len(labels) > 1 else 'it'}.")
+    else:
+        say(f"Stopped in {result.seconds:.1f}s; no process of the fleet is left.")
     if result.forced:
         names = ", ".join(p.name for p in result.forced)
         raise FleetFailure(
             f"{len(result.forced)} agent(s) ignored SIGTERM for {grace:g}s and were killed: {names}; "
             f"their sessions may not have saved their state"
         )
+
+
+# --------------------------------------------------------------------------- restart
+
+
+@app.command()
+def restart(
+    layout: LayoutArg = None,
+    grace: t.Annotated[
+        float,
+        typer.Option("--grace", envvar=FLEET_STOP_GRACE_ENV, metavar="S", min=0,
+                     help="Seconds agents get to stop after SIGTERM before they are killed."),
+    ] = 10.0,  # fmt: skip
+    socket: SocketOpt = None,
+    pane: PaneOpt = None,
+) -> None:
+    """Stop agents gracefully and resume their conversations; --pane LABEL (repeatable) for some, else all.
+
+    Example: fleet restart agents --pane SDK
+    """
+    from fleet import builder, target
+
+    spec = target.load(layout, socket)
+    where = target.Target(spec.socket_name, spec)
+    server = where.server()
+    sessions = where.running_sessions(server)
+    labels = pane or [p.label for w in spec.windows for p in w.panes if p.label and p.runs_agent]
+    _stop(where, server, sessions, grace, labels)
+    result = builder.start(spec, server)
+    for report in result.panes:
+        if report.action != "running":
+            say(f"  {report.name}  {report.action}")
 
 
 # --------------------------------------------------------------------------- status

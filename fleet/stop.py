@@ -91,11 +91,14 @@ def stop(
     *,
     grace: float = DEFAULT_GRACE,
     progress: t.Callable[[str], None] | None = None,
+    labels: t.Collection[str] | None = None,
 ) -> StopResult:
-    """Stop every pane of *sessions* on *server*; see the module docstring for the order."""
+    """Stop every pane of *sessions* on *server* — or only those labelled one of *labels*, keeping the
+    fleet's tmux session and the stopped panes (dead, resumable by ``fleet start``); see the module
+    docstring for the order."""
     started = time.monotonic()
     socket = server.socket_file()
-    panes = [p for p in list_panes(server) if p.session in sessions]
+    panes = [p for p in list_panes(server) if p.session in sessions and (labels is None or p.label in labels)]
     table = pr.snapshot()
     reports = []
     for pane in panes:
@@ -136,11 +139,12 @@ def stop(
     # 3. Escalate: the whole tree of each pane, fresh children and re-parented orphans included.
     _kill_rounds(socket, reports)
 
-    # 4. Let tmux reap its panes, close the sessions, then make sure nothing came back.
+    # 4. Let tmux reap its panes, close the sessions (not for some panes), then make sure nothing came back.
     _wait_reaped(server, {r.pane.pane_id for r in reports})
-    for name in sessions:
-        server.cmd("kill-session", "-t", f"={name}")
-    leftovers = _kill_rounds(socket, reports, panes_gone=True)
+    if labels is None:
+        for name in sessions:
+            server.cmd("kill-session", "-t", f"={name}")
+    leftovers = _kill_rounds(socket, reports, panes_gone=labels is None)
     return StopResult(list(sessions), reports, leftovers, grace, time.monotonic() - started)
 
 

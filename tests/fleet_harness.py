@@ -126,7 +126,7 @@ class FleetWorld:
         """Run ``fleet ARGS [--socket S]`` from the project, stdin not a terminal."""
         full = dict(self.env)
         full.update(env or {})
-        extra = ["--socket", self.socket] if socket and args and args[0] in ("start", "stop", "status", "doctor") else []
+        extra = ["--socket", self.socket] if socket and args and args[0] in ("start", "stop", "restart", "status", "doctor") else []
         return subprocess.run(
             [str(BIN / "fleet"), *args, *extra],
             capture_output=True,

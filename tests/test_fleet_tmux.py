@@ -260,3 +260,35 @@ def test_libtmux_is_imported_only_for_its_object_model(world: FleetWorld, monkey
     assert pane.cmd("display-message", "-p", "#{@pane_label}").stdout == ["A"]
     pane.refresh()
     assert pane.window.window_name == "agents"
+
+
+def test_one_agent_at_a_time_stop_and_restart_leave_the_others_alone(world: FleetWorld) -> None:
+    """supervisorctl's verbs: stop or restart one pane's agent; the rest keep running."""
+    two_panes(world, "A", "B")
+    for label in ("A", "B"):
+        world.plan(label, agent(label=label))
+    assert world.fleet("start", "duo", "--no-attach").returncode == 0
+    for label in ("A", "B"):
+        world.wait_event(label, "mark", name="ready")
+    b_pid = world.panes()["B"]["pane_pid"]
+
+    stopped = world.fleet("stop", "duo", "--pane", "A", "--grace", "5")
+    assert stopped.returncode == 0, stopped.stdout + stopped.stderr
+    assert "`fleet start` resumes it" in stopped.stdout
+    panes = world.panes()
+    assert panes["A"]["pane_dead"] == "1" and panes["B"]["pane_dead"] == "0" and panes["B"]["pane_pid"] == b_pid
+    assert world.server_alive()
+
+    assert world.fleet("start", "duo", "--no-attach").returncode == 0  # brings A back, resuming its conversation
+    first, second = world.wait_starts("A", 2)
+    assert resume_of(first) is None and resume_of(second) == "conv-A"
+    assert world.panes()["B"]["pane_pid"] == b_pid, "B was never touched"
+
+    restarted = world.fleet("restart", "duo", "--pane", "B", "--grace", "5")
+    assert restarted.returncode == 0, restarted.stdout + restarted.stderr
+    first, second = world.wait_starts("B", 2)
+    assert resume_of(second) == "conv-B"
+    assert len(world.starts("A")) == 2, "A was not restarted"
+
+    unknown = world.fleet("stop", "duo", "--pane", "nope")
+    assert unknown.returncode == 1 and "no pane labelled nope" in unknown.stderr
