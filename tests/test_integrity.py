@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from conftest import Run, script
-from hooks_helpers import bash, hook_env, run, tool
+from hooks_helpers import assistant_line, bash, hook_env, run, tool
 from pane_harness import FleetPane, fleet_pane  # noqa: F401  (fixture)
 from supervisor.identity import start_token
 
@@ -298,6 +298,20 @@ def test_a_stuck_hook_denies_a_tool_but_lets_a_session_command_through(project: 
     session_call = json.dumps(bash(project, f"session log {S} <<'EOF'\nx\nEOF"))
     out, took = _hook_with_deadline(project, session_call)
     assert out == "" and took < 2.5, "a lone session command passes every gate anyway"
+
+
+@pytest.mark.parametrize("planted", [{"contextUsage": 0.01, "contextUsageAt": "2999-01-01T00:00:00Z"},
+                                     {"contextWindowSize": 10**12}])
+def test_usage_the_agent_could_write_does_not_outvote_the_transcript(project: Path, planted: dict) -> None:
+    """In `claude -p` (no status line) the transcript is the source the agent cannot easily write."""
+
+
+    write_state(project, mine(**planted))
+    transcript = project.parent / "home" / ".claude" / "projects" / "p" / "main.jsonl"
+    transcript.parent.mkdir(parents=True, exist_ok=True)
+    transcript.write_text(assistant_line(170_000, model="claude-sonnet-4-5") + "\n")  # 85% of 200k
+    out = run("pre-tool-use", tool(project, "Grep", pattern="x"), hook_env(project), cwd=project).stdout
+    assert "Context overflow" in out
 
 
 # --------------------------------------------------------------------------- 5. files the gates rely on
