@@ -195,6 +195,91 @@ def _stop(where: t.Any, server: t.Any, sessions: list[str], grace: float, labels
         )
 
 
+# --------------------------------------------------------------------------- attach / logs
+
+
+def _pane(where: t.Any, server: t.Any, sessions: list[str], label: str) -> t.Any:
+    """The running fleet's pane labelled *label*, or a one-line error naming the labels there are."""
+    from fleet.tmux import list_panes
+
+    panes = [p for p in list_panes(server) if p.session in sessions]
+    found = next((p for p in panes if p.label == label), None)
+    if found is None:
+        labels = ", ".join(sorted(p.label for p in panes if p.label)) or "none"
+        raise ShepherdError(f"no pane labelled {label} in {', '.join(sessions)} (socket {where.socket}); labels: {labels}")
+    return found
+
+
+@app.command()
+def attach(
+    layout: LayoutArg = None,
+    pane: t.Annotated[t.Optional[str], typer.Option("--pane", metavar="LABEL", help="Select this agent's pane.")] = None,
+    socket: SocketOpt = None,
+) -> None:
+    """Attach to the fleet (switch to it inside tmux), with an agent's pane selected.
+
+    Example: fleet attach agents --pane SDK
+    """
+    from fleet import target
+
+    where = target.resolve(layout, socket)
+    server = where.server()
+    sessions = where.running_sessions(server)
+    session = sessions[0]
+    if pane is not None:
+        found = _pane(where, server, sessions, pane)
+        session = found.session
+        server.cmd("select-window", "-t", found.window_id)
+        server.cmd("select-pane", "-t", found.pane_id)  # asked for by the person: focus is theirs to move
+    _attach(where.socket, session, True, server.tmux_bin)
+
+
+@app.command()
+def logs(
+    layout: LayoutArg = None,
+    pane: t.Annotated[str, typer.Option("--pane", metavar="LABEL", help="The agent's pane.")] = ...,  # type: ignore[assignment]
+    lines: t.Annotated[int, typer.Option("-n", "--lines", metavar="N", min=1, help="How many lines of history.")] = 50,
+    follow: t.Annotated[bool, typer.Option("-f", "--follow", help="Keep printing new output.")] = False,
+    socket: SocketOpt = None,
+) -> None:
+    """An agent's recent output — its screen and history, claude-run's own lines included.
+
+    Example: fleet logs agents --pane SDK -n 200 -f
+    """
+    import time
+
+    from fleet import target
+
+    where = target.resolve(layout, socket)
+    server = where.server()
+    sessions = where.running_sessions(server)
+    found = _pane(where, server, sessions, pane)
+
+    def history(count: int) -> list[str]:
+        out = server.cmd("capture-pane", "-p", "-J", "-t", found.pane_id, "-S", f"-{count}")
+        text = list(out.stdout) if out.returncode == 0 else []
+        while text and not text[-1].strip():
+            text.pop()  # the empty rows below the cursor
+        return text
+
+    shown = history(lines)[-lines:]
+    for line in shown:
+        say(line)
+    while follow:
+        time.sleep(0.5)
+        now = history(lines + 200)
+        # Print what came after the last lines we printed (the history scrolls under us).
+        tail = shown[-5:] if shown else []
+        start = 0
+        for i in range(len(now) - len(tail), -1, -1):
+            if now[i : i + len(tail)] == tail:
+                start = i + len(tail)
+                break
+        for line in now[start:]:
+            say(line)
+        shown = now
+
+
 # --------------------------------------------------------------------------- restart
 
 

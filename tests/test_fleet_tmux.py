@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import time
 import typing as t
 from pathlib import Path
 
 import psutil
 
-from fleet_harness import FleetWorld, running, world  # noqa: F401  (fixture)
+from fleet_harness import BIN, FleetWorld, running, world  # noqa: F401  (fixture)
 from claude_run_harness import wait_until
 from supervisor.schema import validate_state as parse
 from supervisor.store import read_state, update_state
@@ -292,3 +293,36 @@ def test_one_agent_at_a_time_stop_and_restart_leave_the_others_alone(world: Flee
 
     unknown = world.fleet("stop", "duo", "--pane", "nope")
     assert unknown.returncode == 1 and "no pane labelled nope" in unknown.stderr
+
+
+def test_attach_selects_an_agents_pane_and_logs_show_its_output(world: FleetWorld) -> None:
+    two_panes(world, "A", "B")
+    for label in ("A", "B"):
+        world.plan(label, agent(label=label))
+    assert world.fleet("start", "duo", "--no-attach").returncode == 0
+    for label in ("A", "B"):
+        world.wait_event(label, "mark", name="ready")
+
+    attach = world.fleet("attach", "duo", "--pane", "B", "--socket", world.socket, socket=False)
+    assert attach.returncode == 0, attach.stderr
+    assert attach.stdout.strip() == f"Attach with: tmux -L {world.socket} attach -t duo"  # no terminal here
+    assert world.panes()["B"]["pane_active"] == "1" and world.panes()["A"]["pane_active"] == "0"
+
+    logs = world.fleet("logs", "duo", "--pane", "A", "-n", "20", "--socket", world.socket, socket=False)
+    assert logs.returncode == 0, logs.stderr
+    assert "[claude-run] Fleet pane ID: duo:agents:A" in logs.stdout and "[claude-run] Starting..." in logs.stdout
+    assert "duo:agents:B" not in logs.stdout
+
+    follow = subprocess.Popen([str(BIN / "fleet"), "logs", "duo", "--pane", "A", "-f", "--socket", world.socket],
+                              stdout=subprocess.PIPE, text=True, cwd=world.project, env=world.env)
+    try:
+        assert follow.stdout is not None
+        seen = [follow.stdout.readline() for _ in range(2)]
+        assert any("[claude-run]" in line for line in seen)
+        assert follow.poll() is None, "-f keeps following"
+    finally:
+        follow.kill()
+        follow.wait()
+
+    missing = world.fleet("logs", "duo", "--pane", "nope", "--socket", world.socket, socket=False)
+    assert missing.returncode == 1 and "no pane labelled nope" in missing.stderr and "labels: A, B" in missing.stderr
