@@ -181,7 +181,20 @@ def reconcile(layout: Layout, server: FleetServer) -> StartResult:
             reports += [PaneReport(window.name, p.label, i, "added", "new window") for p, i in zip(window.panes, ids)]
             continue
         reports += _reconcile_window(layout, window, here, server)
+    reports += extra_panes(layout, existing)
     return StartResult(False, tuple(reports))
+
+
+def extra_panes(layout: Layout, existing: list[PaneInfo]) -> list[PaneReport]:
+    """Panes of the running fleet that its layout no longer has: reported, never touched."""
+    wanted = set(layout.pane_ids())
+    reports = []
+    for info in existing:
+        if info.identity is None or info.identity in wanted:
+            continue
+        state = "dead" if info.dead else f"still running (pid {info.pid}); stop it with fleet stop --pane {info.label}"
+        reports.append(PaneReport(info.window, info.label, info.pane_id, "not in the layout", state))
+    return reports
 
 
 def _reconcile_window(

@@ -44,7 +44,7 @@ ORPHAN_GRACE = 3.0
 
 @dataclass
 class Finding:
-    kind: str  # orphan | stale-binding | duplicate-binding | duplicate-pane | hooks | index
+    kind: str  # orphan | stale-binding | duplicate-binding | duplicate-pane | not-in-layout | hooks | index
     message: str
     fix: t.Callable[[], str] | None = None
     fixed: str | None = None
@@ -243,6 +243,22 @@ def _rename(server: FleetServer, pane: PaneInfo, label: str) -> t.Callable[[], s
     return fix
 
 
+def find_panes_not_in_layouts(fleet: Fleet, layouts: t.Sequence[Layout]) -> list[Finding]:
+    """Agent panes of a layout's running fleet that the layout no longer has (renamed or removed)."""
+    from fleet.builder import extra_panes
+
+    findings = []
+    for layout in layouts:
+        for panes in fleet.panes.values():
+            ours = [p for p in panes if p.session == layout.name]
+            for report in extra_panes(layout, ours):
+                findings.append(Finding(
+                    "not-in-layout",
+                    f"pane {layout.name}:{report.window}:{report.label} is not in {layout.source}: {report.detail}",
+                ))  # fmt: skip
+    return findings
+
+
 def find_duplicate_panes(fleet: Fleet) -> list[Finding]:
     findings: list[Finding] = []
     for socket, panes in fleet.panes.items():
@@ -409,6 +425,7 @@ def examine(layouts: t.Sequence[Layout] = (), servers: t.Iterable[FleetServer] =
     findings = find_orphans(fleet, table)
     findings += find_stale_bindings(roots, fleet, layouts)
     findings += find_duplicate_panes(fleet)
+    findings += find_panes_not_in_layouts(fleet, layouts)
     findings += find_missing_hooks(projects, config_dir())
     findings += find_stale_index(roots)
     return findings

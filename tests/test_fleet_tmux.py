@@ -326,3 +326,22 @@ def test_attach_selects_an_agents_pane_and_logs_show_its_output(world: FleetWorl
 
     missing = world.fleet("logs", "duo", "--pane", "nope", "--socket", world.socket, socket=False)
     assert missing.returncode == 1 and "no pane labelled nope" in missing.stderr and "labels: A, B" in missing.stderr
+
+
+def test_a_pane_removed_from_the_layout_but_running_is_reported_not_touched(world: FleetWorld) -> None:
+    two_panes(world, "A", "B")
+    for label in ("A", "B"):
+        world.plan(label, agent(label=label))
+    assert world.fleet("start", "duo", "--no-attach").returncode == 0
+    for label in ("A", "B"):
+        world.wait_event(label, "mark", name="ready")
+    b_pid = world.panes()["B"]["pane_pid"]
+    two_panes(world, "A")  # B is removed from the layout while it runs
+
+    again = world.fleet("start", "duo", "--no-attach")
+    assert again.returncode == 0, again.stderr
+    assert f"agents:B  not in the layout (still running (pid {b_pid}); stop it with fleet stop --pane B)" \
+        in again.stdout
+    assert world.panes()["B"]["pane_pid"] == b_pid, "reported, never touched"
+    doctor = world.fleet("doctor", "duo")
+    assert doctor.returncode == 1 and "not-in-layout: pane duo:agents:B is not in" in doctor.stdout
