@@ -19,7 +19,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
     import typing as t
 
-HOOK_EVENTS = ("pre-tool-use", "user-prompt-submit", "session-start", "status-line", "stop", "notification")
+from hooks.protocol import HOOK_EVENTS
 SETUP_COMMANDS = ("install", "uninstall")
 USAGE = (
     "usage: claude-hook EVENT < hook-input.json\n"

@@ -32,7 +32,7 @@ import tempfile
 import typing as t
 from pathlib import Path
 
-from hooks.cli import HOOK_EVENTS
+from hooks.protocol import HOOK_EVENTS
 from supervisor.env import CONFIG_DIR_ENV
 from supervisor.errors import ShepherdError
 from supervisor.paths import project_root
