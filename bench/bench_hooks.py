@@ -32,8 +32,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from hooks.install import PRE_TOOL_USE, hook_command  # noqa: E402
-from supervisor.fields import STATE_FILE, F  # noqa: E402
+from claude_shepherd.hooks.install import PRE_TOOL_USE, hook_command  # noqa: E402
+from claude_shepherd.supervisor.session.fields import STATE_FILE, F  # noqa: E402
 
 BIN = Path(sys.executable).parent
 

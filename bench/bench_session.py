@@ -56,13 +56,13 @@ def timed(cmd: list[str], env: dict[str, str], runs: int, expect: int = 0) -> fl
 
 LOOKUP = (
     "import os, sys; from pathlib import Path\n"
-    "from supervisor.lookup import find_session\n"
+    "from claude_shepherd.supervisor.session.lookup import find_session\n"
     "f = find_session(Path(sys.argv[1]), pane=None, pid=int(os.environ['CLAUDE_SUPERVISOR_PID']), token=None)\n"
     "assert f is not None\n"
 )
 UPDATE = (
     "import sys; from pathlib import Path\n"
-    "from supervisor.store import update_state\n"
+    "from claude_shepherd.supervisor.session.store import update_state\n"
     "update_state(Path(sys.argv[1]), lambda s: s.__setitem__('n', s.get('n', 0) + 1))\n"
 )
 

@@ -21,12 +21,12 @@ import subprocess
 import typing as t
 from dataclasses import dataclass
 
-from fleet.layout import Layout, PaneSpec, WindowSpec, pane_script
-from fleet.style import fleet_options
-from fleet.tmux import NEXT, FleetServer, PaneInfo, TmuxError, list_panes
-from hooks.pane_notify import CONTEXT_OPTION, PANE_OPTION
-from supervisor.programs import TMUX_ENV
-from supervisor.errors import ShepherdError
+from claude_shepherd.fleet.layout import Layout, PaneSpec, WindowSpec, pane_script
+from claude_shepherd.fleet.style import fleet_options
+from claude_shepherd.fleet.tmux import NEXT, FleetServer, PaneInfo, TmuxError, list_panes
+from claude_shepherd.hooks.pane_notify import CONTEXT_OPTION, PANE_OPTION
+from claude_shepherd.supervisor.session.programs import TMUX_ENV
+from claude_shepherd.supervisor.errors import ShepherdError
 
 PANE_SHELL = "/bin/sh"
 DEFAULT_SIZE = (200, 60)

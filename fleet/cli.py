@@ -20,8 +20,8 @@ import typing as t
 
 import typer
 
-from supervisor.env import FLEET_SOCKET_ENV, FLEET_STOP_GRACE_ENV
-from supervisor.errors import ShepherdError
+from claude_shepherd.supervisor.env import FLEET_SOCKET_ENV, FLEET_STOP_GRACE_ENV
+from claude_shepherd.supervisor.errors import ShepherdError
 
 PROG = "fleet"
 
@@ -37,7 +37,7 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
-        from supervisor import __version__
+        from claude_shepherd.supervisor import __version__
 
         typer.echo(f"{PROG} {__version__}")
         raise typer.Exit()
@@ -90,7 +90,7 @@ def start(
     socket: SocketOpt = None,
 ) -> None:
     """Build the layout's fleet, or reconcile the running one (respawn dead agent panes)."""
-    from fleet import builder, target
+    from claude_shepherd.fleet import builder, target
 
     spec = target.load(layout, socket)
     server = target.Target(spec.socket_name, spec).server()
@@ -147,7 +147,7 @@ def stop(
 
     Example: fleet stop agents --pane SDK
     """
-    from fleet import target
+    from claude_shepherd.fleet import target
 
     where = target.resolve(layout, socket)
     server = where.server()
@@ -161,8 +161,8 @@ def stop(
 
 def _stop(where: t.Any, server: t.Any, sessions: list[str], grace: float, labels: list[str] | None) -> None:
     """Stop the agents (all, or those labelled *labels*) and report each; raise on what survived."""
-    from fleet.stop import stop as stop_fleet
-    from fleet.tmux import list_panes
+    from claude_shepherd.fleet.stop import stop as stop_fleet
+    from claude_shepherd.fleet.tmux import list_panes
 
     if labels:
         known = {p.label for p in list_panes(server) if p.session in sessions}
@@ -200,7 +200,7 @@ def _stop(where: t.Any, server: t.Any, sessions: list[str], grace: float, labels
 
 def _pane(where: t.Any, server: t.Any, sessions: list[str], label: str) -> t.Any:
     """The running fleet's pane labelled *label*, or a one-line error naming the labels there are."""
-    from fleet.tmux import list_panes
+    from claude_shepherd.fleet.tmux import list_panes
 
     panes = [p for p in list_panes(server) if p.session in sessions]
     found = next((p for p in panes if p.label == label), None)
@@ -220,7 +220,7 @@ def attach(
 
     Example: fleet attach agents --pane SDK
     """
-    from fleet import target
+    from claude_shepherd.fleet import target
 
     where = target.resolve(layout, socket)
     server = where.server()
@@ -248,7 +248,7 @@ def logs(
     """
     import time
 
-    from fleet import target
+    from claude_shepherd.fleet import target
 
     where = target.resolve(layout, socket)
     server = where.server()
@@ -298,7 +298,7 @@ def restart(
 
     Example: fleet restart agents --pane SDK
     """
-    from fleet import builder, target
+    from claude_shepherd.fleet import builder, target
 
     spec = target.load(layout, socket)
     where = target.Target(spec.socket_name, spec)
@@ -322,8 +322,8 @@ def status(
     socket: SocketOpt = None,
 ) -> None:
     """One row per pane: label, supervisor, Claude, session, skill, phase, lifecycle, context, state."""
-    from fleet import status as st
-    from fleet import target
+    from claude_shepherd.fleet import status as st
+    from claude_shepherd.fleet import target
 
     try:
         where = target.resolve(layout, socket)
@@ -349,7 +349,7 @@ def status(
 @app.command("pane-id")
 def pane_id() -> None:
     """Print this pane's fleet identity session:window:label; exit 1 outside a fleet pane."""
-    from supervisor.identity import current_pane_id
+    from claude_shepherd.supervisor.session.identity import current_pane_id
 
     identity = current_pane_id()
     if identity is None:
@@ -367,8 +367,8 @@ def doctor(
     socket: SocketOpt = None,
 ) -> None:
     """Find orphaned agents, stale pane bindings, duplicate labels, missing hooks, a stale index."""
-    from fleet import doctor as dr
-    from fleet import target
+    from claude_shepherd.fleet import doctor as dr
+    from claude_shepherd.fleet import target
 
     where = target.resolve(layout, socket)
     layouts = [where.layout] if where.layout else []

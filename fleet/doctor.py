@@ -27,17 +27,17 @@ import typing as t
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fleet import procs as pr
-from fleet.layout import Layout
-from fleet.tmux import FleetServer, PaneInfo, TmuxError, is_fleet_socket, list_panes
-from supervisor import index
-from supervisor import transitions as tr
-from supervisor.errors import ShepherdError
-from supervisor.fields import STATE_FILE, F
-from supervisor.identity import owner_alive, pid_exists
-from supervisor.paths import sessions_root
-from supervisor.store import StateError, read_state, update_state
-from supervisor.transcripts import config_dir
+from claude_shepherd.fleet import procs as pr
+from claude_shepherd.fleet.layout import Layout
+from claude_shepherd.fleet.tmux import FleetServer, PaneInfo, TmuxError, is_fleet_socket, list_panes
+from claude_shepherd.supervisor.session import index
+from claude_shepherd.supervisor.session import transitions as tr
+from claude_shepherd.supervisor.errors import ShepherdError
+from claude_shepherd.supervisor.session.fields import STATE_FILE, F
+from claude_shepherd.supervisor.session.identity import owner_alive, pid_exists
+from claude_shepherd.supervisor.session.paths import sessions_root
+from claude_shepherd.supervisor.session.store import StateError, read_state, update_state
+from claude_shepherd.supervisor.claude_run.transcripts import config_dir
 
 ORPHAN_GRACE = 3.0
 
@@ -245,7 +245,7 @@ def _rename(server: FleetServer, pane: PaneInfo, label: str) -> t.Callable[[], s
 
 def find_panes_not_in_layouts(fleet: Fleet, layouts: t.Sequence[Layout]) -> list[Finding]:
     """Agent panes of a layout's running fleet that the layout no longer has (renamed or removed)."""
-    from fleet.builder import extra_panes
+    from claude_shepherd.fleet.builder import extra_panes
 
     findings = []
     for layout in layouts:
@@ -301,7 +301,7 @@ def settings_files(project: Path, claude_config: Path) -> list[Path]:
 
 
 def _our_events(path: Path) -> set[str]:
-    from hooks.install import ours
+    from claude_shepherd.hooks.install import ours
 
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -319,7 +319,7 @@ def _our_events(path: Path) -> set[str]:
 
 
 def required_events() -> list[str]:
-    from hooks.install import REGISTRATIONS
+    from claude_shepherd.hooks.install import REGISTRATIONS
 
     return [event for event, _argument, _matcher in REGISTRATIONS]
 
@@ -328,7 +328,7 @@ def _install_hooks(claude_config: Path) -> t.Callable[[], str]:
     def fix() -> str:
         env = dict(os.environ, CLAUDE_CONFIG_DIR=str(claude_config))
         done = subprocess.run(
-            [sys.executable, "-m", "hooks", "install"],
+            [sys.executable, "-m", "claude_shepherd.hooks", "install"],
             capture_output=True, text=True, env=env, timeout=60, check=False, stdin=subprocess.DEVNULL,
         )  # fmt: skip
         if done.returncode != 0:
@@ -399,7 +399,7 @@ def find_stale_index(roots: t.Iterable[Path]) -> list[Finding]:
 
 def sessions_roots(fleet: Fleet, table: pr.Table, layouts: t.Sequence[Layout]) -> list[Path]:
     """Where this fleet's sessions live: ours, each agent's, each layout root's."""
-    from fleet.status import sessions_root_of
+    from claude_shepherd.fleet.status import sessions_root_of
 
     roots = {sessions_root()}
     for socket, panes in fleet.panes.items():

@@ -34,9 +34,9 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from fleet.tmux import is_fleet_socket
-from supervisor.errors import ShepherdError
-from supervisor.identity import FLEET_SOCKET
+from claude_shepherd.fleet.tmux import is_fleet_socket
+from claude_shepherd.supervisor.errors import ShepherdError
+from claude_shepherd.supervisor.session.identity import FLEET_SOCKET
 
 
 class LayoutError(ShepherdError):

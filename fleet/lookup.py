@@ -13,8 +13,8 @@ import os
 import typing as t
 from pathlib import Path
 
-from supervisor.env import FLEET_LAYOUT_ENV as LAYOUT_ENV
-from fleet.layout import LayoutError
+from claude_shepherd.supervisor.env import FLEET_LAYOUT_ENV as LAYOUT_ENV
+from claude_shepherd.fleet.layout import LayoutError
 
 DEFAULT_LAYOUT = "fleet"
 SUFFIXES = (".yml", ".yaml")

@@ -22,11 +22,11 @@ from pathlib import Path
 
 import psutil
 
-from supervisor.identity import SUPERVISOR_PID_ENV, WATCHDOG_NAME
-from supervisor.paths import SESSIONS_DIR_ENV
+from claude_shepherd.supervisor.session.identity import SUPERVISOR_PID_ENV, WATCHDOG_NAME
+from claude_shepherd.supervisor.session.paths import SESSIONS_DIR_ENV
 
 SUPERVISOR_SCRIPT = "claude-run"
-SUPERVISOR_MODULE = "supervisor.run_cli"
+SUPERVISOR_MODULE = "claude_shepherd.supervisor.claude_run.cli"
 _ENV_KEYS = ("TMUX", "TMUX_PANE", SUPERVISOR_PID_ENV, SESSIONS_DIR_ENV)
 
 

@@ -4,7 +4,7 @@ A pane's session is found the way its agent finds it — by the fleet pane id
 (``session:window:label``), then by the supervisor's PID — in the sessions
 root the agent uses (``CLAUDE_SESSIONS_DIR`` of its Claude or supervisor,
 else ``sessions/`` of the pane's project). Nothing is written but the lookup
-cache (:mod:`supervisor.index`) when it was stale.
+cache (:mod:`claude_shepherd.supervisor.session.index`) when it was stale.
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ import typing as t
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from fleet import procs as pr
-from fleet.tmux import FleetServer, PaneInfo, list_panes
-from supervisor.fields import F
-from supervisor.identity import start_token
-from supervisor.lookup import Found, sessions_on_pane, sessions_owned_by
-from supervisor.paths import SESSIONS_DIR_ENV, sessions_root
+from claude_shepherd.fleet import procs as pr
+from claude_shepherd.fleet.tmux import FleetServer, PaneInfo, list_panes
+from claude_shepherd.supervisor.session.fields import F
+from claude_shepherd.supervisor.session.identity import start_token
+from claude_shepherd.supervisor.session.lookup import Found, sessions_on_pane, sessions_owned_by
+from claude_shepherd.supervisor.session.paths import SESSIONS_DIR_ENV, sessions_root
 
 
 @dataclass(frozen=True)

@@ -23,8 +23,8 @@ import time
 import typing as t
 from dataclasses import dataclass, field
 
-from fleet import procs as pr
-from fleet.tmux import FleetServer, PaneInfo, list_panes
+from claude_shepherd.fleet import procs as pr
+from claude_shepherd.fleet.tmux import FleetServer, PaneInfo, list_panes
 
 DEFAULT_GRACE = 10.0
 KILL_ROUNDS = 5

@@ -4,12 +4,12 @@ Everything is a tmux format evaluated by tmux itself from pane and window
 options (``@pane_label``, ``@pane_notify``, ``@pane_context``,
 ``@window_notify``), so nothing polls: the hooks set an option and tmux
 redraws. The states, their priorities and colours are defined once in
-:mod:`hooks.pane_notify` (standard library only, imported by the hooks).
+:mod:`claude_shepherd.hooks.pane_notify` (standard library only, imported by the hooks).
 """
 
 from __future__ import annotations
 
-from hooks.pane_notify import COLOURS, STATES
+from claude_shepherd.hooks.pane_notify import COLOURS, STATES
 
 CONTEXT_WARN = 70
 """Context % from which the border shows the figure in orange."""

@@ -14,11 +14,11 @@ import typing as t
 from dataclasses import dataclass
 from pathlib import Path
 
-from fleet.layout import Layout, LayoutError, load_layout
-from fleet.lookup import find_layout
-from fleet.tmux import FleetServer, is_fleet_socket
-from supervisor.errors import NotRunningError, ShepherdError  # exit 3, as an LSB init script's status says
-from supervisor.identity import FLEET_SOCKET, fleet_socket
+from claude_shepherd.fleet.layout import Layout, LayoutError, load_layout
+from claude_shepherd.fleet.lookup import find_layout
+from claude_shepherd.fleet.tmux import FleetServer, is_fleet_socket
+from claude_shepherd.supervisor.errors import NotRunningError, ShepherdError  # exit 3, as an LSB init script's status says
+from claude_shepherd.supervisor.session.identity import FLEET_SOCKET, fleet_socket
 
 
 @dataclass(frozen=True)

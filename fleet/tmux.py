@@ -26,9 +26,9 @@ import subprocess
 import typing as t
 from dataclasses import dataclass
 
-from supervisor.env import FLEET_TMUX_TIMEOUT_ENV as TIMEOUT_ENV
-from supervisor.errors import EXIT_FAILURE, EXIT_NOT_FOUND, ShepherdError
-from supervisor.identity import FLEET_SOCKET, is_fleet_socket  # noqa: F401  (the one test, re-exported)
+from claude_shepherd.supervisor.env import FLEET_TMUX_TIMEOUT_ENV as TIMEOUT_ENV
+from claude_shepherd.supervisor.errors import EXIT_FAILURE, EXIT_NOT_FOUND, ShepherdError
+from claude_shepherd.supervisor.session.identity import FLEET_SOCKET, is_fleet_socket  # noqa: F401  (the one test, re-exported)
 
 DEFAULT_TIMEOUT = 5.0
 MIN_VERSION = (3, 2)

@@ -2,7 +2,7 @@
 
 Events: ``pre-tool-use``, ``user-prompt-submit``, ``session-start``,
 ``status-line``, ``stop`` and ``notification`` (the last two only mark the
-fleet pane done / needs-you, :mod:`hooks.pane_notify`); and ``install`` /
+fleet pane done / needs-you, :mod:`claude_shepherd.hooks.pane_notify`); and ``install`` /
 ``uninstall`` to set them up. Dispatch is a
 plain look at ``sys.argv`` — no argparse, no typer (56 ms to import) — and each
 event module is imported only when called, so a hook call loads the standard
@@ -19,7 +19,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
     import typing as t
 
-from hooks.protocol import HOOK_EVENTS
+from claude_shepherd.hooks.protocol import HOOK_EVENTS
 SETUP_COMMANDS = ("install", "uninstall")
 USAGE = (
     "usage: claude-hook EVENT < hook-input.json\n"
@@ -31,17 +31,17 @@ USAGE = (
 
 def _runner(event: str) -> t.Callable[[bytes, t.Mapping[str, str]], str]:
     if event == "pre-tool-use":
-        from hooks.pre_tool_use import run
+        from claude_shepherd.hooks.pre_tool_use import run
     elif event == "user-prompt-submit":
-        from hooks.prompt_submit import run
+        from claude_shepherd.hooks.prompt_submit import run
     elif event == "session-start":
-        from hooks.session_start import run
+        from claude_shepherd.hooks.session_start import run
     elif event == "stop":
-        from hooks.pane_notify import run_stop as run
+        from claude_shepherd.hooks.pane_notify import run_stop as run
     elif event == "notification":
-        from hooks.pane_notify import run_notification as run
+        from claude_shepherd.hooks.pane_notify import run_notification as run
     else:
-        from hooks.statusline import run
+        from claude_shepherd.hooks.statusline import run
     return run
 
 
@@ -53,8 +53,8 @@ def run_hook(event: str, raw: bytes, env: t.Mapping[str, str] | None = None) -> 
 def _late_answer(event: str, limit: float) -> str:
     """What a hook that missed its deadline answers: PreToolUse fails closed, the status line says so."""
     if event == "pre-tool-use":
-        from hooks.pre_tool_use import failure_reason
-        from hooks.protocol import deny
+        from claude_shepherd.hooks.pre_tool_use import failure_reason
+        from claude_shepherd.hooks.protocol import deny
 
         return deny(failure_reason(f"it found no answer within {limit:g} s (a FIFO or a huge file in the sessions "
                                    "root can do that; `fleet doctor` lists them)"))
@@ -67,15 +67,15 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     command = args[0] if args else ""
     if command in HOOK_EVENTS:
-        from hooks import deadline
-        from hooks.protocol import emit, read_stdin
+        from claude_shepherd.hooks import deadline
+        from claude_shepherd.hooks.protocol import emit, read_stdin
 
         limit = deadline.seconds(os.environ)
         deadline.arm(limit, _late_answer(command, limit), emit)
         try:
             out = run_hook(command, read_stdin())
         except Exception as exc:  # noqa: BLE001 - the event modules answer for themselves; belt and braces
-            from hooks.protocol import deny, note, one_line
+            from claude_shepherd.hooks.protocol import deny, note, one_line
 
             out = ""
             if command == "pre-tool-use":
@@ -85,14 +85,14 @@ def main(argv: list[str] | None = None) -> int:
         deadline.answer(out, emit)
         return 0
     if command in SETUP_COMMANDS:
-        from hooks.install import main as setup_main
+        from claude_shepherd.hooks.install import main as setup_main
 
         return setup_main(args)
     if command in ("-h", "--help", "help"):
         print(USAGE)
         return 0
     if command == "--version":
-        from supervisor import __version__
+        from claude_shepherd.supervisor import __version__
 
         print(f"claude-hook {__version__}")
         return 0

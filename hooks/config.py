@@ -11,14 +11,14 @@ import math
 import os
 import sys
 
-from supervisor.env import (
+from claude_shepherd.supervisor.env import (
     DEHYDRATE_BUDGET_ENV,
     EXTRA_COMMANDS_ENV,
     LEGACY_THRESHOLD_ENV,
     SESSION_REQUIRED_ENV,
     THRESHOLD_ENV,
 )
-from supervisor.fields import DEFAULT_DEHYDRATE_CALL_BUDGET, DEFAULT_OVERFLOW_THRESHOLD
+from claude_shepherd.supervisor.session.fields import DEFAULT_DEHYDRATE_CALL_BUDGET, DEFAULT_OVERFLOW_THRESHOLD
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated

@@ -19,7 +19,7 @@ import math
 import os
 import time
 
-from supervisor.fields import F
+from claude_shepherd.supervisor.session.fields import F
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated

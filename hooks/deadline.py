@@ -17,14 +17,14 @@ import _thread
 import os
 import time
 
-from supervisor.env import HOOK_DEADLINE_ENV as DEADLINE_ENV
+from claude_shepherd.supervisor.env import HOOK_DEADLINE_ENV as DEADLINE_ENV
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import typing as t
 
 HOOK_DEADLINE = 6.0
-"""Seconds; well inside the timeout installed with the hooks (hooks.install.HOOK_TIMEOUT, 10 s)."""
+"""Seconds; well inside the timeout installed with the hooks (claude_shepherd.hooks.install.HOOK_TIMEOUT, 10 s)."""
 MIN_DEADLINE, MAX_DEADLINE = 0.1, 9.0
 
 

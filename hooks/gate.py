@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hooks.config import Config
-from hooks.locate import Caller, session_arg
-from hooks.read_whitelist import read_allowed
-from hooks.tool_call import ASK_USER, BASH, READ, SKILL, ToolCall
-from supervisor.fields import LIVE_LIFECYCLES, F, Lifecycle
+from claude_shepherd.hooks.config import Config
+from claude_shepherd.hooks.locate import Caller, session_arg
+from claude_shepherd.hooks.read_whitelist import read_allowed
+from claude_shepherd.hooks.tool_call import ASK_USER, BASH, READ, SKILL, ToolCall
+from claude_shepherd.supervisor.session.fields import LIVE_LIFECYCLES, F, Lifecycle
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated

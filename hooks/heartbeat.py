@@ -6,7 +6,7 @@ sub-agents do not inflate the main agent's count (seed 002 §7 req. 10).
 ``loading=true`` (bootstrap, granted once per conversation, until the first
 ``session phase``) and dehydrating pass uncounted (req. 13). Only a ``session
 log`` that really appended an entry resets the counters, and it does so itself
-(:func:`supervisor.transitions.record_log_entry`) — the hook never resets on
+(:func:`claude_shepherd.supervisor.session.transitions.record_log_entry`) — the hook never resets on
 seeing the command, which may fail, print its help or name another session.
 ``session`` commands, reading standards or the log template pass; Task/Agent
 calls and repeated Edits of one file are not counted, but once the counter has
@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import os
 
-from hooks.read_whitelist import is_under, resolve, user_config_dirs
-from hooks.tool_call import EDIT, READ, SUBAGENT_TOOLS, ToolCall
-from supervisor.fields import DEFAULT_BLOCK_AFTER, DEFAULT_WARN_AFTER, MAX_BLOCK_AFTER, F, Lifecycle
-from supervisor.paths import log_file_name
-from supervisor.transitions import count_tool_call, tool_calls
+from claude_shepherd.hooks.read_whitelist import is_under, resolve, user_config_dirs
+from claude_shepherd.hooks.tool_call import EDIT, READ, SUBAGENT_TOOLS, ToolCall
+from claude_shepherd.supervisor.session.fields import DEFAULT_BLOCK_AFTER, DEFAULT_WARN_AFTER, MAX_BLOCK_AFTER, F, Lifecycle
+from claude_shepherd.supervisor.session.paths import log_file_name
+from claude_shepherd.supervisor.session.transitions import count_tool_call, tool_calls
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated

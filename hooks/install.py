@@ -32,11 +32,11 @@ import tempfile
 import typing as t
 from pathlib import Path
 
-from hooks.protocol import HOOK_EVENTS
-from supervisor.env import CONFIG_DIR_ENV
-from supervisor.errors import ShepherdError
-from supervisor.paths import project_root
-from supervisor.store import json_object, write_atomic
+from claude_shepherd.hooks.protocol import HOOK_EVENTS
+from claude_shepherd.supervisor.env import CONFIG_DIR_ENV
+from claude_shepherd.supervisor.errors import ShepherdError
+from claude_shepherd.supervisor.session.paths import project_root
+from claude_shepherd.supervisor.session.store import json_object, write_atomic
 
 HOOK_TIMEOUT = 10  # seconds; the hook answers well inside it (its lock wait is 3 s)
 PRE_TOOL_USE, USER_PROMPT_SUBMIT, SESSION_START, STATUS_LINE, STOP, NOTIFICATION = HOOK_EVENTS

@@ -10,9 +10,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from supervisor.identity import current_pane_id, start_token, supervisor_pid
-from supervisor.lookup import Found, find_session
-from supervisor.paths import sessions_root
+from claude_shepherd.supervisor.session.identity import current_pane_id, start_token, supervisor_pid
+from claude_shepherd.supervisor.session.lookup import Found, find_session
+from claude_shepherd.supervisor.session.paths import sessions_root
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated

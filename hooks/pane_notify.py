@@ -29,7 +29,7 @@ import sys
 import time
 from pathlib import Path
 
-from supervisor.identity import TMUX_TIMEOUT, fleet_socket
+from claude_shepherd.supervisor.session.identity import TMUX_TIMEOUT, fleet_socket
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
@@ -115,7 +115,7 @@ def _remember(stamp: Path | None, value: str) -> None:
 
 def _tmux(socket: str, args: list[str]) -> t.Any:
     """``tmux -S SOCKET ARGS`` with a deadline; None when tmux did not answer (or none is trusted)."""
-    from supervisor.programs import tmux_path
+    from claude_shepherd.supervisor.session.programs import tmux_path
 
     tmux = tmux_path()
     if tmux is None:
@@ -249,10 +249,10 @@ def run_notification(raw: bytes, env: t.Mapping[str, str]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m hooks.pane_notify STATE [CONTEXT]``: for scripts and tmux key bindings."""
+    """``python -m claude_shepherd.hooks.pane_notify STATE [CONTEXT]``: for scripts and tmux key bindings."""
     args = sys.argv[1:] if argv is None else argv
     if not args or args[0] not in PRIORITY:
-        sys.stderr.write(f"usage: python -m hooks.pane_notify {{{'|'.join(STATES)}}} [CONTEXT 0.0-1.0]\n")
+        sys.stderr.write(f"usage: python -m claude_shepherd.hooks.pane_notify {{{'|'.join(STATES)}}} [CONTEXT 0.0-1.0]\n")
         return 2
     usage: float | None = None
     if len(args) > 1:

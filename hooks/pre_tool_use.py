@@ -17,19 +17,19 @@ one command that can repair it. Standard library only.
 from __future__ import annotations
 
 
-from hooks import config as hook_config
-from hooks import deadline
-from hooks import pane_notify
-from hooks.context import newest, stored_usage, transcript_usage
-from hooks.gate import session_gate
-from hooks.heartbeat import Verdict, heartbeat
-from hooks.locate import locate, session_arg
-from hooks.overflow import overflow_gate
-from hooks.protected_paths import protected_reason
-from hooks.protocol import PRE_TOOL_USE, add_context, deny, one_line, parse_input
-from hooks.tool_call import ToolCall, classify
-from supervisor.fields import F
-from supervisor.store import NoStateError, update_state
+from claude_shepherd.hooks import config as hook_config
+from claude_shepherd.hooks import deadline
+from claude_shepherd.hooks import pane_notify
+from claude_shepherd.hooks.context import newest, stored_usage, transcript_usage
+from claude_shepherd.hooks.gate import session_gate
+from claude_shepherd.hooks.heartbeat import Verdict, heartbeat
+from claude_shepherd.hooks.locate import locate, session_arg
+from claude_shepherd.hooks.overflow import overflow_gate
+from claude_shepherd.hooks.protected_paths import protected_reason
+from claude_shepherd.hooks.protocol import PRE_TOOL_USE, add_context, deny, one_line, parse_input
+from claude_shepherd.hooks.tool_call import ToolCall, classify
+from claude_shepherd.supervisor.session.fields import F
+from claude_shepherd.supervisor.session.store import NoStateError, update_state
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated

@@ -8,11 +8,11 @@ context; otherwise nothing is printed. Writes no state. Standard library only.
 from __future__ import annotations
 
 
-from hooks import config as hook_config
-from hooks import pane_notify
-from hooks.gate import prompt_context
-from hooks.locate import locate
-from hooks.protocol import USER_PROMPT_SUBMIT, add_context, one_line, parse_input
+from claude_shepherd.hooks import config as hook_config
+from claude_shepherd.hooks import pane_notify
+from claude_shepherd.hooks.gate import prompt_context
+from claude_shepherd.hooks.locate import locate
+from claude_shepherd.hooks.protocol import USER_PROMPT_SUBMIT, add_context, one_line, parse_input
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated

@@ -22,18 +22,18 @@ from __future__ import annotations
 import os
 import sys
 
-from hooks.read_whitelist import CONFIG_DIR_ENV, PROJECT_DIR_ENV, is_under
-from hooks.tool_call import ToolCall
-from supervisor.fields import STATE_FILE
-from supervisor.index import INDEX_DIRNAME
-from supervisor.paths import project_root
-from supervisor.programs import tmux_path
+from claude_shepherd.hooks.read_whitelist import CONFIG_DIR_ENV, PROJECT_DIR_ENV, is_under
+from claude_shepherd.hooks.tool_call import ToolCall
+from claude_shepherd.supervisor.session.fields import STATE_FILE
+from claude_shepherd.supervisor.session.index import INDEX_DIRNAME
+from claude_shepherd.supervisor.session.paths import project_root
+from claude_shepherd.supervisor.session.programs import tmux_path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
     import typing as t
 
-    from hooks.locate import Caller
+    from claude_shepherd.hooks.locate import Caller
 
 WRITE_TOOLS: dict[str, str] = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path",
                                "NotebookEdit": "notebook_path"}

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import os
 
-from supervisor.env import CONFIG_DIR_ENV, PROJECT_DIR_ENV
-from supervisor.paths import project_root
+from claude_shepherd.supervisor.env import CONFIG_DIR_ENV, PROJECT_DIR_ENV
+from claude_shepherd.supervisor.session.paths import project_root
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated

@@ -10,11 +10,11 @@ Standard library only.
 from __future__ import annotations
 
 
-from hooks.locate import locate
-from supervisor import pane_records
-from hooks.protocol import note, parse_input
-from supervisor.store import update_state
-from supervisor.transitions import bind_conversation, may_bind_session_id
+from claude_shepherd.hooks.locate import locate
+from claude_shepherd.supervisor.session import pane_records
+from claude_shepherd.hooks.protocol import note, parse_input
+from claude_shepherd.supervisor.session.store import update_state
+from claude_shepherd.supervisor.session.transitions import bind_conversation, may_bind_session_id
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated

@@ -18,19 +18,19 @@ Standard library only.
 from __future__ import annotations
 
 
-from hooks import config as hook_config
-from hooks import pane_notify
-from hooks.context import number, statusline_reading, stored_usage
-from hooks.locate import locate
-from hooks.protocol import one_line, parse_input
-from hooks.session_start import conversation_id
-from supervisor import pane_records
-from supervisor.fields import F
-from supervisor.identity import SUPERVISOR_PID_ENV
-from supervisor.paths import display_name
-from supervisor.phases import declared, try_parse
-from supervisor.store import update_state
-from supervisor.transitions import bind_conversation
+from claude_shepherd.hooks import config as hook_config
+from claude_shepherd.hooks import pane_notify
+from claude_shepherd.hooks.context import number, statusline_reading, stored_usage
+from claude_shepherd.hooks.locate import locate
+from claude_shepherd.hooks.protocol import one_line, parse_input
+from claude_shepherd.hooks.session_start import conversation_id
+from claude_shepherd.supervisor.session import pane_records
+from claude_shepherd.supervisor.session.fields import F
+from claude_shepherd.supervisor.session.identity import SUPERVISOR_PID_ENV
+from claude_shepherd.supervisor.session.paths import display_name
+from claude_shepherd.supervisor.session.phases import declared, try_parse
+from claude_shepherd.supervisor.session.store import update_state
+from claude_shepherd.supervisor.session.transitions import bind_conversation
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated

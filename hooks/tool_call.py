@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 
-from hooks.bash_whitelist import Invocation, whitelisted
-from hooks.config import Config
-from hooks.protocol import HookInput
+from claude_shepherd.hooks.bash_whitelist import Invocation, whitelisted
+from claude_shepherd.hooks.config import Config
+from claude_shepherd.hooks.protocol import HookInput
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated

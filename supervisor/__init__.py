@@ -1,8 +1,8 @@
-"""The session model, its store and the supervisor (``claude-run``).
+"""The supervisor side of claude-shepherd: the session model (``session``) and ``claude-run``.
 
-Importing this package is free: nothing heavy (pydantic, typer, psutil) is
-imported here, because the hooks import :mod:`supervisor.store` and friends on
-every tool call.
+Installed as ``claude_shepherd.supervisor``. Importing it is free: nothing
+heavy (pydantic, typer, psutil) is imported here, because the hooks import
+:mod:`claude_shepherd.supervisor.session.store` and friends on every tool call.
 """
 
 __version__ = "0.2.0"

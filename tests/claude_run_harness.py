@@ -37,8 +37,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from supervisor.identity import start_token
-from supervisor.watchdog import wait_pid
+from claude_shepherd.supervisor.session.identity import start_token
+from claude_shepherd.supervisor.claude_run.watchdog import wait_pid
 
 TESTS = Path(__file__).resolve().parent
 FAKE_CLAUDE = TESTS / "fake_claude.py"

@@ -1,6 +1,6 @@
 """Helpers for the hook tests: hook inputs, running hooks, making sessions.
 
-Hooks run two ways: in-process through :func:`hooks.cli.run_hook` (fast, for
+Hooks run two ways: in-process through :func:`claude_shepherd.hooks.cli.run_hook` (fast, for
 the big tables and the fuzzing) and as real subprocesses of this venv's
 ``claude-hook`` (for the integration tests). Sessions are made with the real
 transitions through the real locked store, or with the real ``session`` CLI.
@@ -15,11 +15,11 @@ import typing as t
 from pathlib import Path
 
 from conftest import script
-from hooks.cli import run_hook
-from supervisor import transitions as tr
-from supervisor.fields import STATE_FILE
-from supervisor.identity import owner_alive, start_token
-from supervisor.store import read_state, update_state
+from claude_shepherd.hooks.cli import run_hook
+from claude_shepherd.supervisor.session import transitions as tr
+from claude_shepherd.supervisor.session.fields import STATE_FILE
+from claude_shepherd.supervisor.session.identity import owner_alive, start_token
+from claude_shepherd.supervisor.session.store import read_state, update_state
 
 SKILL = "implement"
 

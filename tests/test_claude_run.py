@@ -34,7 +34,7 @@ from claude_run_harness import (  # noqa: F401  (fixtures)
     workdir,
     write_state,
 )
-from supervisor.identity import is_watchdog, start_token
+from claude_shepherd.supervisor.session.identity import is_watchdog, start_token
 
 CONTINUE_PROMPT = '/session continue --session {dir} --skill implement --phase "Phase 1: Setup"'
 

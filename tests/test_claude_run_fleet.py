@@ -29,7 +29,7 @@ from claude_run_harness import (  # noqa: F401  (fixtures)
     workdir,
     write_state,
 )
-from supervisor.identity import start_token
+from claude_shepherd.supervisor.session.identity import start_token
 
 SESSION_ID = "3f2a9c4e-1111-2222-3333-444455556666"
 

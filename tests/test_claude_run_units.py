@@ -15,21 +15,23 @@ from pathlib import Path
 
 import pytest
 
-from supervisor import agent_env, claude_bin, transcripts
-from supervisor.claude_args import launch_argv, split_args
-from supervisor.crashloop import CrashPolicy, CrashTracker
-from supervisor.foreground import Outcome, exit_code
-from supervisor.identity import start_token
-from supervisor.launch_plan import Owner
-from supervisor.prompt_additions import AgentNameError, build
-from supervisor.supervise import Settings, Supervisor
+from claude_shepherd.supervisor.claude_run import agent_env
+from claude_shepherd.supervisor.claude_run import claude_bin
+from claude_shepherd.supervisor.claude_run import transcripts
+from claude_shepherd.supervisor.claude_run.claude_args import launch_argv, split_args
+from claude_shepherd.supervisor.claude_run.crashloop import CrashPolicy, CrashTracker
+from claude_shepherd.supervisor.claude_run.foreground import Outcome, exit_code
+from claude_shepherd.supervisor.session.identity import start_token
+from claude_shepherd.supervisor.claude_run.launch_plan import Owner
+from claude_shepherd.supervisor.claude_run.prompt_additions import AgentNameError, build
+from claude_shepherd.supervisor.claude_run.supervise import Settings, Supervisor
 
 # --------------------------------------------------------------------------- arguments
 
 
 _PARSE = """
 import json, os, sys
-from supervisor import run_cli
+from claude_shepherd.supervisor.claude_run import cli as run_cli
 try:
     ours, args, values = run_cli.parse(sys.argv[1:], os.environ)
     print(json.dumps({"args": args, "grace": values["grace"], "limit": values["limit"],

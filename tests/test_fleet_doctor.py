@@ -17,8 +17,8 @@ import psutil
 
 from claude_run_harness import DEAD_PID, wait_until
 from fleet_harness import FleetWorld, world  # noqa: F401  (fixture)
-from supervisor import index
-from supervisor.store import read_state
+from claude_shepherd.supervisor.session import index
+from claude_shepherd.supervisor.session.store import read_state
 
 
 def write_state(session: Path, **state: t.Any) -> None:

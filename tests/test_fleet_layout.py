@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from fleet.layout import REFUSED_KEYS, Layout, LayoutError, load_layout, pane_script, parse_layout
-from fleet.lookup import find_layout
+from claude_shepherd.fleet.layout import REFUSED_KEYS, Layout, LayoutError, load_layout, pane_script, parse_layout
+from claude_shepherd.fleet.lookup import find_layout
 
 FIXTURES = Path(__file__).parent / "fixtures" / "tmuxinator"
 EXAMPLES = Path(__file__).parent.parent / "tmuxinator"

@@ -1,7 +1,7 @@
 """Pane status at a glance: @pane_notify per pane, @window_notify per window, on fleet sockets only.
 
 A real tmux server per test (private ``TMUX_TMPDIR``, socket ``fleet-pytest-*``)
-with three panes; :func:`hooks.pane_notify.notify` is called with each pane's
+with three panes; :func:`claude_shepherd.hooks.pane_notify.notify` is called with each pane's
 ``TMUX``/``TMUX_PANE``, as a hook running in that pane would be.
 """
 
@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from fleet.style import fleet_options
-from hooks import pane_notify as pn
+from claude_shepherd.fleet.style import fleet_options
+from claude_shepherd.hooks import pane_notify as pn
 
 
 class Tmux:
@@ -145,11 +145,11 @@ def test_a_gone_pane_or_server_is_not_an_error(tmux: Tmux) -> None:
 def test_the_command_line_form(tmux: Tmux) -> None:
     a = tmux.ids[0]
     env = {**os.environ, **tmux.pane_env(a)}
-    done = subprocess.run([sys.executable, "-m", "hooks.pane_notify", "error", "0.8"], env=env, capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-m", "claude_shepherd.hooks.pane_notify", "error", "0.8"], env=env, capture_output=True, text=True)
     assert (done.returncode, done.stderr) == (0, "")
     assert (tmux.option(a, "@pane_notify"), tmux.option(a, "@pane_context")) == ("error", "80")
-    bad = subprocess.run([sys.executable, "-m", "hooks.pane_notify", "unchecked"], env=env, capture_output=True, text=True)
-    assert bad.returncode == 2 and bad.stderr.startswith("usage: python -m hooks.pane_notify {error|needs-you|working|done}")
+    bad = subprocess.run([sys.executable, "-m", "claude_shepherd.hooks.pane_notify", "unchecked"], env=env, capture_output=True, text=True)
+    assert bad.returncode == 2 and bad.stderr.startswith("usage: python -m claude_shepherd.hooks.pane_notify {error|needs-you|working|done}")
     with pytest.raises(ValueError, match="unknown pane state 'bogus'"):
         pn.notify("bogus", env=tmux.pane_env(a))
 

@@ -19,8 +19,8 @@ import psutil
 
 from fleet_harness import BIN, FleetWorld, running, world  # noqa: F401  (fixture)
 from claude_run_harness import wait_until
-from supervisor.schema import validate_state as parse
-from supervisor.store import read_state, update_state
+from claude_shepherd.supervisor.session.schema import validate_state as parse
+from claude_shepherd.supervisor.session.store import read_state, update_state
 
 ACTIVATE = (
     'L=$(fleet pane-id | cut -d: -f3) && '
@@ -246,9 +246,9 @@ def test_libtmux_is_imported_only_for_its_object_model(world: FleetWorld, monkey
     import subprocess
     import sys
 
-    from fleet.tmux import FleetServer, list_panes
+    from claude_shepherd.fleet.tmux import FleetServer, list_panes
 
-    code = "import sys, fleet.cli, fleet.builder, fleet.target, fleet.stop, fleet.status; print('libtmux' in sys.modules)"
+    code = "import sys, claude_shepherd.fleet.cli, claude_shepherd.fleet.builder, claude_shepherd.fleet.target, claude_shepherd.fleet.stop, claude_shepherd.fleet.status; print('libtmux' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "False\n"
 
     two_panes(world, "A")

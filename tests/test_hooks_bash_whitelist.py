@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from hooks.bash_whitelist import parse, whitelisted
-from hooks.config import load
+from claude_shepherd.hooks.bash_whitelist import parse, whitelisted
+from claude_shepherd.hooks.config import load
 from hooks_helpers import activate, bash, call, hook_env, state
-from supervisor.fields import F
+from claude_shepherd.supervisor.session.fields import F
 
 SESSION_SCRIPT = os.path.join(os.path.dirname(sys.executable), "session")
 PROGRAMS = frozenset({"session", SESSION_SCRIPT})

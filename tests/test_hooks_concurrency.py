@@ -13,7 +13,7 @@ from pathlib import Path
 
 from conftest import script
 from hooks_helpers import activate, hook_env, set_fields, state, tool
-from supervisor.fields import F
+from claude_shepherd.supervisor.session.fields import F
 
 
 def launch(argv: list[str], payload: str, env: dict[str, str], cwd: Path) -> subprocess.Popen[str]:

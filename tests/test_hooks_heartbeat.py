@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from supervisor.paths import log_file_name
+from claude_shepherd.supervisor.session.paths import log_file_name
 from hooks_helpers import activate, bash, call, hook_env, set_fields, state, tool
-from supervisor.fields import F, Lifecycle
+from claude_shepherd.supervisor.session.fields import F, Lifecycle
 
 LOG = "§CMD_LOG_BETWEEN_TOOL_USES"
 TEMPLATE = "~/.claude/skills/implement/assets/TEMPLATE_IMPLEMENTATION_LOG.md"

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import script
-from hooks.install import BACKUP_SUFFIX, hook_command, main, ours
+from claude_shepherd.hooks.install import BACKUP_SUFFIX, hook_command, main, ours
 from hooks_helpers import hook_env
 
 USER_SETTINGS = {

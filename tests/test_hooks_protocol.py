@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 
 from conftest import script
-from hooks.cli import HOOK_EVENTS, main, run_hook
-from hooks.install import hook_command
+from claude_shepherd.hooks.cli import HOOK_EVENTS, main, run_hook
+from claude_shepherd.hooks.install import hook_command
 from hooks_helpers import activate, bash, call, hook_env, run, tool
-from supervisor.store import file_lock
+from claude_shepherd.supervisor.session.store import file_lock
 
 HEAVY = {"pydantic", "typer", "click", "rich", "libtmux", "psutil", "filelock", "yaml"}
 KEYS = ["tool_name", "tool_input", "cwd", "transcript_path", "session_id", "hook_event_name", "prompt",
@@ -125,7 +125,7 @@ def test_unreadable_input_denies_with_one_line_reason(project: Path) -> None:
 
 
 def test_internal_error_denies_except_for_the_session_command(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import hooks.pre_tool_use as ptu
+    import claude_shepherd.hooks.pre_tool_use as ptu
 
     def broken(*_a: object, **_k: object) -> None:
         raise RuntimeError("disk\non fire")
@@ -138,7 +138,7 @@ def test_internal_error_denies_except_for_the_session_command(project: Path, mon
 
 
 def test_lock_held_too_long_denies_naming_it(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import hooks.pre_tool_use as ptu
+    import claude_shepherd.hooks.pre_tool_use as ptu
 
     session_dir = activate(project)
     monkeypatch.setattr(ptu, "LOCK_TIMEOUT", 0.2)
@@ -205,9 +205,9 @@ def test_hook_path_imports_no_heavy_module(project: Path, event: str) -> None:
     payload["context_window"] = {"used_percentage": 10}
     for argv in ([script("claude-hook"), event], hook_command(event).split()):
         modules = imported_modules(argv, payload, env, project)
-        assert "hooks.cli" in modules, sorted(modules)
-        assert "supervisor.store" in modules or event in ("stop", "notification"), sorted(modules)
+        assert "claude_shepherd.hooks.cli" in modules, sorted(modules)
+        assert "claude_shepherd.supervisor.session.store" in modules or event in ("stop", "notification"), sorted(modules)
         heavy = {m for m in modules if m.split(".")[0] in HEAVY}
         assert not heavy, f"{event} via {argv[0]} imported {sorted(heavy)}"
         assert "subprocess" not in modules  # only needed inside a fleet pane (one tmux call)
-        assert "supervisor.schema" not in modules and "hooks.install" not in modules
+        assert "claude_shepherd.supervisor.session.schema" not in modules and "claude_shepherd.hooks.install" not in modules

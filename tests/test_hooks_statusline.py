@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from hooks.statusline import shown_percent
+from claude_shepherd.hooks.statusline import shown_percent
 from conftest import script
 from hooks_helpers import activate, call, hook_env, run, set_fields, state
-from supervisor.fields import F, Lifecycle
+from claude_shepherd.supervisor.session.fields import F, Lifecycle
 
 SID = "0b1b7cc9-6911-4d5b-9a77-b8d720a2c2c5"
 

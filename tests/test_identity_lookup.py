@@ -14,8 +14,8 @@ import pytest
 
 from conftest import script
 from pane_harness import FleetPane, fleet_pane  # noqa: F401  (fixture)
-from supervisor import index
-from supervisor.identity import (
+from claude_shepherd.supervisor.session import index
+from claude_shepherd.supervisor.session.identity import (
     same_owner,
     current_pane_id,
     fleet_socket,
@@ -23,7 +23,7 @@ from supervisor.identity import (
     start_token,
     supervisor_pid,
 )
-from supervisor.lookup import find_session
+from claude_shepherd.supervisor.session.lookup import find_session
 
 
 def test_start_token_names_one_process() -> None:
@@ -239,13 +239,13 @@ def test_lookup_on_a_missing_root(tmp_path: Path) -> None:
 
 def test_a_write_that_cannot_update_the_index_still_succeeds_and_is_found(tmp_path: Path) -> None:
     """A held index lock (say, a long rebuild) must neither fail the state write nor hide the session."""
-    from supervisor.store import DEFAULT_LOCK_TIMEOUT, update_state
+    from claude_shepherd.supervisor.session.store import DEFAULT_LOCK_TIMEOUT, update_state
 
     root = tmp_path / "sessions"
     (root / "S").mkdir(parents=True)
     index.rebuild(root)  # the index knows S, without an owner
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, time\nfrom pathlib import Path\nfrom supervisor.store import file_lock\n"
+        [sys.executable, "-c", "import sys, time\nfrom pathlib import Path\nfrom claude_shepherd.supervisor.session.store import file_lock\n"
          "with file_lock(Path(sys.argv[1])):\n    print('locked', flush=True)\n    time.sleep(float(sys.argv[2]))\n",
          str(root / index.INDEX_DIRNAME / "index.lock"), str(DEFAULT_LOCK_TIMEOUT + 2)],
         stdout=subprocess.PIPE, text=True,

@@ -20,7 +20,7 @@ import pytest
 from conftest import Run, script
 from hooks_helpers import assistant_line, bash, hook_env, run, tool
 from pane_harness import FleetPane, fleet_pane  # noqa: F401  (fixture)
-from supervisor.identity import start_token
+from claude_shepherd.supervisor.session.identity import start_token
 
 S = "sessions/2026_02_07_TOPIC"
 CONV = "c1f98c8c-c723-4d46-ad1d-62b28790d574"  # the conversation of hooks_helpers.tool()
@@ -281,7 +281,7 @@ def held_lock(project: Path) -> t.Iterator[Path]:
     """The session's state lock held by another process (a stuck writer) for longer than the deadline."""
     d = write_state(project, mine())
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, time\nfrom pathlib import Path\nfrom supervisor.store import file_lock\n"
+        [sys.executable, "-c", "import sys, time\nfrom pathlib import Path\nfrom claude_shepherd.supervisor.session.store import file_lock\n"
          "with file_lock(Path(sys.argv[1])):\n    print('locked', flush=True)\n    time.sleep(30)\n",
          str(d / ".state.json.lock")], stdout=subprocess.PIPE, cwd=Path(__file__).resolve().parent.parent)
     assert holder.stdout is not None and holder.stdout.readline() == b"locked\n"
@@ -320,8 +320,7 @@ def test_usage_the_agent_could_write_does_not_outvote_the_transcript(project: Pa
 def _write_targets(project: Path) -> dict[str, str]:
     home = project.parent / "home"
     bin_dir = Path(sys.executable).parent
-    import hooks
-
+    from claude_shepherd import hooks
     return {
         "own state": f"{S}/.state.json",
         "own lock": f"{S}/.state.json.lock",
@@ -390,7 +389,7 @@ def test_hooks_in_a_fleet_pane_never_run_a_tmux_planted_on_path(project: Path, f
 
 
 def test_only_an_absolute_executable_tmux_is_trusted(tmp_path: Path) -> None:
-    from supervisor.programs import TMUX_ENV, tmux_path
+    from claude_shepherd.supervisor.session.programs import TMUX_ENV, tmux_path
 
     not_executable = tmp_path / "tmux"
     not_executable.write_text("")
@@ -577,7 +576,7 @@ def test_bash_era_agent_json_is_migrated_on_activate(project: Path, run_session:
 LOCK_HAMMER = """
 import sys, time
 from pathlib import Path
-from supervisor.store import file_lock
+from claude_shepherd.supervisor.session.store import file_lock
 lock, until = Path(sys.argv[1]), time.monotonic() + float(sys.argv[2])
 while time.monotonic() < until:
     with file_lock(lock, timeout=30):
@@ -587,7 +586,7 @@ while time.monotonic() < until:
 LOCK_WAITER = """
 import sys, time
 from pathlib import Path
-from supervisor.store import file_lock, LockTimeoutError
+from claude_shepherd.supervisor.session.store import file_lock, LockTimeoutError
 time.sleep(0.5)
 worst = 0.0
 for _ in range(20):

@@ -6,9 +6,9 @@ import json
 import os
 from pathlib import Path
 
-from supervisor.identity import start_token
-from supervisor.launch_plan import Owner, fleet_start
-from supervisor.store import read_state
+from claude_shepherd.supervisor.session.identity import start_token
+from claude_shepherd.supervisor.claude_run.launch_plan import Owner, fleet_start
+from claude_shepherd.supervisor.session.store import read_state
 
 PANE = "crew:agents:SDK"
 DEAD = 2**22 + 4321
@@ -44,7 +44,7 @@ def test_an_overflowed_session_without_a_restart_starts_fresh(tmp_path: Path) ->
 
 def test_a_restart_request_is_taken_only_from_a_proven_owner(tmp_path: Path) -> None:
     """A bash-era state naming our PID but no start token may be a reused PID: not ours to restart."""
-    from supervisor.launch_plan import take_restart
+    from claude_shepherd.supervisor.claude_run.launch_plan import take_restart
 
     root = tmp_path / "sessions"
     me = Owner(os.getpid(), start_token(os.getpid()))
@@ -64,7 +64,7 @@ def test_a_restart_request_is_taken_only_from_a_proven_owner(tmp_path: Path) -> 
 
 # --------------------------------------------------------------------------- the decision alone (no processes, no files)
 
-from supervisor.launch_plan import decide  # noqa: E402
+from claude_shepherd.supervisor.claude_run.launch_plan import decide  # noqa: E402
 
 ME = Owner(4242, "boot:1")
 SESSION = Path("/p/sessions/2026_11_22_WORK")

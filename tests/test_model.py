@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from supervisor import fields
-from supervisor.schema import SCHEMA, problems, validate_state
-from supervisor.store import StateError, read_state
+from claude_shepherd.supervisor.session import fields
+from claude_shepherd.supervisor.session.schema import SCHEMA, problems, validate_state
+from claude_shepherd.supervisor.session.store import StateError, read_state
 
 BASH_ERA_STATE = """{
   "pid": 4194303,

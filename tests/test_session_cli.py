@@ -14,7 +14,7 @@ import pytest
 
 from conftest import Run, script
 from pane_harness import FleetPane, fleet_pane  # noqa: F401  (fixture)
-from supervisor.identity import start_token
+from claude_shepherd.supervisor.session.identity import start_token
 
 S = "sessions/2026_02_07_TOPIC"
 
@@ -388,7 +388,7 @@ def test_deactivate(project: Path, run_session: Run) -> None:
 
 FAKE_WATCHDOG = (
     "import signal, sys, time\n"
-    "from supervisor.watchdog import set_process_name\n"
+    "from claude_shepherd.supervisor.claude_run.watchdog import set_process_name\n"
     "set_process_name('claude-watchdog')\n"
     "signal.signal(signal.SIGUSR1, lambda *a: (open(sys.argv[1], 'w').write('usr1'), sys.exit(0)))\n"
     "print('ready', flush=True)\n"
@@ -586,7 +586,7 @@ def test_restart_never_signals_another_agents_watchdog(project: Path, run_sessio
 
 @pytest.mark.parametrize("command", ["session", "claude-run", "fleet", "claude-hook"])
 def test_every_command_says_its_version(command: str) -> None:
-    from supervisor import __version__
+    from claude_shepherd.supervisor import __version__
 
     done = subprocess.run([script(command), "--version"], capture_output=True, text=True, timeout=30)
     assert (done.returncode, done.stdout.strip()) == (0, f"{command} {__version__}")

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from supervisor.identity import start_token
-from supervisor.store import (
+from claude_shepherd.supervisor.session.identity import start_token
+from claude_shepherd.supervisor.session.store import (
     CorruptStateError,
     LockTimeoutError,
     NoStateError,
@@ -103,7 +103,7 @@ def test_lock_timeout_leaves_state_untouched(project: Path) -> None:
                 f"""
                 import sys, time
                 from pathlib import Path
-                from supervisor.store import file_lock
+                from claude_shepherd.supervisor.session.store import file_lock
                 with file_lock(Path({str(d / '.state.json.lock')!r})):
                     print("locked", flush=True)
                     time.sleep(30)
@@ -141,7 +141,7 @@ STDLIB_WRITER = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from supervisor.store import update_state
+    from claude_shepherd.supervisor.session.store import update_state
     d, key, n = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
     for _ in range(n):
         update_state(d, lambda s: s.__setitem__(key, s.get(key, 0) + 1))
@@ -177,7 +177,7 @@ KILLED_WRITER = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from supervisor.store import update_state
+    from claude_shepherd.supervisor.session.store import update_state
     d = Path(sys.argv[1])
     i = 0
     print("ready", flush=True)

@@ -15,11 +15,11 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from supervisor import transitions as tr
-from supervisor.errors import ShepherdError
-from supervisor.fields import F, Lifecycle
-from supervisor.identity import PID_MAX, start_token
-from supervisor.schema import validate_state as parse
+from claude_shepherd.supervisor.session import transitions as tr
+from claude_shepherd.supervisor.errors import ShepherdError
+from claude_shepherd.supervisor.session.fields import F, Lifecycle
+from claude_shepherd.supervisor.session.identity import PID_MAX, start_token
+from claude_shepherd.supervisor.session.schema import validate_state as parse
 
 ME = os.getpid()
 MY_TOKEN = start_token(ME)

@@ -1,7 +1,7 @@
 """The restart watchdog as a process: what it kills, what it spares, when it exits.
 
 This test process plays the supervisor: it spawns the watchdog through
-:class:`supervisor.watchdog.WatchdogHandle` exactly as claude-run does and a
+:class:`claude_shepherd.supervisor.claude_run.watchdog.WatchdogHandle` exactly as claude-run does and a
 stand-in Claude as its own child.
 """
 
@@ -20,9 +20,9 @@ import psutil
 import pytest
 
 from claude_run_harness import FAKE_CLAUDE, TAG_ENV, FakeClaude, alive, fake, test_tag, wait_until  # noqa: F401
-from supervisor.identity import SUPERVISOR_PID_ENV, is_watchdog, start_token
-from supervisor.identity import process_stat
-from supervisor.watchdog import WatchdogHandle, marked_processes, wait_pid
+from claude_shepherd.supervisor.session.identity import SUPERVISOR_PID_ENV, is_watchdog, start_token
+from claude_shepherd.supervisor.session.identity import process_stat
+from claude_shepherd.supervisor.claude_run.watchdog import WatchdogHandle, marked_processes, wait_pid
 
 
 @pytest.fixture
@@ -167,7 +167,7 @@ def test_refuses_a_target_that_is_not_the_supervisors_child(
 def test_dies_with_its_supervisor(env: dict[str, str], children: list, test_tag: str) -> None:
     code = (
         "import os, sys, time\n"
-        "from supervisor.watchdog import WatchdogHandle\n"
+        "from claude_shepherd.supervisor.claude_run.watchdog import WatchdogHandle\n"
         "h = WatchdogHandle.start(supervisor_pid=os.getpid(), grace=1.0)\n"
         "print(h.pid, flush=True)\n"
         "time.sleep(60)\n"
@@ -186,7 +186,7 @@ def test_dies_with_its_supervisor(env: dict[str, str], children: list, test_tag:
 def test_parent_death_signal_is_available_on_linux() -> None:
     code = (
         "import signal, sys\n"
-        "from supervisor.watchdog import set_parent_death_signal\n"
+        "from claude_shepherd.supervisor.claude_run.watchdog import set_parent_death_signal\n"
         "sys.exit(0 if set_parent_death_signal(signal.SIGTERM) else 1)\n"
     )
     assert subprocess.run([sys.executable, "-c", code], timeout=20).returncode == 0

@@ -18,7 +18,7 @@ import typing as t
 import uuid
 from pathlib import Path
 
-from supervisor.store import file_lock
+from claude_shepherd.supervisor.session.store import file_lock
 
 CLI_VERSION = "2.1.328"
 API_KEY = "sk-ant-api03-" + "e2e" * 30

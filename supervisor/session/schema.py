@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import math
 
-from supervisor.fields import LIFECYCLES, F
-from supervisor.identity import PID_MAX
-from supervisor.store import StateError
+from claude_shepherd.supervisor.session.fields import LIFECYCLES, F
+from claude_shepherd.supervisor.session.identity import PID_MAX
+from claude_shepherd.supervisor.session.store import StateError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per call; annotations are never evaluated
@@ -250,7 +250,7 @@ def problems(state: t.Mapping[str, t.Any]) -> list[str]:
 
 
 def validate_state(state: t.Mapping[str, t.Any]) -> None:
-    """The ``validate`` hook of :func:`supervisor.store.update_state`: refuse a bad state before it is written."""
+    """The ``validate`` hook of :func:`claude_shepherd.supervisor.session.store.update_state`: refuse a bad state before it is written."""
     wrong = problems(state)
     if wrong:
         raise SchemaError(wrong[0])

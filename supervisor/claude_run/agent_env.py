@@ -6,7 +6,7 @@
 * ``SESSION_REQUIRED=1`` — the session gate applies.
 * ``CLAUDE_SESSIONS_DIR`` — the absolute sessions root, so hooks, the status
   line and Bash tools agree even after the agent ``cd``\\ s elsewhere.
-* ``WATCHDOG_PID`` — set per launch by :mod:`supervisor.foreground`.
+* ``WATCHDOG_PID`` — set per launch by :mod:`claude_shepherd.supervisor.claude_run.foreground`.
 * ``PATH`` — the ``session`` command of *this* installation must be found by
   the agent's Bash tool. Putting the whole virtualenv ``bin`` first would also
   hand the agent our ``python`` and ``pip``, so a private directory holding
@@ -22,8 +22,8 @@ import sys
 import sysconfig
 from pathlib import Path
 
-from supervisor.claude_bin import which
-from supervisor.env import SESSION_REQUIRED_ENV, SESSIONS_DIR_ENV, SUPERVISOR_PID_ENV, WATCHDOG_PID_ENV
+from claude_shepherd.supervisor.claude_run.claude_bin import which
+from claude_shepherd.supervisor.env import SESSION_REQUIRED_ENV, SESSIONS_DIR_ENV, SUPERVISOR_PID_ENV, WATCHDOG_PID_ENV
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 
-from supervisor.env import TMUX_ENV
+from claude_shepherd.supervisor.env import TMUX_ENV
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

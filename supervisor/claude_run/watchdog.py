@@ -37,7 +37,7 @@ lets the kill finish first.
 This module is imported by the supervisor. psutil is imported only in the
 watchdog process, and only when it has a tree to kill: a fleet starts one
 watchdog per pane at once, and most never kill anything. Until then Claude is
-known by its PID and start token (:mod:`supervisor.identity`, read from
+known by its PID and start token (:mod:`claude_shepherd.supervisor.session.identity`, read from
 ``/proc``), checked again before the kill.
 """
 
@@ -50,7 +50,7 @@ import signal
 import sys
 import time
 
-from supervisor.identity import SUPERVISOR_PID_ENV, WATCHDOG_NAME, parent_pid, process_stat, start_token
+from claude_shepherd.supervisor.session.identity import SUPERVISOR_PID_ENV, WATCHDOG_NAME, parent_pid, process_stat, start_token
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations are never evaluated; the watchdog process need not import typing

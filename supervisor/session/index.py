@@ -17,7 +17,7 @@ It is a cache, never the truth:
   signature to be trusted (mtime granularity);
 * a state file that is not a regular file, or too big, is skipped: one bad
   file costs only itself, and nothing under the root is read through a link
-  or in a way that could block (:mod:`supervisor.safe_fs`).
+  or in a way that could block (:mod:`claude_shepherd.supervisor.session.safe_fs`).
 
 The cache file is saved only when what it says changed materially, so a
 busy fleet does not rewrite it on every tool call. Standard library only.
@@ -31,11 +31,11 @@ import stat
 import time
 from pathlib import Path
 
-from supervisor.fields import STATE_FILE, F
-from supervisor.identity import valid_pid
-from supervisor.records import Record
-from supervisor.safe_fs import MAX_STATE_BYTES, UnsafeFileError, open_dir, read_bytes
-from supervisor.store import file_lock, write_atomic_at
+from claude_shepherd.supervisor.session.fields import STATE_FILE, F
+from claude_shepherd.supervisor.session.identity import valid_pid
+from claude_shepherd.supervisor.session.records import Record
+from claude_shepherd.supervisor.session.safe_fs import MAX_STATE_BYTES, UnsafeFileError, open_dir, read_bytes
+from claude_shepherd.supervisor.session.store import file_lock, write_atomic_at
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated

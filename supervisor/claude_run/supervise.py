@@ -24,11 +24,11 @@ import signal
 import time
 from pathlib import Path
 
-from supervisor import launch_plan as lp
-from supervisor.claude_args import ClaudeArgs, launch_argv
-from supervisor.crashloop import CrashPolicy, CrashTracker, RestartBudget
-from supervisor.foreground import Outcome
-from supervisor.records import Record
+from claude_shepherd.supervisor.claude_run import launch_plan as lp
+from claude_shepherd.supervisor.claude_run.claude_args import ClaudeArgs, launch_argv
+from claude_shepherd.supervisor.claude_run.crashloop import CrashPolicy, CrashTracker, RestartBudget
+from claude_shepherd.supervisor.claude_run.foreground import Outcome
+from claude_shepherd.supervisor.session.records import Record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: typing costs claude-run memory in every fleet pane
@@ -55,7 +55,7 @@ class Settings(Record):
     root: Path
     cwd: Path
     env: dict[str, str]
-    """Claude's environment (the contract of :mod:`supervisor.agent_env` applied)."""
+    """Claude's environment (the contract of :mod:`claude_shepherd.supervisor.claude_run.agent_env` applied)."""
     policy: CrashPolicy
     resume_window: float
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from supervisor.env import CLAUDE_PID_ENV, SUPERVISOR_PID_ENV
+from claude_shepherd.supervisor.env import CLAUDE_PID_ENV, SUPERVISOR_PID_ENV
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
@@ -272,7 +272,7 @@ def current_pane_id(env: t.Mapping[str, str] | None = None) -> str | None:
     socket = fleet_socket(env)
     if socket is None:
         return None
-    from supervisor.programs import tmux_path
+    from claude_shepherd.supervisor.session.programs import tmux_path
 
     tmux = tmux_path(env)
     if tmux is None:

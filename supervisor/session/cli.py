@@ -1,6 +1,6 @@
 """``session``: the commands agents run from their Bash tool.
 
-Each subcommand is one transition of :mod:`supervisor.transitions`, applied
+Each subcommand is one transition of :mod:`claude_shepherd.supervisor.session.transitions`, applied
 through the locked store and validated against the schema before it is
 written. Errors are one line on stderr and exit 1 (2 for usage); nothing on
 disk changes when a command fails. Agents call this all day and every fleet
@@ -17,11 +17,11 @@ import signal
 import sys
 from pathlib import Path
 
-from supervisor import transitions as tr
-from supervisor.env import CLAUDE_SESSION_ID_ENV, WATCHDOG_PID_ENV
-from supervisor.errors import EXIT_USAGE, ShepherdError, UsageError, run_main
-from supervisor.fields import DEHYDRATED_FILE, DEFAULT_PHASE, STATE_FILE, F
-from supervisor.identity import (
+from claude_shepherd.supervisor.session import transitions as tr
+from claude_shepherd.supervisor.env import CLAUDE_SESSION_ID_ENV, WATCHDOG_PID_ENV
+from claude_shepherd.supervisor.errors import EXIT_USAGE, ShepherdError, UsageError, run_main
+from claude_shepherd.supervisor.session.fields import DEHYDRATED_FILE, DEFAULT_PHASE, STATE_FILE, F
+from claude_shepherd.supervisor.session.identity import (
     current_pane_id,
     is_watchdog,
     owner_alive,
@@ -30,13 +30,13 @@ from supervisor.identity import (
     start_token,
     supervisor_pid,
 )
-from supervisor.lookup import find_session, sessions_on_pane, sessions_owned_by
-from supervisor.paths import log_file_name, resolve_session_dir, sessions_root
-from supervisor.phases import parse_proof
-from supervisor.safe_fs import UnsafeFileError, open_append, read_bytes
-from supervisor.schema import validate_state
-from supervisor.stdin import read_optional_stdin
-from supervisor.store import (
+from claude_shepherd.supervisor.session.lookup import find_session, sessions_on_pane, sessions_owned_by
+from claude_shepherd.supervisor.session.paths import log_file_name, resolve_session_dir, sessions_root
+from claude_shepherd.supervisor.session.phases import parse_proof
+from claude_shepherd.supervisor.session.safe_fs import UnsafeFileError, open_append, read_bytes
+from claude_shepherd.supervisor.session.schema import validate_state
+from claude_shepherd.supervisor.session.stdin import read_optional_stdin
+from claude_shepherd.supervisor.session.store import (
     State,
     json_object,
     open_session_dir,
@@ -552,7 +552,7 @@ def _command(sub: t.Any, name: str, fn: t.Callable[..., int | None], summary: st
 
 
 def parser() -> argparse.ArgumentParser:
-    from supervisor import __version__
+    from claude_shepherd.supervisor import __version__
 
     top = _Parser(
         prog=PROG,

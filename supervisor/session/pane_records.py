@@ -22,9 +22,9 @@ import re
 import zlib
 from pathlib import Path
 
-from supervisor.index import INDEX_DIRNAME
-from supervisor.safe_fs import UnsafeFileError, open_dir, read_bytes
-from supervisor.store import write_atomic_at
+from claude_shepherd.supervisor.session.index import INDEX_DIRNAME
+from claude_shepherd.supervisor.session.safe_fs import UnsafeFileError, open_dir, read_bytes
+from claude_shepherd.supervisor.session.store import write_atomic_at
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

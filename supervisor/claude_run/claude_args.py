@@ -21,7 +21,7 @@ positional.
 
 from __future__ import annotations
 
-from supervisor.records import Record
+from claude_shepherd.supervisor.session.records import Record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

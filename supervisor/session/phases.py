@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 
-from supervisor.errors import ShepherdError
-from supervisor.records import Record
+from claude_shepherd.supervisor.errors import ShepherdError
+from claude_shepherd.supervisor.session.records import Record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated

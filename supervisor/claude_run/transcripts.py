@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import re
-from supervisor.env import CONFIG_DIR_ENV
+from claude_shepherd.supervisor.env import CONFIG_DIR_ENV
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -2,7 +2,7 @@
 
 This module is the schema's vocabulary. It imports nothing, so the hooks (which
 run on every tool call and must stay on the standard library) name fields
-through it exactly as the typed schema in :mod:`supervisor.schema` does; a test
+through it exactly as the typed schema in :mod:`claude_shepherd.supervisor.session.schema` does; a test
 pins the two together.
 """
 

@@ -18,9 +18,9 @@ import os
 import time
 from pathlib import Path
 
-from supervisor.errors import ShepherdError
-from supervisor.fields import STATE_FILE
-from supervisor.safe_fs import MAX_STATE_BYTES, UnsafeFileError, open_dir, open_lock, read_bytes
+from claude_shepherd.supervisor.errors import ShepherdError
+from claude_shepherd.supervisor.session.fields import STATE_FILE
+from claude_shepherd.supervisor.session.safe_fs import MAX_STATE_BYTES, UnsafeFileError, open_dir, open_lock, read_bytes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated

@@ -8,7 +8,7 @@ Two strategies, in order, read-only:
 2. **Supervisor PID**: the session whose ``pid`` (and start token, when
    recorded) is our supervisor's.
 
-Candidates come from :mod:`supervisor.index` and are confirmed against their
+Candidates come from :mod:`claude_shepherd.supervisor.session.index` and are confirmed against their
 own state files; when none is confirmed, the index is refreshed from every
 state file's signature and the lookup repeated once. Standard library only.
 """
@@ -17,11 +17,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from supervisor import index
-from supervisor.fields import F
-from supervisor.identity import owner_alive, same_owner
-from supervisor.records import Record
-from supervisor.store import StateError, read_state
+from claude_shepherd.supervisor.session import index
+from claude_shepherd.supervisor.session.fields import F
+from claude_shepherd.supervisor.session.identity import owner_alive, same_owner
+from claude_shepherd.supervisor.session.records import Record
+from claude_shepherd.supervisor.session.store import StateError, read_state
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated

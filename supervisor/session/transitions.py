@@ -1,7 +1,7 @@
 """The state transitions of seed 002 §3.6, each the only writer of its fields.
 
 Every function changes a state dict in place (inside
-:func:`supervisor.store.update_state`) and writes only what the seed says that
+:func:`claude_shepherd.supervisor.session.store.update_state`) and writes only what the seed says that
 transition writes. State flows forward — ``overflowed`` only becomes true,
 ``killRequested`` is set by a restart request and cleared by its consumer —
 except through :func:`activate`, the one entry point of a new lifecycle.
@@ -15,9 +15,9 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from supervisor import phases as ph
-from supervisor.errors import ShepherdError
-from supervisor.fields import (
+from claude_shepherd.supervisor.session import phases as ph
+from claude_shepherd.supervisor.errors import ShepherdError
+from claude_shepherd.supervisor.session.fields import (
     DEFAULT_BLOCK_AFTER,
     DEFAULT_PHASE,
     DEFAULT_WARN_AFTER,
@@ -25,15 +25,15 @@ from supervisor.fields import (
     F,
     Lifecycle,
 )
-from supervisor.identity import same_owner, valid_pid
-from supervisor.paths import template_log_name
-from supervisor.records import Record
+from claude_shepherd.supervisor.session.identity import same_owner, valid_pid
+from claude_shepherd.supervisor.session.paths import template_log_name
+from claude_shepherd.supervisor.session.records import Record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
     import typing as t
 
-from supervisor.store import State
+from claude_shepherd.supervisor.session.store import State
 
 PROTECTED_FROM_STDIN: frozenset[str] = frozenset(
     {
@@ -469,7 +469,7 @@ def count_tool_call(state: State, key: str, *, edit_file: str | None = None) -> 
     one piece of work and is not counted (None is returned). Any other call
     forgets the Edit tracker.
     """
-    from supervisor.fields import LAST_EDIT_PREFIX
+    from claude_shepherd.supervisor.session.fields import LAST_EDIT_PREFIX
 
     tracker = LAST_EDIT_PREFIX + key
     if edit_file is not None:

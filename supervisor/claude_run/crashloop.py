@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from collections import deque
 
-from supervisor.records import Record
+from claude_shepherd.supervisor.session.records import Record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

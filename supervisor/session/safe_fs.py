@@ -18,7 +18,7 @@ import errno
 import os
 import stat
 
-from supervisor.errors import ShepherdError
+from claude_shepherd.supervisor.errors import ShepherdError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated

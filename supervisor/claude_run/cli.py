@@ -29,20 +29,20 @@ import os
 import sys
 from pathlib import Path
 
-from supervisor.agent_env import claude_environment
-from supervisor.claude_args import split_args
-from supervisor.claude_bin import ClaudeNotFoundError, find_claude
-from supervisor.crashloop import CrashPolicy
-from supervisor.errors import EXIT_CANNOT_EXECUTE, EXIT_INTERRUPTED, EXIT_NOT_FOUND, EXIT_USAGE, UsageError, run_main
-from supervisor.foreground import ForegroundRunner
-from supervisor.identity import current_pane_id, start_token
-from supervisor.launch_plan import Owner
-from supervisor.paths import sessions_root
-from supervisor.prompt_additions import AgentNameError, build
-from supervisor.subreaper import become_subreaper
-from supervisor.supervise import DEFAULT_RESUME_WINDOW, Settings, Supervisor
-from supervisor.env import KILL_GRACE_ENV as GRACE_ENV
-from supervisor.watchdog import DEFAULT_GRACE
+from claude_shepherd.supervisor.claude_run.agent_env import claude_environment
+from claude_shepherd.supervisor.claude_run.claude_args import split_args
+from claude_shepherd.supervisor.claude_run.claude_bin import ClaudeNotFoundError, find_claude
+from claude_shepherd.supervisor.claude_run.crashloop import CrashPolicy
+from claude_shepherd.supervisor.errors import EXIT_CANNOT_EXECUTE, EXIT_INTERRUPTED, EXIT_NOT_FOUND, EXIT_USAGE, UsageError, run_main
+from claude_shepherd.supervisor.claude_run.foreground import ForegroundRunner
+from claude_shepherd.supervisor.session.identity import current_pane_id, start_token
+from claude_shepherd.supervisor.claude_run.launch_plan import Owner
+from claude_shepherd.supervisor.session.paths import sessions_root
+from claude_shepherd.supervisor.claude_run.prompt_additions import AgentNameError, build
+from claude_shepherd.supervisor.claude_run.subreaper import become_subreaper
+from claude_shepherd.supervisor.claude_run.supervise import DEFAULT_RESUME_WINDOW, Settings, Supervisor
+from claude_shepherd.supervisor.env import KILL_GRACE_ENV as GRACE_ENV
+from claude_shepherd.supervisor.claude_run.watchdog import DEFAULT_GRACE
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -133,7 +133,7 @@ EXAMPLES = """examples:
 
 
 def parser() -> argparse.ArgumentParser:
-    from supervisor import __version__
+    from claude_shepherd.supervisor import __version__
 
     p = _Parser(
         prog=PROG, usage=f"{PROG} [OPTIONS] [--] [CLAUDE ARGS]...", description=DESCRIPTION, epilog=EXAMPLES,
@@ -212,7 +212,7 @@ def supervise(
     claude_env, warnings = claude_environment(env, supervisor_pid=me.pid, sessions_root=root)
     for line in [*additions.notes, *warnings]:
         say(line)
-    become_subreaper()  # orphans of Claude's tree become ours to end (see supervisor.subreaper)
+    become_subreaper()  # orphans of Claude's tree become ours to end (see claude_shepherd.supervisor.claude_run.subreaper)
     runner = ForegroundRunner(supervisor_pid=me.pid, grace=grace, say=say)
     runner.install()
     settings = Settings(

@@ -7,7 +7,7 @@ watchdog's tree kill never reached it and it survived every restart and stop.
 With ``PR_SET_CHILD_SUBREAPER`` (Linux) such orphans become claude-run's
 children: it reaps them as they exit, and after each Claude exit it ends every
 child still left but the watchdog, with their descendants (the watchdog's
-:func:`~supervisor.watchdog.kill_trees` policy), before the next launch or its
+:func:`~claude_shepherd.supervisor.claude_run.watchdog.kill_trees` policy), before the next launch or its
 own exit.
 
 psutil is imported only when there is something to end: most exits leave nothing.
@@ -20,7 +20,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import typing as t
 
-from supervisor.watchdog import kill_trees, live_children, prctl
+from claude_shepherd.supervisor.claude_run.watchdog import kill_trees, live_children, prctl
 
 PR_SET_CHILD_SUBREAPER = 36
 

@@ -12,14 +12,14 @@ SIGTERM and SIGHUP to the supervisor are forwarded to Claude (followed by
 SIGCONT), and the supervisor will not relaunch; if Claude is still running a
 grace period later, the watchdog is asked to end Claude's whole tree (and should
 that fail too, Claude itself gets SIGKILL). The
-watchdog (:mod:`supervisor.watchdog`) is started before each Claude, armed with
+watchdog (:mod:`claude_shepherd.supervisor.claude_run.watchdog`) is started before each Claude, armed with
 its PID, and stopped after it has been reaped.
 
 The terminal's settings are saved before each launch and restored after it: a
 TUI that crashes leaves the terminal raw, and the next one (or the shell after
 ``Goodbye.``) must not inherit that.
 
-claude-run is a child subreaper (:mod:`supervisor.subreaper`), so besides
+claude-run is a child subreaper (:mod:`claude_shepherd.supervisor.claude_run.subreaper`), so besides
 Claude and the watchdog it has adopted orphans as children: it reaps with
 ``waitpid(-1)`` — the watchdog's status goes to its handle, an orphan is just
 forgotten — and after Claude has exited it ends every child still left but the
@@ -34,10 +34,10 @@ import signal
 import termios
 import time
 
-from supervisor.subreaper import end_processes, leftovers
-from supervisor.env import WATCHDOG_PID_ENV
-from supervisor.records import Record
-from supervisor.watchdog import REAP_AFTER_KILL, WatchdogHandle
+from claude_shepherd.supervisor.claude_run.subreaper import end_processes, leftovers
+from claude_shepherd.supervisor.env import WATCHDOG_PID_ENV
+from claude_shepherd.supervisor.session.records import Record
+from claude_shepherd.supervisor.claude_run.watchdog import REAP_AFTER_KILL, WatchdogHandle
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -17,9 +17,9 @@ import os
 import re
 from pathlib import Path
 
-from supervisor.env import SESSIONS_DIR_ENV
-from supervisor.errors import ShepherdError
-from supervisor.fields import RESERVED_FILES, F
+from claude_shepherd.supervisor.env import SESSIONS_DIR_ENV
+from claude_shepherd.supervisor.errors import ShepherdError
+from claude_shepherd.supervisor.session.fields import RESERVED_FILES, F
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated

@@ -15,8 +15,8 @@ if TYPE_CHECKING:  # annotations only: typing costs claude-run memory in every f
     import typing as t
 from pathlib import Path
 
-from supervisor.env import CLAUDE_BIN_ENV
-from supervisor.errors import ProgramMissingError
+from claude_shepherd.supervisor.env import CLAUDE_BIN_ENV
+from claude_shepherd.supervisor.errors import ProgramMissingError
 
 
 

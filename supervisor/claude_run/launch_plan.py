@@ -1,7 +1,7 @@
 """What the next Claude launch is, decided from the session state (seed 002 §9).
 
 Three questions, each answered under the session's lock through the
-transitions of :mod:`supervisor.transitions`:
+transitions of :mod:`claude_shepherd.supervisor.session.transitions`:
 
 * **Was a restart requested?** (:func:`take_restart`) Only sessions owned by
   *this* supervisor count — recorded PID and start token, or this fleet pane
@@ -21,15 +21,15 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from supervisor import pane_records
-from supervisor import transitions as tr
-from supervisor.fields import F, Lifecycle
-from supervisor.identity import owner_alive, same_owner
-from supervisor.lookup import Found, find_session, sessions_on_pane, sessions_owned_by
-from supervisor.records import Factory, Record
-from supervisor.schema import validate_state
-from supervisor.store import State, StateError, read_state, update_state
-from supervisor.transcripts import config_dir, find_transcript
+from claude_shepherd.supervisor.session import pane_records
+from claude_shepherd.supervisor.session import transitions as tr
+from claude_shepherd.supervisor.session.fields import F, Lifecycle
+from claude_shepherd.supervisor.session.identity import owner_alive, same_owner
+from claude_shepherd.supervisor.session.lookup import Found, find_session, sessions_on_pane, sessions_owned_by
+from claude_shepherd.supervisor.session.records import Factory, Record
+from claude_shepherd.supervisor.session.schema import validate_state
+from claude_shepherd.supervisor.session.store import State, StateError, read_state, update_state
+from claude_shepherd.supervisor.claude_run.transcripts import config_dir, find_transcript
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
