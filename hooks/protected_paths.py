@@ -42,7 +42,8 @@ WRITE_TOOLS: dict[str, str] = {"Write": "file_path", "Edit": "file_path", "Multi
 OUR_PACKAGES = ("supervisor", "hooks", "fleet")
 OUR_SCRIPTS = ("session", "claude-hook", "claude-run", "fleet")
 SHIM_PARENT = "claude-shepherd"
-SHELL_STARTUP_FILES = (".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc", ".zshenv", ".zprofile")
+SHELL_STARTUP_FILES = (".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".bash_aliases", ".profile",
+                       ".zshrc", ".zshenv", ".zprofile", ".zlogin")
 SETTINGS_FILES = ("settings.json", "settings.local.json")
 TAG = "§CMD_PROTECTED_FILE"
 
@@ -64,9 +65,21 @@ def _forms(path: str, cwd: str, home: str) -> list[str]:
     return [lexical, os.path.realpath(lexical)]
 
 
-def _package_dirs() -> list[str]:
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the folder holding our packages
-    return [os.path.join(here, name) for name in OUR_PACKAGES]
+def _code_paths() -> list[tuple[str, str]]:
+    """Everywhere Python finds code for our commands and hooks: a module planted in any of them runs
+    inside every agent's `session` call or hook, outside every gate.
+
+    The folder holding our packages (site-packages, or an editable install's checkout), the virtual
+    environment (its bin/ comes first on a console script's sys.path; site-packages' .pth files run at
+    start-up), and the standard library the interpreter loads.
+    """
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    found = [(here, "the folder claude-shepherd's code is loaded from")]
+    if sys.prefix != sys.base_prefix:
+        found.append((sys.prefix, "the Python environment claude-shepherd runs in"))
+    found.append((os.path.dirname(os.__file__), "the Python standard library the hooks run on"))
+    found.append((os.path.dirname(sys.executable), "the folder of the interpreter and commands the hooks run"))
+    return found
 
 
 def _protected(cwd: str, root: str, env: t.Mapping[str, str]) -> list[tuple[str, str]]:
@@ -79,7 +92,7 @@ def _protected(cwd: str, root: str, env: t.Mapping[str, str]) -> list[tuple[str,
     cache = env.get("XDG_CACHE_HOME") or os.path.join(home, ".cache")
     bindir = os.path.dirname(sys.executable)
     found: list[tuple[str, str]] = [(os.path.join(root, INDEX_DIRNAME), "the session index")]
-    found += [(d, "claude-shepherd's installed code") for d in _package_dirs()]
+    found += _code_paths()
     found += [(os.path.join(bindir, s), "claude-shepherd's installed commands") for s in OUR_SCRIPTS]
     found.append((sys.executable, "the interpreter the hooks run on"))
     found.append((os.path.join(cache, SHIM_PARENT), "the session command's shim folder"))
@@ -103,11 +116,15 @@ def _protected(cwd: str, root: str, env: t.Mapping[str, str]) -> list[tuple[str,
 
 
 def _other_session(path: str, root: str, own_session: str | None) -> bool:
-    """Is *path* inside a session folder of the root other than the caller's own?"""
+    """Is *path* in the sessions root but not inside the caller's own session folder?
+
+    A file directly in the root would squat a future session's name.
+    """
     if not is_under(path, root) or path == root:
         return False
-    name = os.path.relpath(path, root).split(os.sep, 1)[0]
-    return not name.startswith(".") and name != own_session and os.sep in os.path.relpath(path, root)
+    relative = os.path.relpath(path, root)
+    name = relative.split(os.sep, 1)[0]
+    return name != own_session or os.sep not in relative
 
 
 def protected_reason(call: ToolCall, caller: Caller, cwd: str, env: t.Mapping[str, str]) -> str | None:
@@ -128,7 +145,7 @@ def protected_reason(call: ToolCall, caller: Caller, cwd: str, env: t.Mapping[st
         if name == STATE_FILE or name.startswith(STATE_FILE + "."):
             what = "a session's state file (or its lock)"
         elif any(_other_session(form, r, own) for r in roots):
-            what = "another agent's session folder"
+            what = "outside your own session folder in the sessions root"
         else:
             for place, kind in protected:
                 if any(is_under(form, p) for p in {place, os.path.realpath(place)}):

@@ -352,6 +352,51 @@ def test_file_tools_cannot_write_what_the_gates_rely_on(project: Path, what: str
     assert reason.startswith("§CMD_PROTECTED_FILE") and "is refused" in reason
 
 
+def _code_targets() -> dict[str, str]:
+    """Where a planted module would run inside every `session` call or hook (found by a red-team review)."""
+    import os as _os
+
+    import claude_shepherd.hooks as our_hooks
+
+    bin_dir = Path(sys.executable).parent
+    site = next(p for p in sys.path if p.endswith("site-packages"))
+    checkout = Path(our_hooks.__file__).resolve().parent.parent
+    return {
+        "a module beside the console scripts": str(bin_dir / "argparse.py"),
+        "a .pth file": str(Path(site) / "zz_agent.pth"),
+        "sitecustomize": str(Path(site) / "sitecustomize.py"),
+        "the venv's config": str(Path(sys.prefix) / "pyvenv.cfg"),
+        "a module beside our packages": str(checkout / "nt.py"),
+        "the standard library": str(Path(_os.__file__).parent / "json" / "__init__.py"),
+    }
+
+
+@pytest.mark.parametrize("what", list(_code_targets()))
+def test_file_tools_cannot_plant_code_our_commands_or_hooks_would_load(project: Path, what: str) -> None:
+    write_state(project, mine())
+    path = _code_targets()[what]
+    out = run("pre-tool-use", tool(project, "Write", file_path=path, content="x"), hook_env(project), cwd=project).stdout
+    assert "§CMD_PROTECTED_FILE" in out, f"Write of {what} ({path}) was allowed"
+
+
+@pytest.mark.parametrize("path", ["~/.bash_aliases", "~/.bash_logout", "sessions/2026_NEXT_TOPIC"])
+def test_shell_files_and_squatted_session_names_are_protected(project: Path, path: str) -> None:
+    write_state(project, mine())
+    out = run("pre-tool-use", tool(project, "Write", file_path=path, content="x"), hook_env(project), cwd=project).stdout
+    assert "§CMD_PROTECTED_FILE" in out, path
+
+
+def test_a_session_name_with_invisible_characters_is_refused(project: Path, run_session: Run) -> None:
+    write_state(project, mine(), rel="sessions/THEIRS")
+    refused(run_session("activate", "sessions/THEIRS\u200b", "implement"), "invisible or control characters")
+    assert sorted(p.name for p in (project / "sessions").iterdir() if not p.name.startswith(".")) == ["THEIRS"]
+
+
+def test_a_plain_file_where_a_session_would_be_says_so(project: Path, run_session: Run) -> None:
+    (project / "sessions" / "2026_NEXT").write_text("squat")
+    refused(run_session("activate", "sessions/2026_NEXT", "implement"), "exists and is not a folder")
+
+
 def test_a_symlink_to_a_protected_file_is_judged_by_its_target(project: Path) -> None:
     d = write_state(project, mine())
     (project / "notes.md").symlink_to(d / ".state.json")

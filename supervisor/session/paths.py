@@ -78,6 +78,13 @@ def resolve_session_dir(arg: str, root: Path, cwd: str | Path | None = None) -> 
         name = lexical.name
         if not name or name.startswith(".") or name in {"..", "."}:
             break
+        if not name.isprintable() or name != name.strip():
+            raise SessionPathError(
+                f"{arg!r} has invisible or control characters in its name; use letters, digits and _ "
+                f"(like 2026_02_07_TOPIC), so no session can pass for another"
+            )
+        if (root / name).exists() and not (root / name).is_dir():
+            raise SessionPathError(f"{root / name} exists and is not a folder; choose another session name")
         # A symlink could make two names one session, or lead out of the root.
         if (root / name).is_symlink():
             raise SessionPathError(f"{arg} is a symlink; a session must be a real folder inside {root}")
