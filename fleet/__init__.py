@@ -1,1 +1,1 @@
-"""tmux fleets of supervised agents (libtmux)."""
+"""tmux fleets of supervised agents: one labelled, supervised Claude per pane (fleet.sh's replacement)."""

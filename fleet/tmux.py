@@ -2,14 +2,10 @@
 
 libtmux runs tmux through ``subprocess`` without a timeout, so a wedged server
 would hang ``fleet`` forever (peers hit exactly that: orphaned tmux clients that
-spin). :class:`FleetServer` runs every command with a deadline, and its
-:meth:`~FleetServer.libtmux` view keeps libtmux's object model — ``Pane``,
-``Window`` and ``Session`` objects call ``server.cmd`` — on the same terms.
-libtmux is imported only for that view: importing it costs ``fleet start`` more
-than the tmux calls that build a whole fleet, before the first pane can start.
-We never use libtmux's query properties (``server.panes`` and friends bypass
-``cmd``); one ``list-panes -a -F`` call gives the whole fleet instead, which is
-also much cheaper than walking objects.
+spin), and importing it cost ``fleet start`` more than the tmux calls that
+build a whole fleet. :class:`FleetServer` runs every command with a deadline,
+and one ``list-panes -a -F`` call gives the whole fleet, much cheaper than
+walking libtmux's objects.
 
 Only sockets named ``fleet`` or ``fleet-*`` are fleets: the hooks and the pane
 identity ignore every other tmux server, and so do we — the user's default
@@ -73,7 +69,7 @@ def default_timeout() -> float:
 
 @functools.lru_cache(maxsize=None)
 def find_tmux(tmux_bin: str | None = None) -> str:
-    """The absolute path of tmux, checked to be recent enough for libtmux 0.62."""
+    """The absolute path of tmux, checked to be recent enough for the formats the fleet reads."""
     name = tmux_bin or "tmux"
     path = shutil.which(name)
     if path is None:
@@ -94,7 +90,7 @@ def find_tmux(tmux_bin: str | None = None) -> str:
 
 @dataclass
 class TmuxResult:
-    """One tmux invocation's outcome, shaped like libtmux's ``tmux_cmd`` (what its objects read)."""
+    """One tmux invocation's outcome: its status and its output lines."""
 
     cmd: list[str]
     returncode: int
@@ -124,7 +120,6 @@ class FleetServer:
         self.tmux_bin = find_tmux(tmux_bin)
         self.timeout = default_timeout() if timeout is None else timeout
 
-    # libtmux's own entry point: Pane/Window/Session methods of the libtmux view all come through here.
     def cmd(self, cmd: str, *args: t.Any, target: str | int | None = None) -> TmuxResult:
         argv: list[str] = [str(self.tmux_bin)]
         if self.config_file:
@@ -180,28 +175,6 @@ class FleetServer:
         """The server's socket path (to tell its panes' processes apart from other servers')."""
         result = self.cmd("display-message", "-p", "#{socket_path}")
         return result.stdout[0] if result.returncode == 0 and result.stdout else None
-
-    def libtmux(self) -> t.Any:
-        """This server as a ``libtmux.Server``: its objects' commands run through :meth:`cmd`."""
-        return _libtmux_view(self)
-
-    def pane(self, pane_id: str) -> t.Any:
-        """A libtmux Pane for *pane_id* without a query round trip."""
-        from libtmux.pane import Pane
-
-        return Pane(server=self.libtmux(), pane_id=pane_id)
-
-
-def _libtmux_view(fleet: FleetServer) -> t.Any:
-    import libtmux
-
-    class _View(libtmux.Server):
-        def cmd(self, cmd: str, *args: t.Any, target: str | int | None = None) -> t.Any:
-            return fleet.cmd(cmd, *args, target=target)
-
-    view = _View(socket_name=fleet.socket_name, config_file=fleet.config_file, colors=fleet.colors)
-    view.tmux_bin = fleet.tmux_bin
-    return view
 
 
 PANE_FIELDS = (

@@ -241,28 +241,6 @@ def test_bad_input_is_one_line_with_the_right_exit_status(world: FleetWorld) -> 
     assert not world.server_alive()
 
 
-def test_libtmux_is_imported_only_for_its_object_model(world: FleetWorld, monkeypatch: t.Any) -> None:
-    """``fleet start`` must not pay for importing libtmux before the first pane starts."""
-    import subprocess
-    import sys
-
-    from claude_shepherd.fleet.tmux import FleetServer, list_panes
-
-    code = "import sys, claude_shepherd.fleet.cli, claude_shepherd.fleet.builder, claude_shepherd.fleet.target, claude_shepherd.fleet.stop, claude_shepherd.fleet.status; print('libtmux' in sys.modules)"
-    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "False\n"
-
-    two_panes(world, "A")
-    world.plan("A", [{"mark": "ready"}, {"wait": None}])
-    assert world.fleet("start", "duo", "--no-attach").returncode == 0
-    monkeypatch.setenv("TMUX_TMPDIR", world.env["TMUX_TMPDIR"])
-    server = FleetServer(world.socket)
-    (info,) = list_panes(server, "duo")
-    pane = server.pane(info.pane_id)
-    assert pane.cmd("display-message", "-p", "#{@pane_label}").stdout == ["A"]
-    pane.refresh()
-    assert pane.window.window_name == "agents"
-
-
 def test_one_agent_at_a_time_stop_and_restart_leave_the_others_alone(world: FleetWorld) -> None:
     """supervisorctl's verbs: stop or restart one pane's agent; the rest keep running."""
     two_panes(world, "A", "B")
