@@ -21,7 +21,7 @@ import typing as t
 import typer
 
 from claude_shepherd.supervisor.env import FLEET_SOCKET_ENV, FLEET_STOP_GRACE_ENV
-from claude_shepherd.supervisor.errors import ShepherdError
+from claude_shepherd.supervisor.errors import ShepherdError, run_main
 
 PROG = "fleet"
 
@@ -396,20 +396,15 @@ def doctor(
 
 def run(argv: list[str] | None = None) -> int:
     """Run the CLI; an expected failure is one line on stderr with its exit status."""
-    try:
-        app(args=argv, prog_name=PROG, standalone_mode=True)
-    except SystemExit as exc:
-        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    except ShepherdError as exc:
-        typer.echo(f"{PROG}: error: {exc}", err=True)
-        return int(getattr(exc, "exit_code", 1))
-    except OSError as exc:
-        typer.echo(f"{PROG}: error: {exc.strerror or exc} ({exc.filename or 'I/O'})", err=True)
-        return 1
-    except KeyboardInterrupt:
-        typer.echo(f"{PROG}: interrupted", err=True)
-        return 130
-    return 0
+
+    def body() -> int:
+        try:
+            app(args=argv, prog_name=PROG, standalone_mode=True)
+        except SystemExit as exc:  # typer's own exits: usage errors, --help, typer.Exit
+            return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        return 0
+
+    return run_main(PROG, body)
 
 
 def main() -> None:

@@ -34,7 +34,7 @@ from pathlib import Path
 
 from claude_shepherd.hooks.protocol import HOOK_EVENTS
 from claude_shepherd.supervisor.env import CONFIG_DIR_ENV
-from claude_shepherd.supervisor.errors import ShepherdError
+from claude_shepherd.supervisor.errors import ShepherdError, run_main
 from claude_shepherd.supervisor.session.paths import project_root
 from claude_shepherd.supervisor.session.store import json_object, write_atomic
 
@@ -447,17 +447,12 @@ def parser(command: str) -> argparse.ArgumentParser:
 def main(argv: list[str]) -> int:
     command, rest = argv[0], argv[1:]
     args = parser(command).parse_args(rest)
-    say = print
-    try:
+
+    def body() -> None:
         target = target_for(args)
         if command == "install":
-            install(target, dry_run=args.dry_run, replace_status_line=args.replace_status_line, say=say)
+            install(target, dry_run=args.dry_run, replace_status_line=args.replace_status_line, say=print)
         else:
-            uninstall(target, dry_run=args.dry_run, say=say)
-    except ShepherdError as exc:
-        print(f"claude-hook {command}: error: {exc}", file=sys.stderr)
-        return 1
-    except OSError as exc:
-        print(f"claude-hook {command}: error: {exc.strerror or exc} ({exc.filename or 'I/O'})", file=sys.stderr)
-        return 1
-    return 0
+            uninstall(target, dry_run=args.dry_run, say=print)
+
+    return run_main(f"claude-hook {command}", body)
