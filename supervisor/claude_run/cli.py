@@ -33,7 +33,15 @@ from claude_shepherd.supervisor.claude_run.agent_env import claude_environment
 from claude_shepherd.supervisor.claude_run.claude_args import split_args
 from claude_shepherd.supervisor.claude_run.claude_bin import ClaudeNotFoundError, find_claude
 from claude_shepherd.supervisor.claude_run.crashloop import CrashPolicy
-from claude_shepherd.supervisor.errors import EXIT_CANNOT_EXECUTE, EXIT_INTERRUPTED, EXIT_NOT_FOUND, EXIT_USAGE, UsageError, run_main
+from claude_shepherd.supervisor.errors import (
+    EXIT_CANNOT_EXECUTE,
+    EXIT_INTERRUPTED,
+    EXIT_NOT_FOUND,
+    EXIT_USAGE,
+    UsageError,
+    run_main,
+    say_error,
+)
 from claude_shepherd.supervisor.claude_run.foreground import ForegroundRunner
 from claude_shepherd.supervisor.session.identity import current_pane_id, start_token
 from claude_shepherd.supervisor.claude_run.launch_plan import Owner
@@ -59,10 +67,7 @@ def say(line: str) -> None:
 
 
 def error(message: str) -> None:
-    try:
-        os.write(2, f"{PROG}: error: {message}\n".encode("utf-8", "replace"))
-    except OSError:
-        pass
+    say_error(PROG, message)
 
 
 def banner(agent: str | None, description: str | None) -> str:
