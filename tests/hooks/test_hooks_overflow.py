@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from claude_shepherd.hooks.context import Usage, newest, transcript_usage
-from hooks_helpers import activate, assistant_line, bash, call, hook_env, run, set_fields, state, tool
+from support.hooks import activate, assistant_line, bash, call, hook_env, run, set_fields, state, tool
 from claude_shepherd.supervisor.session.fields import DEFAULT_DEHYDRATE_CALL_BUDGET, F, Lifecycle
 
 OVERFLOW = "Context overflow"

@@ -11,8 +11,8 @@ import json
 import subprocess
 from pathlib import Path
 
-from conftest import script
-from hooks_helpers import activate, hook_env, set_fields, state, tool
+from support.fixtures import script
+from support.hooks import activate, hook_env, set_fields, state, tool
 from claude_shepherd.supervisor.session.fields import F
 
 

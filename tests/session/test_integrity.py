@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Run, script
-from hooks_helpers import assistant_line, bash, hook_env, run, tool
-from pane_harness import FleetPane, fleet_pane  # noqa: F401  (fixture)
+from support.fixtures import Run, script
+from support.hooks import assistant_line, bash, hook_env, run, tool
+from support.pane import FleetPane, fleet_pane  # noqa: F401  (fixture)
 from claude_shepherd.supervisor.session.identity import start_token
 
 S = "sessions/2026_02_07_TOPIC"
@@ -283,7 +283,7 @@ def held_lock(project: Path) -> t.Iterator[Path]:
     holder = subprocess.Popen(
         [sys.executable, "-c", "import sys, time\nfrom pathlib import Path\nfrom claude_shepherd.supervisor.session.store import file_lock\n"
          "with file_lock(Path(sys.argv[1])):\n    print('locked', flush=True)\n    time.sleep(30)\n",
-         str(d / ".state.json.lock")], stdout=subprocess.PIPE, cwd=Path(__file__).resolve().parent.parent)
+         str(d / ".state.json.lock")], stdout=subprocess.PIPE, cwd=Path(__file__).resolve().parents[2])
     assert holder.stdout is not None and holder.stdout.readline() == b"locked\n"
     yield d
     holder.kill()
@@ -648,7 +648,7 @@ print(f"{worst:.3f}")
 
 def test_a_writer_is_not_starved_by_a_dozen_busy_ones(tmp_path: Path) -> None:
     lock = tmp_path / "x.lock"
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     hammers = [subprocess.Popen([sys.executable, "-c", LOCK_HAMMER, str(lock), "6"], cwd=root) for _ in range(11)]
     try:
         out = subprocess.run([sys.executable, "-c", LOCK_WAITER, str(lock)], cwd=root, capture_output=True,

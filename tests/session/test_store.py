@@ -24,9 +24,9 @@ from claude_shepherd.supervisor.session.store import (
     update_state,
 )
 
-from conftest import script
+from support.fixtures import script
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _session(project: Path, name: str = "2026_01_01_S", state: dict | None = None) -> Path:

@@ -19,7 +19,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from claude_run_harness import (  # noqa: F401  (fixtures)
+from support.claude_run import (  # noqa: F401  (fixtures)
     DEAD_PID,
     FakeClaude,
     alive,

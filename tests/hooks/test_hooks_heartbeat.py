@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from claude_shepherd.supervisor.session.paths import log_file_name
-from hooks_helpers import activate, bash, call, hook_env, set_fields, state, tool
+from support.hooks import activate, bash, call, hook_env, set_fields, state, tool
 from claude_shepherd.supervisor.session.fields import F, Lifecycle
 
 LOG = "§CMD_LOG_BETWEEN_TOOL_USES"

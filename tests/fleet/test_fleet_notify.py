@@ -174,7 +174,7 @@ def test_border_and_tab_show_label_state_and_context(tmux: Tmux) -> None:
 def test_claude_hook_events_mark_the_pane(tmux: Tmux, project: Path) -> None:
     """The wiring: prompt submitted / tools running -> working, overflow deny -> error,
     Notification -> needs-you, Stop -> done, the status line -> context %."""
-    from hooks_helpers import activate, call, hook_env, tool
+    from support.hooks import activate, call, hook_env, tool
 
     a, b, c = tmux.ids
     env = {pane: hook_env(project, **tmux.pane_env(pane)) for pane in (a, b, c)}
@@ -193,7 +193,7 @@ def test_claude_hook_events_mark_the_pane(tmux: Tmux, project: Path) -> None:
     assert tmux.option(c, "@pane_notify") == "done"
     assert tmux.option(c, "@window_notify") == "needs-you"
 
-    from hooks_helpers import set_fields
+    from support.hooks import set_fields
 
     set_fields(session, contextUsage=0.9)
     answer = call("pre-tool-use", tool(project, "Grep", pattern="x"), env[a])

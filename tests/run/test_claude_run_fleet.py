@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import script
-from claude_run_harness import (  # noqa: F401  (fixtures)
+from support.fixtures import script
+from support.claude_run import (  # noqa: F401  (fixtures)
     DEAD_PID,
     FakeClaude,
     FleetTmux,

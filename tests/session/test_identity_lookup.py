@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import script
-from pane_harness import FleetPane, fleet_pane  # noqa: F401  (fixture)
+from support.fixtures import script
+from support.pane import FleetPane, fleet_pane  # noqa: F401  (fixture)
 from claude_shepherd.supervisor.session import index
 from claude_shepherd.supervisor.session.identity import (
     same_owner,

@@ -19,7 +19,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from claude_run_harness import FAKE_CLAUDE, TAG_ENV, FakeClaude, alive, fake, test_tag, wait_until  # noqa: F401
+from support.claude_run import FAKE_CLAUDE, TAG_ENV, FakeClaude, alive, fake, test_tag, wait_until  # noqa: F401
 from claude_shepherd.supervisor.session.identity import SUPERVISOR_PID_ENV, is_watchdog, start_token
 from claude_shepherd.supervisor.session.identity import process_stat
 from claude_shepherd.supervisor.claude_run.watchdog import WatchdogHandle, marked_processes, wait_pid

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import script
+from support.fixtures import script
 from claude_shepherd.hooks.install import BACKUP_SUFFIX, hook_command, main, ours
-from hooks_helpers import hook_env
+from support.hooks import hook_env
 
 USER_SETTINGS = {
     "model": "opus",
@@ -238,7 +238,7 @@ def test_symlinked_settings_and_permissions_are_kept(home: Path, tmp_path: Path)
 
 
 def test_skill_text_teaches_continue_and_dehydrate() -> None:
-    text = (Path(__file__).parent.parent / "hooks" / "skill" / "SKILL.md").read_text()
+    text = (Path(__file__).parents[2] / "hooks" / "skill" / "SKILL.md").read_text()
     front = text.split("---")[1]
     assert "name: session" in front and "description:" in front
     assert "session continue DIR" in text and "Resume the work at the phase" in text

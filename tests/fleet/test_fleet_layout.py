@@ -15,8 +15,8 @@ import pytest
 from claude_shepherd.fleet.layout import REFUSED_KEYS, Layout, LayoutError, load_layout, pane_script, parse_layout
 from claude_shepherd.fleet.lookup import find_layout
 
-FIXTURES = Path(__file__).parent / "fixtures" / "tmuxinator"
-EXAMPLES = Path(__file__).parent.parent / "tmuxinator"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "tmuxinator"
+EXAMPLES = Path(__file__).parents[2] / "tmuxinator"
 
 
 def parse(text: str, tmp_path: Path, name: str = "f.yml") -> Layout:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from claude_run_harness import wait_until
+from support.claude_run import wait_until
 
 
 class FleetPane:

@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import script
+from support.fixtures import script
 from claude_shepherd.hooks.cli import HOOK_EVENTS, main, run_hook
 from claude_shepherd.hooks.install import hook_command
-from hooks_helpers import activate, bash, call, hook_env, run, tool
+from support.hooks import activate, bash, call, hook_env, run, tool
 from claude_shepherd.supervisor.session.store import file_lock
 
 HEAVY = {"pydantic", "typer", "click", "rich", "libtmux", "psutil", "filelock", "yaml"}

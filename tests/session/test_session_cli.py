@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Run, script
-from pane_harness import FleetPane, fleet_pane  # noqa: F401  (fixture)
+from support.fixtures import Run, script
+from support.pane import FleetPane, fleet_pane  # noqa: F401  (fixture)
 from claude_shepherd.supervisor.session.identity import start_token
 
 S = "sessions/2026_02_07_TOPIC"

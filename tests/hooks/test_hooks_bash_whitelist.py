@@ -16,7 +16,7 @@ import pytest
 
 from claude_shepherd.hooks.bash_whitelist import parse, whitelisted
 from claude_shepherd.hooks.config import load
-from hooks_helpers import activate, bash, call, hook_env, state
+from support.hooks import activate, bash, call, hook_env, state
 from claude_shepherd.supervisor.session.fields import F
 
 SESSION_SCRIPT = os.path.join(os.path.dirname(sys.executable), "session")

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import psutil
 
-from claude_run_harness import DEAD_PID, wait_until
-from fleet_harness import FleetWorld, world  # noqa: F401  (fixture)
+from support.claude_run import DEAD_PID, wait_until
+from support.fleet import FleetWorld, world  # noqa: F401  (fixture)
 from claude_shepherd.supervisor.session import index
 from claude_shepherd.supervisor.session.store import read_state
 

@@ -28,7 +28,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from claude_run_harness import FAKE_CLAUDE, TAG_ENV, reap, tagged, wait_until
+from support.claude_run import FAKE_CLAUDE, TAG_ENV, reap, tagged, wait_until
 
 BIN = Path(sys.executable).parent
 PER_PANE = (

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from hooks_helpers import activate, bash, call, hook_env, run, set_fields, tool
+from support.hooks import activate, bash, call, hook_env, run, set_fields, tool
 from claude_shepherd.supervisor.session.fields import F, Lifecycle
 
 GATE = "§CMD_REQUIRE_ACTIVE_SESSION"

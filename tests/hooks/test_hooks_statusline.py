@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from claude_shepherd.hooks.statusline import shown_percent
-from conftest import script
-from hooks_helpers import activate, call, hook_env, run, set_fields, state
+from support.fixtures import script
+from support.hooks import activate, call, hook_env, run, set_fields, state
 from claude_shepherd.supervisor.session.fields import F, Lifecycle
 
 SID = "0b1b7cc9-6911-4d5b-9a77-b8d720a2c2c5"

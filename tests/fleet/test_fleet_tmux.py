@@ -17,8 +17,8 @@ from pathlib import Path
 
 import psutil
 
-from fleet_harness import BIN, FleetWorld, running, world  # noqa: F401  (fixture)
-from claude_run_harness import wait_until
+from support.fleet import BIN, FleetWorld, running, world  # noqa: F401  (fixture)
+from support.claude_run import wait_until
 from claude_shepherd.supervisor.session.schema import validate_state as parse
 from claude_shepherd.supervisor.session.store import read_state, update_state
 

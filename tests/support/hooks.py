@@ -14,7 +14,7 @@ import subprocess
 import typing as t
 from pathlib import Path
 
-from conftest import script
+from support.fixtures import script
 from claude_shepherd.hooks.cli import run_hook
 from claude_shepherd.supervisor.session import transitions as tr
 from claude_shepherd.supervisor.session.fields import STATE_FILE

@@ -40,7 +40,7 @@ import pytest
 from claude_shepherd.supervisor.session.identity import start_token
 from claude_shepherd.supervisor.claude_run.watchdog import wait_pid
 
-TESTS = Path(__file__).resolve().parent
+TESTS = Path(__file__).resolve().parent.parent
 FAKE_CLAUDE = TESTS / "fake_claude.py"
 BIN = Path(sys.executable).parent
 TAG_ENV = "SHEPHERD_TEST_TAG"

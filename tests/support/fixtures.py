@@ -1,0 +1,68 @@
+"""Shared fixtures: a scratch project with its own sessions root, and the CLIs of this venv.
+
+Tests run the real console scripts of this installation as subprocesses, with
+real files and real processes; nothing of ours is mocked.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import typing as t
+from pathlib import Path
+
+import pytest
+
+BIN = Path(sys.executable).parent
+
+
+def script(name: str) -> str:
+    """Absolute path of one of our console scripts in this venv."""
+    path = BIN / name
+    if not path.exists():
+        pytest.fail(f"console script {name} is not installed in {BIN}; run pip install -e '.[test]'")
+    return str(path)
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A project directory with ``sessions/``; the process env points at it."""
+    proj = tmp_path / "proj"
+    (proj / "sessions").mkdir(parents=True)
+    monkeypatch.chdir(proj)
+    monkeypatch.setenv("CLAUDE_SESSIONS_DIR", str(proj / "sessions"))
+    for var in ("TMUX", "TMUX_PANE", "WATCHDOG_PID", "CLAUDE_CODE_SESSION_ID", "SESSION_REQUIRED"):
+        monkeypatch.delenv(var, raising=False)
+    # By default the "supervisor" of CLI calls is this test process (alive, stable).
+    monkeypatch.setenv("CLAUDE_SUPERVISOR_PID", str(os.getpid()))
+    return proj
+
+
+class Run(t.Protocol):
+    def __call__(
+        self, *args: str, input: str | None = None, env: dict[str, str] | None = None, timeout: float = 20
+    ) -> subprocess.CompletedProcess[str]: ...
+
+
+@pytest.fixture
+def run_session(project: Path) -> Run:
+    """Run ``session ARGS...`` in the project; returns the completed process."""
+
+    def run(
+        *args: str, input: str | None = None, env: dict[str, str] | None = None, timeout: float = 20
+    ) -> subprocess.CompletedProcess[str]:
+        full_env = dict(os.environ)
+        if env:
+            full_env.update(env)
+        return subprocess.run(
+            [script("session"), *args],
+            input=input if input is not None else "",
+            capture_output=True,
+            text=True,
+            cwd=project,
+            env=full_env,
+            timeout=timeout,
+        )
+
+    return run
