@@ -98,6 +98,8 @@ def _protected(cwd: str, root: str, env: t.Mapping[str, str]) -> list[tuple[str,
     found.append((os.path.join(cache, SHIM_PARENT), "the session command's shim folder"))
     for config in configs:
         found.append((os.path.join(config, "shell-snapshots"), "Claude's shell snapshots"))
+        # The overflow gate reads usage from the transcripts, as the source an agent cannot easily write.
+        found.append((os.path.join(config, "projects"), "Claude's transcripts"))
         found.append((os.path.join(config, "skills", "session"), "the /session skill"))
         found += [(os.path.join(config, name), "a settings file holding the hooks") for name in SETTINGS_FILES]
     projects = {str(project_root(cwd))}
@@ -107,8 +109,10 @@ def _protected(cwd: str, root: str, env: t.Mapping[str, str]) -> list[tuple[str,
     for project in projects:
         found += [(os.path.join(project, ".claude", name), "a settings file holding the hooks")
                   for name in SETTINGS_FILES]
-    found += [(os.path.join(home, name), "a shell start-up file (Claude's shell snapshots are made from it)")
-              for name in SHELL_STARTUP_FILES]
+    zdotdir = env.get("ZDOTDIR", "").strip()
+    for base in {home, zdotdir} if zdotdir and os.path.isabs(zdotdir) else {home}:
+        found += [(os.path.join(base, name), "a shell start-up file (Claude's shell snapshots are made from it)")
+                  for name in SHELL_STARTUP_FILES]
     tmux = tmux_path(env)
     if tmux is not None:
         found.append((tmux, "the tmux the hooks run"))

@@ -379,7 +379,8 @@ def test_file_tools_cannot_plant_code_our_commands_or_hooks_would_load(project: 
     assert "§CMD_PROTECTED_FILE" in out, f"Write of {what} ({path}) was allowed"
 
 
-@pytest.mark.parametrize("path", ["~/.bash_aliases", "~/.bash_logout", "sessions/2026_NEXT_TOPIC"])
+@pytest.mark.parametrize("path", ["~/.bash_aliases", "~/.bash_logout", "sessions/2026_NEXT_TOPIC",
+                                  "~/.claude/projects/p/main.jsonl"])
 def test_shell_files_and_squatted_session_names_are_protected(project: Path, path: str) -> None:
     write_state(project, mine())
     out = run("pre-tool-use", tool(project, "Write", file_path=path, content="x"), hook_env(project), cwd=project).stdout
