@@ -404,9 +404,7 @@ def sessions_roots(fleet: Fleet, table: pr.Table, layouts: t.Sequence[Layout]) -
     roots = {sessions_root()}
     for socket, panes in fleet.panes.items():
         for pane in panes:
-            members = table.of_pane(socket, pane.pane_id, 0 if pane.dead else pane.pid)
-            supervisor = next((p for p in members if p.is_supervisor), None)
-            claude = table.claude_of(supervisor) if supervisor else None
+            _, supervisor, claude = table.agent_of(socket, pane)
             roots.add(sessions_root_of(pane, supervisor, claude))
     for layout in layouts:
         for window in layout.windows:

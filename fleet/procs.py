@@ -22,8 +22,11 @@ from pathlib import Path
 
 import psutil
 
-from claude_shepherd.supervisor.session.identity import SUPERVISOR_PID_ENV, WATCHDOG_NAME
-from claude_shepherd.supervisor.session.paths import SESSIONS_DIR_ENV
+from claude_shepherd.supervisor.env import SESSIONS_DIR_ENV, SUPERVISOR_PID_ENV
+from claude_shepherd.supervisor.session.identity import WATCHDOG_NAME
+
+if t.TYPE_CHECKING:
+    from claude_shepherd.fleet.tmux import PaneInfo
 
 SUPERVISOR_SCRIPT = "claude-run"
 SUPERVISOR_MODULE = "claude_shepherd.supervisor.claude_run.cli"
@@ -129,12 +132,17 @@ class Table:
         return sorted((p for p in found.values() if not p.is_tmux_server), key=lambda p: p.pid)
 
     def claude_of(self, supervisor: Proc) -> Proc | None:
-        """The Claude a supervisor runs: its child that is not the watchdog."""
-        for pid in sorted(self.children.get(supervisor.pid, [])):
-            child = self.by_pid.get(pid)
-            if child is not None and not child.is_watchdog:
-                return child
-        return None
+        """The Claude a supervisor runs: its oldest child that is not the watchdog (a subreaper's
+        other children are orphans Claude's tools left, all started after Claude)."""
+        children = [self.by_pid[pid] for pid in self.children.get(supervisor.pid, []) if pid in self.by_pid]
+        candidates = [child for child in children if not child.is_watchdog]
+        return min(candidates, key=lambda p: (p.create_time, p.pid)) if candidates else None
+
+    def agent_of(self, socket_path: str | None, pane: PaneInfo) -> tuple[list[Proc], Proc | None, Proc | None]:
+        """A pane's processes, its supervisor and the Claude it runs: the pane -> supervisor -> Claude walk."""
+        members = self.of_pane(socket_path, pane.pane_id, 0 if pane.dead else pane.pid)
+        supervisor = next((p for p in members if p.is_supervisor), None)
+        return members, supervisor, self.claude_of(supervisor) if supervisor else None
 
 
 def snapshot(*, with_env: bool = True) -> Table:

@@ -19,7 +19,8 @@ from claude_shepherd.fleet.tmux import FleetServer, PaneInfo, list_panes
 from claude_shepherd.supervisor.session.fields import F
 from claude_shepherd.supervisor.session.identity import start_token
 from claude_shepherd.supervisor.session.lookup import Found, sessions_on_pane, sessions_owned_by
-from claude_shepherd.supervisor.session.paths import SESSIONS_DIR_ENV, sessions_root
+from claude_shepherd.supervisor.env import SESSIONS_DIR_ENV
+from claude_shepherd.supervisor.session.paths import sessions_root
 
 
 @dataclass(frozen=True)
@@ -90,9 +91,7 @@ def collect(server: FleetServer, sessions: t.Sequence[str] | None = None) -> lis
     table = pr.snapshot()
     rows: list[PaneStatus] = []
     for pane in sorted(panes, key=lambda p: (p.session, p.window_index, p.pane_index)):
-        members = table.of_pane(socket, pane.pane_id, 0 if pane.dead else pane.pid)
-        supervisor = next((p for p in members if p.is_supervisor), None)
-        claude = table.claude_of(supervisor) if supervisor else None
+        _, supervisor, claude = table.agent_of(socket, pane)
         found = find_pane_session(sessions_root_of(pane, supervisor, claude), pane, supervisor)
         state = found.state if found else {}
         usage = state.get(F.CONTEXT_USAGE)

@@ -26,7 +26,7 @@ from claude_shepherd.hooks.protocol import one_line, parse_input
 from claude_shepherd.hooks.session_start import conversation_id
 from claude_shepherd.supervisor.session import pane_records
 from claude_shepherd.supervisor.session.fields import F
-from claude_shepherd.supervisor.session.identity import SUPERVISOR_PID_ENV
+from claude_shepherd.supervisor.env import SUPERVISOR_PID_ENV
 from claude_shepherd.supervisor.session.paths import display_name
 from claude_shepherd.supervisor.session.phases import declared, try_parse
 from claude_shepherd.supervisor.session.store import update_state

@@ -50,7 +50,8 @@ import signal
 import sys
 import time
 
-from claude_shepherd.supervisor.session.identity import SUPERVISOR_PID_ENV, WATCHDOG_NAME, parent_pid, process_stat, start_token
+from claude_shepherd.supervisor.env import SUPERVISOR_PID_ENV
+from claude_shepherd.supervisor.session.identity import WATCHDOG_NAME, parent_pid, process_stat, start_token
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations are never evaluated; the watchdog process need not import typing
