@@ -2,7 +2,7 @@
 
 This is a security boundary: the agent writes the command. The bash original
 matched a prefix, so ``engine session find; cat /etc/shadow`` passed
-(original-system §5.3). Here the *whole* command must be one simple command:
+(docs/DESIGN.md appendix A). Here the *whole* command must be one simple command:
 
 * words made of plain characters, ``'single'`` or ``"double"`` quoted strings
   (double quotes without ``$``, backticks or backslashes);

@@ -2,9 +2,9 @@
 
 * The status line's ``used_percentage``, stored by ``claude-hook status-line``
   as ``contextUsage`` (with ``contextUsageAt``). The status line never runs in
-  ``claude -p`` (reference §4), so that value can be missing or old.
+  ``claude -p`` (docs/DESIGN.md §6.4), so that value can be missing or old.
 * The transcript: when a PreToolUse hook runs, the assistant message that asked
-  for the tool is already in the transcript with its ``usage`` (reference §9);
+  for the tool is already in the transcript with its ``usage`` (docs/DESIGN.md §6.9);
   input + cache tokens ÷ the window size is the same quantity.
 
 A number that is missing, not a number, negative or not finite is *unknown*,

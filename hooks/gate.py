@@ -1,6 +1,6 @@
 """The session gate: with ``SESSION_REQUIRED=1``, no work without an active session.
 
-PreToolUse (seed 002 S10/S11): AskUserQuestion and Skill always pass, so do a
+PreToolUse (docs/DESIGN.md S10/S11): AskUserQuestion and Skill always pass, so do a
 single ``session`` command and reading standards; everything else needs the
 caller's session to be live (active, dehydrating or resuming). The deny says
 what to do next. UserPromptSubmit injects the same guidance proactively.

@@ -2,9 +2,9 @@
 
 Only for sessions whose skill declared a ``logTemplate``. One counter per
 transcript (``toolCallsByTranscript``, keyed by the transcript's basename), so
-sub-agents do not inflate the main agent's count (seed 002 §7 req. 10).
+sub-agents do not inflate the main agent's count (docs/DESIGN.md §7.10).
 ``loading=true`` (bootstrap, granted once per conversation, until the first
-``session phase``) and dehydrating pass uncounted (req. 13). Only a ``session
+``session phase``) and dehydrating pass uncounted (§7.13). Only a ``session
 log`` that really appended an entry resets the counters, and it does so itself
 (:func:`claude_shepherd.supervisor.session.transitions.record_log_entry`) — the hook never resets on
 seeing the command, which may fail, print its help or name another session.

@@ -1,4 +1,4 @@
-"""The overflow gate: at the context threshold, nothing but dehydrating (seed 002 S4, R4).
+"""The overflow gate: at the context threshold, nothing but dehydrating (docs/DESIGN.md S4, R4).
 
 Applied to the state under its lock. In order:
 
@@ -8,7 +8,7 @@ Applied to the state under its lock. In order:
    session) and passes;
 3. while dehydrating, or with a restart pending, tools pass for a bounded
    number of calls — the original let an agent invoke dehydrate and then work
-   on forever (original-system §5.3);
+   on forever (docs/DESIGN.md appendix A);
 4. at or above the threshold: ``overflowed=true`` (recording which
    conversation overflowed) and deny, saying how to dehydrate;
 5. a conversation that overflowed stays blocked even if its usage drops (a

@@ -6,7 +6,7 @@
 2. the overflow gate and 3. the heartbeat, both applied to the session's state
    in *one* locked read-modify-write, so a call denied by an earlier rule is
    never counted or written by a later one (the bash hooks ran in parallel and
-   raced each other, original-system §5.2 R2).
+   raced each other, docs/DESIGN.md appendix A R2).
 
 Output: nothing to allow, a deny, or a heartbeat warning as additional
 context. Whatever goes wrong, the answer is a deny naming the failure — except

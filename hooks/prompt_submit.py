@@ -1,4 +1,4 @@
-"""``claude-hook user-prompt-submit``: the prompt gate (seed 002 S10, S11).
+"""``claude-hook user-prompt-submit``: the prompt gate (docs/DESIGN.md S10, S11).
 
 With ``SESSION_REQUIRED=1`` and no live session (none, completed, restarting),
 the prompt goes through with boot instructions attached as additional

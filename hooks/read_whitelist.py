@@ -3,7 +3,7 @@
 Only to load standards and session material: ``~/.claude/`` (and
 ``$CLAUDE_CONFIG_DIR``), the project's ``.claude/``, the sessions root, or a
 file named ``CLAUDE.md`` / ``MEMORY.md``. The bash original matched the raw
-string, so ``/etc/.claude/../passwd`` passed (original-system §5.3). Here the
+string, so ``/etc/.claude/../passwd`` passed (docs/DESIGN.md appendix A). Here the
 path is made absolute against the hook's ``cwd`` and symlink-resolved, and
 only then compared by whole path components.
 Standard library only.

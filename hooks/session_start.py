@@ -3,7 +3,7 @@
 SessionStart fires at startup, resume, ``/clear`` (which changes the id) and
 compaction, and — unlike the status line — also in ``claude -p``. The id is
 what ``claude-run`` later resumes, so it is never written while a restart is
-pending, after an overflow or while dehydrating (seed 002 R1). Prints nothing.
+pending, after an overflow or while dehydrating (docs/DESIGN.md R1). Prints nothing.
 Standard library only.
 """
 

@@ -1,8 +1,8 @@
 """``claude-hook status-line``: bind the conversation to the session, then draw one line.
 
-On every render Claude Code pipes its status object in (reference §4). We
+On every render Claude Code pipes its status object in (docs/DESIGN.md §6.4). We
 record ``sessionId`` (unless a restart is pending, the session overflowed or is
-dehydrating — seed 002 R1), ``contextUsage`` = ``used_percentage``/100 and the
+dehydrating — docs/DESIGN.md R1), ``contextUsage`` = ``used_percentage``/100 and the
 window size (which the PreToolUse hook needs to read usage from transcripts),
 and, in a fleet pane, claim the session for this supervisor. An unknown
 percentage (null at startup, garbage) leaves the stored value alone: it is

@@ -2,7 +2,7 @@
 
 * ``CLAUDE_SUPERVISOR_PID`` — the supervisor's own PID, the same for every
   launch: ``session activate`` records it as the owner, hooks and the status
-  line find their session by it (hard requirement 8).
+  line find their session by it (docs/DESIGN.md §7.8).
 * ``SESSION_REQUIRED=1`` — the session gate applies.
 * ``CLAUDE_SESSIONS_DIR`` — the absolute sessions root, so hooks, the status
   line and Bash tools agree even after the agent ``cd``\\ s elsewhere.

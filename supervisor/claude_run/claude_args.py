@@ -6,7 +6,7 @@
 
 * **conversation selectors** — ``--resume/-r [ID]``, ``--continue/-c``,
   ``--session-id ID``, ``--fork-session``, ``--from-pr [N]``, ``--teleport``: a
-  restart is always a fresh conversation (seed 002 §9), so repeating them
+  restart is always a fresh conversation (docs/DESIGN.md §9), so repeating them
   would resume exactly what must not be resumed;
 * **the initial prompt** (a positional argument): a restart carries its own
   prompt (``/session continue ...``), and re-sending the first task after a

@@ -1,4 +1,4 @@
-"""What the next Claude launch is, decided from the session state (seed 002 §9).
+"""What the next Claude launch is, decided from the session state (docs/DESIGN.md §9).
 
 Three questions, each answered under the session's lock through the
 transitions of :mod:`claude_shepherd.supervisor.session.transitions`:
@@ -11,7 +11,7 @@ transitions of :mod:`claude_shepherd.supervisor.session.transitions`:
 * **Can our own conversation be resumed after a crash?** (:func:`after_crash`)
 
 A conversation is resumed only if nobody else alive owns the session, it is
-not ``overflowed`` and no ``killRequested`` is pending (hard requirements 4, 7),
+not ``overflowed`` and no ``killRequested`` is pending (docs/DESIGN.md §7.4, §7.7),
 it has a ``sessionId``, and Claude still has its transcript. Every decision to
 start fresh instead carries one line saying why.
 """

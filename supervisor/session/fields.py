@@ -23,7 +23,7 @@ class F:
     PID_START = "pidStart"
     SESSION_ID = "sessionId"
     FLEET_PANE_ID = "fleetPaneId"
-    # lifecycle (seed 002 §3: three orthogonal fields)
+    # lifecycle (docs/DESIGN.md §3: three orthogonal fields)
     LIFECYCLE = "lifecycle"
     OVERFLOWED = "overflowed"
     OVERFLOW_CONVERSATION = "overflowConversation"
@@ -66,7 +66,7 @@ LAST_EDIT_PREFIX = "lastEditFile_"
 
 
 class Lifecycle:
-    """Values of ``lifecycle`` (seed 002 §3.1)."""
+    """Values of ``lifecycle`` (docs/DESIGN.md §3.1)."""
 
     ACTIVE = "active"
     COMPLETED = "completed"

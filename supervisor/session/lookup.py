@@ -1,4 +1,4 @@
-"""Which session is mine? The one lookup every component shares (seed 002 §2).
+"""Which session is mine? The one lookup every component shares (docs/DESIGN.md §2).
 
 Two strategies, in order, read-only:
 

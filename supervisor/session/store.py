@@ -2,7 +2,7 @@
 
 Every writer in the project goes through :func:`update_state`. It holds an
 exclusive ``flock`` on ``.state.json.lock`` from the read to the replace, so two
-writers never lose each other's update (seed 002 R5), and it writes a temp file
+writers never lose each other's update (docs/DESIGN.md R5), and it writes a temp file
 in the same directory, fsyncs it and renames it over the state file, so a reader
 never sees half a file even when a writer is SIGKILLed mid-write.
 

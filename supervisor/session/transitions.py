@@ -1,7 +1,7 @@
-"""The state transitions of seed 002 §3.6, each the only writer of its fields.
+"""The state transitions of docs/DESIGN.md §3.6, each the only writer of its fields.
 
 Every function changes a state dict in place (inside
-:func:`claude_shepherd.supervisor.session.store.update_state`) and writes only what the seed says that
+:func:`claude_shepherd.supervisor.session.store.update_state`) and writes only what docs/DESIGN.md §3.6 says that
 transition writes. State flows forward — ``overflowed`` only becomes true,
 ``killRequested`` is set by a restart request and cleared by its consumer —
 except through :func:`activate`, the one entry point of a new lifecycle.
@@ -249,7 +249,7 @@ def set_setting(state: State, field: str, value: t.Any, *, now: float | None = N
 
 
 def release_pane(state: State) -> None:
-    """Another session claimed this pane: one pane, one session (hard requirement 1)."""
+    """Another session claimed this pane: one pane, one session (docs/DESIGN.md §7.1)."""
     state.pop(F.FLEET_PANE_ID, None)
 
 
@@ -346,7 +346,7 @@ def request_restart(state: State, session_dir: Path, *, now: float | None = None
     state[F.RESTART_PROMPT] = prompt
     state[F.CONTEXT_USAGE] = 0
     state.pop(F.CONTEXT_USAGE_AT, None)
-    state.pop(F.SESSION_ID, None)  # never resume this conversation (hard requirement 7)
+    state.pop(F.SESSION_ID, None)  # never resume this conversation (docs/DESIGN.md §7.7)
     state[F.LAST_HEARTBEAT] = timestamp(now)
     return prompt
 
@@ -362,7 +362,7 @@ def begin_dehydrate(state: State) -> None:
 
 
 def mark_overflowed(state: State, conversation: str | None = None) -> None:
-    """Context hit the threshold: sticky until a new conversation activates (hard requirement 4)."""
+    """Context hit the threshold: sticky until a new conversation activates (docs/DESIGN.md §7.4)."""
     state[F.OVERFLOWED] = True
     if conversation:
         state[F.OVERFLOW_CONVERSATION] = conversation
@@ -380,7 +380,7 @@ def consume_restart(state: State) -> str | None:
     """The supervisor takes a pending restart request; returns its prompt.
 
     A restart is always a fresh Claude: ``killRequested`` was set, so the old
-    conversation is never resumed (seed §9).
+    conversation is never resumed (docs/DESIGN.md §9).
     """
     prompt = state.get(F.RESTART_PROMPT)
     if state.get(F.KILL_REQUESTED) is not True or not isinstance(prompt, str) or not prompt:
