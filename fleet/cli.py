@@ -61,6 +61,11 @@ LayoutArg = t.Annotated[
         show_default=False,
     ),
 ]
+GraceOpt = t.Annotated[
+    float,
+    typer.Option("--grace", envvar=FLEET_STOP_GRACE_ENV, metavar="S", min=0,
+                 help="Seconds agents get to stop after SIGTERM before they are killed."),
+]  # fmt: skip
 PaneOpt = t.Annotated[
     t.Optional[list[str]],
     typer.Option("--pane", metavar="LABEL", help="Only the agent of this pane (repeatable)."),
@@ -134,11 +139,7 @@ def _attach(socket: str, session: str, wanted: bool, tmux: str) -> None:
 @app.command()
 def stop(
     layout: LayoutArg = None,
-    grace: t.Annotated[
-        float,
-        typer.Option("--grace", envvar=FLEET_STOP_GRACE_ENV, metavar="S", min=0,
-                     help="Seconds agents get to stop after SIGTERM before they are killed."),
-    ] = 10.0,  # fmt: skip
+    grace: GraceOpt = 10.0,
     socket: SocketOpt = None,
     pane: PaneOpt = None,
 ) -> None:
@@ -286,11 +287,7 @@ def logs(
 @app.command()
 def restart(
     layout: LayoutArg = None,
-    grace: t.Annotated[
-        float,
-        typer.Option("--grace", envvar=FLEET_STOP_GRACE_ENV, metavar="S", min=0,
-                     help="Seconds agents get to stop after SIGTERM before they are killed."),
-    ] = 10.0,  # fmt: skip
+    grace: GraceOpt = 10.0,
     socket: SocketOpt = None,
     pane: PaneOpt = None,
 ) -> None:

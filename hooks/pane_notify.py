@@ -29,7 +29,7 @@ import sys
 import time
 from pathlib import Path
 
-from claude_shepherd.supervisor.session.identity import TMUX_TIMEOUT, fleet_socket
+from claude_shepherd.supervisor.session.identity import fleet_socket
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
@@ -115,24 +115,9 @@ def _remember(stamp: Path | None, value: str) -> None:
 
 def _tmux(socket: str, args: list[str]) -> t.Any:
     """``tmux -S SOCKET ARGS`` with a deadline; None when tmux did not answer (or none is trusted)."""
-    from claude_shepherd.supervisor.session.programs import tmux_path
+    from claude_shepherd.supervisor.session.programs import run_tmux
 
-    tmux = tmux_path()
-    if tmux is None:
-        return None
-    import subprocess  # only inside a fleet pane: it costs ~5 ms per hook call elsewhere
-
-    try:
-        return subprocess.run(
-            [tmux, "-S", socket, *args],
-            capture_output=True,
-            text=True,
-            timeout=TMUX_TIMEOUT,
-            check=False,
-            stdin=subprocess.DEVNULL,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
+    return run_tmux(socket, args)
 
 
 def context_percent(usage: float | None) -> str | None:

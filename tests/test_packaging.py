@@ -8,6 +8,7 @@ the first clashing module name, and uninstalling one removes the other's files).
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -33,7 +34,9 @@ def wheels(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     got = _run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "-d", str(out / "theirs"), "supervisor"])
     if got.returncode != 0:
         pytest.skip(f"supervisord could not be downloaded: {got.stderr.strip().splitlines()[-1:]}")
-    built = _run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(out / "ours"), str(ROOT)])
+    source = out / "source"  # a copy: building in the checkout would leave build/ and egg-info there
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(".git", ".venv", "build", "*.egg-info", "__pycache__"))
+    built = _run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(out / "ours"), str(source)])
     assert built.returncode == 0, built.stderr
     return {"theirs": next((out / "theirs").glob("*.whl")), "ours": next((out / "ours").glob("*.whl"))}
 

@@ -22,7 +22,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
     import typing as t
 
-TMUX_TIMEOUT = 1.0
 FLEET_SOCKET = "fleet"
 
 _boot_id: str | None = None
@@ -272,25 +271,10 @@ def current_pane_id(env: t.Mapping[str, str] | None = None) -> str | None:
     socket = fleet_socket(env)
     if socket is None:
         return None
-    from claude_shepherd.supervisor.session.programs import tmux_path
+    from claude_shepherd.supervisor.session.programs import run_tmux
 
-    tmux = tmux_path(env)
-    if tmux is None:
-        return None
-    import subprocess  # only inside a fleet pane: costs ~5 ms per hook call otherwise
-
-    try:
-        out = subprocess.run(
-            [tmux, "-S", socket, "display-message", "-p", "-t", env["TMUX_PANE"], PANE_ID_FORMAT],
-            capture_output=True,
-            text=True,
-            timeout=TMUX_TIMEOUT,
-            check=False,
-            stdin=subprocess.DEVNULL,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    if out.returncode != 0:
+    out = run_tmux(socket, ["display-message", "-p", "-t", env["TMUX_PANE"], PANE_ID_FORMAT], env)
+    if out is None or out.returncode != 0:
         return None
     pane_pid, _, rest = out.stdout.rstrip("\n").partition("\t")
     if not pane_pid.isdigit() or not is_ancestor(int(pane_pid)):

@@ -241,14 +241,19 @@ def test_bad_input_is_one_line_with_the_right_exit_status(world: FleetWorld) -> 
     assert not world.server_alive()
 
 
-def test_one_agent_at_a_time_stop_and_restart_leave_the_others_alone(world: FleetWorld) -> None:
-    """supervisorctl's verbs: stop or restart one pane's agent; the rest keep running."""
-    two_panes(world, "A", "B")
-    for label in ("A", "B"):
+def start_agents(world: FleetWorld, *labels: str) -> None:
+    """Start fleet 'duo' with one stand-in agent per label, each activated and ready."""
+    two_panes(world, *labels)
+    for label in labels:
         world.plan(label, agent(label=label))
     assert world.fleet("start", "duo", "--no-attach").returncode == 0
-    for label in ("A", "B"):
+    for label in labels:
         world.wait_event(label, "mark", name="ready")
+
+
+def test_one_agent_at_a_time_stop_and_restart_leave_the_others_alone(world: FleetWorld) -> None:
+    """supervisorctl's verbs: stop or restart one pane's agent; the rest keep running."""
+    start_agents(world, "A", "B")
     b_pid = world.panes()["B"]["pane_pid"]
 
     stopped = world.fleet("stop", "duo", "--pane", "A", "--grace", "5")
@@ -274,12 +279,7 @@ def test_one_agent_at_a_time_stop_and_restart_leave_the_others_alone(world: Flee
 
 
 def test_attach_selects_an_agents_pane_and_logs_show_its_output(world: FleetWorld) -> None:
-    two_panes(world, "A", "B")
-    for label in ("A", "B"):
-        world.plan(label, agent(label=label))
-    assert world.fleet("start", "duo", "--no-attach").returncode == 0
-    for label in ("A", "B"):
-        world.wait_event(label, "mark", name="ready")
+    start_agents(world, "A", "B")
 
     attach = world.fleet("attach", "duo", "--pane", "B", "--socket", world.socket, socket=False)
     assert attach.returncode == 0, attach.stderr
@@ -307,12 +307,7 @@ def test_attach_selects_an_agents_pane_and_logs_show_its_output(world: FleetWorl
 
 
 def test_a_pane_removed_from_the_layout_but_running_is_reported_not_touched(world: FleetWorld) -> None:
-    two_panes(world, "A", "B")
-    for label in ("A", "B"):
-        world.plan(label, agent(label=label))
-    assert world.fleet("start", "duo", "--no-attach").returncode == 0
-    for label in ("A", "B"):
-        world.wait_event(label, "mark", name="ready")
+    start_agents(world, "A", "B")
     b_pid = world.panes()["B"]["pane_pid"]
     two_panes(world, "A")  # B is removed from the layout while it runs
 
