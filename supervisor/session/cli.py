@@ -551,6 +551,41 @@ def _command(sub: t.Any, name: str, fn: t.Callable[..., int | None], summary: st
     )  # fmt: skip
 
 
+_DIR = ("dir", {"metavar": "DIR", "help": DIR_HELP})
+_OWN_PANE = ("--fleet-pane", {"metavar": "ID", "help": "this agent's fleet pane id (only its own is accepted)"})
+_APPROVED = ("--user-approved", {"metavar": "REASON", "help": APPROVED_HELP})
+
+COMMAND_LINE: tuple[tuple[str, t.Callable[..., int | None], str, str, tuple[tuple[str, dict[str, t.Any]], ...]], ...] = (
+    ("activate", activate, "claim DIR for this agent (creating it); a JSON object on stdin is merged in",
+     "session activate sessions/2026_02_07_TOPIC implement",
+     (_DIR, ("skill", {"metavar": "SKILL", "help": "the skill this session runs, e.g. implement"}), _OWN_PANE,
+      ("--target-file", {"metavar": "FILE", "help": "the file the status line links to"}), _APPROVED)),
+    ("find", find, "print this agent's session (fleet pane first, then supervisor PID); exit 1 if none",
+     "session find", (("--fleet-pane", {"metavar": "ID", "help": PANE_HELP}),)),
+    ("phase", phase, "enter phase LABEL (in order when the skill declared phases); proof lines on stdin",
+     "session phase sessions/2026_02_07_TOPIC '3: Build'",
+     (_DIR, ("label", {"metavar": "LABEL", "help": "e.g. '3: Build' or '3.1: Tests'"}), _APPROVED)),
+    ("deactivate", deactivate, "mark the session completed; a 1-3 line description on stdin",
+     "session deactivate sessions/2026_02_07_TOPIC --keywords auth,gate <<'EOF' ... EOF",
+     (_DIR, ("--keywords", {"metavar": "a,b", "help": "search keywords"}))),
+    ("restart", restart, "request a fresh Claude that continues this session (the watchdog ends this one)",
+     "session restart sessions/2026_02_07_TOPIC", (_DIR,)),
+    ("dehydrate", dehydrate, "save the handover on stdin to DEHYDRATED_CONTEXT.md, then restart",
+     "session dehydrate sessions/2026_02_07_TOPIC <<'EOF' ... EOF",
+     (_DIR, ("--no-restart", {"action": "store_true", "help": "only save the handover"}))),
+    ("continue", continue_, "re-activate DIR and print everything needed to pick the work up",
+     "session continue sessions/2026_02_07_TOPIC", (_DIR, _OWN_PANE)),
+    ("update", update, "set one field (VALUE is parsed as JSON when it is JSON); lifecycle fields are refused",
+     "session update sessions/2026_02_07_TOPIC toolUseWithoutLogsBlockAfter 20",
+     (_DIR, ("field", {"metavar": "FIELD"}), ("value", {"metavar": "VALUE", "help": "parsed as JSON when it is JSON"}))),
+    ("target", target, "set the file the status line links to",
+     "session target sessions/2026_02_07_TOPIC IMPLEMENTATION_LOG.md", (_DIR, ("file", {"metavar": "FILE"}))),
+    ("log", log, "append stdin to the session's log as a timestamped entry",
+     "session log sessions/2026_02_07_TOPIC <<'EOF' ... EOF", (_DIR,)),
+)  # fmt: skip
+"""Every subcommand: name, function, summary, an example, and its arguments (argparse's own options)."""
+
+
 def parser() -> argparse.ArgumentParser:
     from claude_shepherd.supervisor import __version__
 
@@ -564,57 +599,10 @@ def parser() -> argparse.ArgumentParser:
     top.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     sub = top.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
-    p = _command(sub, "activate", activate, "claim DIR for this agent (creating it); a JSON object on stdin is merged in",
-                 "session activate sessions/2026_02_07_TOPIC implement")
-    p.add_argument("dir", metavar="DIR", help=DIR_HELP)
-    p.add_argument("skill", metavar="SKILL", help="the skill this session runs, e.g. implement")
-    p.add_argument("--fleet-pane", metavar="ID", help="this agent's fleet pane id (only its own is accepted)")
-    p.add_argument("--target-file", metavar="FILE", help="the file the status line links to")
-    p.add_argument("--user-approved", metavar="REASON", help=APPROVED_HELP)
-
-    p = _command(sub, "find", find, "print this agent's session (fleet pane first, then supervisor PID); exit 1 if none",
-                 "session find")
-    p.add_argument("--fleet-pane", metavar="ID", help=PANE_HELP)
-
-    p = _command(sub, "phase", phase, "enter phase LABEL (in order when the skill declared phases); proof lines on stdin",
-                 "session phase sessions/2026_02_07_TOPIC '3: Build'")
-    p.add_argument("dir", metavar="DIR", help=DIR_HELP)
-    p.add_argument("label", metavar="LABEL", help="e.g. '3: Build' or '3.1: Tests'")
-    p.add_argument("--user-approved", metavar="REASON", help=APPROVED_HELP)
-
-    p = _command(sub, "deactivate", deactivate, "mark the session completed; a 1-3 line description on stdin",
-                 "session deactivate sessions/2026_02_07_TOPIC --keywords auth,gate <<'EOF' ... EOF")
-    p.add_argument("dir", metavar="DIR", help=DIR_HELP)
-    p.add_argument("--keywords", metavar="a,b", help="search keywords")
-
-    p = _command(sub, "restart", restart, "request a fresh Claude that continues this session (the watchdog ends this one)",
-                 "session restart sessions/2026_02_07_TOPIC")
-    p.add_argument("dir", metavar="DIR", help=DIR_HELP)
-
-    p = _command(sub, "dehydrate", dehydrate, "save the handover on stdin to DEHYDRATED_CONTEXT.md, then restart",
-                 "session dehydrate sessions/2026_02_07_TOPIC <<'EOF' ... EOF")
-    p.add_argument("dir", metavar="DIR", help=DIR_HELP)
-    p.add_argument("--no-restart", action="store_true", help="only save the handover")
-
-    p = _command(sub, "continue", continue_, "re-activate DIR and print everything needed to pick the work up",
-                 "session continue sessions/2026_02_07_TOPIC")
-    p.add_argument("dir", metavar="DIR", help=DIR_HELP)
-    p.add_argument("--fleet-pane", metavar="ID", help="this agent's fleet pane id (only its own is accepted)")
-
-    p = _command(sub, "update", update, "set one field (VALUE is parsed as JSON when it is JSON); lifecycle fields are refused",
-                 "session update sessions/2026_02_07_TOPIC toolUseWithoutLogsBlockAfter 20")
-    p.add_argument("dir", metavar="DIR", help=DIR_HELP)
-    p.add_argument("field", metavar="FIELD")
-    p.add_argument("value", metavar="VALUE", help="parsed as JSON when it is JSON")
-
-    p = _command(sub, "target", target, "set the file the status line links to",
-                 "session target sessions/2026_02_07_TOPIC IMPLEMENTATION_LOG.md")
-    p.add_argument("dir", metavar="DIR", help=DIR_HELP)
-    p.add_argument("file", metavar="FILE")
-
-    p = _command(sub, "log", log, "append stdin to the session's log as a timestamped entry",
-                 "session log sessions/2026_02_07_TOPIC <<'EOF' ... EOF")
-    p.add_argument("dir", metavar="DIR", help=DIR_HELP)
+    for name, fn, summary, example, arguments in COMMAND_LINE:
+        command = _command(sub, name, fn, summary, example)
+        for flag, options in arguments:
+            command.add_argument(flag, **options)
     return top
 
 
