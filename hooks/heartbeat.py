@@ -4,7 +4,9 @@ Only for sessions whose skill declared a ``logTemplate``. One counter per
 transcript (``toolCallsByTranscript``, keyed by the transcript's basename), so
 sub-agents do not inflate the main agent's count (docs/DESIGN.md §7.10).
 ``loading=true`` (bootstrap, granted once per conversation, until the first
-``session phase``) and dehydrating pass uncounted (§7.13). Only a ``session
+``session phase``) passes unwarned but only for ``LOADING_BLOCK_AFTER`` calls,
+so an agent cannot stay in bootstrap to escape the heartbeat; dehydrating
+passes uncounted (§7.13). Only a ``session
 log`` that really appended an entry resets the counters, and it does so itself
 (:func:`claude_shepherd.supervisor.session.transitions.record_log_entry`) — the hook never resets on
 seeing the command, which may fail, print its help or name another session.
@@ -21,7 +23,14 @@ import os
 
 from claude_shepherd.hooks.read_whitelist import is_under, resolve, user_config_dirs
 from claude_shepherd.hooks.tool_call import EDIT, READ, SUBAGENT_TOOLS, ToolCall
-from claude_shepherd.supervisor.session.fields import DEFAULT_BLOCK_AFTER, DEFAULT_WARN_AFTER, MAX_BLOCK_AFTER, F, Lifecycle
+from claude_shepherd.supervisor.session.fields import (
+    DEFAULT_BLOCK_AFTER,
+    DEFAULT_WARN_AFTER,
+    LOADING_BLOCK_AFTER,
+    MAX_BLOCK_AFTER,
+    F,
+    Lifecycle,
+)
 from claude_shepherd.supervisor.session.paths import log_file_name
 from claude_shepherd.supervisor.session.transitions import count_tool_call, tool_calls
 
@@ -64,6 +73,22 @@ def _uncounted_read(call: ToolCall, template: str, cwd: str, env: t.Mapping[str,
     return any(is_under(real, root) for root in user_config_dirs(env))
 
 
+def _loading(state: dict[str, t.Any], call: ToolCall, dir_arg: str) -> Verdict:
+    """Bootstrap passes unwarned, but only so far: an agent that never enters a phase is stopped."""
+    count = tool_calls(state, call.transcript_key)
+    if call.name not in SUBAGENT_TOOLS:
+        count = count_tool_call(state, call.transcript_key, edit_file=None)
+    if count < LOADING_BLOCK_AFTER:
+        return PASS
+    return Verdict(
+        deny=(
+            f"{TAG}: {count} tool calls while loading the skill. Tool DENIED.\n"
+            "Loading is over: enter your first phase before any more tool calls:\n"
+            f"  session phase {dir_arg} \"<first phase of your skill>\""
+        )
+    )
+
+
 def heartbeat(
     state: dict[str, t.Any], call: ToolCall, *, cwd: str, env: t.Mapping[str, str], dir_arg: str
 ) -> Verdict:
@@ -71,13 +96,15 @@ def heartbeat(
     template = state.get(F.LOG_TEMPLATE)
     if not isinstance(template, str) or not template.strip():
         return PASS
-    if state.get(F.LOADING) is True or state.get(F.LIFECYCLE) == Lifecycle.DEHYDRATING:
+    if state.get(F.LIFECYCLE) == Lifecycle.DEHYDRATING:
         return PASS
     key = call.transcript_key
     if call.is_session_command:
         return PASS
     if call.name == READ and _uncounted_read(call, template, cwd, env):
         return PASS
+    if state.get(F.LOADING) is True:
+        return _loading(state, call, dir_arg)
     if call.name in SUBAGENT_TOOLS:
         counted = None
     else:

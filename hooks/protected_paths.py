@@ -100,7 +100,7 @@ def _protected(cwd: str, root: str, env: t.Mapping[str, str]) -> list[tuple[str,
         found.append((os.path.join(config, "shell-snapshots"), "Claude's shell snapshots"))
         # The overflow gate reads usage from the transcripts, as the source an agent cannot easily write.
         found.append((os.path.join(config, "projects"), "Claude's transcripts"))
-        found.append((os.path.join(config, "skills", "session"), "the /session skill"))
+        found += _session_skill(config)
         found += [(os.path.join(config, name), "a settings file holding the hooks") for name in SETTINGS_FILES]
     projects = {str(project_root(cwd))}
     project_dir = env.get(PROJECT_DIR_ENV, "").strip()
@@ -109,6 +109,7 @@ def _protected(cwd: str, root: str, env: t.Mapping[str, str]) -> list[tuple[str,
     for project in projects:
         found += [(os.path.join(project, ".claude", name), "a settings file holding the hooks")
                   for name in SETTINGS_FILES]
+        found += _session_skill(os.path.join(project, ".claude"))
     zdotdir = env.get("ZDOTDIR", "").strip()
     for base in {home, zdotdir} if zdotdir and os.path.isabs(zdotdir) else {home}:
         found += [(os.path.join(base, name), "a shell start-up file (Claude's shell snapshots are made from it)")
@@ -117,6 +118,13 @@ def _protected(cwd: str, root: str, env: t.Mapping[str, str]) -> list[tuple[str,
     if tmux is not None:
         found.append((tmux, "the tmux the hooks run"))
     return found
+
+
+def _session_skill(config: str) -> list[tuple[str, str]]:
+    """Where Claude Code finds a ``/session`` skill or command: a planted one would hijack restarts."""
+    return [(os.path.join(config, "skills", "session"), "the /session skill"),
+            (os.path.join(config, "commands", "session.md"), "a /session command (it would stand in for the skill)"),
+            (os.path.join(config, "commands", "session"), "a /session command (it would stand in for the skill)")]
 
 
 def _other_session(path: str, root: str, own_session: str | None) -> bool:

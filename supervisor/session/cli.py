@@ -482,7 +482,7 @@ def parse_value(raw: str) -> t.Any:
 def update(dir: str, field: str, value: str) -> None:
     """Set one field, like toolUseWithoutLogsBlockAfter 20 (lifecycle fields are refused)."""
     session_dir = _dir(dir)
-    if field in tr.PROTECTED_FROM_STDIN or field in {F.LAST_HEARTBEAT, F.STARTED_AT}:
+    if field in tr.PROTECTED_FROM_UPDATE:
         raise ShepherdError(f"{field} cannot be set with update; {EDITABLE_BY_UPDATE_NOTE}")
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", field):
         raise ShepherdError(f"field name {field!r} is not valid; use a camelCase name like targetFile")

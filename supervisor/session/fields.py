@@ -92,6 +92,8 @@ DEFAULT_WARN_AFTER = 3
 DEFAULT_BLOCK_AFTER = 10
 MAX_BLOCK_AFTER = 50
 """The heartbeat can be relaxed up to this many calls between log entries, never switched off."""
+LOADING_BLOCK_AFTER = 60
+"""Tool calls the bootstrap passthrough allows before work must start with ``session phase``."""
 DEFAULT_OVERFLOW_THRESHOLD = 0.76
 DEFAULT_DEHYDRATE_CALL_BUDGET = 25
 DEFAULT_PHASE = "Phase 1: Setup"

@@ -53,9 +53,20 @@ PROTECTED_FROM_STDIN: frozenset[str] = frozenset(
         F.DEHYDRATE_TOOL_CALLS,
         F.TOOL_CALLS_BY_TRANSCRIPT,
         F.COMPLETED_SKILLS,
+        F.SKILL,
+        F.CURRENT_PHASE,
+        F.PHASE_HISTORY,
+        F.LAST_HEARTBEAT,
+        F.STARTED_AT,
+        F.TOOL_CALLS_SINCE_LAST_LOG,
     }
 )
-"""Fields an activation's stdin JSON may not set: they belong to the transitions."""
+"""Fields an activation's stdin JSON may not set: they belong to the transitions
+(the skill is the command line's, validated there; the phase only moves by ``session phase``)."""
+
+PROTECTED_FROM_UPDATE: frozenset[str] = PROTECTED_FROM_STDIN | {F.PHASES}
+"""Fields ``session update`` may not set: ``phases`` is declared once, at activation,
+so redeclaring it cannot open a path around the phase order and its proofs."""
 
 
 class TransitionError(ShepherdError):
@@ -156,7 +167,9 @@ def activate(
     still_overflowed = state.get(F.OVERFLOWED) is True and (not session_id or session_id == overflowed_in)
     dehydrating = still_overflowed and state.get(F.LIFECYCLE) == Lifecycle.DEHYDRATING
     # Bootstrap passthrough for the heartbeat once per conversation, not on every re-activation.
-    new_conversation = kind in ("fresh", "takeover") or (bool(session_id) and not same_conversation)
+    # A known conversation is judged by its id alone: releasing a session and
+    # taking it back (a "takeover" of oneself) must not re-open the passthrough.
+    new_conversation = not same_conversation if session_id else kind in ("fresh", "takeover")
     set_owner(state, pid, token)
     state[F.SKILL] = skill
     state[F.LIFECYCLE] = Lifecycle.DEHYDRATING if dehydrating else Lifecycle.ACTIVE

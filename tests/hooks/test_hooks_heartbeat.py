@@ -8,7 +8,7 @@ import pytest
 
 from claude_shepherd.supervisor.session.paths import log_file_name
 from support.hooks import activate, bash, call, hook_env, set_fields, state, tool
-from claude_shepherd.supervisor.session.fields import F, Lifecycle
+from claude_shepherd.supervisor.session.fields import LOADING_BLOCK_AFTER, F, Lifecycle
 
 LOG = "§CMD_LOG_BETWEEN_TOOL_USES"
 TEMPLATE = "~/.claude/skills/implement/assets/TEMPLATE_IMPLEMENTATION_LOG.md"
@@ -150,7 +150,7 @@ def test_counters_are_per_transcript(project: Path, env: dict[str, str], session
     assert counter(session_dir, "unknown") == 1
 
 
-@pytest.mark.parametrize("fields", [{"loading": True}, {"lifecycle": Lifecycle.DEHYDRATING},
+@pytest.mark.parametrize("fields", [{"lifecycle": Lifecycle.DEHYDRATING},
                                     {"logTemplate": None}, {"logTemplate": ""}, {"logTemplate": 5}])
 def test_passthrough_without_counting(project: Path, env: dict[str, str], session_dir: Path, fields: dict) -> None:
     set_fields(session_dir, toolCallsByTranscript={MAIN: 9}, **fields)
@@ -171,8 +171,9 @@ def test_phase_resets_counters_and_loading_gates_counting(project: Path, env: di
     assert run_session("update", "sessions/2026_11_22_CLI", "logTemplate", TEMPLATE).returncode == 0
     session_dir = project / "sessions" / "2026_11_22_CLI"
     for _ in range(4):
-        assert call("pre-tool-use", grep(project), env).allowed
-    assert counter(session_dir) is None
+        answer = call("pre-tool-use", grep(project), env)
+        assert answer.allowed and not answer.context  # unwarned, though counted
+    assert counter(session_dir) == 4
     assert run_session("phase", "sessions/2026_11_22_CLI", "2: Work").returncode == 0
     call("pre-tool-use", grep(project), env)
     assert state(session_dir)[F.TOOL_CALLS_BY_TRANSCRIPT] == {MAIN: 1}
@@ -199,3 +200,33 @@ def test_extra_commands_open_the_gate_but_are_counted(project: Path, session_dir
     env = hook_env(project, CLAUDE_HOOK_EXTRA_COMMANDS="log.sh")
     assert call("pre-tool-use", bash(project, "log.sh sessions/2026_11_22_TOPIC"), env).allowed
     assert counter(session_dir) == 1
+
+
+def test_loading_is_bounded_so_skipping_the_first_phase_does_not_escape(
+    project: Path, env: dict[str, str], session_dir: Path, run_session
+) -> None:
+    """An agent that never runs `session phase` stays in bootstrap; bootstrap ends at a ceiling."""
+    set_fields(session_dir, loading=True)
+    answers = [call("pre-tool-use", grep(project), env) for _ in range(LOADING_BLOCK_AFTER)]
+    assert all(a.allowed and not a.context for a in answers[:-1])
+    assert answers[-1].denied and "while loading the skill" in answers[-1].reason
+    assert "session phase sessions/2026_11_22_TOPIC" in answers[-1].reason
+    assert call("pre-tool-use", bash(project, "session phase sessions/2026_11_22_TOPIC '2: Work'"), env).allowed
+
+
+def test_releasing_and_retaking_a_session_does_not_reopen_bootstrap(project: Path, env: dict[str, str], run_session) -> None:
+    """Same conversation: activate A, phase, switch to B, take A back -> still counted."""
+    conv = {"CLAUDE_CODE_SESSION_ID": "conv-1"}
+    a, b = "sessions/2026_11_22_A", "sessions/2026_11_22_B"
+    assert run_session("activate", a, "implement", input='{"logTemplate": "%s"}' % TEMPLATE, env=conv).returncode == 0
+    assert run_session("phase", a, "2: Work", env=conv).returncode == 0
+    assert run_session("activate", b, "implement", env=conv).returncode == 0
+    assert run_session("activate", a, "implement", env=conv).returncode == 0
+    assert state(project / a).get(F.LOADING) is not True
+    hook = dict(env, CLAUDE_CODE_SESSION_ID="conv-1")
+    answers = [call("pre-tool-use", grep(project), hook) for _ in range(10)]
+    assert answers[-1].denied and "10 tool calls without logging" in answers[-1].reason
+    # a new conversation taking the session over does get its bootstrap
+    assert run_session("deactivate", a, input="done", env=conv).returncode == 0
+    assert run_session("activate", a, "implement", "--user-approved", "Reason: again", env={"CLAUDE_CODE_SESSION_ID": "conv-2"}).returncode == 0
+    assert state(project / a).get(F.LOADING) is True
