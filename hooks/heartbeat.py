@@ -75,9 +75,8 @@ def _uncounted_read(call: ToolCall, template: str, cwd: str, env: t.Mapping[str,
 
 def _loading(state: dict[str, t.Any], call: ToolCall, dir_arg: str) -> Verdict:
     """Bootstrap passes unwarned, but only so far: an agent that never enters a phase is stopped."""
-    count = tool_calls(state, call.transcript_key)
-    if call.name not in SUBAGENT_TOOLS:
-        count = count_tool_call(state, call.transcript_key, edit_file=None)
+    counted = None if call.name in SUBAGENT_TOOLS else count_tool_call(state, call.transcript_key)
+    count = tool_calls(state, call.transcript_key) if counted is None else counted
     if count < LOADING_BLOCK_AFTER:
         return PASS
     return Verdict(
