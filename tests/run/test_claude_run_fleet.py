@@ -8,6 +8,7 @@ asks tmux for its identity like any pane command.
 from __future__ import annotations
 
 import json
+import os
 
 import typing as t
 from pathlib import Path
@@ -90,16 +91,22 @@ def test_s3_fleet_restart_resumes_the_panes_conversation(
     assert "Resuming conversation 3f2a9c4e... of session 2026_11_22_PANE" in run.text
 
 
-def test_s9_an_overflowed_session_starts_fresh(
-    fake: FakeClaude, start_run, fleet_tmux: FleetTmux, pane_session, run_env: dict[str, str], workdir: Path
-) -> None:
-    session = pane_session(overflowed=True)
+def _runs_fresh(fake: FakeClaude, start_run, fleet_tmux: FleetTmux, run_env: dict[str, str], workdir: Path):
+    """Run once in the pane beside a resumable transcript; the launch must not resume it."""
     make_transcript(Path(run_env["CLAUDE_CONFIG_DIR"]), workdir, SESSION_ID)
     fake.plan([{"exit": 0}])
     run = start_run(pane=fleet_tmux)
     assert run.wait() == 0
     (start,) = fake.wait_starts(1)
     assert resume_arg(start["argv"]) is None
+    return run
+
+
+def test_s9_an_overflowed_session_starts_fresh(
+    fake: FakeClaude, start_run, fleet_tmux: FleetTmux, pane_session, run_env: dict[str, str], workdir: Path
+) -> None:
+    session = pane_session(overflowed=True)
+    run = _runs_fresh(fake, start_run, fleet_tmux, run_env, workdir)
     assert "starting fresh: session 2026_11_22_PANE overflowed" in run.text
     assert read_state(session)["pid"] == DEAD_PID, "a session we do not resume is not claimed"
 
@@ -173,15 +180,8 @@ def test_a_restart_requested_soon_after_a_resume_is_a_restart_not_a_refused_resu
 def test_a_session_held_by_a_live_agent_is_not_resumed(
     fake: FakeClaude, start_run, fleet_tmux: FleetTmux, pane_session, run_env: dict[str, str], workdir: Path
 ) -> None:
-    import os
-
     session = pane_session(pid=os.getpid(), pidStart=start_token(os.getpid()))
-    make_transcript(Path(run_env["CLAUDE_CONFIG_DIR"]), workdir, SESSION_ID)
-    fake.plan([{"exit": 0}])
-    run = start_run(pane=fleet_tmux)
-    assert run.wait() == 0
-    (start,) = fake.wait_starts(1)
-    assert resume_arg(start["argv"]) is None
+    run = _runs_fresh(fake, start_run, fleet_tmux, run_env, workdir)
     assert f"is held by a live agent (PID {os.getpid()})" in run.text
     assert read_state(session)["pid"] == os.getpid()
 
