@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from claude_shepherd.fleet.layout import Layout, PaneSpec, WindowSpec, pane_script
 from claude_shepherd.fleet.style import fleet_options
 from claude_shepherd.fleet.tmux import NEXT, FleetServer, PaneInfo, TmuxError, list_panes
-from claude_shepherd.hooks.pane_notify import CONTEXT_OPTION, PANE_OPTION
+from claude_shepherd.hooks.pane_notify import CONTEXT_OPTION, COST_OPTION, PANE_OPTION
 from claude_shepherd.supervisor.session.programs import TMUX_ENV
 from claude_shepherd.supervisor.errors import ShepherdError
 
@@ -225,6 +225,7 @@ def _reconcile_window(
                 "respawn-pane", "-k", "-t", match.pane_id, "-c", window.root, *pane_argv(layout, window, pane),
                 NEXT, "set-option", "-p", "-u", "-t", match.pane_id, PANE_OPTION,
                 NEXT, "set-option", "-p", "-u", "-t", match.pane_id, CONTEXT_OPTION,
+                NEXT, "set-option", "-p", "-u", "-t", match.pane_id, COST_OPTION,
             )  # fmt: skip
             reports.append(PaneReport(window.name, pane.label, match.pane_id, "respawned", status))
         else:

@@ -336,7 +336,9 @@ def status(
     if as_json:
         say(json.dumps([row.as_json() for row in rows], indent=2))
         return
-    say(f"Fleet {', '.join(repr(s) for s in sessions)} (socket {where.socket}): {len(rows)} pane(s)")
+    costs = [row.cost_usd for row in rows if row.cost_usd is not None]
+    total = f", ${sum(costs):.2f} spent" if costs else ""
+    say(f"Fleet {', '.join(repr(s) for s in sessions)} (socket {where.socket}): {len(rows)} pane(s){total}")
     st.render(rows)
 
 

@@ -40,6 +40,10 @@ class PaneStatus:
     lifecycle: str | None
     overflowed: bool | None
     context_usage: float | None
+    cost_usd: float | None
+    restarts: int | None
+    started_at: float | None
+    """When the pane's supervisor started (epoch seconds): its uptime."""
 
     def as_json(self) -> dict[str, t.Any]:
         return asdict(self)
@@ -113,9 +117,20 @@ def collect(server: FleetServer, sessions: t.Sequence[str] | None = None) -> lis
                 lifecycle=_text(state.get(F.LIFECYCLE)),
                 overflowed=overflowed if isinstance(overflowed, bool) else None,
                 context_usage=float(usage) if isinstance(usage, (int, float)) and not isinstance(usage, bool) else None,
+                cost_usd=_number(pane.cost),
+                restarts=int(pane.restarts) if pane.restarts.isdigit() else None,
+                started_at=supervisor.create_time if supervisor else None,
             )
         )
     return rows
+
+
+def _number(raw: str) -> float | None:
+    try:
+        value = float(raw)
+    except ValueError:
+        return None
+    return value if value >= 0 else None
 
 
 def _text(value: t.Any) -> str | None:
@@ -128,8 +143,8 @@ def render(rows: list[PaneStatus]) -> None:
     from rich.table import Table
 
     table = Table(box=None, header_style="bold", pad_edge=False)
-    for column in ("PANE", "SUPERVISOR", "CLAUDE", "SESSION", "SKILL", "PHASE", "LIFECYCLE", "OVERFLOW", "CTX", "STATE"):
-        table.add_column(column, no_wrap=column in ("PANE", "SUPERVISOR", "CLAUDE", "CTX"))
+    for column in ("PANE", "SUPERVISOR", "CLAUDE", "SESSION", "SKILL", "PHASE", "LIFECYCLE", "OVERFLOW", "CTX", "COST", "STATE"):
+        table.add_column(column, no_wrap=column in ("PANE", "SUPERVISOR", "CLAUDE", "CTX", "COST"))
     for row in rows:
         name = f"{row.window}:{row.label}" if row.label else f"{row.window}:{row.pane} (no label)"
         supervisor = str(row.supervisor_pid) if row.supervisor_alive else "—"
@@ -145,6 +160,7 @@ def render(rows: list[PaneStatus]) -> None:
             row.lifecycle or "—",
             overflow,
             context,
+            f"${row.cost_usd:.2f}" if row.cost_usd is not None else "—",
             _state_markup(row.state),
         )
     # Piped output is not cut to 80 columns: a row per pane must stay whole.

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from claude_shepherd.supervisor.env import FLEET_TMUX_TIMEOUT_ENV as TIMEOUT_ENV
 from claude_shepherd.supervisor.errors import EXIT_FAILURE, EXIT_NOT_FOUND, ShepherdError
 from claude_shepherd.supervisor.session.identity import FLEET_SOCKET, is_fleet_socket  # noqa: F401  (the one test, re-exported)
+from claude_shepherd.hooks.pane_notify import COST_OPTION
+from claude_shepherd.supervisor.claude_run.fleet_pane import RESTARTS_OPTION
 
 DEFAULT_TIMEOUT = 5.0
 MIN_VERSION = (3, 2)
@@ -190,6 +192,8 @@ PANE_FIELDS = (
     "pane_dead_status",
     "@pane_notify",
     "@pane_context",
+    COST_OPTION,
+    RESTARTS_OPTION,
     "pane_current_path",
     "pane_active",
     "window_active",
@@ -213,6 +217,8 @@ class PaneInfo:
     dead_status: str
     notify: str
     context: str
+    cost: str
+    restarts: str
     current_path: str
     active: bool
     window_active: bool
@@ -252,6 +258,8 @@ def list_panes(server: FleetServer, session: str | None = None) -> list[PaneInfo
                 dead_status=row["pane_dead_status"],
                 notify=row["@pane_notify"],
                 context=row["@pane_context"],
+                cost=row[COST_OPTION],
+                restarts=row[RESTARTS_OPTION],
                 current_path=row["pane_current_path"],
                 active=row["pane_active"] == "1",
                 window_active=row["window_active"] == "1",

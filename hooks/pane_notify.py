@@ -51,6 +51,8 @@ COLOURS: dict[str, str] = {ERROR: "colour160", NEEDS_YOU: "colour35", WORKING: "
 PANE_OPTION = "@pane_notify"
 WINDOW_OPTION = "@window_notify"
 CONTEXT_OPTION = "@pane_context"
+COST_OPTION = "@pane_cost"
+"""The conversation's cost in USD as Claude reports it (``cost.total_cost_usd``), two decimals."""
 THROTTLE_SECONDS = 2.0
 
 _SEP = "\x1f"
@@ -127,19 +129,27 @@ def context_percent(usage: float | None) -> str | None:
     return str(int(round(min(float(usage), 9.99) * 100)))
 
 
+def cost_text(cost: float | None) -> str | None:
+    """A cost in USD as the pane option holds it (``1.23``), or None when unknown."""
+    if cost is None or isinstance(cost, bool) or not isinstance(cost, (int, float)) or not 0 <= cost < 1e9:
+        return None
+    return f"{float(cost):.2f}"
+
+
 def notify(
     state: str | None,
     *,
     context: float | None = None,
+    cost: float | None = None,
     env: t.Mapping[str, str] | None = None,
     now: float | None = None,
 ) -> bool:
-    """Publish *state* (and/or the *context* usage) on the calling fleet pane.
+    """Publish *state* (and/or the *context* usage and the *cost*) on the calling fleet pane.
 
     Returns True when tmux was updated; False outside a fleet, when throttled,
     or when tmux did not answer (a hook never fails because of the display).
-    The state and the context figure are throttled separately: the status
-    line repeats the one, every tool call the other.
+    The state and the meters (context and cost) are throttled separately: the
+    status line repeats the one, every tool call the other.
     """
     if state is not None and state not in PRIORITY:
         raise ValueError(f"unknown pane state {state!r}; use one of {', '.join(STATES)}")
@@ -150,17 +160,22 @@ def notify(
     pane = env["TMUX_PANE"]
     now = time.time() if now is None else now
     percent = context_percent(context)
+    dollars = cost_text(cost)
+    meters = f"{percent or ''}/{dollars or ''}" if percent is not None or dollars is not None else None
     state_stamp = _stamp_path(socket, pane, "state") if state is not None else None
-    context_stamp = _stamp_path(socket, pane, "context") if percent is not None else None
+    meter_stamp = _stamp_path(socket, pane, "meters") if meters is not None else None
     if state is not None and _recent(state_stamp, state, now):
         state = None
-    if percent is not None and _recent(context_stamp, percent, now):
-        percent = None
-    if state is None and percent is None:
+    if meters is not None and _recent(meter_stamp, meters, now):
+        meters = None
+    if state is None and meters is None:
         return False
     args: list[str] = []
-    if percent is not None:
-        args += ["set-option", "-p", "-t", pane, CONTEXT_OPTION, percent]
+    if meters is not None:
+        for option, value in ((CONTEXT_OPTION, percent), (COST_OPTION, dollars)):
+            if value is not None:
+                args += [";"] if args else []
+                args += ["set-option", "-p", "-t", pane, option, value]
     if state is not None:
         args += [";"] if args else []
         args += [
@@ -171,8 +186,8 @@ def notify(
     out = _tmux(socket, args)
     if out is None or out.returncode != 0:
         return False  # the pane is gone, or tmux is busy: the display is best effort
-    if percent is not None:
-        _remember(context_stamp, percent)
+    if meters is not None:
+        _remember(meter_stamp, meters)
     if state is None:
         return True
     _remember(state_stamp, state)
@@ -189,10 +204,16 @@ def notify(
     return True
 
 
-def publish(state: str | None, *, context: float | None = None, env: t.Mapping[str, str] | None = None) -> None:
+def publish(
+    state: str | None,
+    *,
+    context: float | None = None,
+    cost: float | None = None,
+    env: t.Mapping[str, str] | None = None,
+) -> None:
     """:func:`notify` for hooks: best effort, never raises (the display must not change a decision)."""
     try:
-        notify(state, context=context, env=env)
+        notify(state, context=context, cost=cost, env=env)
     except Exception:  # noqa: BLE001
         pass
 

@@ -47,10 +47,14 @@ def shown_percent(fraction: float | None, threshold: float) -> str:
     return f"{min(100, int(fraction / threshold * 100 + 0.5))}%"
 
 
-def cost_text(data: t.Mapping[str, t.Any]) -> str:
+def cost_of(data: t.Mapping[str, t.Any]) -> float | None:
+    """``cost.total_cost_usd`` of the status input, or None when absent or not a number."""
     cost = data.get("cost")
-    value = number(cost.get("total_cost_usd")) if isinstance(cost, dict) else None
-    return f"${value or 0:.2f}"
+    return number(cost.get("total_cost_usd")) if isinstance(cost, dict) else None
+
+
+def cost_text(data: t.Mapping[str, t.Any]) -> str:
+    return f"${cost_of(data) or 0:.2f}"
 
 
 def phase_text(state: t.Mapping[str, t.Any]) -> str:
@@ -84,6 +88,7 @@ def render(data: t.Mapping[str, t.Any], cwd: str, env: t.Mapping[str, str]) -> s
         overflowing = usage is not None and usage >= config.threshold
         pane_records.note(caller.root, caller.pane, session_id, overflowed=overflowing)
     if found is None:
+        pane_notify.publish(None, context=usage, cost=cost_of(data), env=env)  # the pane's border and fleet watch
         return SEPARATOR.join([NO_SESSION, cost_text(data), shown_percent(usage, config.threshold)])
     claim = claimant(env, caller.pid, caller.token) if caller.pane and found.how == "pane" else None
 
@@ -95,7 +100,7 @@ def render(data: t.Mapping[str, t.Any], cwd: str, env: t.Mapping[str, str]) -> s
     if usage is None:
         stored = stored_usage(state)
         usage = stored.fraction if stored else None
-    pane_notify.publish(None, context=usage, env=env)  # the fleet pane border's context %
+    pane_notify.publish(None, context=usage, cost=cost_of(data), env=env)  # the pane's border and fleet watch
     skill = state.get(F.SKILL)
     parts = [display_name(found.session_dir), skill if isinstance(skill, str) and skill else "-"]
     phase = phase_text(state)

@@ -43,6 +43,7 @@ from claude_shepherd.supervisor.errors import (
     say_error,
 )
 from claude_shepherd.supervisor.claude_run.foreground import ForegroundRunner
+from claude_shepherd.supervisor.claude_run.fleet_pane import publish_restarts
 from claude_shepherd.supervisor.session.identity import current_pane_id, start_token
 from claude_shepherd.supervisor.claude_run.launch_plan import Owner
 from claude_shepherd.supervisor.session.paths import sessions_root
@@ -237,6 +238,7 @@ def supervise(
         pane_of=lambda: current_pane_id(env),
         say=say,
         banner=banner(agent, description),
+        on_launch=lambda restarts: publish_restarts(restarts, env),
     )
     try:
         status = supervisor.run()

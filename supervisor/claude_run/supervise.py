@@ -84,6 +84,7 @@ class Supervisor:
         say: t.Callable[[str], None],
         banner: str = "Starting...",
         clock: t.Callable[[], float] = time.monotonic,
+        on_launch: t.Callable[[int], object] = lambda restarts: None,
     ) -> None:
         self.s = settings
         self.runner = runner
@@ -91,6 +92,8 @@ class Supervisor:
         self.pane_of = pane_of
         self.say = say
         self.banner = banner
+        self.on_launch = on_launch
+        self.launches = 0
         self.tracker = CrashTracker(settings.policy, clock)
         self.restarts = RestartBudget(settings.policy, clock)
         self.start_pane: str | None = None
@@ -147,6 +150,8 @@ class Supervisor:
                 with_selectors=plan.with_selectors,
                 with_prompt=plan.with_prompt,
             )
+            self.on_launch(self.launches)  # restarts so far: 0 at the first launch
+            self.launches += 1
             outcome = self.runner.run(self.s.claude, argv, self.s.env)
             next_plan = self.after_exit(plan, outcome)
             if next_plan is None:

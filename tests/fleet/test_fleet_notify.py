@@ -215,3 +215,15 @@ def test_claude_hook_events_mark_the_pane(tmux: Tmux, project: Path) -> None:
 )
 def test_notification_kinds(payload: bytes, state: str | None) -> None:
     assert pn.notification_state(payload) == state
+
+
+def test_cost_is_published_with_the_context_and_garbage_is_not(tmux: Tmux) -> None:
+    a, b, _ = tmux.ids
+    assert pn.notify(None, cost=0.5, env=tmux.pane_env(a))
+    assert (tmux.option(a, "@pane_cost"), tmux.option(a, "@pane_context")) == ("0.50", "")
+    assert pn.notify(None, cost=2.345, context=0.3, env=tmux.pane_env(a))
+    assert (tmux.option(a, "@pane_cost"), tmux.option(a, "@pane_context")) == ("2.35", "30")
+    assert pn.notify(None, cost=2.345, context=0.3, env=tmux.pane_env(a)) is False, "the same meters: throttled"
+    for garbage in (-1.0, float("nan"), float("inf"), True, "3"):
+        assert pn.notify(None, cost=garbage, env=tmux.pane_env(b)) is False  # type: ignore[arg-type]
+    assert tmux.option(b, "@pane_cost") == ""

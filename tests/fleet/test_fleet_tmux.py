@@ -318,3 +318,27 @@ def test_a_pane_removed_from_the_layout_but_running_is_reported_not_touched(worl
     assert world.panes()["B"]["pane_pid"] == b_pid, "reported, never touched"
     doctor = world.fleet("doctor", "duo")
     assert doctor.returncode == 1 and "not-in-layout: pane duo:agents:B is not in" in doctor.stdout
+
+
+def test_status_shows_each_agents_cost_restarts_and_uptime(world: FleetWorld) -> None:
+    """Cost comes from the status line's input, restarts from claude-run: both through pane options."""
+    two_panes(world, "A", "B")
+    status_input = json.dumps({"cwd": str(world.project), "cost": {"total_cost_usd": 1.239},
+                               "context_window": {"used_percentage": 30}})
+    world.plan("A", [{"exit": 3}],
+               [{"run": ["claude-hook", "status-line"], "stdin": status_input}, {"mark": "ready"}, {"wait": None}])
+    world.plan("B", [{"mark": "ready"}, {"wait": None}])
+    assert world.fleet("start", "duo", "--no-attach").returncode == 0
+    for label in ("A", "B"):
+        world.wait_event(label, "mark", name="ready")
+    (ran,) = world.events("A", "run")
+    assert ran["rc"] == 0 and "$1.24" in ran["stdout"], ran
+
+    status = world.fleet("status", "--json")
+    rows = {row["label"]: row for row in json.loads(status.stdout)}
+    assert (rows["A"]["cost_usd"], rows["A"]["restarts"]) == (1.24, 1), "one crash, one relaunch"
+    assert (rows["B"]["cost_usd"], rows["B"]["restarts"]) == (None, 0)
+    started = psutil.Process(int(world.panes()["A"]["pane_pid"])).create_time()
+    assert rows["A"]["started_at"] == started
+    table = world.fleet("status")
+    assert "COST" in table.stdout and "$1.24" in table.stdout and "2 pane(s), $1.24 spent" in table.stdout
