@@ -221,16 +221,24 @@ def _reconcile_window(
             reports.append(PaneReport(window.name, pane.label, match.pane_id, "idle", f"{status}; not an agent, left alone"))
         elif match.dead:
             status = f"exited with status {match.dead_status}" if match.dead_status else "had exited"
-            server.run(
-                "respawn-pane", "-k", "-t", match.pane_id, "-c", window.root, *pane_argv(layout, window, pane),
-                NEXT, "set-option", "-p", "-u", "-t", match.pane_id, PANE_OPTION,
-                NEXT, "set-option", "-p", "-u", "-t", match.pane_id, CONTEXT_OPTION,
-                NEXT, "set-option", "-p", "-u", "-t", match.pane_id, COST_OPTION,
-            )  # fmt: skip
+            respawn(server, match.pane_id, root=window.root, argv=pane_argv(layout, window, pane))
             reports.append(PaneReport(window.name, pane.label, match.pane_id, "respawned", status))
         else:
             reports.append(PaneReport(window.name, pane.label, match.pane_id, "running", f"pid {match.pid}"))
     return reports
+
+
+PUBLISHED_OPTIONS = (PANE_OPTION, CONTEXT_OPTION, COST_OPTION)
+"""What a pane's last agent published (state, context, cost): cleared when the pane starts anew."""
+
+
+def respawn(server: FleetServer, pane_id: str, *, root: os.PathLike[str] | str | None = None,
+            argv: t.Sequence[str] = ()) -> None:
+    """Start a finished pane again: *argv* (the layout's), else the command the pane was created with."""
+    args: list[t.Any] = ["respawn-pane", "-k", "-t", pane_id, *(["-c", root] if root else []), *argv]
+    for option in PUBLISHED_OPTIONS:
+        args += [NEXT, "set-option", "-p", "-u", "-t", pane_id, option]
+    server.run(*args)
 
 
 def start(layout: Layout, server: FleetServer) -> StartResult:

@@ -24,12 +24,13 @@ import signal
 import subprocess
 import sys
 import typing as t
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from claude_shepherd.fleet import procs as pr
 from claude_shepherd.fleet.layout import Layout
-from claude_shepherd.fleet.tmux import FleetServer, PaneInfo, TmuxError, is_fleet_socket, list_panes
+from claude_shepherd.fleet.live import Fleet, live_fleets, socket_dir
+from claude_shepherd.fleet.tmux import FleetServer, PaneInfo, is_fleet_socket
 from claude_shepherd.supervisor.session import index
 from claude_shepherd.supervisor.session import transitions as tr
 from claude_shepherd.supervisor.errors import ShepherdError
@@ -48,58 +49,6 @@ class Finding:
     message: str
     fix: t.Callable[[], str] | None = None
     fixed: str | None = None
-
-
-@dataclass
-class Fleet:
-    """The live fleets: every fleet socket with a server, and its panes."""
-
-    servers: dict[str, FleetServer] = field(default_factory=dict)  # socket path -> server
-    panes: dict[str, list[PaneInfo]] = field(default_factory=dict)  # socket path -> panes
-    unanswered: set[str] = field(default_factory=set)  # socket paths whose server did not answer
-
-    def sessions(self) -> set[str]:
-        return {p.session for panes in self.panes.values() for p in panes}
-
-    def identities(self) -> set[str]:
-        return {p.identity for panes in self.panes.values() for p in panes if p.identity}
-
-    def pane_keys(self) -> set[tuple[str, str]]:
-        return {(socket, p.pane_id) for socket, panes in self.panes.items() for p in panes}
-
-
-def socket_dir() -> Path:
-    base = os.environ.get("TMUX_TMPDIR") or "/tmp"
-    return Path(base) / f"tmux-{os.getuid()}"
-
-
-def live_fleets(extra: t.Iterable[FleetServer] = ()) -> Fleet:
-    """Every fleet server of this user that answers (sockets ``fleet``/``fleet-*``)."""
-    fleet = Fleet()
-    names: list[str] = []
-    try:
-        names = sorted(entry.name for entry in socket_dir().iterdir() if is_fleet_socket(entry.name))
-    except OSError:
-        pass
-    servers = {s.socket_name: s for s in extra}
-    for name in names:
-        if name not in servers:
-            try:
-                servers[name] = FleetServer(name, timeout=2.0)
-            except TmuxError:
-                continue
-    for server in servers.values():
-        try:
-            path = server.socket_file()
-            panes = list_panes(server) if path else []
-        except TmuxError:
-            # A wedged or slow server is not a dead one: its panes are unknown, not gone.
-            fleet.unanswered.add(os.path.realpath(socket_dir() / server.socket_name))
-            continue
-        if path:
-            fleet.servers[path] = server
-            fleet.panes[path] = panes
-    return fleet
 
 
 # --------------------------------------------------------------------------- orphans

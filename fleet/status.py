@@ -90,15 +90,21 @@ def find_pane_session(root: Path, pane: PaneInfo, supervisor: pr.Proc | None) ->
 
 def collect(server: FleetServer, sessions: t.Sequence[str] | None = None) -> list[PaneStatus]:
     """The status of every pane of *sessions* (all sessions of the server when None)."""
-    socket = server.socket_file()
     panes = [p for p in list_panes(server) if sessions is None or p.session in sessions]
-    table = pr.snapshot()
+    return pane_rows(server.socket_file(), panes, pr.snapshot())
+
+
+def pane_rows(socket: str | None, panes: t.Iterable[PaneInfo], table: pr.Table) -> list[PaneStatus]:
+    """The status of *panes* of the server at *socket*, from one process-table snapshot."""
     rows: list[PaneStatus] = []
     for pane in sorted(panes, key=lambda p: (p.session, p.window_index, p.pane_index)):
         _, supervisor, claude = table.agent_of(socket, pane)
         found = find_pane_session(sessions_root_of(pane, supervisor, claude), pane, supervisor)
         state = found.state if found else {}
         usage = state.get(F.CONTEXT_USAGE)
+        if not isinstance(usage, (int, float)) or isinstance(usage, bool):
+            published = _number(pane.context)  # no session: the percent the status line published
+            usage = published / 100 if published is not None else None
         overflowed = state.get(F.OVERFLOWED)
         rows.append(
             PaneStatus(
@@ -116,7 +122,7 @@ def collect(server: FleetServer, sessions: t.Sequence[str] | None = None) -> lis
                 phase=_text(state.get(F.CURRENT_PHASE)),
                 lifecycle=_text(state.get(F.LIFECYCLE)),
                 overflowed=overflowed if isinstance(overflowed, bool) else None,
-                context_usage=float(usage) if isinstance(usage, (int, float)) and not isinstance(usage, bool) else None,
+                context_usage=float(usage) if usage is not None else None,
                 cost_usd=_number(pane.cost),
                 restarts=int(pane.restarts) if pane.restarts.isdigit() else None,
                 started_at=supervisor.create_time if supervisor else None,
@@ -130,7 +136,7 @@ def _number(raw: str) -> float | None:
         value = float(raw)
     except ValueError:
         return None
-    return value if value >= 0 else None
+    return value if 0 <= value < float("inf") else None
 
 
 def _text(value: t.Any) -> str | None:
