@@ -5,6 +5,7 @@
     fleet status [LAYOUT] [--json]       one row per pane
     fleet pane-id                        this pane's identity (session:window:label)
     fleet doctor [LAYOUT] [--fix]        orphans, stale bindings, duplicate labels, hooks, index
+    fleet watch                          every agent of every fleet, live; attach, restart, stop
 
 Errors are one line, ``fleet: error: ...``. Exit status: 0 done, 1 failed (or
 ``stop`` had to kill an agent that ignored SIGTERM), 2 usage, 3 the fleet is
@@ -250,6 +251,7 @@ def logs(
     import time
 
     from claude_shepherd.fleet import target
+    from claude_shepherd.fleet.tmux import pane_history
 
     where = target.resolve(layout, socket)
     server = where.server()
@@ -257,11 +259,7 @@ def logs(
     found = _pane(where, server, sessions, pane)
 
     def history(count: int) -> list[str]:
-        out = server.cmd("capture-pane", "-p", "-J", "-t", found.pane_id, "-S", f"-{count}")
-        text = list(out.stdout) if out.returncode == 0 else []
-        while text and not text[-1].strip():
-            text.pop()  # the empty rows below the cursor
-        return text
+        return pane_history(server, found.pane_id, count)
 
     shown = history(lines)[-lines:]
     for line in shown:
@@ -340,6 +338,30 @@ def status(
     total = f", ${sum(costs):.2f} spent" if costs else ""
     say(f"Fleet {', '.join(repr(s) for s in sessions)} (socket {where.socket}): {len(rows)} pane(s){total}")
     st.render(rows)
+
+
+# --------------------------------------------------------------------------- watch
+
+
+@app.command()
+def watch(
+    interval: t.Annotated[
+        float, typer.Option("--interval", metavar="S", min=0.2, help="Seconds between refreshes.")
+    ] = 1.0,
+    grace: GraceOpt = 10.0,
+) -> None:
+    """A live view of every agent of every running fleet, needs-you first.
+
+    Keys: Enter attaches to the agent's pane, r restarts its agent, s stops it,
+    l shows its recent output, q quits.
+
+    Example: fleet watch --interval 2
+    """
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise ShepherdError("fleet watch needs a terminal; in scripts use fleet status --json")
+    from claude_shepherd.fleet.watch_app import run as run_watch
+
+    run_watch(interval=interval, grace=grace)
 
 
 # --------------------------------------------------------------------------- pane-id

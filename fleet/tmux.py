@@ -273,3 +273,12 @@ def _int(raw: str) -> int:
         return int(raw)
     except ValueError:
         return 0
+
+
+def pane_history(server: FleetServer, pane_id: str, count: int) -> list[str]:
+    """The last *count* lines of a pane (its history and screen), without the empty rows below the cursor."""
+    out = server.cmd("capture-pane", "-p", "-J", "-t", pane_id, "-S", f"-{count}")
+    lines = list(out.stdout) if out.returncode == 0 else []
+    while lines and not lines[-1].strip():
+        lines.pop()
+    return lines

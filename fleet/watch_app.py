@@ -1,0 +1,179 @@
+"""``fleet watch``'s screen: a Textual app over :mod:`claude_shepherd.fleet.watch`.
+
+A table of every agent (needs-you first), a line of totals per fleet, and a
+footer of keys: Enter attaches to the agent's pane, ``r`` restarts its agent,
+``s`` stops it, ``l`` shows its recent output, ``q`` quits. Rows are gathered
+in a worker thread once per interval, so a slow tmux server never freezes the
+keys; restarts and stops run in workers too and report in a toast. Textual
+draws in any terminal of 80x24 or more, over SSH included.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import time
+import typing as t
+
+from rich.text import Text
+from textual import work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.screen import ModalScreen
+from textual.widgets import DataTable, Footer, Log, Static
+from textual.worker import Worker, WorkerState
+
+from claude_shepherd.fleet import watch as w
+from claude_shepherd.supervisor.errors import ShepherdError
+
+STATE_STYLES = {w.NEEDS_YOU: "bold green", w.ERROR: "bold red", w.EXITED: "red", w.WORKING: "blue", w.DONE: "dim"}
+
+
+class LogScreen(ModalScreen[None]):
+    """An agent's recent output; Escape or q goes back to the table."""
+
+    BINDINGS = [Binding("escape,q,l", "app.pop_screen", "Back")]
+    DEFAULT_CSS = "LogScreen { background: $background; } LogScreen Log { height: 1fr; }"
+
+    def __init__(self, title: str, lines: list[str]) -> None:
+        super().__init__()
+        self.heading = title
+        self.lines = lines
+
+    def compose(self) -> ComposeResult:
+        yield Static(f"{self.heading} — Escape to go back", classes="heading")
+        log = Log(highlight=False, auto_scroll=True)
+        log.write_lines(self.lines or ["(no output yet)"])
+        yield log
+        yield Footer()
+
+
+class WatchApp(App[None]):
+    """Every agent of every running fleet, refreshed every *interval* seconds."""
+
+    TITLE = "fleet watch"
+    CSS = """
+    DataTable { height: 1fr; }
+    #totals { height: auto; max-height: 6; color: $text-muted; padding: 0 1; }
+    .heading { padding: 0 1; text-style: bold; }
+    """
+    BINDINGS = [
+        Binding("q", "quit", "Quit"),
+        Binding("enter", "attach", "Attach", priority=True),
+        Binding("r", "restart", "Restart"),
+        Binding("s", "stop", "Stop"),
+        Binding("l", "log", "Log"),
+    ]
+
+    def __init__(self, *, interval: float = 1.0, grace: float = 10.0) -> None:
+        super().__init__()
+        self.interval = interval
+        self.grace = grace
+        self.rows: list[w.AgentRow] = []
+
+    def compose(self) -> ComposeResult:
+        yield Static("fleet watch — gathering…", classes="heading", id="title")
+        table: DataTable[t.Any] = DataTable(cursor_type="row", zebra_stripes=True)
+        table.add_columns(*w.COLUMNS)
+        yield table
+        yield Static("", id="totals")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(DataTable).focus()
+        self.gather()
+        self.set_interval(self.interval, self.gather)
+
+    # ------------------------------------------------------------------ rows
+
+    @work(thread=True, exclusive=True, group="gather", exit_on_error=False)
+    def gather(self) -> list[w.AgentRow]:
+        return w.gather()
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """Results of the workers, handled here in the app's thread (a worker thread never waits
+        on the app: one still running when the app quits would keep the process alive)."""
+        worker = event.worker
+        if event.state == WorkerState.ERROR:
+            error = worker.error
+            self.notify(str(error) if isinstance(error, ShepherdError) else f"{type(error).__name__}: {error}",
+                        severity="error")  # fmt: skip
+        elif event.state == WorkerState.SUCCESS and worker.group == "gather":
+            self.show(t.cast("list[w.AgentRow]", worker.result))
+        elif event.state == WorkerState.SUCCESS and worker.group == "act":
+            self.notify(str(worker.result))
+            self.gather()
+
+    def show(self, rows: list[w.AgentRow]) -> None:
+        table: DataTable[t.Any] = self.query_one(DataTable)
+        current = self.selected()
+        self.rows = rows
+        table.clear()
+        now = time.time()
+        for row in rows:
+            cells: list[t.Any] = list(row.cells(now))
+            cells[2] = Text(cells[2], style=STATE_STYLES.get(row.state, ""))
+            table.add_row(*cells, key=row.key)
+        if current is not None:
+            index = next((i for i, row in enumerate(rows) if row.key == current.key), None)
+            if index is not None:
+                table.move_cursor(row=index, animate=False)
+        waiting = sum(row.state == w.NEEDS_YOU for row in rows)
+        title = f"fleet watch — {len(rows)} agent{'s' * (len(rows) != 1)}"
+        title += f", {waiting} need{'s' * (waiting == 1)} you" if waiting else ""
+        self.query_one("#title", Static).update(title if rows else "fleet watch — no fleet is running")
+        self.query_one("#totals", Static).update("\n".join(w.totals(rows)))
+
+    def selected(self) -> w.AgentRow | None:
+        table: DataTable[t.Any] = self.query_one(DataTable)
+        if not self.rows or table.cursor_row < 0 or table.cursor_row >= len(self.rows):
+            return None
+        return self.rows[table.cursor_row]
+
+    # ------------------------------------------------------------------ keys
+
+    def action_attach(self) -> None:
+        row = self.selected()
+        if row is None:
+            return
+        try:
+            argv, takes_terminal = w.attach_command(row)
+        except ShepherdError as exc:
+            self.notify(str(exc), severity="error")
+            return
+        if not takes_terminal:
+            subprocess.run(argv, check=False, stdin=subprocess.DEVNULL, capture_output=True, timeout=10)
+            return
+        with self.suspend():  # the terminal is tmux's until the person detaches
+            subprocess.run(argv, check=False, env=w.attach_env())
+        self.gather()
+
+    def action_restart(self) -> None:
+        row = self.selected()
+        if row is not None:
+            self.notify(f"Restarting {row.name} of {row.fleet}…")
+            self.act(w.restart_agent, row)
+
+    def action_stop(self) -> None:
+        row = self.selected()
+        if row is not None:
+            self.notify(f"Stopping {row.name} of {row.fleet}…")
+            self.act(w.stop_agent, row)
+
+    @work(thread=True, group="act", exit_on_error=False)
+    def act(self, action: t.Callable[[w.AgentRow, float], str], row: w.AgentRow) -> str:
+        return action(row, self.grace)
+
+    def action_log(self) -> None:
+        row = self.selected()
+        if row is None:
+            return
+        try:
+            lines = w.log_lines(row)
+        except ShepherdError as exc:
+            self.notify(str(exc), severity="error")
+            return
+        self.push_screen(LogScreen(f"{row.fleet}:{row.status.window}:{row.name}", lines))
+
+
+def run(*, interval: float, grace: float) -> None:
+    WatchApp(interval=interval, grace=grace).run()

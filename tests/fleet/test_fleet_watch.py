@@ -1,0 +1,140 @@
+"""fleet watch: the rows it gathers, and the screen itself in a real terminal (a tmux pane).
+
+The screen test runs ``fleet watch`` in a pane of a second private tmux server
+(not a fleet socket) and drives it as a person would: send keys, read
+``capture-pane``. The fleet it watches is a real one of stand-in agents.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import typing as t
+import uuid
+
+from support.claude_run import wait_until
+from support.fleet import FleetWorld, world  # noqa: F401  (fixture)
+from claude_shepherd.fleet import watch as w
+from claude_shepherd.fleet.status import PaneStatus
+
+BLANK = PaneStatus(
+    session="duo", window="agents", label="A", pane="%1", pane_id="duo:agents:A", state="", supervisor_pid=None,
+    supervisor_alive=False, claude_pid=None, session_dir=None, skill=None, phase=None, lifecycle=None,
+    overflowed=None, context_usage=None, cost_usd=None, restarts=None, started_at=None,
+)  # fmt: skip
+
+
+def row(label: str, state: str = "", fleet: str = "duo", socket: str = "fleet", **fields: t.Any) -> w.AgentRow:
+    status = dataclasses.replace(BLANK, label=label, state=state, session=fleet, pane=f"%{label}", **fields)
+    return w.AgentRow(socket, status)
+
+
+def test_rows_are_ordered_needs_you_first_then_in_layout_order() -> None:
+    rows = [row("A", "done"), row("B"), row("C", "working"), row("D", "exited 1"), row("E", "needs-you"),
+            row("F", "error"), row("G", "needs-you", fleet="alpha")]  # fmt: skip
+    assert [r.name for r in w.ordered(rows)] == ["G", "E", "F", "D", "C", "A", "B"]
+    assert row("D", "exited 1").state == "exited"
+
+
+def test_cells_fit_and_say_unknown_plainly() -> None:
+    full = row("SDK", "working", context_usage=0.456, cost_usd=3.2, session_dir="/p/sessions/2026_11_22_docs-rewrite",
+               skill="implement", phase="Phase 3: Build the thing properly", started_at=1000.0, restarts=2)  # fmt: skip
+    assert full.cells(now=1000.0 + 3 * 3600 + 5 * 60) == (
+        "duo", "SDK", "working", "46%", "$3.20", "docs-rewrite", "implement", "Phase 3: Buil…", "3h05m", "2",
+    )  # fmt: skip
+    assert row("B").cells(now=0) == ("duo", "B", "—", "—", "—", "—", "—", "—", "—", "—")
+    assert [w.uptime(s) for s in (0, 59, 60, 3599, 3600, 86400 + 4 * 3600)] == ["0s", "59s", "1m", "59m", "1h00m", "1d04h"]
+
+
+def test_totals_per_fleet() -> None:
+    rows = [row("A", "needs-you", cost_usd=1.5), row("B", "working", cost_usd=0.25), row("C"),
+            row("X", "error", fleet="ops", socket="fleet-ops")]  # fmt: skip
+    assert w.totals(rows) == [
+        "duo: 3 agents · 1 needs-you · 1 working · $1.75",
+        "ops (fleet-ops): 1 agent · 1 error · $0.00",
+    ]
+
+
+def test_watch_in_a_real_terminal_attach_restart_stop_log_quit(world: FleetWorld) -> None:
+    panes = "".join(f"        - {label}: claude-run\n" for label in ("A", "B", "C"))
+    world.layout("duo", f"  - agents:\n      layout: tiled\n      panes:\n{panes}")
+    activate = 'L=$(fleet pane-id | cut -d: -f3) && CLAUDE_CODE_SESSION_ID="conv-$L" session activate "sessions/S_$L" implement'
+    status_input = json.dumps({"cwd": str(world.project), "cost": {"total_cost_usd": 1.239}})
+    for label in ("A", "B", "C"):
+        steps: list[dict[str, t.Any]] = [{"run": ["sh", "-c", activate]}, {"transcript": f"conv-{label}"}]
+        if label == "B":  # B asks for permission: it needs the person
+            steps += [{"run": ["claude-hook", "status-line"], "stdin": status_input},
+                      {"run": ["claude-hook", "notification"], "stdin": '{"notification_type": "permission_prompt"}'}]  # fmt: skip
+        world.plan(label, [*steps, {"mark": "ready"}, {"wait": None}])
+    assert world.fleet("start", "duo", "--no-attach").returncode == 0
+    for label in ("A", "B", "C"):
+        world.wait_event(label, "mark", name="ready")
+
+    outer = f"watch-pytest-{uuid.uuid4().hex}"  # a terminal for the watch: its own server, not a fleet
+    exit_file = world.base / "watch.status"
+
+    def screen() -> str:
+        return world.tmux("capture-pane", "-p", "-t", "view", socket=outer)
+
+    def shows(*texts: str, timeout: float = 15) -> str:
+        def found() -> str | None:
+            now = screen()
+            return now if all(text in now for text in texts) else None
+
+        try:
+            return wait_until(found, timeout, f"{texts} on the watch's screen")
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}; the screen:\n{screen()}") from None
+
+    def key(name: str) -> None:
+        world.tmux("send-keys", "-t", "view", name, socket=outer)
+
+    try:
+        world.tmux("-f", "/dev/null", "new-session", "-d", "-s", "view", "-x", "80", "-y", "24",
+                   f"{world.env['PATH'].split(':')[0]}/fleet watch --interval 0.3; echo $? > {exit_file}", socket=outer)  # fmt: skip
+        first = shows("1 needs you", "$1.24")
+        lines = first.splitlines()
+        assert "FLEET" in lines[1] and "STATE" in lines[1]
+        assert "needs-you" in lines[2] and " B " in lines[2], "needs-you first, and the cursor is on it"
+        assert f"duo ({world.socket}): 3 agents · 1 needs-you · $1.24" in " ".join(first.split()), "totals"
+        assert max(len(line) for line in lines) <= 80
+
+        key("l")  # B's log: claude-run's own lines
+        shows("[claude-run] Fleet pane ID: duo:agents:B", "Escape")
+        key("Escape")
+        shows("FLEET", "AGENT")
+
+        key("r")  # restart B: it resumes its own conversation
+        _, second_start = world.wait_starts("B", 2)
+        assert second_start["argv"][second_start["argv"].index("--resume") + 1] == "conv-B"
+        assert len(world.starts("A")) == len(world.starts("C")) == 1, "only B was restarted"
+        shows("restarted")
+
+        # B's state is cleared by the restart: rows are now A, B, C in layout order, the cursor still on B.
+        def order() -> list[str]:
+            return [line.split()[1] for line in screen().splitlines()[2:5] if len(line.split()) > 3]
+
+        wait_until(lambda: order() == ["A", "B", "C"] and "exited" not in screen() or None, 15, "rows A, B, C")
+        key("Down")  # -> C
+        key("Enter")  # attach: the terminal shows the fleet with C's pane selected
+        wait_until(lambda: world.tmux("list-clients", "-F", "#{client_name}") or None, 15, "a client on the fleet")
+        assert world.panes()["C"]["pane_active"] == "1"
+        world.tmux("detach-client", "-s", "duo")
+        shows("FLEET", "AGENT")  # back in the watch once the person detaches
+
+        key("s")  # stop C: its pane stays, its agent exits
+        wait_until(lambda: world.panes()["C"]["pane_dead"] == "1" or None, 20, "C's agent stopped")
+        shows("exited")
+        assert world.panes()["A"]["pane_dead"] == "0" and world.panes()["B"]["pane_dead"] == "0"
+
+        key("q")
+        status = wait_until(lambda: exit_file.exists() and exit_file.read_text().strip(), 10, "the watch to quit")
+        assert status == "0", screen()
+    finally:
+        world.tmux("kill-server", socket=outer, check=False)
+
+
+def test_watch_without_a_terminal_says_what_to_use(world: FleetWorld) -> None:
+    done = world.fleet("watch")
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == "fleet: error: fleet watch needs a terminal; in scripts use fleet status --json\n"
