@@ -3,7 +3,10 @@
 * start: from running ``fleet start`` to every pane's Claude running (the
   stand-in's first line, logged with a monotonic time stamp);
 * stop: from running ``fleet stop`` to no process of the fleet left (every
-  process carries a tag in its environment; the check uses psutil).
+  process carries a tag in its environment; the check uses psutil);
+* watch refresh: one gathering of ``fleet watch``'s rows (tmux, the process
+  table, each pane's session) while the fleet runs; it happens once per
+  refresh interval (1 s by default), in a worker thread.
 
 Each pane runs the real ``claude-run`` with ``CLAUDE_BIN`` pointing at
 ``tests/fake_claude.py`` on a private tmux socket (``fleet-bench-*`` in a
@@ -33,6 +36,7 @@ import uuid
 from pathlib import Path
 
 import psutil
+
 
 ROOT = Path(__file__).resolve().parent.parent
 FAKE_CLAUDE = ROOT / "tests" / "fake_claude.py"
@@ -71,7 +75,29 @@ def first_start(log: Path) -> float | None:
     return None
 
 
-def one_round(base: Path, panes: int, grace: float) -> tuple[float, float, float]:
+def watch_refresh(tmux_dir: Path, panes: int, times: int = 10) -> float:
+    """Median seconds of one ``fleet watch`` refresh, gathered the way the watch does it."""
+    from claude_shepherd.fleet import watch
+
+    saved = os.environ.get("TMUX_TMPDIR")
+    os.environ["TMUX_TMPDIR"] = str(tmux_dir)  # where the watch looks for fleet sockets
+    try:
+        samples = []
+        for _ in range(times):
+            began = time.perf_counter()
+            rows = watch.gather()
+            samples.append(time.perf_counter() - began)
+        if len(rows) != panes:
+            raise SystemExit(f"fleet watch saw {len(rows)} of {panes} panes")
+        return statistics.median(samples)
+    finally:
+        if saved is None:
+            os.environ.pop("TMUX_TMPDIR", None)
+        else:
+            os.environ["TMUX_TMPDIR"] = saved
+
+
+def one_round(base: Path, panes: int, grace: float) -> tuple[float, float, float, float]:
     tag = uuid.uuid4().hex
     socket = f"fleet-bench-{tag[:12]}"
     tmux_dir = Path(tempfile.mkdtemp(prefix="flb-", dir="/tmp"))
@@ -104,6 +130,7 @@ def one_round(base: Path, panes: int, grace: float) -> tuple[float, float, float
         if any(s is None for s in starts):
             raise SystemExit(f"only {sum(s is not None for s in starts)} of {panes} Claudes started within 60 s")
         start_time = max(t for t in starts if t is not None) - began
+        refresh = watch_refresh(tmux_dir, panes)
 
         began = time.monotonic()
         subprocess.run([*fleet, "stop", "bench", "--grace", str(grace), "--socket", socket],
@@ -114,7 +141,7 @@ def one_round(base: Path, panes: int, grace: float) -> tuple[float, float, float
         left = tagged(tag)
         if left:
             raise SystemExit(f"{len(left)} process(es) left after fleet stop: {[p.pid for p in left]}")
-        return cli_done, start_time, stop_time
+        return cli_done, start_time, stop_time, refresh
     finally:
         subprocess.run(["tmux", "-L", socket, "kill-server"], env=env, capture_output=True, timeout=10)
         for proc in tagged(tag):
@@ -155,13 +182,15 @@ def main() -> None:
         wrapper.chmod(0o755)
         (base / "plan.json").write_text(json.dumps({"invocations": [], "default": [{"wait": None}]}))
         results = [one_round(base, args.panes, args.grace) for _ in range(args.rounds)]
-    cli, start, stop = (statistics.median(column) for column in zip(*results))
+    cli, start, stop, refresh = (statistics.median(column) for column in zip(*results))
     print(f"fleet of {args.panes} panes, {args.rounds} rounds, median (min..max); {os.cpu_count()} CPUs")
     print(f"  fleet start returns            {cli:6.2f} s")
     print(f"  start -> every Claude running  {start:6.2f} s  ({min(r[1] for r in results):.2f}..{max(r[1] for r in results):.2f})"
           f"   goal <= 3 s")
     print(f"  stop -> no process left        {stop:6.2f} s  ({min(r[2] for r in results):.2f}..{max(r[2] for r in results):.2f})"
           f"   goal <= grace + 1 = {args.grace + 1:g} s")
+    print(f"  fleet watch refresh            {refresh * 1000:6.1f} ms ({refresh * 100:.1f}% of its 1 s interval, "
+          f"{refresh * 1000 / args.panes:.1f} ms per pane)")
     supervisor = cpu_per_start([str(BIN / "claude-run"), "--help"])
     interpreter = cpu_per_start([sys.executable, "-c", "pass"])
     cpus = os.cpu_count() or 1
