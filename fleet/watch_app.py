@@ -40,7 +40,7 @@ class LogScreen(ModalScreen[None]):
         self.lines = lines
 
     def compose(self) -> ComposeResult:
-        yield Static(f"{self.heading} — Escape to go back", classes="heading")
+        yield Static(f"{self.heading} — Escape to go back", classes="heading", markup=False)
         log = Log(highlight=False, auto_scroll=True)
         log.write_lines(self.lines or ["(no output yet)"])
         yield log
@@ -71,11 +71,11 @@ class WatchApp(App[None]):
         self.rows: list[w.AgentRow] = []
 
     def compose(self) -> ComposeResult:
-        yield Static("fleet watch — gathering…", classes="heading", id="title")
+        yield Static("fleet watch — gathering…", classes="heading", id="title", markup=False)
         table: DataTable[t.Any] = DataTable(cursor_type="row", zebra_stripes=True)
         table.add_columns(*w.COLUMNS)
         yield table
-        yield Static("", id="totals")
+        yield Static("", id="totals", markup=False)
         yield Footer()
 
     def on_mount(self) -> None:
@@ -96,11 +96,11 @@ class WatchApp(App[None]):
         if event.state == WorkerState.ERROR:
             error = worker.error
             self.notify(str(error) if isinstance(error, ShepherdError) else f"{type(error).__name__}: {error}",
-                        severity="error")  # fmt: skip
+                        severity="error", markup=False)  # fmt: skip
         elif event.state == WorkerState.SUCCESS and worker.group == "gather":
             self.show(t.cast("list[w.AgentRow]", worker.result))
         elif event.state == WorkerState.SUCCESS and worker.group == "act":
-            self.notify(str(worker.result))
+            self.notify(str(worker.result), markup=False)
             self.gather()
 
     def show(self, rows: list[w.AgentRow]) -> None:
@@ -110,8 +110,9 @@ class WatchApp(App[None]):
         table.clear()
         now = time.time()
         for row in rows:
-            cells: list[t.Any] = list(row.cells(now))
-            cells[2] = Text(cells[2], style=STATE_STYLES.get(row.state, ""))
+            # Text, never a str: a DataTable parses str cells as markup, and agents name their phases.
+            cells = [Text(cell) for cell in row.cells(now)]
+            cells[2].stylize(STATE_STYLES.get(row.state, ""))
             table.add_row(*cells, key=row.key)
         if current is not None:
             index = next((i for i, row in enumerate(rows) if row.key == current.key), None)
@@ -138,7 +139,7 @@ class WatchApp(App[None]):
         try:
             argv, takes_terminal = w.attach_command(row)
         except ShepherdError as exc:
-            self.notify(str(exc), severity="error")
+            self.notify(str(exc), severity="error", markup=False)
             return
         if not takes_terminal:
             subprocess.run(argv, check=False, stdin=subprocess.DEVNULL, capture_output=True, timeout=10)
@@ -150,13 +151,13 @@ class WatchApp(App[None]):
     def action_restart(self) -> None:
         row = self.selected()
         if row is not None:
-            self.notify(f"Restarting {row.name} of {row.fleet}…")
+            self.notify(f"Restarting {row.name} of {row.fleet}…", markup=False)
             self.act(w.restart_agent, row)
 
     def action_stop(self) -> None:
         row = self.selected()
         if row is not None:
-            self.notify(f"Stopping {row.name} of {row.fleet}…")
+            self.notify(f"Stopping {row.name} of {row.fleet}…", markup=False)
             self.act(w.stop_agent, row)
 
     @work(thread=True, group="act", exit_on_error=False)
@@ -170,7 +171,7 @@ class WatchApp(App[None]):
         try:
             lines = w.log_lines(row)
         except ShepherdError as exc:
-            self.notify(str(exc), severity="error")
+            self.notify(str(exc), severity="error", markup=False)
             return
         self.push_screen(LogScreen(f"{row.fleet}:{row.status.window}:{row.name}", lines))
 

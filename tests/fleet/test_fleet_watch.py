@@ -7,10 +7,14 @@ The screen test runs ``fleet watch`` in a pane of a second private tmux server
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 import typing as t
 import uuid
+from pathlib import Path
+
+import pytest
 
 from support.claude_run import wait_until
 from support.fleet import FleetWorld, world  # noqa: F401  (fixture)
@@ -138,3 +142,27 @@ def test_watch_without_a_terminal_says_what_to_use(world: FleetWorld) -> None:
     done = world.fleet("watch")
     assert (done.returncode, done.stdout) == (1, "")
     assert done.stderr == "fleet: error: fleet watch needs a terminal; in scripts use fleet status --json\n"
+
+
+def test_what_agents_write_is_shown_as_text_never_as_markup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Labels, skills and phases are the agents' words: markup in them neither styles nor crashes the view."""
+    from textual.widgets import DataTable, Static
+
+    from claude_shepherd.fleet.watch_app import WatchApp
+
+    monkeypatch.setenv("TMUX_TMPDIR", str(tmp_path))  # no fleet of the user's is looked at
+    hostile = row("[/]", "needs-you", fleet="[bold]f", skill="[link=https://x]s[/link]", phase="[red]p[/")
+
+    async def scenario() -> tuple[list[str], str]:
+        app = WatchApp(interval=60)
+        async with app.run_test(size=(100, 24)) as pilot:
+            await app.workers.wait_for_complete()  # the first gathering (no fleet here) is over
+            await pilot.pause()
+            app.show([hostile])
+            await pilot.pause()
+            cells = [cell.plain for cell in app.query_one(DataTable).get_row_at(0)]
+            return cells, str(app.query_one("#totals", Static).render())
+
+    cells, totals = asyncio.run(scenario())
+    assert cells[:3] == ["[bold]f", "[/]", "needs-you"] and cells[6:8] == ["[link=htt…", "[red]p[/"]
+    assert totals.startswith("[bold]f: 1 agent")
