@@ -103,7 +103,8 @@ def gather() -> list[AgentRow]:
     table = pr.snapshot()
     rows: list[AgentRow] = []
     for path, server in fleets.servers.items():
-        rows += [AgentRow(server.socket_name, status) for status in pane_rows(path, fleets.panes[path], table)]
+        rows += [AgentRow(server.socket_name, status) for status in pane_rows(path, fleets.panes[path], table)
+                 if status.label or status.supervisor_alive]  # not an unlabelled shell (or this watch)
     return ordered(rows)
 
 
