@@ -6,7 +6,11 @@
   process carries a tag in its environment; the check uses psutil);
 * watch refresh: one gathering of ``fleet watch``'s rows (tmux, the process
   table, each pane's session) while the fleet runs; it happens once per
-  refresh interval (1 s by default), in a worker thread.
+  refresh interval (1 s by default), in a worker thread;
+* alerts: the installed Notification hook in a fleet pane, every call a
+  transition (needs-you, then done, ...), with the fleet's alerts on (tmux
+  bell and message, and a command) and off (``notify: false``), against the
+  floor ``python -I -c 'import json'``, all in one run.
 
 Each pane runs the real ``claude-run`` with ``CLAUDE_BIN`` pointing at
 ``tests/fake_claude.py`` on a private tmux socket (``fleet-bench-*`` in a
@@ -95,6 +99,62 @@ def watch_refresh(tmux_dir: Path, panes: int, times: int = 10) -> float:
             os.environ.pop("TMUX_TMPDIR", None)
         else:
             os.environ["TMUX_TMPDIR"] = saved
+
+
+def alert_cost(rounds: int) -> dict[str, float]:
+    """p50 seconds of the Notification hook in a fleet pane with alerts on and off, and the floor."""
+    import shlex
+
+    from claude_shepherd.hooks import alerts
+    from claude_shepherd.hooks.install import NOTIFICATION, hook_command
+
+    tmux_dir = Path(tempfile.mkdtemp(prefix="flb-", dir="/tmp"))
+    socket = f"fleet-bench-{uuid.uuid4().hex[:12]}"
+    tmux = shutil.which("tmux") or "tmux"
+    server_env = {**os.environ, "TMUX_TMPDIR": str(tmux_dir)}
+
+    def run_tmux(*args: str) -> str:
+        return subprocess.run([tmux, "-L", socket, *args], env=server_env, check=True, capture_output=True,
+                              text=True, timeout=10).stdout.strip()  # fmt: skip
+
+    settings = {
+        "alerts on (bell, message, command)": alerts.encode(["true", "{label}"], ["needs-you", "done"]),
+        "alerts off (notify: false)": alerts.encode(None, ["needs-you", "done"], tmux=False),
+    }
+    try:
+        (tmux_dir / "run").mkdir(mode=0o700)
+        envs: dict[str, dict[str, str]] = {}
+        for number, (name, value) in enumerate(settings.items()):
+            # A fleet session per setting, so every call of each is a transition of its own pane.
+            session = f"bench{number}"
+            run_tmux("-f", "/dev/null", "new-session", "-d", "-s", session, "sleep 600")
+            run_tmux("new-window", "-d", "-t", f"{session}:", "sleep 600")  # the bell is flagged on a window not shown
+            run_tmux("set-option", "-p", "-t", f"{session}:0", "@pane_label", "A")
+            run_tmux("set-option", "-t", f"{session}:", "@fleet_notify", value)
+            pane = run_tmux("display-message", "-p", "-t", f"{session}:0", "#{pane_id}")
+            path, pid = run_tmux("display-message", "-p", "#{socket_path} #{pid}").split()
+            envs[name] = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmux_dir), "TMUX": f"{path},{pid},0",
+                          "TMUX_PANE": pane, "XDG_RUNTIME_DIR": str(tmux_dir / "run"), "CLAUDE_SHEPHERD_TMUX": tmux}  # fmt: skip
+        hook = shlex.split(hook_command(NOTIFICATION))
+        asks = [b'{"notification_type": "permission_prompt"}', b'{"notification_type": "idle_prompt"}']
+        floor = "floor: python -I -c 'import json'"
+        times: dict[str, list[float]] = {floor: [], **{name: [] for name in settings}}
+        for n in range(rounds + 4):  # every call changes its pane's state: a transition, never throttled
+            for name in settings:
+                time.sleep(0.3)  # transitions are minutes apart: the last alert's process has finished
+                began = time.perf_counter()
+                subprocess.run(hook, input=asks[n % 2], env=envs[name], check=True, stdout=subprocess.DEVNULL)
+                if n >= 4:  # after warming up
+                    times[name].append(time.perf_counter() - began)
+            time.sleep(0.3)
+            began = time.perf_counter()
+            subprocess.run([sys.executable, "-I", "-c", "import json"], check=True)
+            if n >= 4:
+                times[floor].append(time.perf_counter() - began)
+        return {name: statistics.median(samples) for name, samples in times.items()}
+    finally:
+        subprocess.run([tmux, "-L", socket, "kill-server"], env=server_env, capture_output=True, timeout=10)
+        shutil.rmtree(tmux_dir, ignore_errors=True)
 
 
 def one_round(base: Path, panes: int, grace: float) -> tuple[float, float, float, float]:
@@ -192,6 +252,14 @@ def main() -> None:
     print(f"  fleet watch refresh            {refresh * 1000:6.1f} ms ({refresh * 100:.1f}% of its 1 s interval, "
           f"{refresh * 1000 / args.panes:.1f} ms per pane)")
     supervisor = cpu_per_start([str(BIN / "claude-run"), "--help"])
+    costs = alert_cost(max(args.rounds * 7, 10))
+    floor = next(iter(costs.values()))
+    print("  Notification hook in a fleet pane, each call a transition (p50):")
+    for name, p50 in costs.items():
+        print(f"    {name:38s} {p50 * 1000:6.1f} ms  {p50 / floor:5.2f}x the floor")
+    on, off = list(costs.values())[1:]
+    print(f"    alerts add {(on - off) * 1000:+.1f} ms to a transition ({on / off:.2f}x); the rest is the pane-state"
+          f" hook's two tmux calls (state, window tab)")
     interpreter = cpu_per_start([sys.executable, "-c", "pass"])
     cpus = os.cpu_count() or 1
     print(f"  CPU per claude-run start-up    {supervisor:6.3f} s  (python alone {interpreter:.3f} s); "

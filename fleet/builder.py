@@ -24,7 +24,9 @@ from dataclasses import dataclass
 from claude_shepherd.fleet.layout import Layout, PaneSpec, WindowSpec, pane_script
 from claude_shepherd.fleet.style import fleet_options
 from claude_shepherd.fleet.tmux import NEXT, FleetServer, PaneInfo, TmuxError, list_panes
-from claude_shepherd.hooks.pane_notify import CONTEXT_OPTION, COST_OPTION, PANE_OPTION
+from claude_shepherd.hooks import alerts
+from claude_shepherd.hooks.pane_notify import CONTEXT_OPTION, COST_OPTION, FLEET_NOTIFY_OPTION, PANE_OPTION
+from claude_shepherd.supervisor.env import FLEET_NOTIFY_COMMAND_ENV
 from claude_shepherd.supervisor.session.programs import TMUX_ENV
 from claude_shepherd.supervisor.errors import ShepherdError
 
@@ -100,6 +102,23 @@ def run_on_project_start(layout: Layout) -> None:
             raise StartError(f"on_project_start command failed (exit {done.returncode}): {command}")
 
 
+def notify_setting(layout: Layout, env: t.Mapping[str, str] | None = None) -> list[t.Any]:
+    """Set the fleet's alert settings (session option read by the hooks): the layout's ``notify``,
+    else ``$FLEET_NOTIFY_COMMAND``; ``notify: false`` silences the fleet."""
+    env = os.environ if env is None else env
+    command = layout.notify_command
+    raw = env.get(FLEET_NOTIFY_COMMAND_ENV, "").strip()
+    if command is None and layout.notify_tmux and raw:
+        import shlex
+
+        try:
+            command = tuple(shlex.split(raw))
+        except ValueError as exc:
+            raise StartError(f"${FLEET_NOTIFY_COMMAND_ENV}: {exc}; quote it as a shell would") from None
+    value = alerts.encode(command, layout.notify_on, tmux=layout.notify_tmux)
+    return ["set-option", "-t", f"={layout.name}:", FLEET_NOTIFY_OPTION, value]
+
+
 def _size() -> tuple[int, int]:
     """The detached session's size: this terminal's when there is one (panes must fit)."""
     if os.isatty(1):
@@ -127,6 +146,7 @@ def _ids(lines: list[str]) -> list[str]:
 def build(layout: Layout, server: FleetServer) -> StartResult:
     """Create the whole fleet: server options, then one tmux invocation per window."""
     _check_roots(layout)
+    notify = notify_setting(layout)
     width, height = _size()
     reports: list[PaneReport] = []
     options: list[t.Any] = []
@@ -148,6 +168,7 @@ def build(layout: Layout, server: FleetServer) -> StartResult:
             args += [NEXT, "select-layout", window.layout]
         if number == 0:
             args = options + args  # server-wide options before the first pane exists
+            args += [NEXT, *notify]  # in the same invocation: before any hook can read it
         lines = server.run(*args)
         ids = _ids(lines)
         for pane, pane_id in zip(window.panes, ids):
@@ -168,6 +189,7 @@ def _select_startup(layout: Layout, server: FleetServer) -> None:
 def reconcile(layout: Layout, server: FleetServer) -> StartResult:
     """Bring a running fleet in line with its layout: add what is missing, respawn dead panes."""
     _check_roots(layout)
+    server.run(*notify_setting(layout))  # an edited layout's notify settings apply to the running fleet
     existing = list_panes(server, layout.name)
     reports: list[PaneReport] = []
     for window in layout.windows:

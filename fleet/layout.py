@@ -34,6 +34,7 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from claude_shepherd.hooks.alerts import ALERT_STATES, DEFAULT_ON
 from claude_shepherd.fleet.tmux import is_fleet_socket
 from claude_shepherd.supervisor.errors import ShepherdError
 from claude_shepherd.supervisor.session.identity import FLEET_SOCKET
@@ -55,6 +56,8 @@ HONOURED_KEYS: tuple[str, ...] = (
     "startup_pane",
     "attach",
     "windows",
+    "notify",
+    "notify_on",
 )
 WINDOW_KEYS: tuple[str, ...] = ("layout", "root", "pre", "panes")
 
@@ -139,6 +142,11 @@ class Layout(_Frozen):
     startup_pane: int | None = None
     attach: bool = True
     windows: tuple[WindowSpec, ...]
+    notify_command: tuple[str, ...] | None = None
+    """The layout's ``notify`` command (argv with {fleet} {label} {state} {session}), if any."""
+    notify_on: tuple[str, ...] = DEFAULT_ON
+    notify_tmux: bool = True
+    """False with ``notify: false``: no tmux message, no bell, no command."""
 
     def window(self, name: str) -> WindowSpec | None:
         return next((w for w in self.windows if w.name == name), None)
@@ -314,6 +322,8 @@ class _RawLayout(BaseModel):
     startup_pane: int | None = Field(None, ge=0)
     attach: bool = True
     windows: list[dict[str, _RawWindow]]
+    notify: t.Union[bool, list[str], None] = None
+    notify_on: t.Optional[list[str]] = None
 
     @model_validator(mode="before")
     @classmethod
@@ -342,6 +352,24 @@ class _RawLayout(BaseModel):
         if not isinstance(value, list) or not value:
             raise ValueError(f"windows must be a non-empty list of `- NAME: ...` entries, got {_kind(value)}")
         return [{str(k): v for k, v in item.items()} if isinstance(item, dict) else item for item in value]
+
+    @field_validator("notify", mode="before")
+    @classmethod
+    def _notify(cls, value: t.Any) -> t.Any:
+        example = 'a list of arguments, e.g. ["notify-send", "{fleet}", "{label}: {state}"] (never run by a shell)'
+        if isinstance(value, str):
+            raise ValueError(f"is {example}, or false; got a string")
+        if isinstance(value, list) and (not value or not all(isinstance(a, str) and a for a in value)):
+            raise ValueError(f"is {example}; got {value!r}")
+        return value
+
+    @field_validator("notify_on", mode="before")
+    @classmethod
+    def _notify_on(cls, value: t.Any) -> t.Any:
+        states = [value] if isinstance(value, str) else value
+        if not isinstance(states, list) or not all(s in ALERT_STATES for s in states):
+            raise ValueError(f"lists states that alert, of {', '.join(ALERT_STATES)}; got {value!r}")
+        return states
 
     @field_validator("name")
     @classmethod
@@ -609,6 +637,9 @@ def _build(raw: _RawLayout, source: Path, lines: dict[YamlPath, int], cwd: Path)
         startup_pane=raw.startup_pane,
         attach=raw.attach,
         windows=tuple(windows),
+        notify_command=tuple(raw.notify) if isinstance(raw.notify, list) else None,
+        notify_on=tuple(dict.fromkeys(raw.notify_on)) if raw.notify_on is not None else DEFAULT_ON,
+        notify_tmux=raw.notify is not False,
     )
 
 

@@ -84,6 +84,10 @@ def main(argv: list[str] | None = None) -> int:
                 note(f"claude-hook {command} failed ({type(exc).__name__}: {exc})")
         deadline.answer(out, emit)
         return 0
+    if command == "alert":  # internal: the process a pane's alert runs in (claude_shepherd.hooks.alerts)
+        from claude_shepherd.hooks.alerts import main as alert_main
+
+        return alert_main(args[1:])
     if command in SETUP_COMMANDS:
         from claude_shepherd.hooks.install import main as setup_main
 

@@ -51,11 +51,17 @@ COLOURS: dict[str, str] = {ERROR: "colour160", NEEDS_YOU: "colour35", WORKING: "
 PANE_OPTION = "@pane_notify"
 WINDOW_OPTION = "@window_notify"
 CONTEXT_OPTION = "@pane_context"
+FLEET_NOTIFY_OPTION = "@fleet_notify"
+"""The fleet's alert settings (a session option ``fleet start`` writes; see claude_shepherd.hooks.alerts)."""
 COST_OPTION = "@pane_cost"
 """The conversation's cost in USD as Claude reports it (``cost.total_cost_usd``), two decimals."""
 THROTTLE_SECONDS = 2.0
 
 _SEP = "\x1f"
+_PREVIOUS = _SEP * 3
+_ALERT_FIELDS = (PANE_OPTION, "session_name", "window_name", "@pane_label", "pane_id", "pane_tty", FLEET_NOTIFY_OPTION)
+ALERTING = frozenset({ERROR, NEEDS_YOU, DONE})
+"""States that may alert on entry (which of them do is the fleet's choice: claude_shepherd.hooks.alerts)."""
 
 
 def aggregate(states: t.Iterable[str]) -> str:
@@ -179,6 +185,8 @@ def notify(
     if state is not None:
         args += [";"] if args else []
         args += [
+            # Before the state is set: what it was (a transition alerts), and what an alert needs.
+            "display-message", "-p", "-t", pane, _PREVIOUS + _SEP.join(f"#{{{f}}}" for f in _ALERT_FIELDS), ";",
             "set-option", "-p", "-t", pane, PANE_OPTION, state, ";",
             "list-panes", "-t", pane, "-F", f"{_SEP}#{{{PANE_OPTION}}}", ";",
             "display-message", "-p", "-t", pane, f"{_SEP}{_SEP}#{{{WINDOW_OPTION}}}",
@@ -193,15 +201,36 @@ def notify(
     _remember(state_stamp, state)
     states: list[str] = []
     current = ""
+    before: list[str] = []
     for line in out.stdout.splitlines():
-        if line.startswith(_SEP + _SEP):
+        if line.startswith(_PREVIOUS):
+            before = line[len(_PREVIOUS):].split(_SEP)
+        elif line.startswith(_SEP + _SEP):
             current = line[2:]
         elif line.startswith(_SEP):
             states.append(line[1:])
     wanted = aggregate(states)
     if wanted and wanted != current:
         _tmux(socket, ["set-option", "-w", "-t", pane, WINDOW_OPTION, wanted])
+    if len(before) == len(_ALERT_FIELDS) and before[0] != state and state in ALERTING:
+        _alert(state, socket, dict(zip(_ALERT_FIELDS, before)), env)
     return True
+
+
+def _alert(state: str, socket: str, pane: dict[str, str], env: t.Mapping[str, str]) -> None:
+    """The pane changed into an alerting state: tell the person (from a detached process; see alerts)."""
+    from claude_shepherd.hooks import alerts
+
+    alerts.dispatch(
+        alerts.decode(pane[FLEET_NOTIFY_OPTION]),
+        state=state,
+        socket=socket,
+        fleet=pane["session_name"],
+        window=pane["window_name"],
+        label=pane["@pane_label"] or pane["pane_id"],
+        tty=pane["pane_tty"],
+        env=env,
+    )
 
 
 def publish(

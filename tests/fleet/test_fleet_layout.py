@@ -102,6 +102,18 @@ ACCEPTED = {
         lambda l: l.pane_ids() == ["x:a:A", "x:b:A"],
     ),
     "attach-false": Case("name: x\nattach: false\nwindows:\n  - w: c\n", lambda l: l.attach is False),
+    "notify-command-and-states": Case(
+        'name: x\nnotify: [notify-send, "{fleet}", "{label}: {state}"]\nnotify_on: [needs-you, done]\nwindows:\n  - w: c\n',
+        lambda l: (l.notify_command, l.notify_on, l.notify_tmux)
+        == (("notify-send", "{fleet}", "{label}: {state}"), ("needs-you", "done"), True),
+    ),
+    "notify-defaults": Case(
+        "name: x\nwindows:\n  - w: c\n",
+        lambda l: (l.notify_command, l.notify_on, l.notify_tmux) == (None, ("needs-you", "error"), True),
+    ),
+    "notify-false-silences": Case(
+        "name: x\nnotify: false\nwindows:\n  - w: c\n", lambda l: (l.notify_command, l.notify_tmux) == (None, False)
+    ),
     "custom-layout-string": Case(
         "name: x\nwindows:\n  - w:\n      layout: 5e3c,200x50,0,0\n      panes: [a, b]\n",
         lambda l: l.windows[0].layout == "5e3c,200x50,0,0",
@@ -129,7 +141,16 @@ REJECTED = {
     "no-windows": Bad("name: x\n", ":1: windows is missing; a layout needs at least one window"),
     "unknown-key": Bad("name: x\nwindws: []\n", ":2: windws: unknown key 'windws' (fleet honours: name, root, "
                        "socket_name, tmux_command, tmux_options, on_project_start, pre_window, startup_window, "
-                       "startup_pane, attach, windows)"),
+                       "startup_pane, attach, windows, notify, notify_on)"),
+    "notify-as-a-string": Bad(
+        "name: x\nnotify: notify-send hi\nwindows:\n  - w: c\n",
+        ':2: notify: is a list of arguments, e.g. ["notify-send", "{{fleet}}", "{{label}}: {{state}}"] (never run '
+        "by a shell), or false; got a string",
+    ),
+    "notify-on-unknown-state": Bad(
+        "name: x\nnotify_on: [working]\nwindows:\n  - w: c\n",
+        ":2: notify_on: lists states that alert, of needs-you, error, done; got ['working']",
+    ),
     "refused-on-project-stop": Bad(
         "name: x\non_project_stop: x\nwindows:\n  - w: c\n",
         ":2: on_project_stop: key 'on_project_stop' is not supported: `fleet stop` ends the agents itself; "

@@ -1,0 +1,225 @@
+"""Tell the person when a fleet agent needs them: once per transition, never slowing the hook.
+
+:mod:`claude_shepherd.hooks.pane_notify` reads a pane's previous state in the
+same tmux call that sets the new one (tmux runs one client's command list
+without interleaving another's, so two hooks of one pane cannot both see the
+change). When the state *changed into* one the fleet alerts on (needs-you and
+error by default; done when asked), :func:`dispatch` starts a process of its
+own (``claude-hook alert``, in its own session) and returns; that process
+
+* shows ``LABEL needs you`` (or ``LABEL: error``, ``LABEL is done``) on every
+  client attached to the fleet (``display-message``) and rings the pane's
+  bell, so tmux marks the window and passes the bell to the terminal;
+* runs the fleet's notify command, if there is one, with ``{fleet}``
+  ``{label}`` ``{state}`` ``{session}`` substituted inside its arguments —
+  each value stays inside its own argument, never through a shell — detached,
+  and killed after :data:`TIMEOUT` seconds (``$FLEET_NOTIFY_TIMEOUT``).
+
+What to do is the fleet's tmux session option ``@fleet_notify``, which
+``fleet start`` writes from the layout's ``notify`` / ``notify_on`` (or
+``$FLEET_NOTIFY_COMMAND``) with :func:`encode`. Standard library only; this
+module is imported only when a transition happened.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+
+from claude_shepherd.supervisor.env import FLEET_NOTIFY_TIMEOUT_ENV
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import typing as t
+
+ALERT_STATES = ("needs-you", "error", "done")
+DEFAULT_ON = ("needs-you", "error")
+PLACEHOLDERS = ("fleet", "label", "state", "session")
+TIMEOUT = 10.0
+START_DELAY = 0.1
+"""Seconds between the hook and the alert's interpreter starting (a person does not notice them)."""
+MESSAGE_MS = 5000
+_PLACEHOLDER = re.compile(r"\{(" + "|".join(PLACEHOLDERS) + r")\}")
+
+
+class Config:
+    """What the fleet asked for: a command (or none), the states that alert, tmux message and bell."""
+
+    __slots__ = ("command", "on", "tmux")
+
+    def __init__(self, command: tuple[str, ...] | None = None, on: tuple[str, ...] = DEFAULT_ON, tmux: bool = True) -> None:
+        self.command = command
+        self.on = on
+        self.tmux = tmux
+
+    @property
+    def silent(self) -> bool:
+        return not self.tmux and not self.command
+
+
+def encode(command: t.Sequence[str] | None, on: t.Sequence[str] = DEFAULT_ON, *, tmux: bool = True) -> str:
+    """The option's value (``fleet start`` writes it; :func:`decode` reads it)."""
+    return json.dumps({"command": list(command) if command else None, "on": list(on), "tmux": tmux},
+                      separators=(",", ":"))  # fmt: skip
+
+
+def decode(raw: str) -> Config:
+    """The option's value as a :class:`Config`; unset or unreadable means the defaults (no command)."""
+    try:
+        data = json.loads(raw) if raw.strip() else {}
+    except ValueError:
+        data = {}
+    if not isinstance(data, dict):
+        data = {}
+    command = data.get("command")
+    if not (isinstance(command, list) and command and all(isinstance(a, str) for a in command)):
+        command = None
+    on = data.get("on")
+    states = tuple(s for s in on if s in ALERT_STATES) if isinstance(on, list) else DEFAULT_ON
+    return Config(tuple(command) if command else None, states, data.get("tmux", True) is not False)
+
+
+def substitute(argv: t.Sequence[str], values: t.Mapping[str, str]) -> list[str]:
+    """Each ``{name}`` of :data:`PLACEHOLDERS` replaced in one pass: a value is never substituted again."""
+    return [_PLACEHOLDER.sub(lambda m: values.get(m.group(1), ""), arg) for arg in argv]
+
+
+def message(state: str, label: str) -> str:
+    """The line shown on the fleet's clients; ``#`` doubled, since tmux expands formats in it."""
+    text = {"needs-you": f"{label} needs you", "done": f"{label} is done"}.get(state, f"{label}: {state}")
+    return "fleet: " + text.replace("#", "##")
+
+
+ALERT_COMMAND = "alert"
+"""``claude-hook alert PAYLOAD``: internal; the process :func:`dispatch` starts."""
+
+
+def dispatch(
+    config: Config,
+    *,
+    state: str,
+    socket: str,
+    fleet: str,
+    window: str,
+    label: str,
+    tty: str,
+    env: t.Mapping[str, str],
+) -> bool:
+    """Start the alert in a process of its own and return at once (True when one was started).
+
+    A new interpreter (spawned with vfork, in its own session, its output
+    nowhere) rather than a fork of the hook: a forked hook shares its pages
+    with the child, and the hook's own exit would pay for copying them. The
+    payload travels as one JSON argument; nothing in it reaches a shell.
+    """
+    if state not in config.on or config.silent:
+        return False
+    import subprocess
+    import sys
+
+    payload = {"command": config.command, "tmux": config.tmux, "state": state, "socket": socket, "fleet": fleet,
+               "window": window, "label": label, "tty": tty}  # fmt: skip
+    main = os.path.join(os.path.dirname(os.path.abspath(__file__)), "__main__.py")
+    # The interpreter starts after a short sleep: started at once, its start-up competes for the CPU
+    # with the hook's own exit, which the agent waits for (measured in bench/bench_fleet.py).
+    later = f"/bin/sleep {START_DELAY}; exec \"$0\" \"$@\""
+    try:
+        subprocess.Popen(["/bin/sh", "-c", later, sys.executable, "-I", "-S", main, ALERT_COMMAND,
+                          json.dumps(payload)], env=dict(env),
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         start_new_session=True)  # fmt: skip
+    except OSError:
+        return False
+    return True
+
+
+def main(args: list[str]) -> int:
+    """The alert process: tmux message and bell, then the fleet's command (with its timeout)."""
+    try:
+        os.nice(10)  # behind the agent's own work
+    except OSError:
+        pass
+    try:
+        data = json.loads(args[0])
+        command = data["command"]
+        config = Config(tuple(command) if command else None, (data["state"],), bool(data["tmux"]))
+        _alert(config, state=data["state"], socket=data["socket"], fleet=data["fleet"], window=data["window"],
+               label=data["label"], tty=data["tty"], env=os.environ)  # fmt: skip
+    except (IndexError, ValueError, KeyError, TypeError):
+        return 2
+    return 0
+
+
+def _alert(
+    config: Config, *, state: str, socket: str, fleet: str, window: str, label: str, tty: str, env: t.Mapping[str, str]
+) -> None:
+    from claude_shepherd.supervisor.session.programs import run_tmux
+
+    if config.tmux:
+        ring_bell(tty)
+        clients = run_tmux(socket, ["list-clients", "-t", f"={fleet}", "-F", "#{client_name}"], env)
+        for client in clients.stdout.split() if clients is not None and clients.returncode == 0 else []:
+            run_tmux(socket, ["display-message", "-c", client, "-d", str(MESSAGE_MS), message(state, label)], env)
+    if config.command:
+        values = {"fleet": fleet, "label": label, "state": state, "session": session_of(fleet, window, label, env)}
+        run_command(substitute(config.command, values), timeout(env))
+
+
+def ring_bell(tty: str) -> bool:
+    """Write BEL to the pane's terminal, as a program in it would: only our own character device."""
+    try:
+        fd = os.open(tty, os.O_WRONLY | os.O_NOCTTY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    except OSError:
+        return False
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISCHR(st.st_mode) or st.st_uid != os.getuid():
+            return False
+        return os.write(fd, b"\a") == 1
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def session_of(fleet: str, window: str, label: str, env: t.Mapping[str, str]) -> str:
+    """The name of the session the pane's agent has active, or "" when none."""
+    from claude_shepherd.supervisor.session.lookup import sessions_on_pane
+    from claude_shepherd.supervisor.session.paths import display_name, sessions_root
+
+    try:
+        found = sessions_on_pane(sessions_root(env=env), f"{fleet}:{window}:{label}")
+    except Exception:  # noqa: BLE001 - an alert goes out even when the sessions root is unreadable
+        return ""
+    return display_name(found[0].session_dir) if found else ""
+
+
+def timeout(env: t.Mapping[str, str]) -> float:
+    try:
+        value = float(env.get(FLEET_NOTIFY_TIMEOUT_ENV, "") or TIMEOUT)
+    except ValueError:
+        return TIMEOUT
+    return value if 0 < value <= 3600 else TIMEOUT
+
+
+def run_command(argv: list[str], limit: float) -> int | None:
+    """Run the notify command in its own process group; kill the group after *limit* seconds."""
+    import signal
+    import subprocess
+
+    try:
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)  # fmt: skip
+    except OSError:
+        return None
+    try:
+        return proc.wait(timeout=limit)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        proc.wait()
+        return None

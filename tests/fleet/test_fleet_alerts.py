@@ -1,0 +1,175 @@
+"""Alerts: once per transition into needs-you / error (/ done), a tmux bell and message, the fleet's command.
+
+The hooks run as separate processes (``python -m claude_shepherd.hooks.pane_notify STATE``,
+``claude-hook notification``) in a pane's environment on a private tmux server, exactly
+as in a fleet; the notify command is a recorder that appends its argv, as JSON, to a file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import typing as t
+import uuid
+from pathlib import Path
+
+import psutil
+
+from support.claude_run import wait_until
+from support.fleet import FleetWorld
+from claude_shepherd.hooks import alerts
+
+from support.tmux_panes import Tmux
+
+RECORDER = (
+    "import json, sys, time\n"
+    "out = sys.argv[1]\n"
+    "open(out, 'a').write(json.dumps(sys.argv[2:]) + '\\n')\n"
+    "if sys.argv[2:3] == ['slow']:\n"
+    "    time.sleep(5)\n"
+    "    open(out, 'a').write(json.dumps(['finished']) + '\\n')\n"
+)
+
+
+def recorder(tmp_path: Path) -> tuple[list[str], Path]:
+    script = tmp_path / "recorder.py"
+    script.write_text(RECORDER)
+    out = tmp_path / "alerts.jsonl"
+    return [sys.executable, str(script), str(out)], out
+
+
+def records(out: Path) -> list[list[str]]:
+    try:
+        return [json.loads(line) for line in out.read_text().splitlines() if line.strip()]
+    except FileNotFoundError:
+        return []
+
+
+def settle(out: Path, count: int, timeout: float = 10) -> list[list[str]]:
+    """Wait for *count* records, then a moment more: an extra one would be a broken promise."""
+    wait_until(lambda: len(records(out)) >= count or None, timeout, f"{count} alert(s) in {out}")
+    time.sleep(0.5)
+    return records(out)
+
+
+def hook(tmux: Tmux, pane: str, state: str, tmp_path: Path, **env: str) -> float:
+    """Run the pane-state hook as its own process in *pane*; return how long it took."""
+    full = {**os.environ, **tmux.pane_env(pane), "XDG_RUNTIME_DIR": str(tmp_path / "run"), **env}
+    began = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "claude_shepherd.hooks.pane_notify", state], env=full,
+                          capture_output=True, text=True, timeout=30)  # fmt: skip
+    assert (done.returncode, done.stderr) == (0, "")
+    return time.monotonic() - began
+
+
+def configure(tmux: Tmux, command: list[str] | None, on: t.Sequence[str] = alerts.DEFAULT_ON, *, tmux_alerts: bool = True) -> None:
+    tmux("set-option", "-t", "s:", "@fleet_notify", alerts.encode(command, on, tmux=tmux_alerts))
+
+
+def test_once_per_transition_with_each_value_in_its_own_argument(tmux: Tmux, tmp_path: Path) -> None:
+    a, b, _ = tmux.ids
+    argv, out = recorder(tmp_path)
+    configure(tmux, [*argv, "{fleet}", "{label}: {state}", "[{session}]", "{state}{label}"])
+    hostile = "x{state} $(touch pwned); y`id`"
+    tmux("set-option", "-p", "-t", a, "@pane_label", hostile)
+
+    hook(tmux, a, "needs-you", tmp_path)
+    assert settle(out, 1) == [["s", f"{hostile}: needs-you", "[]", f"needs-you{hostile}"]]
+    assert not (tmp_path / "pwned").exists() and not Path("pwned").exists()
+
+    time.sleep(2.1)  # past the hook's throttle: the tmux call is made, and sees no transition
+    hook(tmux, a, "needs-you", tmp_path)
+    hook(tmux, a, "working", tmp_path)
+    hook(tmux, a, "done", tmp_path)  # not asked for
+    hook(tmux, a, "error", tmp_path)
+    assert [r[2] for r in settle(out, 2)] == ["[]", "[]"] and records(out)[1][1].endswith(": error")
+    hook(tmux, b, "needs-you", tmp_path)
+    assert settle(out, 3)[2][:2] == ["s", f"{b}: needs-you"], "an unlabelled pane is named by its id"
+
+    configure(tmux, argv + ["{state}"], on=["done"])
+    hook(tmux, b, "done", tmp_path)
+    assert settle(out, 4)[3] == ["done"]
+
+
+def test_the_hook_returns_at_once_and_a_slow_command_is_killed_at_its_timeout(tmux: Tmux, tmp_path: Path) -> None:
+    a = tmux.ids[0]
+    argv, out = recorder(tmp_path)
+    marker = f"alert-{uuid.uuid4().hex}"
+    configure(tmux, [*argv, "slow", marker])
+    took = hook(tmux, a, "error", tmp_path, FLEET_NOTIFY_TIMEOUT="1")
+    assert took < 3, f"the hook waited {took:.1f}s for the notify command"
+    wait_until(lambda: records(out) or None, 10, "the slow command to start")
+
+    def running() -> list[psutil.Process]:
+        found = []
+        for proc in psutil.process_iter(["cmdline"]):
+            if marker in (proc.info["cmdline"] or []) and proc.status() != psutil.STATUS_ZOMBIE:
+                found.append(proc)
+        return found
+
+    assert running(), "the command runs on after the hook returned"
+    wait_until(lambda: not running() or None, 10, "the command to be killed at its timeout")
+    assert records(out) == [["slow", marker]], "killed before it finished"
+
+
+def test_the_bell_rings_in_the_pane_and_silence_is_respected(tmux: Tmux, tmp_path: Path) -> None:
+    a, b, c = tmux.ids
+    tmux("select-window", "-t", "s:other")  # the agents' window is not the current one: tmux flags its bell
+    configure(tmux, None)
+    assert tmux("display-message", "-p", "-t", a, "#{window_bell_flag}") == "0"
+    hook(tmux, a, "needs-you", tmp_path)
+    wait_until(lambda: tmux("display-message", "-p", "-t", a, "#{window_bell_flag}") == "1" or None, 10, "the bell")
+
+    tmux("kill-window", "-t", "s:other")
+    tmux("new-window", "-d", "-t", "s:", "-n", "other", "sleep 600")
+    tmux("select-window", "-t", "s:other")
+    assert tmux("display-message", "-p", "-t", b, "#{window_bell_flag}") == "0"
+    configure(tmux, None, tmux_alerts=False)  # notify: false
+    hook(tmux, c, "needs-you", tmp_path)
+    time.sleep(1)
+    assert tmux("display-message", "-p", "-t", b, "#{window_bell_flag}") == "0"
+
+
+def test_the_message_cannot_run_tmux_formats() -> None:
+    assert alerts.message("needs-you", "A#(touch x)") == "fleet: A##(touch x) needs you"
+    assert alerts.message("error", "B") == "fleet: B: error"
+    assert alerts.substitute(["{label}", "{nope}", "{{state}}"], {"label": "{state}", "state": "S"}) == [
+        "{state}", "{nope}", "{S}",
+    ]  # fmt: skip
+    assert alerts.decode("").command is None and alerts.decode("garbage").on == alerts.DEFAULT_ON
+    assert alerts.decode(alerts.encode(["x"], ["done", "bogus"])).on == ("done",)
+
+
+# --------------------------------------------------------------------------- through fleet start
+
+
+def test_fleet_start_configures_alerts_and_an_agent_needing_you_runs_the_command(world: FleetWorld) -> None:
+    argv, out = recorder(world.base)
+    command = json.dumps([*argv, "{fleet}", "{label}", "{state}", "{session}"])
+    panes = "        - A: claude-run\n        - B: claude-run\n"
+    world.layout("duo", f"  - agents:\n      panes:\n{panes}", extra=f"notify: {command}\n")
+    activate = 'CLAUDE_CODE_SESSION_ID=conv-A session activate sessions/S_A implement'
+    ask = '{"notification_type": "permission_prompt"}'
+    world.plan("A", [{"run": ["sh", "-c", activate]}, {"run": ["claude-hook", "notification"], "stdin": ask},
+                     {"mark": "ready"}, {"wait": None}])  # fmt: skip
+    world.plan("B", [{"mark": "ready"}, {"wait": None}])
+    started = world.fleet("start", "duo", "--no-attach")
+    assert started.returncode == 0, started.stderr
+    world.wait_event("A", "mark", name="ready")
+    assert settle(out, 1) == [["duo", "A", "needs-you", "S_A"]]
+    option = json.loads(world.tmux("show-options", "-t", "duo", "-v", "@fleet_notify"))
+    assert option == {"command": json.loads(command), "on": ["needs-you", "error"], "tmux": True}
+
+    # Without notify: in the layout, $FLEET_NOTIFY_COMMAND (split like a shell, run by none).
+    world.layout("duo", f"  - agents:\n      panes:\n{panes}", extra="notify_on: [done]\n")
+    again = world.fleet("start", "duo", "--no-attach", env={"FLEET_NOTIFY_COMMAND": "notify-send 'fleet {fleet}' {label}"})
+    assert again.returncode == 0, again.stderr
+    option = json.loads(world.tmux("show-options", "-t", "duo", "-v", "@fleet_notify"))
+    assert option == {"command": ["notify-send", "fleet {fleet}", "{label}"], "on": ["done"], "tmux": True}
+
+    bad = world.fleet("start", "duo", "--no-attach", env={"FLEET_NOTIFY_COMMAND": "notify-send 'unclosed"})
+    assert bad.returncode == 1
+    assert bad.stderr == "fleet: error: $FLEET_NOTIFY_COMMAND: No closing quotation; quote it as a shell would\n"
