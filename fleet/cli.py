@@ -29,7 +29,7 @@ PROG = "fleet"
 app = typer.Typer(
     name=PROG,
     help="tmux layouts of supervised Claude agents (tmuxinator YAML, one labelled agent per pane).",
-    add_completion=False,
+    add_completion=True,
     no_args_is_help=True,
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
@@ -95,7 +95,10 @@ def start(
     no_attach: t.Annotated[bool, typer.Option("--no-attach", help="Do not attach, even from a terminal.")] = False,
     socket: SocketOpt = None,
 ) -> None:
-    """Build the layout's fleet, or reconcile the running one (respawn dead agent panes)."""
+    """Build the layout's fleet, or reconcile the running one (respawn dead agent panes).
+
+    Example: fleet start tmuxinator/fleet-2x2.yml --no-attach
+    """
     from claude_shepherd.fleet import builder, target
 
     spec = target.load(layout, socket)
@@ -316,7 +319,10 @@ def status(
     as_json: t.Annotated[bool, typer.Option("--json", help="One JSON object per pane, in a list.")] = False,
     socket: SocketOpt = None,
 ) -> None:
-    """One row per pane: label, supervisor, Claude, session, skill, phase, lifecycle, context, state."""
+    """One row per pane: label, supervisor, Claude, session, skill, phase, lifecycle, context, cost, state.
+
+    Example: fleet status agents --json
+    """
     from claude_shepherd.fleet import status as st
     from claude_shepherd.fleet import target
 
@@ -369,7 +375,10 @@ def watch(
 
 @app.command("pane-id")
 def pane_id() -> None:
-    """Print this pane's fleet identity session:window:label; exit 1 outside a fleet pane."""
+    """Print this pane's fleet identity session:window:label; exit 1 outside a fleet pane.
+
+    Example: fleet pane-id   (from an agent's Bash tool: agents:main:SDK)
+    """
     from claude_shepherd.supervisor.session.identity import current_pane_id
 
     identity = current_pane_id()
@@ -387,7 +396,10 @@ def doctor(
     fix: t.Annotated[bool, typer.Option("--fix", help="Repair what was found.")] = False,
     socket: SocketOpt = None,
 ) -> None:
-    """Find orphaned agents, stale pane bindings, duplicate labels, missing hooks, a stale index."""
+    """Find orphaned agents, stale pane bindings, duplicate labels, missing hooks, a stale index.
+
+    Example: fleet doctor agents --fix
+    """
     from claude_shepherd.fleet import doctor as dr
     from claude_shepherd.fleet import target
 

@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 from claude_shepherd.supervisor.session import transitions as tr
+from claude_shepherd.supervisor.session import completion
 from claude_shepherd.supervisor.env import CLAUDE_SESSION_ID_ENV, WATCHDOG_PID_ENV
 from claude_shepherd.supervisor.errors import EXIT_USAGE, ShepherdError, UsageError, run_main
 from claude_shepherd.supervisor.session.fields import DEHYDRATED_FILE, DEFAULT_PHASE, STATE_FILE, F
@@ -597,6 +598,7 @@ def parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     top.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    completion.add_options(top)
     sub = top.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     for name, fn, summary, example, arguments in COMMAND_LINE:
@@ -607,6 +609,8 @@ def parser() -> argparse.ArgumentParser:
 
 
 def _dispatch(argv: list[str] | None) -> int | None:
+    if argv is None and completion.requested():
+        completion.complete(parser())  # the shell asks for candidates: answered, and exits
     args = vars(parser().parse_args(argv))
     name = args.pop("command")
     if name is None:
