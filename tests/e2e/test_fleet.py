@@ -1,10 +1,12 @@
 """End to end with a fleet: `fleet stop` + `fleet start` resume each pane's conversation (S3),
-except where it had overflowed (S9) — with the real Claude Code CLI in a real tmux fleet.
+whether or not its agent activated a session, without the layout's prompt again, except
+where it had overflowed (S9) — with the real Claude Code CLI in a real tmux fleet.
 """
 
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 import subprocess
 import sys
@@ -23,18 +25,21 @@ from .test_headless import install_hooks, state
 BIN = Path(sys.executable).parent
 SESSION = "sessions/2026_11_22_FLEET"
 PROMPT_READY = "❯"
+LAYOUT_PROMPT = "remember the word MANGO"
 
 
 class Fleet:
     """A one-pane fleet on a private socket (``fleet-pytest-*``) in its own socket directory."""
 
-    def __init__(self, world: t.Any, env: dict[str, str], settings: Path) -> None:
+    def __init__(self, world: t.Any, env: dict[str, str], settings: Path, prompt: str = "") -> None:
         self.socket = f"fleet-pytest-{uuid.uuid4().hex[:8]}"
         self.tmpdir = Path(tempfile.mkdtemp(prefix="e2ef-", dir="/tmp"))
         self.env = dict(env, TMUX_TMPDIR=str(self.tmpdir))
         self.project = world.project
         self.layout = world.project / "fleet.yml"
         command = f"claude-run -- --dangerously-skip-permissions --model {MODEL} --settings {settings}"
+        if prompt:
+            command += f" {shlex.quote(prompt)}"
         self.layout.write_text(
             f"name: e2efleet\nroot: {world.project}\nsocket_name: {self.socket}\n"
             f"windows:\n  - agents:\n      panes:\n        - A: {command}\n"
@@ -75,6 +80,14 @@ def fleet(world, env_for) -> t.Iterator[Fleet]:
     running.close()
 
 
+@pytest.fixture
+def fleet_with_prompt(world, env_for) -> t.Iterator[Fleet]:
+    env = env_for()
+    running = Fleet(world, env, install_hooks(world, env), prompt=LAYOUT_PROMPT)
+    yield running
+    running.close()
+
+
 def start_and_converse(fleet: Fleet, api: MockAPI, world: t.Any) -> tuple[str, int]:
     api.script(Turn.bash(f"session activate {SESSION} implement"), Turn.say("noted the word"))
     started = fleet.fleet("start", "--no-attach")
@@ -111,8 +124,7 @@ def test_s3_fleet_restart_resumes_the_conversation(fleet: Fleet, mock_api: MockA
     request = restart_and_ask(fleet, mock_api, "what was the word?")
     assert request["headers"].get("X-Claude-Code-Session-Id") == first_id, "the same conversation was resumed"
     assert "remember the word PINEAPPLE" in MockAPI.all_text(request["body"]), "the earlier turns were sent again"
-    claude = [p for p in psutil.Process(fleet.supervisor_pid()).children() if p.name() != "python"]
-    argv = [a for p in claude for a in p.cmdline()]
+    argv = claude_argv(fleet)
     assert "--resume" in argv and first_id in argv
 
 
@@ -130,3 +142,37 @@ def test_s9_overflowed_pane_starts_fresh(fleet: Fleet, mock_api: MockAPI, world)
     request = restart_and_ask(fleet, mock_api, "hello again")
     assert request["headers"].get("X-Claude-Code-Session-Id") != first_id, "a new conversation"
     assert "PINEAPPLE" not in MockAPI.all_text(request["body"]), "no earlier conversation was sent"
+
+
+def claude_argv(fleet: Fleet) -> list[str]:
+    """The argv of the Claude process the pane's supervisor runs (its watchdog shares claude-run's)."""
+    binary = fleet.env["CLAUDE_BIN"]
+    claude = [p.cmdline() for p in psutil.Process(fleet.supervisor_pid()).children() if p.cmdline()[:1] == [binary]]
+    assert len(claude) == 1, f"one Claude process under the supervisor, found {claude}"
+    return claude[0]
+
+
+def test_pane_without_a_session_resumes_its_own_conversation_without_its_prompt_again(
+    fleet_with_prompt: Fleet, mock_api: MockAPI, world
+) -> None:
+    fleet = fleet_with_prompt
+    mock_api.script(Turn.say("noted the word"))
+    started = fleet.fleet("start", "--no-attach")
+    assert started.returncode == 0, started.stdout + started.stderr
+    wait_until(lambda: mock_api.pending() == 0, timeout=60, what="the reply to the layout's prompt")
+    first = next(r for r in mock_api.requests if r["body"].get("tools"))
+    first_id = first["headers"].get("X-Claude-Code-Session-Id")
+    assert first_id and LAYOUT_PROMPT in MockAPI.all_text(first["body"])
+    assert not [p for p in world.sessions.iterdir() if not p.name.startswith(".")], "no session was activated"
+    records = world.sessions / ".shepherd" / "panes"
+    wait_until(lambda: any(first_id in f.read_text() for f in records.glob("*.json")), what="the pane's record")
+    fleet.ready()
+    stop(fleet, fleet.supervisor_pid())
+
+    request = restart_and_ask(fleet, mock_api, "what was the word?")
+    assert request["headers"].get("X-Claude-Code-Session-Id") == first_id, "the pane's own conversation"
+    text = MockAPI.all_text(request["body"])
+    assert text.count(LAYOUT_PROMPT) == 1, "the earlier turns were sent again, the layout's prompt only once"
+    argv = claude_argv(fleet)
+    assert argv[argv.index("--resume") + 1] == first_id
+    assert LAYOUT_PROMPT not in argv, "a resumed conversation gets no initial prompt"
