@@ -431,6 +431,11 @@ def run(argv: list[str] | None = None) -> int:
     """Run the CLI; an expected failure is one line on stderr with its exit status."""
 
     def body() -> int:
+        words = sys.argv[1:] if argv is None else argv
+        if any(w == "--install-completion" or w.startswith("--install-completion=") for w in words):
+            from claude_shepherd.supervisor.session.completion import refuse_agent
+
+            refuse_agent(PROG)
         try:
             app(args=argv, prog_name=PROG, standalone_mode=True)
         except SystemExit as exc:  # typer's own exits: usage errors, --help, typer.Exit

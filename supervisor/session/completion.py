@@ -75,6 +75,13 @@ def install(prog: str, shell: str, home: Path) -> tuple[Path, Path | None]:
     return path, rc
 
 
+def refuse_agent(prog: str, env: t.Mapping[str, str] | None = None) -> None:
+    """Installing completion edits the person's shell start-up files: never from an agent's tools."""
+    if (os.environ if env is None else env).get(AGENT_ENV):
+        raise ShepherdError("an agent does not change your shell's start-up files; run "
+                            f"`{prog} --install-completion` in your own terminal")  # fmt: skip
+
+
 class ShowCompletion(argparse.Action):
     """``--show-completion [SHELL]``: print the script, like ``--version`` prints the version."""
 
@@ -87,9 +94,7 @@ class InstallCompletion(argparse.Action):
     """``--install-completion [SHELL]``: install it for the person (refused inside an agent's tools)."""
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: t.Any, values: t.Any, option: str | None = None) -> None:
-        if os.environ.get(AGENT_ENV):
-            raise ShepherdError("an agent does not change your shell's start-up files; run "
-                                f"`{parser.prog} --install-completion` in your own terminal")  # fmt: skip
+        refuse_agent(parser.prog)
         shell = shell_of(values)
         path, rc = install(parser.prog, shell, Path.home())
         loaded = f", loaded from {rc}" if rc else ""

@@ -57,12 +57,17 @@ def test_session_shows_and_installs_its_completion_once(tmp_path: Path) -> None:
     assert fish.returncode == 0 and (tmp_path / ".config/fish/completions/session.fish").is_file()
 
 
-def test_an_agent_cannot_install_completion_and_a_bad_shell_is_one_line(tmp_path: Path) -> None:
-    refused = run([script("session"), "--install-completion", "bash"], tmp_path, CLAUDECODE="1")
-    assert refused.returncode == 1 and refused.stdout == ""
-    assert refused.stderr == ("session: error: an agent does not change your shell's start-up files; "
-                              "run `session --install-completion` in your own terminal\n")  # fmt: skip
+@pytest.mark.parametrize("prog", ["session", "fleet"])
+def test_an_agent_cannot_install_completion(prog: str, tmp_path: Path) -> None:
+    for option in (["--install-completion", "bash"], ["--install-completion=bash"], ["--install-completion"]):
+        refused = run([script(prog), *option], tmp_path, CLAUDECODE="1", SHELL="/bin/bash")
+        assert refused.returncode == 1 and refused.stdout == "", option
+        assert refused.stderr == (f"{prog}: error: an agent does not change your shell's start-up files; "
+                                  f"run `{prog} --install-completion` in your own terminal\n")  # fmt: skip
     assert not (tmp_path / ".bashrc").exists() and not (tmp_path / ".bash_completions").exists()
+
+
+def test_a_bad_shell_is_one_line(tmp_path: Path) -> None:
     bad = run([script("session"), "--show-completion", "tcsh"], tmp_path)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1
     assert "completion is for bash, zsh, fish" in bad.stderr
