@@ -41,6 +41,7 @@ from pathlib import Path
 
 import psutil
 
+from bytecode import compile_package  # bench/, this script's folder
 
 ROOT = Path(__file__).resolve().parent.parent
 FAKE_CLAUDE = ROOT / "tests" / "fake_claude.py"
@@ -229,6 +230,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--grace", type=float, default=10.0)
     args = parser.parse_args()
+    compile_package()
     if shutil.which("tmux") is None:
         raise SystemExit("tmux is not installed")
     with tempfile.TemporaryDirectory() as tmp:

@@ -29,6 +29,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from bytecode import compile_package  # bench/, this script's folder
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
@@ -89,6 +91,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=200)
     parser.add_argument("--sessions", type=int, default=1000)
     args = parser.parse_args()
+    compile_package()
     python = sys.executable
     with tempfile.TemporaryDirectory() as tmp:
         project, env, transcript = make_project(Path(tmp), args.sessions)

@@ -23,6 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from bytecode import compile_package  # bench/, this script's folder
+
 BIN = Path(sys.executable).parent
 ME = os.getpid()
 
@@ -72,6 +74,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--sessions", type=int, default=10_000, help="the large root (default 10,000)")
     args = parser.parse_args()
+    compile_package()
     py = sys.executable
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)

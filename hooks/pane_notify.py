@@ -13,13 +13,14 @@ Rules the bash original broke:
 * options only: no ``select-pane``, no focus change, nothing a user's own
   keystrokes could race with (R8);
 * throttled: a repeat of the same state within :data:`THROTTLE_SECONDS`
-  costs one ``stat`` and no tmux call at all, and an unchanged window
-  aggregate is not rewritten.
+  costs one ``stat`` and no tmux call at all.
 
-One tmux call sets the pane option and reads back the window's pane states;
-a second one runs only when the window aggregate changes. Standard library
-only, and nothing beyond ``os`` is imported outside a fleet pane — this runs
-inside hooks on every tool call.
+One tmux call does it all: tmux itself works out the window's aggregate from
+its panes' options (:data:`WINDOW_AGGREGATE`) right after the pane's option
+is set, in the same command list, so two panes of one window changing at
+once cannot leave the tab showing a stale state. Standard library only, and
+nothing beyond ``os`` is imported outside a fleet pane — this runs inside
+hooks on every tool call.
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ from __future__ import annotations
 import os
 import sys
 import time
-from pathlib import Path
 
 from claude_shepherd.supervisor.session.identity import fleet_socket
 
@@ -64,25 +64,33 @@ ALERTING = frozenset({ERROR, NEEDS_YOU, DONE})
 """States that may alert on entry (which of them do is the fleet's choice: claude_shepherd.hooks.alerts)."""
 
 
-def aggregate(states: t.Iterable[str]) -> str:
-    """The most urgent known state among *states*, or "" when none is known."""
-    best, rank = "", -1
-    for state in states:
-        priority = PRIORITY.get(state.strip(), -1)
-        if priority > rank:
-            best, rank = state.strip(), priority
-    return best
+def _aggregate_format() -> str:
+    """A tmux format: the first of :data:`STATES` that any pane of the window is in, else ""."""
+    states = f"#{{P:#{{{PANE_OPTION}}} }}"  # every pane's state, space-separated
+    chosen = ""
+    for state in reversed(STATES):
+        chosen = f"#{{?#{{m:* {state} *, {states}}},{state},{chosen}}}"
+    return chosen
 
 
-def _stamp_dir() -> Path | None:
+WINDOW_AGGREGATE = _aggregate_format()
+"""Expanded by tmux (``set-option -F``) when a pane's state is set."""
+
+
+def _stamp_dir() -> str | None:
     """A private directory for throttle stamps, or None when none can be trusted."""
     runtime = os.environ.get("XDG_RUNTIME_DIR")
-    base = Path(runtime, "claude-shepherd") if runtime else Path(f"/tmp/claude-shepherd-{os.getuid()}")
-    path = base / "pane-notify"
+    base = os.path.join(runtime, "claude-shepherd") if runtime else f"/tmp/claude-shepherd-{os.getuid()}"
+    path = os.path.join(base, "pane-notify")
     for directory in (base, path):
         try:
-            directory.mkdir(mode=0o700, exist_ok=True)
-            st = directory.lstat()
+            os.mkdir(directory, 0o700)
+        except FileExistsError:
+            pass
+        except OSError:
+            return None
+        try:
+            st = os.lstat(directory)
         except OSError:
             return None
         if st.st_uid != os.getuid() or st.st_mode & 0o022 or not os.path.isdir(directory):
@@ -90,35 +98,53 @@ def _stamp_dir() -> Path | None:
     return path
 
 
-def _stamp_path(socket: str, pane: str, part: str) -> Path | None:
+def _stamp_path(socket: str, pane: str, part: str) -> str | None:
     directory = _stamp_dir()
     if directory is None:
         return None
     import zlib  # builtin module: no import cost worth measuring
 
-    return directory / f"{zlib.crc32(socket.encode()):08x}-{pane.lstrip('%')}.{part}"
+    return os.path.join(directory, f"{zlib.crc32(socket.encode()):08x}-{pane.lstrip('%')}.{part}")
 
 
-def _recent(stamp: Path | None, value: str, now: float) -> bool:
+def _recent(stamp: str | None, value: str, now: float) -> bool:
+    """Was *value* published within :data:`THROTTLE_SECONDS`? (Only a regular file counts as a stamp.)"""
     if stamp is None:
         return False
     try:
-        if now - stamp.stat().st_mtime > THROTTLE_SECONDS:
-            return False
-        return stamp.read_text(encoding="utf-8") == value
+        fd = os.open(stamp, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return False
+    try:
+        st = os.fstat(fd)
+        if st.st_mode & 0o170000 != 0o100000 or now - st.st_mtime > THROTTLE_SECONDS:
+            return False
+        return os.read(fd, 64) == value.encode()
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
-def _remember(stamp: Path | None, value: str) -> None:
+def _remember(stamp: str | None, value: str) -> None:
     if stamp is None:
         return
+    tmp = os.path.join(os.path.dirname(stamp), f".{os.path.basename(stamp)}.{os.getpid()}")
     try:
-        tmp = stamp.with_name(f".{stamp.name}.{os.getpid()}")
-        tmp.write_text(value, encoding="utf-8")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError:
+        return
+    try:
+        try:
+            os.write(fd, value.encode())
+        finally:
+            os.close(fd)
         os.replace(tmp, stamp)
     except OSError:
-        pass
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
 
 
 def _tmux(socket: str, args: list[str]) -> t.Any:
@@ -188,8 +214,7 @@ def notify(
             # Before the state is set: what it was (a transition alerts), and what an alert needs.
             "display-message", "-p", "-t", pane, _PREVIOUS + _SEP.join(f"#{{{f}}}" for f in _ALERT_FIELDS), ";",
             "set-option", "-p", "-t", pane, PANE_OPTION, state, ";",
-            "list-panes", "-t", pane, "-F", f"{_SEP}#{{{PANE_OPTION}}}", ";",
-            "display-message", "-p", "-t", pane, f"{_SEP}{_SEP}#{{{WINDOW_OPTION}}}",
+            "set-option", "-w", "-F", "-t", pane, WINDOW_OPTION, WINDOW_AGGREGATE,
         ]  # fmt: skip
     out = _tmux(socket, args)
     if out is None or out.returncode != 0:
@@ -199,19 +224,10 @@ def notify(
     if state is None:
         return True
     _remember(state_stamp, state)
-    states: list[str] = []
-    current = ""
     before: list[str] = []
     for line in out.stdout.splitlines():
         if line.startswith(_PREVIOUS):
             before = line[len(_PREVIOUS):].split(_SEP)
-        elif line.startswith(_SEP + _SEP):
-            current = line[2:]
-        elif line.startswith(_SEP):
-            states.append(line[1:])
-    wanted = aggregate(states)
-    if wanted and wanted != current:
-        _tmux(socket, ["set-option", "-w", "-t", pane, WINDOW_OPTION, wanted])
     if len(before) == len(_ALERT_FIELDS) and before[0] != state and state in ALERTING:
         _alert(state, socket, dict(zip(_ALERT_FIELDS, before)), env)
     return True

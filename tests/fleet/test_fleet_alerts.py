@@ -133,6 +133,25 @@ def test_the_bell_rings_in_the_pane_and_silence_is_respected(tmux: Tmux, tmp_pat
     assert tmux("display-message", "-p", "-t", b, "#{window_bell_flag}") == "0"
 
 
+def test_a_transition_costs_the_hook_neither_subprocess_nor_pathlib(tmux: Tmux, tmp_path: Path) -> None:
+    """The installed Notification hook, alerting: one tmux call and a spawn, no heavy stdlib imports."""
+    from claude_shepherd.hooks.install import NOTIFICATION, hook_command
+
+    a, _, _ = tmux.ids
+    argv, out = recorder(tmp_path)
+    configure(tmux, [*argv, "{label}", "{state}"])
+    env = {**os.environ, **tmux.pane_env(a), "XDG_RUNTIME_DIR": str(tmp_path / "run")}
+    installed = hook_command(NOTIFICATION).split()
+    done = subprocess.run([installed[0], "-X", "importtime", *installed[1:]], input='{"notification_type": "x"}',
+                          env=env, capture_output=True, text=True, timeout=30)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    modules = {line.rsplit("|", 1)[1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    assert "claude_shepherd.supervisor.session.programs" in modules, "the hook did call tmux"
+    assert not {"subprocess", "pathlib"} & modules, sorted(modules)
+    assert settle(out, 1) == [[a, "needs-you"]]
+    assert (tmux.option(a, "@pane_notify"), tmux.option(a, "@window_notify")) == ("needs-you", "needs-you")
+
+
 def test_the_message_cannot_run_tmux_formats() -> None:
     assert alerts.message("needs-you", "A#(touch x)") == "fleet: A##(touch x) needs you"
     assert alerts.message("error", "B") == "fleet: B: error"

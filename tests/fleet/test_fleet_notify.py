@@ -43,18 +43,22 @@ def test_states_and_the_window_aggregate(tmux: Tmux) -> None:
 
 
 @pytest.mark.parametrize(
-    ("states", "expected"),
+    ("others", "mine", "expected"),
     [
-        (["done", "done"], "done"),
-        (["error", "working"], "error"),
-        (["working", "needs-you"], "needs-you"),
-        (["done", "working"], "working"),
-        (["error", "working", "needs-you"], "error"),
-        (["", "bogus"], ""),
+        (["done", "done"], "done", "done"),
+        (["error", ""], "working", "error"),
+        (["working", "needs-you"], "done", "needs-you"),
+        (["done", ""], "working", "working"),
+        (["error", "needs-you"], "working", "error"),
+        (["bogus", "errors"], "done", "done"),  # only whole, known states count
     ],
 )
-def test_aggregate_priority(states: list[str], expected: str) -> None:
-    assert pn.aggregate(states) == expected
+def test_the_window_shows_its_most_urgent_pane(tmux: Tmux, others: list[str], mine: str, expected: str) -> None:
+    a, b, c = tmux.ids
+    for pane, state in zip((b, c), others):
+        tmux("set-option", "-p", "-t", pane, "@pane_notify", state)
+    assert pn.notify(mine, env=tmux.pane_env(a))
+    assert tmux.option(a, "@window_notify") == expected
 
 
 def test_no_focus_change_and_repeats_are_throttled(tmux: Tmux) -> None:

@@ -58,3 +58,17 @@ def tmux(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> t.Iterator[Tmux]:
         yield server
     finally:
         server.close()
+        reap_spawned_alerts()
+
+
+def reap_spawned_alerts() -> None:
+    """Hooks called in-process spawn alert processes they never wait for (a hook exits at once, and
+    init or claude-run reaps them); here the test process is their parent, so it reaps them."""
+    import psutil
+
+    for child in psutil.Process().children():
+        try:
+            if child.status() == psutil.STATUS_ZOMBIE:
+                os.waitpid(child.pid, os.WNOHANG)
+        except (psutil.Error, ChildProcessError):
+            pass
