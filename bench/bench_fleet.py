@@ -260,8 +260,8 @@ def main() -> None:
     for name, p50 in costs.items():
         print(f"    {name:38s} {p50 * 1000:6.1f} ms  {p50 / floor:5.2f}x the floor")
     on, off = list(costs.values())[1:]
-    print(f"    alerts add {(on - off) * 1000:+.1f} ms to a transition ({on / off:.2f}x); the rest is the pane-state"
-          f" hook's two tmux calls (state, window tab)")
+    print(f"    alerts add {(on - off) * 1000:+.1f} ms to a transition ({on / off:.2f}x): one posix_spawn; the"
+          f" transition itself is one tmux call (the floor runs site, the hook -S)")
     interpreter = cpu_per_start([sys.executable, "-c", "pass"])
     cpus = os.cpu_count() or 1
     print(f"  CPU per claude-run start-up    {supervisor:6.3f} s  (python alone {interpreter:.3f} s); "
