@@ -29,6 +29,7 @@ PROG = "fleet"
 app = typer.Typer(
     name=PROG,
     help="tmux layouts of supervised Claude agents (tmuxinator YAML, one labelled agent per pane).",
+    epilog="Example: fleet start tmuxinator/fleet-2x2.yml",
     add_completion=True,
     no_args_is_help=True,
     rich_markup_mode=None,

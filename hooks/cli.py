@@ -25,7 +25,9 @@ USAGE = (
     "usage: claude-hook EVENT < hook-input.json\n"
     f"  EVENT: {', '.join(HOOK_EVENTS)}\n"
     "       claude-hook install [--user | --project | --settings-file PATH] [--dry-run]\n"
-    "       claude-hook uninstall [--user | --project | --settings-file PATH] [--dry-run]"
+    "       claude-hook uninstall [--user | --project | --settings-file PATH] [--dry-run]\n"
+    "example:\n"
+    "  claude-hook install --dry-run   # what installing into ~/.claude/settings.json would change"
 )
 
 

@@ -430,6 +430,8 @@ def parser(command: str) -> argparse.ArgumentParser:
             if command == "install"
             else "Remove our hooks, status line and session skill (nothing else)."
         ),
+        epilog=f"example:\n  claude-hook {command} --project --dry-run",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     scope = p.add_mutually_exclusive_group()
     scope.add_argument("--user", action="store_true", help="~/.claude/settings.json (the default)")

@@ -98,3 +98,19 @@ def _fleet_commands() -> list[str]:
 def test_every_fleet_command_has_an_example(command: str, tmp_path: Path) -> None:
     done = run([script("fleet"), command, "--help"], tmp_path)
     assert done.returncode == 0 and f"Example: fleet {command}" in " ".join(done.stdout.split())
+
+
+@pytest.mark.parametrize(
+    ("argv", "example"),
+    [
+        (["fleet", "--help"], "Example: fleet start "),
+        (["claude-hook", "--help"], "example:\n  claude-hook install "),
+        (["claude-hook", "install", "--help"], "example:\n  claude-hook install "),
+        (["claude-hook", "uninstall", "--help"], "example:\n  claude-hook uninstall "),
+        (["claude-run", "--help"], "examples:\n  claude-run "),
+        (["session", "--help"], "example:\n  session activate "),
+    ],
+)
+def test_every_command_has_an_example(argv: list[str], example: str, tmp_path: Path) -> None:
+    done = run([script(argv[0]), *argv[1:]], tmp_path)
+    assert done.returncode == 0 and example in done.stdout, done.stdout
