@@ -8,7 +8,11 @@ round so machine noise hits every command alike, it times:
 * the floor, ``python -I -c 'import json'``;
 * ``claude-hook pre-tool-use`` (the console script);
 * the installed command, ``python -I -S …/hooks/__main__.py pre-tool-use``;
-* the installed command while the heartbeat counts (a state write per call).
+* the installed command while the heartbeat counts (a state write per call);
+* the installed command in a fleet pane, where every call also asks tmux for
+  the pane's identity and publishes its state: a driver runs in a pane of a
+  private tmux server (socket ``fleet-bench-*``) as the agent would, activates
+  a session there (bound to the pane) and times the floor and the hook itself.
 
 It prints medians, 90th percentiles and each median's ratio to the floor.
 Not a test: run it by hand::
@@ -86,6 +90,68 @@ def payload(project: Path, transcript: Path) -> bytes:
     }).encode()
 
 
+DRIVER = """\
+import json, os, subprocess, sys, time
+cfg = json.load(open(sys.argv[1]))
+subprocess.run(cfg["activate"], cwd=cfg["cwd"], check=True, capture_output=True, stdin=subprocess.DEVNULL)
+stdin = cfg["stdin"].encode()
+for _ in range(3):
+    done = subprocess.run(cfg["hook"], input=stdin, cwd=cfg["cwd"], capture_output=True)
+    assert done.returncode == 0 and done.stdout == b"" and not done.stderr, done
+times = {"floor": [], "hook": []}
+for _ in range(cfg["rounds"]):
+    for name in times:
+        began = time.perf_counter()
+        subprocess.run(cfg[name], input=stdin, cwd=cfg["cwd"], stdout=subprocess.DEVNULL)
+        times[name].append(time.perf_counter() - began)
+with open(cfg["out"] + ".tmp", "w") as out:
+    json.dump(times, out)
+os.replace(cfg["out"] + ".tmp", cfg["out"])
+"""
+
+
+def in_fleet_pane(base: Path, project: Path, env: dict[str, str], stdin: bytes, hook: list[str],
+                  rounds: int) -> dict[str, list[float]]:
+    """Floor and hook times measured by a driver running in a fleet pane (see the module's docstring)."""
+    import shutil
+    import uuid
+
+    tmux = shutil.which("tmux")
+    if tmux is None:
+        raise SystemExit("tmux is not installed")
+    tmux_dir = base / "tmux"
+    tmux_dir.mkdir(mode=0o700)
+    socket = f"fleet-bench-{uuid.uuid4().hex[:12]}"
+    pane_env = {k: v for k, v in env.items() if k != "CLAUDE_SUPERVISOR_PID"}
+    pane_env.update(TMUX_TMPDIR=str(tmux_dir), CLAUDE_SHEPHERD_TMUX=tmux)
+    out = base / "pane-times.json"
+    config = base / "driver.json"
+    config.write_text(json.dumps({
+        "activate": [str(BIN / "session"), "activate", "sessions/2026_11_22_PANE", "implement"],
+        "cwd": str(project), "stdin": stdin.decode(), "hook": hook, "rounds": rounds, "out": str(out),
+        "floor": [sys.executable, "-I", "-c", "import json"],
+    }))  # fmt: skip
+    (base / "driver.py").write_text(DRIVER)
+
+    def run_tmux(*args: str) -> str:
+        return subprocess.run([tmux, "-L", socket, *args], env=pane_env, capture_output=True, text=True,
+                              timeout=10).stdout  # fmt: skip
+
+    try:
+        run_tmux("-f", "/dev/null", "new-session", "-d", "-s", "bench", "-n", "w", "-c", str(project),
+                 f"{sys.executable} {base / 'driver.py'} {config}")  # fmt: skip
+        run_tmux("set-option", "-t", "bench", "remain-on-exit", "on")
+        run_tmux("set-option", "-p", "-t", "bench:w", "@pane_label", "A")
+        deadline = time.monotonic() + 60 + rounds * 2
+        while not out.exists():
+            if time.monotonic() > deadline or run_tmux("display-message", "-p", "-t", "bench:w", "#{pane_dead}") == "1\n":
+                raise SystemExit("the fleet-pane driver failed:\n" + run_tmux("capture-pane", "-p", "-t", "bench:w"))
+            time.sleep(0.2)
+        return json.loads(out.read_text())
+    finally:
+        run_tmux("kill-server")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=200)
@@ -127,6 +193,7 @@ def main() -> None:
                 times[name].append(time.perf_counter() - start)
         state = json.loads((project / counting / STATE_FILE).read_text())
         counted = sum(state.get(F.TOOL_CALLS_BY_TRANSCRIPT, {}).values())
+        pane = in_fleet_pane(Path(tmp), project, env, stdin, installed, args.rounds)
 
     floor = statistics.median(times[next(iter(times))])
     print(f"PreToolUse hook latency, fresh process each call: {args.sessions} sessions on disk, "
@@ -138,6 +205,9 @@ def main() -> None:
         p90 = samples[int(len(samples) * 0.9) - 1]
         print(f"{name:45s} {p50 * 1000:8.1f} {p90 * 1000:8.1f} {p50 / floor:10.2f}")
     print(f"(heartbeat counted {counted} calls in the writing session: every call wrote the state)")
+    pane_floor, pane_hook = statistics.median(pane["floor"]), statistics.median(pane["hook"])
+    print(f"in a fleet pane (tmux identity and state each call): floor {pane_floor * 1000:.1f} ms, "
+          f"installed hook {pane_hook * 1000:.1f} ms = {pane_hook / pane_floor:.2f}x its floor")
 
 
 if __name__ == "__main__":
