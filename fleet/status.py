@@ -20,6 +20,7 @@ from claude_shepherd.supervisor.session.fields import F
 from claude_shepherd.supervisor.session.identity import start_token
 from claude_shepherd.supervisor.session.lookup import Found, sessions_on_pane, sessions_owned_by
 from claude_shepherd.supervisor.env import SESSIONS_DIR_ENV
+from claude_shepherd.supervisor.printable import printable
 from claude_shepherd.supervisor.session.paths import sessions_root
 
 
@@ -144,9 +145,15 @@ def _text(value: t.Any) -> str | None:
 
 
 def render(rows: list[PaneStatus]) -> None:
-    """A table for people (rich comes with typer)."""
+    """A table for people (rich comes with typer).
+
+    Every cell is a :class:`rich.text.Text` of :func:`printable` text: agents
+    name their phases and sessions, and neither markup (``[/x]``) nor a
+    terminal escape of theirs may reach the person's screen.
+    """
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     table = Table(box=None, header_style="bold", pad_edge=False)
     for column in ("PANE", "SUPERVISOR", "CLAUDE", "SESSION", "SKILL", "PHASE", "LIFECYCLE", "OVERFLOW", "CTX", "COST", "STATE"):
@@ -155,8 +162,8 @@ def render(rows: list[PaneStatus]) -> None:
         name = f"{row.window}:{row.label}" if row.label else f"{row.window}:{row.pane} (no label)"
         supervisor = str(row.supervisor_pid) if row.supervisor_alive else "—"
         context = f"{row.context_usage * 100:.0f}%" if row.context_usage is not None else "—"
-        overflow = {True: "[red]yes[/]", False: "no", None: "—"}[row.overflowed]
-        table.add_row(
+        overflow = {True: "yes", False: "no", None: "—"}[row.overflowed]
+        cells = (
             name,
             supervisor,
             str(row.claude_pid) if row.claude_pid else "—",
@@ -167,14 +174,18 @@ def render(rows: list[PaneStatus]) -> None:
             overflow,
             context,
             f"${row.cost_usd:.2f}" if row.cost_usd is not None else "—",
-            _state_markup(row.state),
+            row.state or "—",
         )
+        texts = [Text(printable(cell)) for cell in cells]
+        texts[7].stylize("red" if row.overflowed else "")
+        texts[10].stylize(state_style(row.state))
+        table.add_row(*texts)
     # Piped output is not cut to 80 columns: a row per pane must stay whole.
     Console(highlight=False, width=None if sys.stdout.isatty() else 250).print(table)
 
 
-def _state_markup(state: str) -> str:
-    colour = {"error": "red", "needs-you": "green", "working": "blue", "done": "dim"}.get(state)
+def state_style(state: str) -> str:
+    """The colour of a pane state in a table."""
     if state.startswith("exited"):
-        colour = "red"
-    return f"[{colour}]{state}[/]" if colour and state else (state or "—")
+        return "red"
+    return {"error": "bold red", "needs-you": "bold green", "working": "blue", "done": "dim"}.get(state, "")

@@ -21,6 +21,7 @@ from claude_shepherd.fleet.live import live_fleets
 from claude_shepherd.fleet.status import PaneStatus, pane_rows
 from claude_shepherd.fleet.tmux import FleetServer, pane_history
 from claude_shepherd.supervisor.errors import ShepherdError
+from claude_shepherd.supervisor.printable import printable
 from claude_shepherd.supervisor.session.paths import display_name
 
 NEEDS_YOU, ERROR, EXITED, WORKING, DONE = "needs-you", "error", "exited", "working", "done"
@@ -60,7 +61,7 @@ class AgentRow:
         return (
             _cut(self.fleet, 10),
             _cut(self.name, 12),
-            self.state or "—",
+            _cut(self.state or "—", 9),
             f"{s.context_usage * 100:.0f}%" if s.context_usage is not None else "—",
             f"${s.cost_usd:.2f}" if s.cost_usd is not None else "—",
             _cut(display_name(Path(s.session_dir)), 16) if s.session_dir else "—",
@@ -75,6 +76,8 @@ COLUMNS = ("FLEET", "AGENT", "STATE", "CTX", "COST", "SESSION", "SKILL", "PHASE"
 
 
 def _cut(text: str, width: int) -> str:
+    """*text* made :func:`printable` (agents name their phases and sessions) and cut to *width*."""
+    text = printable(text)
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
@@ -185,4 +188,4 @@ def _label(row: AgentRow) -> str:
 
 def log_lines(row: AgentRow, count: int = 500) -> list[str]:
     """The pane's recent output, claude-run's own lines included (``fleet logs``)."""
-    return pane_history(server_of(row), row.status.pane, count)
+    return [printable(line) for line in pane_history(server_of(row), row.status.pane, count)]

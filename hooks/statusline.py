@@ -27,6 +27,7 @@ from claude_shepherd.hooks.session_start import conversation_id
 from claude_shepherd.supervisor.session import pane_records
 from claude_shepherd.supervisor.session.fields import F
 from claude_shepherd.supervisor.env import SUPERVISOR_PID_ENV
+from claude_shepherd.supervisor.printable import printable
 from claude_shepherd.supervisor.session.paths import display_name
 from claude_shepherd.supervisor.session.phases import declared, try_parse
 from claude_shepherd.supervisor.session.store import update_state
@@ -115,6 +116,6 @@ def render(data: t.Mapping[str, t.Any], cwd: str, env: t.Mapping[str, str]) -> s
 def run(raw: bytes, env: t.Mapping[str, str]) -> str:
     inp = parse_input(raw)
     try:
-        return render(inp.data, inp.cwd, env)
+        return printable(render(inp.data, inp.cwd, env))  # an agent's phase must not write escapes to the terminal
     except Exception as exc:  # noqa: BLE001 - a status line must always draw something
         return one_line(f"{NO_SESSION} · claude-hook status-line: {type(exc).__name__}: {exc}", 120)

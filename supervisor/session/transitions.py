@@ -295,6 +295,10 @@ def phase(
     label = label.strip()
     if not label:
         raise TransitionError("the phase label is empty; give one like '3: Build'")
+    if not label.isprintable():  # it is shown on the operator's terminal (fleet status, watch, status line)
+        raise TransitionError(
+            f"the phase label {label!r} has control or invisible characters; use plain text like '3: Build'"
+        )
     appended = None
     forced = False
     proof = proof or {}

@@ -169,6 +169,12 @@ def test_display_with_declared_phases_and_agent(project: Path, env: dict[str, st
     assert shown == "PLAIN_NAME · implement · [2.1/5] Tests · builder · $0.12 · 0%"
 
 
+def test_a_phase_written_into_the_state_cannot_put_escapes_on_the_terminal(project: Path, env: dict[str, str]) -> None:
+    """`session phase` refuses such labels; a state file changed another way is still shown as text."""
+    activate(project, name="2026_02_07_ESC", currentPhase="3: \x1b]52;c;cm0gLXJmIH4=\x07Build\u202e\tx")
+    assert line(project, env, pct=38, cost=1.5) == "ESC · implement · 3. \ufffd]52;c;cm0gLXJmIH4=\ufffdBuild\ufffd x · $1.50 · 50%"
+
+
 def test_display_without_session(project: Path, env: dict[str, str]) -> None:
     assert line(project, env, pct=38, cost=1.5) == "No session · $1.50 · 50%"
     assert line(project, env, pct=None, cost=None) == "No session · $0.00 · ?%"

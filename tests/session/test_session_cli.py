@@ -350,6 +350,18 @@ def test_malformed_labels_are_refused_when_phases_are_declared(project: Path, ru
     one_line_error(run_session("phase", S, label))
 
 
+@pytest.mark.parametrize("phases", [{}, PHASED], ids=["free", "declared"])
+@pytest.mark.parametrize("label", ["2: \x1b]52;c;cm0gLXJm\x07Build", "2: Build\u202e", "2: Bu\nild", "2: \u200bBuild"])
+def test_phase_labels_with_control_or_bidi_characters_are_refused(
+    project: Path, run_session: Run, label: str, phases: dict
+) -> None:
+    """A phase label is shown on the operator's terminal (fleet status, fleet watch, the status line)."""
+    run_session("activate", S, "implement", input=json.dumps(phases))
+    before = state_of(project)
+    assert "control or invisible characters" in one_line_error(run_session("phase", S, label))
+    assert state_of(project) == before
+
+
 def test_phase_without_state_is_a_one_line_error(project: Path, run_session: Run) -> None:
     (project / S).mkdir(parents=True)
     assert "session activate" in one_line_error(run_session("phase", S, "2: X"))
