@@ -255,7 +255,8 @@ def logs(
     import time
 
     from claude_shepherd.fleet import target
-    from claude_shepherd.fleet.tmux import pane_history
+    from claude_shepherd.fleet.tmux import pane_history, new_lines
+    from claude_shepherd.supervisor.printable import printable
 
     where = target.resolve(layout, socket)
     server = where.server()
@@ -263,7 +264,7 @@ def logs(
     found = _pane(where, server, sessions, pane)
 
     def history(count: int) -> list[str]:
-        return pane_history(server, found.pane_id, count)
+        return [printable(line) for line in pane_history(server, found.pane_id, count)]
 
     shown = history(lines)[-lines:]
     for line in shown:
@@ -271,14 +272,7 @@ def logs(
     while follow:
         time.sleep(0.5)
         now = history(lines + 200)
-        # Print what came after the last lines we printed (the history scrolls under us).
-        tail = shown[-5:] if shown else []
-        start = 0
-        for i in range(len(now) - len(tail), -1, -1):
-            if now[i : i + len(tail)] == tail:
-                start = i + len(tail)
-                break
-        for line in now[start:]:
+        for line in new_lines(shown, now):
             say(line)
         shown = now
 

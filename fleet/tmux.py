@@ -282,3 +282,18 @@ def pane_history(server: FleetServer, pane_id: str, count: int) -> list[str]:
     while lines and not lines[-1].strip():
         lines.pop()
     return lines
+
+
+def new_lines(before: list[str], after: list[str]) -> list[str]:
+    """The lines of *after* (a pane's history now) that *before* (as last read) did not have.
+
+    The history scrolls (lines leave at the top, arrive at the bottom) and a
+    program redraws its last rows in place (a spinner, a status line, an input
+    box); what it printed above stays. So the lines of *after* that do not line
+    up with *before* in order are the new output and the redrawn rows — never
+    the whole history again because a row at the bottom changed.
+    """
+    import difflib
+
+    matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
+    return [line for tag, _, _, j1, j2 in matcher.get_opcodes() if tag in ("insert", "replace") for line in after[j1:j2]]

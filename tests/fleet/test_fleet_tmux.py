@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import time
 import typing as t
 from pathlib import Path
@@ -304,6 +305,44 @@ def test_attach_selects_an_agents_pane_and_logs_show_its_output(world: FleetWorl
 
     missing = world.fleet("logs", "duo", "--pane", "nope", "--socket", world.socket, socket=False)
     assert missing.returncode == 1 and "no pane labelled nope" in missing.stderr and "labels: A, B" in missing.stderr
+
+
+REDRAWING = """
+import sys, time
+for i in range(40):
+    print(f"history {i}")
+print("\\x1b]0;retitled\\x07title set")
+n = 0
+while True:
+    n += 1
+    if n % 5 == 0:
+        print(f"\\r{' ' * 30}\\routput {n // 5}")  # a new line of output
+    sys.stdout.write(f"\\rspinner {n} \\u202e")  # the bottom row, redrawn in place
+    sys.stdout.flush()
+    time.sleep(0.1)
+"""
+
+
+def test_logs_follow_prints_new_output_once_while_the_bottom_row_is_redrawn(world: FleetWorld) -> None:
+    script = world.base / "redraw.py"
+    script.write_text(REDRAWING)
+    world.layout("duo", f"  - agents:\n      panes:\n        - T: {sys.executable} -u {script}\n")
+    assert world.fleet("start", "duo", "--no-attach").returncode == 0
+    follow = subprocess.Popen([str(BIN / "fleet"), "logs", "duo", "--pane", "T", "-f", "-n", "60", "--socket", world.socket],
+                              stdout=subprocess.PIPE, text=True, cwd=world.project, env=world.env)  # fmt: skip
+    try:
+        time.sleep(4)
+    finally:
+        follow.terminate()
+        out, _ = follow.communicate(timeout=10)
+    lines = [line.rstrip() for line in out.splitlines()]
+    assert [line for line in lines if line.startswith("history ")] == [f"history {i}" for i in range(40)], \
+        "the history is printed once, never again when the bottom row changes"
+    outputs = [line for line in lines if line.startswith("output ")]
+    first = int(outputs[0].split()[1]) if outputs else 0
+    assert len(outputs) >= 4 and outputs == [f"output {n}" for n in range(first, first + len(outputs))], \
+        "each new line once, in order"
+    assert "\x1b" not in out and "\u202e" not in out and "\x07" not in out
 
 
 def test_a_pane_removed_from_the_layout_but_running_is_reported_not_touched(world: FleetWorld) -> None:
