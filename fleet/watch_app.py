@@ -15,17 +15,18 @@ import time
 import typing as t
 
 from rich.text import Text
-from textual import work
+from textual import events, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
+from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Footer, Log, Static
 from textual.worker import Worker, WorkerState
 
 from claude_shepherd.fleet import watch as w
+from claude_shepherd.fleet.status import state_style
 from claude_shepherd.supervisor.errors import ShepherdError
 
-STATE_STYLES = {w.NEEDS_YOU: "bold green", w.ERROR: "bold red", w.EXITED: "red", w.WORKING: "blue", w.DONE: "dim"}
 
 
 class LogScreen(ModalScreen[None]):
@@ -45,6 +46,23 @@ class LogScreen(ModalScreen[None]):
         log.write_lines(self.lines or ["(no output yet)"])
         yield log
         yield Footer()
+
+
+class AgentTable(DataTable[t.Any]):
+    """The agents' table; its cursor is hidden while no agent is chosen (see :meth:`WatchApp.show`).
+
+    A key that moves the cursor shows it again, on the row it names.
+    """
+
+    MOVES = frozenset({"up", "down", "pageup", "pagedown", "home", "end"})
+
+    class Chosen(Message):
+        """The cursor is back: an agent is chosen again."""
+
+    def on_key(self, event: events.Key) -> None:
+        if not self.show_cursor and event.key in self.MOVES:
+            self.show_cursor = True
+            self.post_message(self.Chosen())
 
 
 class WatchApp(App[None]):
@@ -69,17 +87,19 @@ class WatchApp(App[None]):
         self.interval = interval
         self.grace = grace
         self.rows: list[w.AgentRow] = []
+        self.gone = ""
+        """The agent that was chosen when its row went away."""
 
     def compose(self) -> ComposeResult:
         yield Static("fleet watch — gathering…", classes="heading", id="title", markup=False)
-        table: DataTable[t.Any] = DataTable(cursor_type="row", zebra_stripes=True)
+        table = AgentTable(cursor_type="row", zebra_stripes=True)
         table.add_columns(*w.COLUMNS)
         yield table
         yield Static("", id="totals", markup=False)
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one(DataTable).focus()
+        self.query_one(AgentTable).focus()
         self.gather()
         self.set_interval(self.interval, self.gather)
 
@@ -104,7 +124,13 @@ class WatchApp(App[None]):
             self.gather()
 
     def show(self, rows: list[w.AgentRow]) -> None:
-        table: DataTable[t.Any] = self.query_one(DataTable)
+        """Redraw the table from *rows*; the chosen agent stays chosen wherever its row moved.
+
+        When it is gone (stopped by someone else, its fleet ended), no row is
+        chosen: a key pressed for it must not act on whichever agent took its
+        place under the cursor. The cursor comes back with the next move.
+        """
+        table = self.query_one(AgentTable)
         current = self.selected()
         self.rows = rows
         table.clear()
@@ -112,28 +138,51 @@ class WatchApp(App[None]):
         for row in rows:
             # Text, never a str: a DataTable parses str cells as markup, and agents name their phases.
             cells = [Text(cell) for cell in row.cells(now)]
-            cells[2].stylize(STATE_STYLES.get(row.state, ""))
+            cells[2].stylize(state_style(row.state))
             table.add_row(*cells, key=row.key)
         if current is not None:
             index = next((i for i, row in enumerate(rows) if row.key == current.key), None)
             if index is not None:
                 table.move_cursor(row=index, animate=False)
+            else:
+                table.show_cursor = False
+                self.gone = current.name
+        self.query_one("#title", Static).update(self.title_text())
+        self.query_one("#totals", Static).update("\n".join(w.totals(rows)))
+
+    def on_agent_table_chosen(self, _: AgentTable.Chosen) -> None:
+        self.query_one("#title", Static).update(self.title_text())
+
+    def title_text(self) -> str:
+        rows = self.rows
+        if not rows:
+            return "fleet watch — no fleet is running"
         waiting = sum(row.state == w.NEEDS_YOU for row in rows)
         title = f"fleet watch — {len(rows)} agent{'s' * (len(rows) != 1)}"
         title += f", {waiting} need{'s' * (waiting == 1)} you" if waiting else ""
-        self.query_one("#title", Static).update(title if rows else "fleet watch — no fleet is running")
-        self.query_one("#totals", Static).update("\n".join(w.totals(rows)))
+        if not self.query_one(AgentTable).show_cursor:
+            title += f" — {self.gone} is gone; ↑/↓ to choose an agent"
+        return title
 
     def selected(self) -> w.AgentRow | None:
-        table: DataTable[t.Any] = self.query_one(DataTable)
-        if not self.rows or table.cursor_row < 0 or table.cursor_row >= len(self.rows):
+        """The chosen agent: the row under a visible cursor."""
+        table = self.query_one(AgentTable)
+        if not self.rows or not table.show_cursor or not 0 <= table.cursor_row < len(self.rows):
             return None
         return self.rows[table.cursor_row]
+
+    def chosen(self) -> w.AgentRow | None:
+        """:meth:`selected`, or None after telling the person why no key can act."""
+        row = self.selected()
+        if row is None and self.rows:
+            self.notify(f"{self.gone} is gone from the fleet; choose an agent with ↑/↓ first", severity="warning",
+                        markup=False)  # fmt: skip
+        return row
 
     # ------------------------------------------------------------------ keys
 
     def action_attach(self) -> None:
-        row = self.selected()
+        row = self.chosen()
         if row is None:
             return
         try:
@@ -149,13 +198,13 @@ class WatchApp(App[None]):
         self.gather()
 
     def action_restart(self) -> None:
-        row = self.selected()
+        row = self.chosen()
         if row is not None:
             self.notify(f"Restarting {row.name} of {row.fleet}…", markup=False)
             self.act(w.restart_agent, row)
 
     def action_stop(self) -> None:
-        row = self.selected()
+        row = self.chosen()
         if row is not None:
             self.notify(f"Stopping {row.name} of {row.fleet}…", markup=False)
             self.act(w.stop_agent, row)
@@ -165,7 +214,7 @@ class WatchApp(App[None]):
         return action(row, self.grace)
 
     def action_log(self) -> None:
-        row = self.selected()
+        row = self.chosen()
         if row is None:
             return
         try:

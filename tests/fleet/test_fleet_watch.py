@@ -166,3 +166,73 @@ def test_what_agents_write_is_shown_as_text_never_as_markup(tmp_path: Path, monk
     cells, totals = asyncio.run(scenario())
     assert cells[:3] == ["[bold]f", "[/]", "needs-you"] and cells[6:8] == ["[link=htt…", "[red]p[/"]
     assert totals.startswith("[bold]f: 1 agent")
+
+
+HOSTILE_PHASE = "3: \x1b]52;c;cm0gLXJmIH4=\x07\x1b[2J[/x]Build\u202e"
+"""An OSC 52 clipboard write, a screen clear, a markup closing tag and a bidi override."""
+
+
+def test_fleet_status_shows_what_agents_write_as_text(capsys: pytest.CaptureFixture[str]) -> None:
+    from claude_shepherd.fleet.status import render
+
+    hostile = dataclasses.replace(BLANK, label="[bold]A\x1b]0;title\x07", skill="[red]s", phase=HOSTILE_PHASE,
+                                  state="needs-you", lifecycle="active\x1b[31m")  # fmt: skip
+    render([hostile])
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\u202e" not in out and "\x07" not in out
+    assert "agents:[bold]A\ufffd]0;title\ufffd" in out and "[red]s" in out
+    assert "3: \ufffd]52;c;cm0gLXJmIH4=\ufffd\ufffd[2J[/x]Build\ufffd" in " ".join(out.split())
+
+
+def test_watch_cells_carry_no_escapes() -> None:
+    cells = row("A\x1b[2J", "needs-you\x1b", phase=HOSTILE_PHASE, skill="\x1b]8;;http://x\x07s").cells(now=0)
+    assert not any(c in cell for cell in cells for c in "\x1b\x07\u202e"), cells
+    assert cells[1] == "A\ufffd[2J" and cells[2] == "needs-yo…"
+
+
+def test_a_key_for_an_agent_that_went_away_acts_on_no_other(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The chosen agent's row vanished under the cursor: r/s/Enter/l refuse until the person chooses again."""
+    from claude_shepherd.fleet.watch_app import AgentTable, WatchApp
+
+    monkeypatch.setenv("TMUX_TMPDIR", str(tmp_path))  # no fleet of the user's is looked at
+    a, b, c = row("A", "needs-you"), row("B", "working"), row("C", "working")
+
+    async def scenario() -> dict[str, t.Any]:
+        app = WatchApp(interval=60)
+        seen: dict[str, t.Any] = {}
+        async with app.run_test(size=(100, 24)) as pilot:
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            app.show([a, b, c])
+            await pilot.press("down")
+            await pilot.pause()
+            seen["before"] = app.selected()
+            app.show([a, c])  # B was stopped from elsewhere
+            await pilot.pause()
+            seen["after"] = app.selected()
+            seen["title"] = str(app.query_one("#title", Static).render())
+            for key in ("s", "r", "l", "enter"):
+                await pilot.press(key)
+            await pilot.pause()
+            seen["acting"] = [wk for wk in app.workers if wk.group == "act"]
+            seen["screens"] = len(app.screen_stack)
+            seen["told"] = [n.message for n in app._notifications]
+            app.show([c, a])  # a refresh while no agent is chosen chooses none
+            await pilot.pause()
+            seen["still"] = app.selected()
+            await pilot.press("down")
+            await pilot.pause()
+            seen["again"] = app.selected()
+            seen["cursor"] = app.query_one(AgentTable).show_cursor
+            seen["title_again"] = str(app.query_one("#title", Static).render())
+        return seen
+
+    from textual.widgets import Static
+
+    seen = asyncio.run(scenario())
+    assert seen["before"] is not None and seen["before"].name == "B"
+    assert seen["after"] is None and "B is gone" in seen["title"]
+    assert seen["acting"] == [] and seen["screens"] == 1, "no stop, restart or log of another agent"
+    assert seen["told"].count("B is gone from the fleet; choose an agent with ↑/↓ first") == 4
+    assert seen["still"] is None
+    assert seen["cursor"] and seen["again"] is not None and "gone" not in seen["title_again"]
