@@ -1,5 +1,10 @@
 """Tell the person when a fleet agent needs them: once per transition, never slowing the hook.
 
+A pane that enters the same state again within
+:data:`~claude_shepherd.hooks.pane_notify.ALERT_COOLDOWN` seconds does not
+alert again (an agent flapping between error and working is one page, not one
+per tool call).
+
 :mod:`claude_shepherd.hooks.pane_notify` reads a pane's previous state in the
 same tmux call that sets the new one (tmux runs one client's command list
 without interleaving another's, so two hooks of one pane cannot both see the
@@ -201,7 +206,8 @@ def session_of(fleet: str, window: str, label: str, env: t.Mapping[str, str]) ->
         found = sessions_on_pane(sessions_root(env=env), f"{fleet}:{window}:{label}")
     except Exception:  # noqa: BLE001 - an alert goes out even when the sessions root is unreadable
         return ""
-    return display_name(found[0].session_dir) if found else ""
+    name = display_name(found[0].session_dir) if found else ""
+    return "" if name.startswith("-") else name  # a folder made by hand: it must not read as an option
 
 
 def timeout(env: t.Mapping[str, str]) -> float:
@@ -213,21 +219,41 @@ def timeout(env: t.Mapping[str, str]) -> float:
 
 
 def run_command(argv: list[str], limit: float) -> int | None:
-    """Run the notify command in its own process group; kill the group after *limit* seconds."""
+    """Run the notify command in its own process group; end the group after *limit* seconds at most.
+
+    What the command starts in the background (a sound, a second notifier)
+    may run until the deadline, never beyond it: the group is killed then, or
+    as soon as it is empty.
+    """
     import signal
     import subprocess
+    import time
 
+    deadline = time.monotonic() + limit
     try:
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)  # fmt: skip
     except OSError:
         return None
     try:
-        return proc.wait(timeout=limit)
+        code: int | None = proc.wait(timeout=limit)
     except subprocess.TimeoutExpired:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except OSError:
-            pass
-        proc.wait()
-        return None
+        code = None
+    while code is not None and _group_alive(proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except OSError:
+        pass
+    proc.wait()
+    return code
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True

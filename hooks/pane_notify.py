@@ -56,6 +56,9 @@ FLEET_NOTIFY_OPTION = "@fleet_notify"
 COST_OPTION = "@pane_cost"
 """The conversation's cost in USD as Claude reports it (``cost.total_cost_usd``), two decimals."""
 THROTTLE_SECONDS = 2.0
+ALERT_COOLDOWN = 60.0
+"""Seconds during which a pane entering the same alerting state again alerts no more (an agent
+flapping between error and working would otherwise page the person on every tool call)."""
 
 _SEP = "\x1f"
 _PREVIOUS = _SEP * 3
@@ -107,8 +110,8 @@ def _stamp_path(socket: str, pane: str, part: str) -> str | None:
     return os.path.join(directory, f"{zlib.crc32(socket.encode()):08x}-{pane.lstrip('%')}.{part}")
 
 
-def _recent(stamp: str | None, value: str, now: float) -> bool:
-    """Was *value* published within :data:`THROTTLE_SECONDS`? (Only a regular file counts as a stamp.)"""
+def _recent(stamp: str | None, value: str, now: float, within: float = THROTTLE_SECONDS) -> bool:
+    """Was *value* stamped within *within* seconds? (Only a regular file counts as a stamp.)"""
     if stamp is None:
         return False
     try:
@@ -117,7 +120,7 @@ def _recent(stamp: str | None, value: str, now: float) -> bool:
         return False
     try:
         st = os.fstat(fd)
-        if st.st_mode & 0o170000 != 0o100000 or now - st.st_mtime > THROTTLE_SECONDS:
+        if st.st_mode & 0o170000 != 0o100000 or now - st.st_mtime > within:
             return False
         return os.read(fd, 64) == value.encode()
     except OSError:
@@ -229,15 +232,18 @@ def notify(
         if line.startswith(_PREVIOUS):
             before = line[len(_PREVIOUS):].split(_SEP)
     if len(before) == len(_ALERT_FIELDS) and before[0] != state and state in ALERTING:
-        _alert(state, socket, dict(zip(_ALERT_FIELDS, before)), env)
+        alert_stamp = _stamp_path(socket, pane, "alert-" + state)
+        if not _recent(alert_stamp, state, now, ALERT_COOLDOWN):
+            if _alert(state, socket, dict(zip(_ALERT_FIELDS, before)), env):
+                _remember(alert_stamp, state)
     return True
 
 
-def _alert(state: str, socket: str, pane: dict[str, str], env: t.Mapping[str, str]) -> None:
+def _alert(state: str, socket: str, pane: dict[str, str], env: t.Mapping[str, str]) -> bool:
     """The pane changed into an alerting state: tell the person (from a detached process; see alerts)."""
     from claude_shepherd.hooks import alerts
 
-    alerts.dispatch(
+    return alerts.dispatch(
         alerts.decode(pane[FLEET_NOTIFY_OPTION]),
         state=state,
         socket=socket,

@@ -83,6 +83,11 @@ def resolve_session_dir(arg: str, root: Path, cwd: str | Path | None = None) -> 
                 f"{arg!r} has invisible or control characters in its name; use letters, digits and _ "
                 f"(like 2026_02_07_TOPIC), so no session can pass for another"
             )
+        if name.startswith("-") or display_name(Path(name)).startswith("-"):
+            raise SessionPathError(
+                f"{arg!r}: a session name cannot start with '-' (after its date either), as it would read "
+                f"as an option to the commands it is passed to; use a name like 2026_02_07_TOPIC"
+            )
         if (root / name).exists() and not (root / name).is_dir():
             raise SessionPathError(f"{root / name} exists and is not a folder; choose another session name")
         # A symlink could make two names one session, or lead out of the root.

@@ -192,3 +192,53 @@ def test_fleet_start_configures_alerts_and_an_agent_needing_you_runs_the_command
     bad = world.fleet("start", "duo", "--no-attach", env={"FLEET_NOTIFY_COMMAND": "notify-send 'unclosed"})
     assert bad.returncode == 1
     assert bad.stderr == "fleet: error: $FLEET_NOTIFY_COMMAND: No closing quotation; quote it as a shell would\n"
+
+
+def test_a_pane_flapping_into_the_same_state_alerts_once_a_cooldown(tmux: Tmux, tmp_path: Path) -> None:
+    """An overflowed agent alternating a denied tool (error) and `session` (working) pages once, not per call."""
+    from claude_shepherd.hooks.pane_notify import ALERT_COOLDOWN
+
+    a = tmux.ids[0]
+    argv, out = recorder(tmp_path)
+    configure(tmux, [*argv, "{state}"])
+    hook(tmux, a, "error", tmp_path)
+    for _ in range(3):
+        hook(tmux, a, "working", tmp_path)
+        hook(tmux, a, "error", tmp_path)
+    hook(tmux, a, "needs-you", tmp_path)  # another state alerts at once
+    assert settle(out, 2) == [["error"], ["needs-you"]]
+
+    (stamp,) = (tmp_path / "run").rglob("*.alert-error")
+    os.utime(stamp, (time.time() - ALERT_COOLDOWN - 1,) * 2)  # the cooldown is over
+    hook(tmux, a, "error", tmp_path)
+    assert settle(out, 3)[2] == ["error"]
+
+
+def test_what_the_notify_command_leaves_in_the_background_ends_by_the_timeout(tmp_path: Path) -> None:
+    pid_file = tmp_path / "pid"
+    starter = "import subprocess, sys; open(sys.argv[1], 'w').write(str(subprocess.Popen(['sleep', '600']).pid))"
+    began = time.monotonic()
+    assert alerts.run_command([sys.executable, "-c", starter, str(pid_file)], 1.0) == 0
+    took = time.monotonic() - began
+    background = psutil.Process(int(pid_file.read_text()))
+    try:
+        assert 0.9 < took < 5, took
+        wait_until(lambda: not background.is_running() or background.status() == psutil.STATUS_ZOMBIE or None, 5,
+                   "the background process to be killed with the command's group")  # fmt: skip
+    finally:
+        if background.is_running():
+            background.kill()
+
+    quick = "import subprocess, sys; subprocess.Popen(['sleep', '0.2'])"
+    began = time.monotonic()
+    assert alerts.run_command([sys.executable, "-c", quick], 10.0) == 0
+    assert time.monotonic() - began < 5, "an empty group ends the wait before the timeout"
+
+
+def test_a_session_name_never_reads_as_an_option_to_the_notify_command(tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    root.mkdir()
+    (root / "--urgency=critical").mkdir()
+    (root / "--urgency=critical" / ".state.json").write_text(
+        json.dumps({"fleetPaneId": "duo:agents:A", "lifecycle": "active", "skill": "x"}))
+    assert alerts.session_of("duo", "agents", "A", {"CLAUDE_SESSIONS_DIR": str(root)}) == ""

@@ -362,6 +362,13 @@ def test_phase_labels_with_control_or_bidi_characters_are_refused(
     assert state_of(project) == before
 
 
+@pytest.mark.parametrize("name", ["sessions/2026_01_01_--urgency=critical", "sessions/-x"])
+def test_a_session_name_cannot_start_with_a_dash(project: Path, run_session: Run, name: str) -> None:
+    """Its name goes into other programs' arguments (the fleet's notify command): it must not read as an option."""
+    assert "cannot start with '-'" in one_line_error(run_session("activate", "--", name, "implement"))
+    assert not (project / name).exists()
+
+
 def test_phase_without_state_is_a_one_line_error(project: Path, run_session: Run) -> None:
     (project / S).mkdir(parents=True)
     assert "session activate" in one_line_error(run_session("phase", S, "2: X"))
