@@ -23,6 +23,7 @@ import typer
 
 from claude_shepherd.supervisor.env import FLEET_SOCKET_ENV, FLEET_STOP_GRACE_ENV
 from claude_shepherd.supervisor.errors import ShepherdError, run_main
+from claude_shepherd.supervisor.printable import printable
 
 PROG = "fleet"
 
@@ -80,7 +81,8 @@ SocketOpt = t.Annotated[
 
 
 def say(line: str = "") -> None:
-    typer.echo(line)
+    """One line for the operator; what agents named in it (processes, folders) cannot carry escapes."""
+    typer.echo(printable(line))
 
 
 class FleetFailure(ShepherdError):
@@ -256,7 +258,6 @@ def logs(
 
     from claude_shepherd.fleet import target
     from claude_shepherd.fleet.tmux import pane_history, new_lines
-    from claude_shepherd.supervisor.printable import printable
 
     where = target.resolve(layout, socket)
     server = where.server()
@@ -330,10 +331,10 @@ def status(
         if not as_json:
             raise
         # --json always prints JSON: a script reading it needs no second parser for errors.
-        say(json.dumps({"error": str(exc), "exit_code": exc.exit_code}))
+        typer.echo(json.dumps({"error": str(exc), "exit_code": exc.exit_code}))  # ASCII: escapes come out \u-quoted
         raise typer.Exit(exc.exit_code) from None
     if as_json:
-        say(json.dumps([row.as_json() for row in rows], indent=2))
+        typer.echo(json.dumps([row.as_json() for row in rows], indent=2))
         return
     costs = [row.cost_usd for row in rows if row.cost_usd is not None]
     total = f", ${sum(costs):.2f} spent" if costs else ""

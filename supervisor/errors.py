@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import sys
 
+from claude_shepherd.supervisor.printable import printable
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import typing as t
@@ -50,9 +52,9 @@ class ProgramMissingError(ShepherdError):
 
 
 def say_error(prog: str, message: str) -> None:
-    """``PROG: error: MESSAGE`` as one line on stderr; a closed stderr is ignored."""
+    """``PROG: error: MESSAGE`` as one line on stderr, shown safe; a closed stderr is ignored."""
     try:
-        sys.stderr.write(f"{prog}: error: {' '.join(message.split())}\n")
+        sys.stderr.write(f"{prog}: error: {printable(' '.join(message.split()))}\n")
         sys.stderr.flush()
     except (OSError, ValueError):
         pass

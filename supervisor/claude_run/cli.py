@@ -47,6 +47,7 @@ from claude_shepherd.supervisor.claude_run.fleet_pane import publish_restarts
 from claude_shepherd.supervisor.session.identity import current_pane_id, start_token
 from claude_shepherd.supervisor.claude_run.launch_plan import Owner
 from claude_shepherd.supervisor.session.paths import sessions_root
+from claude_shepherd.supervisor.printable import printable
 from claude_shepherd.supervisor.claude_run.prompt_additions import AgentNameError, build
 from claude_shepherd.supervisor.claude_run.subreaper import become_subreaper
 from claude_shepherd.supervisor.claude_run.supervise import DEFAULT_RESUME_WINDOW, Settings, Supervisor
@@ -60,9 +61,10 @@ if TYPE_CHECKING:
 PROG = "claude-run"
 
 def say(line: str) -> None:
-    """A status line on stderr; a hung-up terminal must not turn it into a crash."""
+    """A status line on stderr, shown safe (it names sessions and phases agents wrote); a hung-up terminal
+    must not turn it into a crash."""
     try:
-        os.write(2, f"[{PROG}] {line}\n".encode("utf-8", "replace"))
+        os.write(2, f"[{PROG}] {printable(line)}\n".encode("utf-8", "replace"))
     except OSError:
         pass
 

@@ -103,3 +103,24 @@ def test_doctor_never_judges_agents_of_a_server_that_does_not_answer(world: Flee
         os.kill(server_pid, signal.SIGCONT)
     assert f"orphaned agent process {agent.pid}" not in fixed.stdout, fixed.stdout
     assert agent.poll() is None, "the agent of a live (if slow) fleet is left alone"
+
+
+def test_what_agents_named_reaches_the_operator_without_escapes(world: FleetWorld) -> None:
+    """An agent names its processes and can create folders: doctor shows them, never their escapes."""
+    gone_socket = world.tmux_tmpdir / f"tmux-{os.getuid()}" / "fleet-pytest-gone"
+    world.tmux("-f", "/dev/null", "new-session", "-d", "-s", "live", "-n", "w", "sleep 600")
+    argv0 = "\x1b]52;c;cHduZWQ=\x07\u202eevil"  # OSC 52 (set the clipboard) and a bidi override
+    orphan = subprocess.Popen(
+        [argv0, "600"], executable="sleep", stdin=subprocess.DEVNULL,
+        env={**world.env, "TMUX": f"{gone_socket},1,0", "TMUX_PANE": "%7", "CLAUDE_SUPERVISOR_PID": str(DEAD_PID)},
+    )  # fmt: skip
+    write_state(world.project / "sessions" / "S_\x1b[2J", fleetPaneId="live:w:\x1b]0;title\x07")
+    try:
+        found = world.fleet("doctor")
+        assert found.returncode == 1
+        assert f"orphaned agent process {orphan.pid} (\ufffd]52;c;cHduZWQ=\ufffd\ufffdevil 600)" in found.stdout
+        assert "S_\ufffd[2J is bound to pane live:w:\ufffd]0;title\ufffd" in found.stdout
+        assert "\x1b" not in found.stdout + found.stderr and "\u202e" not in found.stdout + found.stderr
+    finally:
+        orphan.kill()
+        orphan.wait()

@@ -306,6 +306,11 @@ def test_attach_selects_an_agents_pane_and_logs_show_its_output(world: FleetWorl
     missing = world.fleet("logs", "duo", "--pane", "nope", "--socket", world.socket, socket=False)
     assert missing.returncode == 1 and "no pane labelled nope" in missing.stderr and "labels: A, B" in missing.stderr
 
+    # An agent can relabel its own pane (it has $TMUX); the error listing labels shows it, not its escapes.
+    world.tmux("set-option", "-p", "-t", world.panes()["B"]["pane_id"], "@pane_label", "B\x1b]0;owned\x07")
+    relabelled = world.fleet("logs", "duo", "--pane", "nope", "--socket", world.socket, socket=False)
+    assert relabelled.returncode == 1 and "labels: A, B\ufffd]0;owned\ufffd" in relabelled.stderr, relabelled.stderr
+
 
 REDRAWING = """
 import sys, time

@@ -538,3 +538,26 @@ def test_no_process_is_left_behind(fake: FakeClaude, start_run, test_tag: str) -
     # Claude's own children are Claude's business on a normal exit; only ours must be gone.
     ours = [p for p in tagged(test_tag) if "--fake-claude-helper" not in " ".join(p.cmdline())]
     assert ours == []
+
+
+def test_what_an_agent_named_its_session_folder_reaches_the_terminal_without_escapes(
+    fake: FakeClaude, start_run, workdir: Path
+) -> None:
+    """The agent renames its session folder (Bash can): claude-run's lines name it, never run its escapes."""
+    session_id = "5f0c1d2e-aaaa-bbbb-cccc-000000000002"
+    renamed = "C\x1b]0;owned\x07\u202e"
+    fake.plan(
+        [
+            {"session": ["activate", "sessions/C", "implement"]},
+            {"state": {"dir": str(workdir / "sessions" / "C"), "set": {"sessionId": session_id}}},
+            {"transcript": session_id},
+            {"run": ["mv", str(workdir / "sessions" / "C"), str(workdir / "sessions" / renamed)]},
+            {"exit": 2},
+        ],
+        [{"exit": 0}],
+    )
+    run = start_run()
+    assert run.wait() == 0
+    fake.wait_starts(2)
+    assert "of session C\ufffd]0;owned\ufffd\ufffd" in run.text, run.text
+    assert "\x1b" not in run.text and "\u202e" not in run.text
