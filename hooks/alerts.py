@@ -34,6 +34,7 @@ import re
 import stat
 
 from claude_shepherd.supervisor.env import FLEET_NOTIFY_TIMEOUT_ENV
+from claude_shepherd.supervisor.printable import printable
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -87,14 +88,16 @@ def decode(raw: str) -> Config:
 
 
 def substitute(argv: t.Sequence[str], values: t.Mapping[str, str]) -> list[str]:
-    """Each ``{name}`` of :data:`PLACEHOLDERS` replaced in one pass: a value is never substituted again."""
-    return [_PLACEHOLDER.sub(lambda m: values.get(m.group(1), ""), arg) for arg in argv]
+    """Each ``{name}`` of :data:`PLACEHOLDERS` replaced in one pass: a value is never substituted again,
+    and carries no escapes to wherever the command shows it."""
+    return [_PLACEHOLDER.sub(lambda m: printable(values.get(m.group(1), "")), arg) for arg in argv]
 
 
 def message(state: str, label: str) -> str:
-    """The line shown on the fleet's clients; ``#`` doubled, since tmux expands formats in it."""
+    """The line shown on the fleet's clients; ``#`` doubled, since tmux expands formats in it, and no
+    escapes (an agent can relabel its pane)."""
     text = {"needs-you": f"{label} needs you", "done": f"{label} is done"}.get(state, f"{label}: {state}")
-    return "fleet: " + text.replace("#", "##")
+    return "fleet: " + printable(text).replace("#", "##")
 
 
 ALERT_COMMAND = "alert"

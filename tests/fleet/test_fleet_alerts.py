@@ -155,8 +155,12 @@ def test_a_transition_costs_the_hook_neither_subprocess_nor_pathlib(tmux: Tmux, 
 def test_the_message_cannot_run_tmux_formats() -> None:
     assert alerts.message("needs-you", "A#(touch x)") == "fleet: A##(touch x) needs you"
     assert alerts.message("error", "B") == "fleet: B: error"
+    assert alerts.message("done", "C\x1b]0;t\x07\u202e") == "fleet: C\ufffd]0;t\ufffd\ufffd is done"
     assert alerts.substitute(["{label}", "{nope}", "{{state}}"], {"label": "{state}", "state": "S"}) == [
         "{state}", "{nope}", "{S}",
+    ]  # fmt: skip
+    assert alerts.substitute(["{label}: {state}"], {"label": "\x1b]52;c;eA==\x07", "state": "done"}) == [
+        "\ufffd]52;c;eA==\ufffd: done",
     ]  # fmt: skip
     assert alerts.decode("").command is None and alerts.decode("garbage").on == alerts.DEFAULT_ON
     assert alerts.decode(alerts.encode(["x"], ["done", "bogus"])).on == ("done",)
