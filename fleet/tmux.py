@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from claude_shepherd.supervisor.env import FLEET_TMUX_TIMEOUT_ENV as TIMEOUT_ENV
 from claude_shepherd.supervisor.errors import EXIT_FAILURE, EXIT_NOT_FOUND, ShepherdError
 from claude_shepherd.supervisor.session.identity import FLEET_SOCKET, is_fleet_socket  # noqa: F401  (the one test, re-exported)
+from claude_shepherd.supervisor.session.identity import one_line_field
 from claude_shepherd.hooks.pane_notify import COST_OPTION
 from claude_shepherd.supervisor.claude_run.fleet_pane import RESTARTS_OPTION
 
@@ -198,7 +199,7 @@ PANE_FIELDS = (
     "pane_active",
     "window_active",
 )
-_SEP = "\x1f"  # unit separator: no label or window name contains it
+_SEP = "\x1f"  # unit separator: shown as U+FFFD inside a field (one_line_field)
 
 
 @dataclass(frozen=True)
@@ -233,7 +234,7 @@ class PaneInfo:
 
 def list_panes(server: FleetServer, session: str | None = None) -> list[PaneInfo]:
     """Every pane of the server (or of one session) in one tmux call."""
-    fmt = _SEP.join(f"#{{{name}}}" for name in PANE_FIELDS)
+    fmt = _SEP.join(one_line_field(name) for name in PANE_FIELDS)
     args = ["-s", "-t", f"={session}"] if session else ["-a"]
     result = server.cmd("list-panes", *args, "-F", fmt)
     if result.returncode != 0:
@@ -242,7 +243,10 @@ def list_panes(server: FleetServer, session: str | None = None) -> list[PaneInfo
     for line in result.stdout:
         parts = line.split(_SEP)
         if len(parts) != len(PANE_FIELDS):
-            continue
+            # Each field is one line without separators: a row that does not parse means a tmux that
+            # cannot say so (before 2.9); a pane must never silently go missing (doctor would end it).
+            raise TmuxError(f"tmux {server.socket_name} listed a pane fleet cannot read: {line[:80]!r}; "
+                            "fleet needs tmux 3.0 or later")
         row = dict(zip(PANE_FIELDS, parts))
         panes.append(
             PaneInfo(

@@ -89,8 +89,16 @@ def decode(raw: str) -> Config:
 
 def substitute(argv: t.Sequence[str], values: t.Mapping[str, str]) -> list[str]:
     """Each ``{name}`` of :data:`PLACEHOLDERS` replaced in one pass: a value is never substituted again,
-    and carries no escapes to wherever the command shows it."""
-    return [_PLACEHOLDER.sub(lambda m: printable(values.get(m.group(1), "")), arg) for arg in argv]
+    carries no escapes to wherever the command shows it, and cannot turn an argument into an option.
+
+    An agent can rename its pane or its tmux session, so a value that would begin an argument with
+    ``-`` begins with U+2010 (‐, which reads the same) instead.
+    """
+    out = []
+    for arg in argv:
+        done = _PLACEHOLDER.sub(lambda m: printable(values.get(m.group(1), "")), arg)
+        out.append("\u2010" + done[1:] if done.startswith("-") and not arg.startswith("-") else done)
+    return out
 
 
 def message(state: str, label: str) -> str:

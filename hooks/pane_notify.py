@@ -29,7 +29,7 @@ import os
 import sys
 import time
 
-from claude_shepherd.supervisor.session.identity import fleet_socket
+from claude_shepherd.supervisor.session.identity import fleet_socket, one_line_field
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
@@ -215,7 +215,7 @@ def notify(
         args += [";"] if args else []
         args += [
             # Before the state is set: what it was (a transition alerts), and what an alert needs.
-            "display-message", "-p", "-t", pane, _PREVIOUS + _SEP.join(f"#{{{f}}}" for f in _ALERT_FIELDS), ";",
+            "display-message", "-p", "-t", pane, _PREVIOUS + _SEP.join(one_line_field(f) for f in _ALERT_FIELDS), ";",
             "set-option", "-p", "-t", pane, PANE_OPTION, state, ";",
             "set-option", "-w", "-F", "-t", pane, WINDOW_OPTION, WINDOW_AGGREGATE,
         ]  # fmt: skip

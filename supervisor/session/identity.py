@@ -266,7 +266,19 @@ def is_fleet_socket(name: str) -> bool:
     return name == FLEET_SOCKET or (name.startswith(FLEET_SOCKET + "-") and len(name) > len(FLEET_SOCKET) + 1)
 
 
-PANE_ID_FORMAT = "#{pane_pid}\t#{session_name}\t#{window_name}\t#{@pane_label}"
+def one_line_field(name: str) -> str:
+    """The tmux format of field *name* with tab, newline, CR and unit separator shown as U+FFFD.
+
+    An agent sets its own pane's options (``@pane_label`` and the rest) and
+    chooses its working directory: a separator or newline in them would split
+    or forge the rows we parse, hiding a live pane from the fleet (and from
+    ``fleet doctor``, which would then take its agent for an orphan). No
+    layout label contains these characters, so nothing legitimate changes.
+    """
+    return f"#{{s/[\t\n\r\x1f]/\ufffd/:{name}}}"
+
+
+PANE_ID_FORMAT = "#{pane_pid}\t" + "\t".join(one_line_field(f) for f in ("session_name", "window_name", "@pane_label"))
 """Tab-separated: window names and labels may contain colons."""
 
 

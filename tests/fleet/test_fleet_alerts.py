@@ -162,6 +162,9 @@ def test_the_message_cannot_run_tmux_formats() -> None:
     assert alerts.substitute(["{label}: {state}"], {"label": "\x1b]52;c;eA==\x07", "state": "done"}) == [
         "\ufffd]52;c;eA==\ufffd: done",
     ]  # fmt: skip
+    assert alerts.substitute(["{label}", "{state}: {label}", "-t={label}"], {"label": "--exec=x"}) == [
+        "\u2010-exec=x", ": --exec=x", "-t=--exec=x",
+    ]  # fmt: skip
     assert alerts.decode("").command is None and alerts.decode("garbage").on == alerts.DEFAULT_ON
     assert alerts.decode(alerts.encode(["x"], ["done", "bogus"])).on == ("done",)
 

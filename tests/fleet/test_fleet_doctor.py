@@ -124,3 +124,26 @@ def test_what_agents_named_reaches_the_operator_without_escapes(world: FleetWorl
     finally:
         orphan.kill()
         orphan.wait()
+
+
+def test_a_pane_an_agent_relabelled_with_separators_is_still_seen_and_its_agent_never_ended(world: FleetWorld) -> None:
+    """A unit separator or newline in a label must not hide the pane: doctor --fix would end a live agent."""
+    world.tmux("-f", "/dev/null", "new-session", "-d", "-s", "hide", "-n", "w", "sleep 600")
+    world.tmux("split-window", "-t", "hide:w", "sleep 600")
+    first, second = world.tmux("list-panes", "-t", "hide:w", "-F", "#{pane_id}").split()
+    world.tmux("set-option", "-p", "-t", first, "@pane_label", "Victim\x1f")
+    world.tmux("set-option", "-p", "-t", second, "@pane_label", "Other\n%0\x1fforged")
+    server_pid = int(world.tmux("display-message", "-p", "#{pid}"))
+    agents = [plant(world, TMUX=f"{world.socket_path},{server_pid},0", TMUX_PANE=pane, CLAUDE_SUPERVISOR_PID="1")
+              for pane in (first, second)]  # fmt: skip
+    try:
+        status = world.fleet("status")
+        assert status.returncode == 0, status.stderr
+        assert "Victim\ufffd" in status.stdout and "Other\ufffd%0\ufffdforged" in status.stdout, status.stdout
+        fixed = world.fleet("doctor", "--fix")
+        assert "orphan" not in fixed.stdout, fixed.stdout
+        assert all(agent.poll() is None for agent in agents), "doctor ended the agent of a live pane"
+    finally:
+        for agent in agents:
+            agent.kill()
+            agent.wait()
