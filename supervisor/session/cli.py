@@ -472,12 +472,36 @@ def continue_(dir: str, fleet_pane: str | None = None) -> None:
 EDITABLE_BY_UPDATE_NOTE = "use the session command that owns it (activate, phase, deactivate, restart)"
 
 
+MAX_VALUE_DEPTH = 32
+"""How deeply a VALUE may nest: far beyond any setting, and far from what would crash a reader."""
+
+
 def parse_value(raw: str) -> t.Any:
     """JSON when VALUE is JSON (true, 3, 0.85, null, [..], {..}), else the string itself."""
     try:
-        return json.loads(raw)
+        value = json.loads(raw)
     except ValueError:
         return raw
+    except RecursionError:
+        value = None
+        depth = MAX_VALUE_DEPTH + 1
+    else:
+        depth = _depth(value)
+    if depth > MAX_VALUE_DEPTH:
+        raise ShepherdError(f"VALUE nests more than {MAX_VALUE_DEPTH} levels deep; give a flat value like 20 or [\"a\", \"b\"]")
+    return value
+
+
+def _depth(value: t.Any) -> int:
+    """Nesting depth of a parsed JSON value, without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, (dict, list)):
+            deepest = max(deepest, level)
+            if level <= MAX_VALUE_DEPTH:
+                stack.extend((child, level + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return deepest
 
 
 def update(dir: str, field: str, value: str) -> None:

@@ -173,6 +173,8 @@ def json_object(
         data = json.loads(raw)
     except ValueError as exc:
         raise error(f"{where} is not valid JSON ({exc}){hint}") from None
+    except RecursionError:
+        raise error(f"{where} is nested too deeply to be read{hint}") from None
     if not isinstance(data, dict):
         raise error(f"{where} holds a JSON {type(data).__name__}, not an object{hint}")
     return data

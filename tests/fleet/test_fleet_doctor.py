@@ -147,3 +147,14 @@ def test_a_pane_an_agent_relabelled_with_separators_is_still_seen_and_its_agent_
         for agent in agents:
             agent.kill()
             agent.wait()
+
+
+def test_one_unreadable_state_costs_only_itself(world: FleetWorld) -> None:
+    """A state nested deeper than the JSON parser's stack (a Bash write) is skipped, not a traceback."""
+    root = world.project / "sessions"
+    write_state(root / "S_FINE", fleetPaneId="gone:w:X")
+    (root / "S_DEEP").mkdir()
+    (root / "S_DEEP" / ".state.json").write_text("[" * 200_000 + "]" * 200_000)
+    found = world.fleet("doctor")
+    assert "Traceback" not in found.stderr, found.stderr
+    assert found.returncode in (0, 1) and found.stderr.count("\n") <= 1, found.stderr

@@ -541,6 +541,8 @@ def test_update_refuses_managed_fields_and_bad_types(project: Path, run_session:
         assert "cannot be set" in one_line_error(run_session("update", S, field, value))
     assert "toolUseWithoutLogsBlockAfter" in one_line_error(run_session("update", S, "toolUseWithoutLogsBlockAfter", "lots"))
     one_line_error(run_session("update", S, "bad name", "1"))
+    for deep in (33, 990):  # nested past what a reader can take: refused in one line, not a traceback
+        assert "nests more than 32 levels" in one_line_error(run_session("update", S, "f", "[" * deep + "]" * deep))
     assert (project / S / ".state.json").read_bytes() == before
 
 
