@@ -26,6 +26,7 @@ from textual.worker import Worker, WorkerState
 from claude_shepherd.fleet import watch as w
 from claude_shepherd.fleet.status import state_style
 from claude_shepherd.supervisor.errors import ShepherdError
+from claude_shepherd.supervisor.printable import printable
 
 
 
@@ -37,7 +38,7 @@ class LogScreen(ModalScreen[None]):
 
     def __init__(self, title: str, lines: list[str]) -> None:
         super().__init__()
-        self.heading = title
+        self.heading = printable(title)
         self.lines = lines
 
     def compose(self) -> ComposeResult:
@@ -90,6 +91,13 @@ class WatchApp(App[None]):
         self.gone = ""
         """The agent that was chosen when its row went away."""
 
+    def notify(
+        self, message: str, *, title: str = "", severity: t.Any = "information", timeout: float | None = None,
+        markup: bool = False,
+    ) -> None:
+        """Every toast as plain text: they name agents and quote errors, which carry what agents wrote."""
+        super().notify(printable(message), title=printable(title), severity=severity, timeout=timeout)
+
     def compose(self) -> ComposeResult:
         yield Static("fleet watch — gathering…", classes="heading", id="title", markup=False)
         table = AgentTable(cursor_type="row", zebra_stripes=True)
@@ -116,11 +124,11 @@ class WatchApp(App[None]):
         if event.state == WorkerState.ERROR:
             error = worker.error
             self.notify(str(error) if isinstance(error, ShepherdError) else f"{type(error).__name__}: {error}",
-                        severity="error", markup=False)  # fmt: skip
+                        severity="error")  # fmt: skip
         elif event.state == WorkerState.SUCCESS and worker.group == "gather":
             self.show(t.cast("list[w.AgentRow]", worker.result))
         elif event.state == WorkerState.SUCCESS and worker.group == "act":
-            self.notify(str(worker.result), markup=False)
+            self.notify(str(worker.result))
             self.gather()
 
     def show(self, rows: list[w.AgentRow]) -> None:
@@ -148,7 +156,7 @@ class WatchApp(App[None]):
                 table.show_cursor = False
                 self.gone = current.name
         self.query_one("#title", Static).update(self.title_text())
-        self.query_one("#totals", Static).update("\n".join(w.totals(rows)))
+        self.query_one("#totals", Static).update("\n".join(printable(line) for line in w.totals(rows)))
 
     def on_agent_table_chosen(self, _: AgentTable.Chosen) -> None:
         self.query_one("#title", Static).update(self.title_text())
@@ -162,7 +170,7 @@ class WatchApp(App[None]):
         title += f", {waiting} need{'s' * (waiting == 1)} you" if waiting else ""
         if not self.query_one(AgentTable).show_cursor:
             title += f" — {self.gone} is gone; ↑/↓ to choose an agent"
-        return title
+        return printable(title)
 
     def selected(self) -> w.AgentRow | None:
         """The chosen agent: the row under a visible cursor."""
@@ -175,8 +183,7 @@ class WatchApp(App[None]):
         """:meth:`selected`, or None after telling the person why no key can act."""
         row = self.selected()
         if row is None and self.rows:
-            self.notify(f"{self.gone} is gone from the fleet; choose an agent with ↑/↓ first", severity="warning",
-                        markup=False)  # fmt: skip
+            self.notify(f"{self.gone} is gone from the fleet; choose an agent with ↑/↓ first", severity="warning")
         return row
 
     # ------------------------------------------------------------------ keys
@@ -188,7 +195,7 @@ class WatchApp(App[None]):
         try:
             argv, takes_terminal = w.attach_command(row)
         except ShepherdError as exc:
-            self.notify(str(exc), severity="error", markup=False)
+            self.notify(str(exc), severity="error")
             return
         if not takes_terminal:
             subprocess.run(argv, check=False, stdin=subprocess.DEVNULL, capture_output=True, timeout=10)
@@ -200,13 +207,13 @@ class WatchApp(App[None]):
     def action_restart(self) -> None:
         row = self.chosen()
         if row is not None:
-            self.notify(f"Restarting {row.name} of {row.fleet}…", markup=False)
+            self.notify(f"Restarting {row.name} of {row.fleet}…")
             self.act(w.restart_agent, row)
 
     def action_stop(self) -> None:
         row = self.chosen()
         if row is not None:
-            self.notify(f"Stopping {row.name} of {row.fleet}…", markup=False)
+            self.notify(f"Stopping {row.name} of {row.fleet}…")
             self.act(w.stop_agent, row)
 
     @work(thread=True, group="act", exit_on_error=False)
@@ -220,7 +227,7 @@ class WatchApp(App[None]):
         try:
             lines = w.log_lines(row)
         except ShepherdError as exc:
-            self.notify(str(exc), severity="error", markup=False)
+            self.notify(str(exc), severity="error")
             return
         self.push_screen(LogScreen(f"{row.fleet}:{row.status.window}:{row.name}", lines))
 

@@ -236,3 +236,41 @@ def test_a_key_for_an_agent_that_went_away_acts_on_no_other(tmp_path: Path, monk
     assert seen["told"].count("B is gone from the fleet; choose an agent with ↑/↓ first") == 4
     assert seen["still"] is None
     assert seen["cursor"] and seen["again"] is not None and "gone" not in seen["title_again"]
+
+
+def test_nothing_on_the_watch_screen_carries_an_agents_escapes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Title, totals, toasts and the log's heading name agents too: all of it is shown safe."""
+    from textual.widgets import Static
+
+    from claude_shepherd.fleet.watch_app import LogScreen, WatchApp
+
+    monkeypatch.setenv("TMUX_TMPDIR", str(tmp_path))  # no fleet of the user's is looked at (the keys fail here)
+    hostile = row("A\x1b]52;c;UFdO\x1b\\", "needs-you", fleet="f\x1b]2;PWN\x1b\\\u202e")
+    other = row("B", "working")
+
+    async def scenario() -> list[str]:
+        app = WatchApp(interval=60)
+        shown: list[str] = []
+        async with app.run_test(size=(100, 24)) as pilot:
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            app.show([hostile, other])
+            await pilot.pause()
+            shown.append(str(app.query_one("#totals", Static).render()))
+            await pilot.press("s")  # a toast names the agent; the stop itself fails (no server here)
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            app.show([other])  # the chosen agent went away: the title names it
+            await pilot.pause()
+            shown.append(str(app.query_one("#title", Static).render()))
+            await pilot.press("r")
+            await pilot.pause()
+            shown += [n.message for n in app._notifications]
+            app.push_screen(LogScreen(f"{hostile.fleet}:agents:{hostile.name}", ["x"]))
+            await pilot.pause()
+            shown.append(str(app.screen.query_one(".heading", Static).render()))
+        return shown
+
+    shown = asyncio.run(scenario())
+    assert any("A\ufffd]52;c;UFdO\ufffd\\" in text for text in shown), shown
+    assert len(shown) >= 5 and not any(c in text for text in shown for c in "\x1b\u202e"), shown
