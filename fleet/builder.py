@@ -40,6 +40,10 @@ class StartError(ShepherdError):
     """The fleet could not be built."""
 
 
+LEFT_ALONE = "left alone"
+"""The action for each pane of a window whose panes share a label: nothing there is touched."""
+
+
 @dataclass(frozen=True)
 class PaneReport:
     """What ``fleet start`` did with one pane of the layout."""
@@ -47,7 +51,7 @@ class PaneReport:
     window: str
     label: str | None
     pane_id: str
-    action: str  # "started" | "added" | "respawned" | "running" | "idle" (a finished non-agent pane)
+    action: str  # "started" | "added" | "respawned" | "running" | "idle" (a finished non-agent pane) | LEFT_ALONE
     detail: str = ""
 
     @property
@@ -63,6 +67,11 @@ class StartResult:
     @property
     def changed(self) -> bool:
         return self.created or any(p.action in ("added", "respawned") for p in self.panes)
+
+    @property
+    def left_alone(self) -> list[str]:
+        """Windows not reconciled because panes in them share a label."""
+        return sorted({p.window for p in self.panes if p.action == LEFT_ALONE})
 
 
 def pane_argv(layout: Layout, window: WindowSpec, pane: PaneSpec) -> list[str]:
@@ -222,10 +231,17 @@ def extra_panes(layout: Layout, existing: list[PaneInfo]) -> list[PaneReport]:
 def _reconcile_window(
     layout: Layout, window: WindowSpec, here: list[PaneInfo], server: FleetServer
 ) -> list[PaneReport]:
-    labelled: dict[str, PaneInfo] = {}
+    holders: dict[str, list[str]] = {}
     for info in here:
         if info.label:
-            labelled.setdefault(info.label, info)  # a duplicate label (R6) is fleet doctor's to report
+            holders.setdefault(info.label, []).append(info.pane_id)
+    doubled = {label: ids for label, ids in holders.items() if len(ids) > 1}
+    if doubled:
+        # Two panes with one label (R6, or an agent that relabelled its own pane): which is the agent
+        # the layout means cannot be told, and a guess would respawn or add the wrong one.
+        shared = "; ".join(f"{', '.join(ids)} are all labelled {label}" for label, ids in sorted(doubled.items()))
+        return [PaneReport(window.name, pane.label, "", LEFT_ALONE, shared) for pane in window.panes]
+    labelled = {info.label: info for info in here if info.label}
     unlabelled = [p for p in here if not p.label]
     window_id = here[0].window_id
     reports: list[PaneReport] = []

@@ -118,9 +118,20 @@ def start(
     for pane in result.panes:
         detail = f" ({pane.detail})" if pane.detail else ""
         say(f"  {pane.name:<{width}}  {pane.action}{detail}")
+    _refuse_left_alone(result, spec.socket_name)
     if running and not result.changed:
         say("Nothing to do: every agent is running.")
     _attach(spec.socket_name, spec.name, spec.attach and not no_attach, server.tmux_bin)
+
+
+def _refuse_left_alone(result: t.Any, socket: str) -> None:
+    """Fail when a window was left alone: the person must say which pane is which."""
+    if result.left_alone:
+        raise FleetFailure(
+            f"window {', '.join(result.left_alone)} was left alone: panes in it share a label (an agent may have "
+            f"relabelled its pane); give each its own (tmux -L {socket} set-option -p -t %N @pane_label NAME) "
+            "and start again"
+        )
 
 
 def _attach(socket: str, session: str, wanted: bool, tmux: str) -> None:
@@ -172,19 +183,31 @@ def _stop(where: t.Any, server: t.Any, sessions: list[str], grace: float, labels
     from claude_shepherd.fleet.stop import stop as stop_fleet
     from claude_shepherd.fleet.tmux import list_panes
 
+    pane_ids: set[str] | None = None
     if labels:
-        known = {p.label for p in list_panes(server) if p.session in sessions}
-        missing = sorted(set(labels) - known)
+        by_label: dict[str, list[str]] = {}
+        for info in list_panes(server):
+            if info.session in sessions and info.label:
+                by_label.setdefault(info.label, []).append(info.pane_id)
+        for label in labels:
+            if len(by_label.get(label, ())) > 1:
+                # An agent can relabel its own pane: never guess which one the person means.
+                raise ShepherdError(
+                    f"{len(by_label[label])} panes ({', '.join(by_label[label])}) are labelled {label} in "
+                    f"{', '.join(sessions)}; an agent may have relabelled its pane: give the impostor its own "
+                    f"label (tmux -L {where.socket} set-option -p -t %N @pane_label NAME), then try again"
+                )
+        missing = sorted(set(labels) - set(by_label))
         if missing:
             raise ShepherdError(
                 f"no pane labelled {', '.join(missing)} in {', '.join(sessions)}; "
-                f"labels: {', '.join(sorted(label for label in known if label)) or 'none'}"
+                f"labels: {', '.join(sorted(by_label)) or 'none'}"
             )
+        pane_ids = {pane_id for label in labels for pane_id in by_label[label]}
         say(f"Stopping {', '.join(labels)} of {', '.join(repr(s) for s in sessions)} (socket {where.socket})...")
     else:
         say(f"Stopping {', '.join(repr(s) for s in sessions)} (socket {where.socket})...")
-    result = stop_fleet(server, sessions, grace=grace, progress=lambda line: say(f"  {line}"),
-                        labels=set(labels) if labels else None)
+    result = stop_fleet(server, sessions, grace=grace, progress=lambda line: say(f"  {line}"), pane_ids=pane_ids)
     width = max((len(p.name) for p in result.panes), default=0)
     for pane in result.panes:
         say(f"  {pane.name:<{width}}  {pane.outcome}")
@@ -303,7 +326,8 @@ def restart(
     result = builder.start(spec, server)
     for report in result.panes:
         if report.action != "running":
-            say(f"  {report.name}  {report.action}")
+            say(f"  {report.name}  {report.action}" + (f" ({report.detail})" if report.detail else ""))
+    _refuse_left_alone(result, spec.socket_name)
 
 
 # --------------------------------------------------------------------------- status

@@ -8,7 +8,8 @@
   bound to one pane: fixed by releasing the binding of the session(s) whose
   owner is dead (live sessions are never touched);
 * **duplicate identities** (R6) — two live panes with the same
-  ``session:window:label``: fixed by renaming the later pane ``LABEL-2``;
+  ``session:window:label``: fixed by renaming ``LABEL-2`` the pane whose
+  agent does not hold the sessions bound to it (else the later pane);
 * **hooks not installed** in the settings Claude will read: fixed by
   ``claude-hook install``;
 * **a stale session index**: fixed by rebuilding it from the state files.
@@ -208,33 +209,57 @@ def find_panes_not_in_layouts(fleet: Fleet, layouts: t.Sequence[Layout]) -> list
     return findings
 
 
-def find_duplicate_panes(fleet: Fleet) -> list[Finding]:
+def find_duplicate_panes(fleet: Fleet, table: pr.Table, roots: t.Sequence[Path] = ()) -> list[Finding]:
+    """Panes sharing an identity; the one whose agent holds a session bound to it keeps it.
+
+    Two panes with one label are a layout mistake (R6) or an agent that
+    relabelled its own pane to pass for another. The pane running the
+    supervisor that owns a session bound to the identity is the one the
+    sessions mean; when that does not single one out, the first pane keeps it.
+    """
     findings: list[Finding] = []
     for socket, panes in fleet.panes.items():
         server = fleet.servers[socket]
         taken = {p.identity for p in panes if p.identity}
-        seen: dict[str, PaneInfo] = {}
+        groups: dict[str, list[PaneInfo]] = {}
         for pane in sorted(panes, key=lambda p: (p.session, p.window_index, p.pane_index)):
-            identity = pane.identity
-            if not identity:
+            if pane.identity:
+                groups.setdefault(pane.identity, []).append(pane)
+        for identity, group in groups.items():
+            if len(group) < 2:
                 continue
-            if identity not in seen:
-                seen[identity] = pane
-                continue
-            number = 2
-            while f"{pane.session}:{pane.window}:{pane.label}-{number}" in taken:
-                number += 1
-            new = f"{pane.label}-{number}"
-            taken.add(f"{pane.session}:{pane.window}:{new}")
-            findings.append(
-                Finding(
-                    "duplicate-pane",
-                    f"panes {seen[identity].pane_id} and {pane.pane_id} on {Path(socket).name} share the identity "
-                    f"{identity}; sessions cannot tell them apart",
-                    _rename(server, pane, new),
+            owners = _session_owners(identity, roots)
+            holders = [p for p in group if (sup := table.agent_of(socket, p)[1]) is not None and sup.pid in owners]
+            keeper = holders[0] if len(holders) == 1 else group[0]
+            why = "its agent holds the sessions bound to it" if len(holders) == 1 else "it comes first"
+            for pane in (p for p in group if p is not keeper):
+                number = 2
+                while f"{pane.session}:{pane.window}:{pane.label}-{number}" in taken:
+                    number += 1
+                new = f"{pane.label}-{number}"
+                taken.add(f"{pane.session}:{pane.window}:{new}")
+                findings.append(
+                    Finding(
+                        "duplicate-pane",
+                        f"panes {keeper.pane_id} and {pane.pane_id} on {Path(socket).name} share the identity "
+                        f"{identity}; sessions cannot tell them apart ({keeper.pane_id} keeps it: {why})",
+                        _rename(server, pane, new),
+                    )
                 )
-            )
     return findings
+
+
+def _session_owners(identity: str, roots: t.Sequence[Path]) -> set[int]:
+    """The recorded owners (supervisor pids) of the sessions bound to *identity* (read from the state
+    files themselves: looking up through the index could refresh it, and doctor without --fix changes
+    nothing)."""
+    owners: set[int] = set()
+    for root in roots:
+        for state in _scan_states(root).values():
+            pid = state.get(F.PID)
+            if state.get(F.FLEET_PANE_ID) == identity and isinstance(pid, int) and not isinstance(pid, bool):
+                owners.add(pid)
+    return owners
 
 
 # --------------------------------------------------------------------------- hooks
@@ -371,7 +396,7 @@ def examine(layouts: t.Sequence[Layout] = (), servers: t.Iterable[FleetServer] =
     projects.add(Path.cwd())
     findings = find_orphans(fleet, table)
     findings += find_stale_bindings(roots, fleet, layouts)
-    findings += find_duplicate_panes(fleet)
+    findings += find_duplicate_panes(fleet, table, roots)
     findings += find_panes_not_in_layouts(fleet, layouts)
     findings += find_missing_hooks(projects, config_dir())
     findings += find_stale_index(roots)

@@ -91,14 +91,14 @@ def stop(
     *,
     grace: float = DEFAULT_GRACE,
     progress: t.Callable[[str], None] | None = None,
-    labels: t.Collection[str] | None = None,
+    pane_ids: t.Collection[str] | None = None,
 ) -> StopResult:
-    """Stop every pane of *sessions* on *server* — or only those labelled one of *labels*, keeping the
-    fleet's tmux session and the stopped panes (dead, resumable by ``fleet start``); see the module
-    docstring for the order."""
+    """Stop every pane of *sessions* on *server* — or only the panes *pane_ids* (``%N``: what the
+    person chose, never a label an agent could have copied), keeping the fleet's tmux session and the
+    stopped panes (dead, resumable by ``fleet start``); see the module docstring for the order."""
     started = time.monotonic()
     socket = server.socket_file()
-    panes = [p for p in list_panes(server) if p.session in sessions and (labels is None or p.label in labels)]
+    panes = [p for p in list_panes(server) if (p.session in sessions if pane_ids is None else p.pane_id in pane_ids)]
     table = pr.snapshot()
     reports = []
     for pane in panes:
@@ -141,10 +141,10 @@ def stop(
 
     # 4. Let tmux reap its panes, close the sessions (not for some panes), then make sure nothing came back.
     _wait_reaped(server, {r.pane.pane_id for r in reports})
-    if labels is None:
+    if pane_ids is None:
         for name in sessions:
             server.cmd("kill-session", "-t", f"={name}")
-    leftovers = _kill_rounds(socket, reports, panes_gone=labels is None)
+    leftovers = _kill_rounds(socket, reports, panes_gone=pane_ids is None)
     return StopResult(list(sessions), reports, leftovers, grace, time.monotonic() - started)
 
 

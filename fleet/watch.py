@@ -20,7 +20,6 @@ from claude_shepherd.fleet import procs as pr
 from claude_shepherd.fleet.live import live_fleets
 from claude_shepherd.fleet.status import PaneStatus, pane_rows
 from claude_shepherd.fleet.tmux import FleetServer, pane_history
-from claude_shepherd.supervisor.errors import ShepherdError
 from claude_shepherd.supervisor.printable import printable
 from claude_shepherd.supervisor.session.paths import display_name
 
@@ -161,14 +160,16 @@ def attach_env(env: t.Mapping[str, str] | None = None) -> dict[str, str]:
 
 
 def stop_agent(row: AgentRow, grace: float) -> str:
-    """Stop *row*'s agent as ``fleet stop --pane`` does (its pane stays; its conversation resumable)."""
+    """Stop *row*'s agent as ``fleet stop --pane`` does (its pane stays; its conversation resumable).
+
+    The pane is the row's own (``%N``), not whichever pane carries its label now.
+    """
     from claude_shepherd.fleet.stop import stop
 
-    label = _label(row)
-    result = stop(server_of(row), [row.fleet], grace=grace, labels={label})
+    result = stop(server_of(row), [row.fleet], grace=grace, pane_ids={row.status.pane})
     if result.leftovers:
         return f"{row.name}: {len(result.leftovers)} process(es) survived SIGKILL"
-    return f"{row.name}: {result.panes[0].outcome if result.panes else 'stopped'}"
+    return f"{row.name}: {result.panes[0].outcome}" if result.panes else f"{row.name}: its pane is gone already"
 
 
 def restart_agent(row: AgentRow, grace: float) -> str:
@@ -178,12 +179,6 @@ def restart_agent(row: AgentRow, grace: float) -> str:
     stopped = stop_agent(row, grace)
     respawn(server_of(row), row.status.pane)
     return f"{stopped}; restarted"
-
-
-def _label(row: AgentRow) -> str:
-    if not row.status.label:
-        raise ShepherdError(f"pane {row.status.pane} of {row.fleet} has no label; stop it from tmux")
-    return row.status.label
 
 
 def log_lines(row: AgentRow, count: int = 500) -> list[str]:

@@ -10,6 +10,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import typing as t
 from pathlib import Path
 
@@ -158,3 +159,29 @@ def test_one_unreadable_state_costs_only_itself(world: FleetWorld) -> None:
     found = world.fleet("doctor")
     assert "Traceback" not in found.stderr, found.stderr
     assert found.returncode in (0, 1) and found.stderr.count("\n") <= 1, found.stderr
+
+
+def test_of_two_panes_with_one_label_the_one_whose_agent_holds_its_session_keeps_it(world: FleetWorld) -> None:
+    """An agent in the first pane took the label of the second: --fix renames the impostor, not the agent."""
+    world.tmux("-f", "/dev/null", "new-session", "-d", "-s", "dup", "-n", "w", "sleep 600")
+    world.tmux("split-window", "-t", "dup:w", "sleep 600")
+    impostor, real = world.tmux("list-panes", "-t", "dup:w", "-F", "#{pane_id}").split()
+    for pane in (impostor, real):
+        world.tmux("set-option", "-p", "-t", pane, "@pane_label", "Victim")
+    server_pid = int(world.tmux("display-message", "-p", "#{pid}"))
+    supervisor_script = world.base / "claude-run"
+    supervisor_script.write_text("import time\ntime.sleep(600)\n")  # named like the supervisor, as doctor sees it
+    supervisor = subprocess.Popen(
+        [sys.executable, str(supervisor_script)], stdin=subprocess.DEVNULL,
+        env={**world.env, "TMUX": f"{world.socket_path},{server_pid},0", "TMUX_PANE": real},
+    )  # fmt: skip
+    write_state(world.project / "sessions" / "S_VICTIM", fleetPaneId="dup:w:Victim", pid=supervisor.pid)
+    try:
+        found = world.fleet("doctor")
+        assert f"share the identity dup:w:Victim; sessions cannot tell them apart ({real} keeps it" in found.stdout, found.stdout
+        world.fleet("doctor", "--fix")
+        labels = dict(line.split() for line in world.tmux("list-panes", "-t", "dup:w", "-F", "#{pane_id} #{@pane_label}").splitlines())
+        assert labels == {impostor: "Victim-2", real: "Victim"}
+    finally:
+        supervisor.kill()
+        supervisor.wait()

@@ -279,6 +279,37 @@ def test_one_agent_at_a_time_stop_and_restart_leave_the_others_alone(world: Flee
     assert unknown.returncode == 1 and "no pane labelled nope" in unknown.stderr
 
 
+def test_an_agent_passing_for_another_cannot_turn_the_operators_verbs_on_it(world: FleetWorld, monkeypatch: t.Any) -> None:
+    """Agent A relabels its pane B (it has $TMUX): no verb guesses which B is meant, and the watch's keys
+    act on the pane of the row the person chose."""
+    from claude_shepherd.fleet import watch as w
+
+    start_agents(world, "A", "B")
+    panes = world.panes()
+    a_id, b_id = panes["A"]["pane_id"], panes["B"]["pane_id"]
+    world.tmux("set-option", "-p", "-t", a_id, "@pane_label", "B")
+
+    def dead() -> dict[str, str]:
+        rows = world.tmux("list-panes", "-a", "-F", "#{pane_id} #{pane_dead}").splitlines()
+        return dict(line.split() for line in rows)
+
+    for verb in (["stop", "duo", "--pane", "B"], ["restart", "duo", "--pane", "B"], ["restart", "duo"]):
+        refused = world.fleet(*verb, "--grace", "5")
+        assert refused.returncode == 1, refused.stdout + refused.stderr
+        assert f"2 panes ({a_id}, {b_id}) are labelled B" in refused.stderr, refused.stderr
+    assert dead() == {a_id: "0", b_id: "0"}, "nothing was stopped"
+
+    monkeypatch.setenv("TMUX_TMPDIR", str(world.tmux_tmpdir))
+    rows = {row.status.pane: row for row in w.gather()}
+    assert "stopped: supervisor" in w.stop_agent(rows[b_id], 5)
+    assert dead() == {a_id: "0", b_id: "1"}, "the watch stopped the chosen row's pane, and only it"
+
+    started = world.fleet("start", "duo", "--no-attach")
+    assert started.returncode == 1 and "agents:B  left alone" in started.stdout, started.stdout
+    assert "window agents was left alone: panes in it share a label" in started.stderr
+    assert dead() == {a_id: "0", b_id: "1"} and len(world.starts("B")) == 1, "no pane respawned or added"
+
+
 def test_attach_selects_an_agents_pane_and_logs_show_its_output(world: FleetWorld) -> None:
     start_agents(world, "A", "B")
 
