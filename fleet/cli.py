@@ -181,29 +181,10 @@ def stop(
 def _stop(where: t.Any, server: t.Any, sessions: list[str], grace: float, labels: list[str] | None) -> None:
     """Stop the agents (all, or those labelled *labels*) and report each; raise on what survived."""
     from claude_shepherd.fleet.stop import stop as stop_fleet
-    from claude_shepherd.fleet.tmux import list_panes
 
     pane_ids: set[str] | None = None
     if labels:
-        by_label: dict[str, list[str]] = {}
-        for info in list_panes(server):
-            if info.session in sessions and info.label:
-                by_label.setdefault(info.label, []).append(info.pane_id)
-        for label in labels:
-            if len(by_label.get(label, ())) > 1:
-                # An agent can relabel its own pane: never guess which one the person means.
-                raise ShepherdError(
-                    f"{len(by_label[label])} panes ({', '.join(by_label[label])}) are labelled {label} in "
-                    f"{', '.join(sessions)}; an agent may have relabelled its pane: give the impostor its own "
-                    f"label (tmux -L {where.socket} set-option -p -t %N @pane_label NAME), then try again"
-                )
-        missing = sorted(set(labels) - set(by_label))
-        if missing:
-            raise ShepherdError(
-                f"no pane labelled {', '.join(missing)} in {', '.join(sessions)}; "
-                f"labels: {', '.join(sorted(by_label)) or 'none'}"
-            )
-        pane_ids = {pane_id for label in labels for pane_id in by_label[label]}
+        pane_ids = {found.pane_id for found in _labelled(where, server, sessions, labels)}
         say(f"Stopping {', '.join(labels)} of {', '.join(repr(s) for s in sessions)} (socket {where.socket})...")
     else:
         say(f"Stopping {', '.join(repr(s) for s in sessions)} (socket {where.socket})...")
@@ -229,16 +210,38 @@ def _stop(where: t.Any, server: t.Any, sessions: list[str], grace: float, labels
 # --------------------------------------------------------------------------- attach / logs
 
 
-def _pane(where: t.Any, server: t.Any, sessions: list[str], label: str) -> t.Any:
-    """The running fleet's pane labelled *label*, or a one-line error naming the labels there are."""
+def _labelled(where: t.Any, server: t.Any, sessions: list[str], labels: t.Sequence[str]) -> list[t.Any]:
+    """The running fleet's pane for each of *labels*, or a one-line error.
+
+    An agent can relabel its own pane, so a label on two panes is refused,
+    naming both: no verb guesses which agent the person means.
+    """
     from claude_shepherd.fleet.tmux import list_panes
 
-    panes = [p for p in list_panes(server) if p.session in sessions]
-    found = next((p for p in panes if p.label == label), None)
-    if found is None:
-        labels = ", ".join(sorted(p.label for p in panes if p.label)) or "none"
-        raise ShepherdError(f"no pane labelled {label} in {', '.join(sessions)} (socket {where.socket}); labels: {labels}")
-    return found
+    by_label: dict[str, list[t.Any]] = {}
+    for info in list_panes(server):
+        if info.session in sessions and info.label:
+            by_label.setdefault(info.label, []).append(info)
+    for label in labels:
+        holders = by_label.get(label, [])
+        if len(holders) > 1:
+            raise ShepherdError(
+                f"{len(holders)} panes ({', '.join(p.pane_id for p in holders)}) are labelled {label} in "
+                f"{', '.join(sessions)}; an agent may have relabelled its pane: give the impostor its own "
+                f"label (tmux -L {where.socket} set-option -p -t %N @pane_label NAME), then try again"
+            )
+    missing = sorted(set(labels) - set(by_label))
+    if missing:
+        raise ShepherdError(
+            f"no pane labelled {', '.join(missing)} in {', '.join(sessions)} (socket {where.socket}); "
+            f"labels: {', '.join(sorted(by_label)) or 'none'}"
+        )
+    return [by_label[label][0] for label in labels]
+
+
+def _pane(where: t.Any, server: t.Any, sessions: list[str], label: str) -> t.Any:
+    """The running fleet's pane labelled *label* (see :func:`_labelled`)."""
+    return _labelled(where, server, sessions, [label])[0]
 
 
 @app.command()

@@ -102,10 +102,10 @@ def substitute(argv: t.Sequence[str], values: t.Mapping[str, str]) -> list[str]:
 
 
 def message(state: str, label: str) -> str:
-    """The line shown on the fleet's clients; ``#`` doubled, since tmux expands formats in it, and no
-    escapes (an agent can relabel its pane)."""
+    """The line shown on the fleet's clients: ``#`` and ``%`` doubled, since tmux expands formats and
+    strftime in it, and no escapes (an agent can relabel its pane)."""
     text = {"needs-you": f"{label} needs you", "done": f"{label} is done"}.get(state, f"{label}: {state}")
-    return "fleet: " + printable(text).replace("#", "##")
+    return "fleet: " + printable(text).replace("#", "##").replace("%", "%%")
 
 
 ALERT_COMMAND = "alert"

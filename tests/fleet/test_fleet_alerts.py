@@ -155,6 +155,7 @@ def test_a_transition_costs_the_hook_neither_subprocess_nor_pathlib(tmux: Tmux, 
 def test_the_message_cannot_run_tmux_formats() -> None:
     assert alerts.message("needs-you", "A#(touch x)") == "fleet: A##(touch x) needs you"
     assert alerts.message("error", "B") == "fleet: B: error"
+    assert alerts.message("error", "B %H %n") == "fleet: B %%H %%n: error"  # no strftime
     assert alerts.message("done", "C\x1b]0;t\x07\u202e") == "fleet: C\ufffd]0;t\ufffd\ufffd is done"
     assert alerts.substitute(["{label}", "{nope}", "{{state}}"], {"label": "{state}", "state": "S"}) == [
         "{state}", "{nope}", "{S}",

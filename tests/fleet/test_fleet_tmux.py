@@ -293,11 +293,18 @@ def test_an_agent_passing_for_another_cannot_turn_the_operators_verbs_on_it(worl
         rows = world.tmux("list-panes", "-a", "-F", "#{pane_id} #{pane_dead}").splitlines()
         return dict(line.split() for line in rows)
 
-    for verb in (["stop", "duo", "--pane", "B"], ["restart", "duo", "--pane", "B"], ["restart", "duo"]):
-        refused = world.fleet(*verb, "--grace", "5")
+    def active() -> str:
+        return world.tmux("display-message", "-p", "-t", "duo:", "#{pane_id}")
+
+    before = active()
+    for verb in (["stop", "duo", "--pane", "B", "--grace", "5"], ["restart", "duo", "--pane", "B", "--grace", "5"],
+                 ["restart", "duo", "--grace", "5"], ["logs", "duo", "--pane", "B", "--socket", world.socket],
+                 ["attach", "duo", "--pane", "B", "--socket", world.socket]):  # fmt: skip
+        refused = world.fleet(*verb)
         assert refused.returncode == 1, refused.stdout + refused.stderr
         assert f"2 panes ({a_id}, {b_id}) are labelled B" in refused.stderr, refused.stderr
     assert dead() == {a_id: "0", b_id: "0"}, "nothing was stopped"
+    assert active() == before, "attach selected no pane"
 
     monkeypatch.setenv("TMUX_TMPDIR", str(world.tmux_tmpdir))
     rows = {row.status.pane: row for row in w.gather()}
