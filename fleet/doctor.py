@@ -9,7 +9,8 @@
   owner is dead (live sessions are never touched);
 * **duplicate identities** (R6) — two live panes with the same
   ``session:window:label``: fixed by renaming ``LABEL-2`` the pane whose
-  agent does not hold the sessions bound to it (else the later pane);
+  agent does not hold the sessions bound to it (else the later pane); when
+  both agents hold one, not fixed: the person relabels the impostor;
 * **hooks not installed** in the settings Claude will read: fixed by
   ``claude-hook install``;
 * **a stale session index**: fixed by rebuilding it from the state files.
@@ -230,8 +231,18 @@ def find_duplicate_panes(fleet: Fleet, table: pr.Table, roots: t.Sequence[Path] 
                 continue
             owners = _session_owners(identity, roots)
             holders = [p for p in group if (sup := table.agent_of(socket, p)[1]) is not None and sup.pid in owners]
-            keeper = holders[0] if len(holders) == 1 else group[0]
-            why = "its agent holds the sessions bound to it" if len(holders) == 1 else "it comes first"
+            if len(holders) > 1:
+                ids = ", ".join(p.pane_id for p in group)
+                findings.append(Finding(
+                    "duplicate-pane",
+                    f"panes {ids} on {Path(socket).name} share the identity {identity}, and the agents of "
+                    f"{', '.join(p.pane_id for p in holders)} each hold a session bound to it: one relabelled its "
+                    f"pane; relabel the impostor by hand (tmux -L {Path(socket).name} set-option -p -t %N "
+                    "@pane_label NAME)",
+                ))  # fmt: skip
+                continue
+            keeper = holders[0] if holders else group[0]
+            why = "its agent holds the sessions bound to it" if holders else "it comes first"
             for pane in (p for p in group if p is not keeper):
                 number = 2
                 while f"{pane.session}:{pane.window}:{pane.label}-{number}" in taken:
@@ -250,15 +261,15 @@ def find_duplicate_panes(fleet: Fleet, table: pr.Table, roots: t.Sequence[Path] 
 
 
 def _session_owners(identity: str, roots: t.Sequence[Path]) -> set[int]:
-    """The recorded owners (supervisor pids) of the sessions bound to *identity* (read from the state
-    files themselves: looking up through the index could refresh it, and doctor without --fix changes
-    nothing)."""
+    """The running owners (supervisor pids, start token checked) of the sessions bound to *identity*,
+    read from the state files themselves: looking up through the index could refresh it, and doctor
+    without --fix changes nothing."""
     owners: set[int] = set()
     for root in roots:
         for state in _scan_states(root).values():
             pid = state.get(F.PID)
-            if state.get(F.FLEET_PANE_ID) == identity and isinstance(pid, int) and not isinstance(pid, bool):
-                owners.add(pid)
+            if state.get(F.FLEET_PANE_ID) == identity and owner_alive(pid, state.get(F.PID_START)):
+                owners.add(t.cast(int, pid))
     return owners
 
 

@@ -216,13 +216,28 @@ def activate_session(
     if pane:
         for other in sessions_on_pane(root, pane):
             if other.session_dir != session_dir:
-                _update(other.session_dir, tr.release_pane)
-                _say(f"Cleared stale fleetPaneId from: {other.session_dir.name}")
+                running: list[t.Any] = []
+                _update(other.session_dir, lambda s, running=running: _release_pane_if_stale(s, pid, token, running))
+                if running:
+                    # Never take a pane from a live agent: two agents claim it (one may have relabelled its
+                    # pane); the person decides, with `fleet doctor`.
+                    _say(f"Left {other.session_dir.name} bound to {pane}: its agent (pid {running[0]}) is running")
+                else:
+                    _say(f"Cleared stale fleetPaneId from: {other.session_dir.name}")
     for other in sessions_owned_by(root, pid, token):
         if other.session_dir != session_dir:
             _update(other.session_dir, tr.release_owner)
             _say(f"Released previous session of this agent: {other.session_dir.name}")
     return result
+
+
+def _release_pane_if_stale(state: State, pid: int, token: str | None, running: list[t.Any]) -> None:
+    """Release *state*'s pane binding unless another agent that is still running owns it (noted in *running*)."""
+    owner, owner_token = state.get(F.PID), state.get(F.PID_START)
+    if owner_alive(owner, owner_token) and not same_owner(owner, owner_token, pid, token):
+        running.append(owner)
+        return
+    tr.release_pane(state)
 
 
 def activate(

@@ -19,6 +19,7 @@ import psutil
 from support.claude_run import DEAD_PID, wait_until
 from support.fleet import FleetWorld, world  # noqa: F401  (fixture)
 from claude_shepherd.supervisor.session import index
+from claude_shepherd.supervisor.session.identity import start_token
 from claude_shepherd.supervisor.session.store import read_state
 
 
@@ -171,17 +172,34 @@ def test_of_two_panes_with_one_label_the_one_whose_agent_holds_its_session_keeps
     server_pid = int(world.tmux("display-message", "-p", "#{pid}"))
     supervisor_script = world.base / "claude-run"
     supervisor_script.write_text("import time\ntime.sleep(600)\n")  # named like the supervisor, as doctor sees it
-    supervisor = subprocess.Popen(
-        [sys.executable, str(supervisor_script)], stdin=subprocess.DEVNULL,
-        env={**world.env, "TMUX": f"{world.socket_path},{server_pid},0", "TMUX_PANE": real},
-    )  # fmt: skip
-    write_state(world.project / "sessions" / "S_VICTIM", fleetPaneId="dup:w:Victim", pid=supervisor.pid)
+
+    def supervise(pane: str, session: str) -> subprocess.Popen[bytes]:
+        """A supervisor running in *pane* that owns *session*, bound to the identity."""
+        proc = subprocess.Popen(
+            [sys.executable, str(supervisor_script)], stdin=subprocess.DEVNULL,
+            env={**world.env, "TMUX": f"{world.socket_path},{server_pid},0", "TMUX_PANE": pane},
+        )  # fmt: skip
+        write_state(world.project / "sessions" / session, fleetPaneId="dup:w:Victim", pid=proc.pid,
+                    pidStart=start_token(proc.pid))  # fmt: skip
+        return proc
+
+    def labels() -> dict[str, str]:
+        return dict(line.split() for line in world.tmux("list-panes", "-t", "dup:w", "-F", "#{pane_id} #{@pane_label}").splitlines())
+
+    supervisors = [supervise(real, "S_VICTIM")]
     try:
         found = world.fleet("doctor")
         assert f"share the identity dup:w:Victim; sessions cannot tell them apart ({real} keeps it" in found.stdout, found.stdout
         world.fleet("doctor", "--fix")
-        labels = dict(line.split() for line in world.tmux("list-panes", "-t", "dup:w", "-F", "#{pane_id} #{@pane_label}").splitlines())
-        assert labels == {impostor: "Victim-2", real: "Victim"}
+        assert labels() == {impostor: "Victim-2", real: "Victim"}
+
+        # Both agents hold a session bound to it (the impostor activated one too): nothing to go by.
+        world.tmux("set-option", "-p", "-t", impostor, "@pane_label", "Victim")
+        supervisors.append(supervise(impostor, "S_IMPOSTOR"))
+        found = world.fleet("doctor", "--fix")
+        assert f"the agents of {impostor}, {real} each hold a session bound to it" in found.stdout, found.stdout
+        assert labels() == {impostor: "Victim", real: "Victim"}, "nothing renamed on a guess"
     finally:
-        supervisor.kill()
-        supervisor.wait()
+        for supervisor in supervisors:
+            supervisor.kill()
+            supervisor.wait()

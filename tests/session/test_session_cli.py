@@ -169,6 +169,20 @@ def test_activate_claims_the_pane_from_other_sessions(
     assert state_of(project)["fleetPaneId"] == pane
 
 
+def test_activate_never_takes_the_pane_from_a_running_agent(
+    project: Path, other_live_process: subprocess.Popen[bytes], fleet_pane: FleetPane
+) -> None:
+    """Another live agent's session bound to this pane identity (one of them relabelled its pane) keeps it."""
+    from claude_shepherd.supervisor.session.identity import start_token
+
+    pane, other = fleet_pane.pane_id, other_live_process.pid
+    write_state(project, {"pid": other, "pidStart": start_token(other), "skill": "x", "fleetPaneId": pane}, "sessions/LIVE")
+    r = fleet_pane.run([script("session"), "activate", S, "implement"], env=dict(os.environ), cwd=project)
+    assert r.returncode == 0, r.stderr
+    assert f"Left LIVE bound to {pane}: its agent (pid {other}) is running" in r.stdout
+    assert state_of(project, "sessions/LIVE")["fleetPaneId"] == pane
+
+
 def test_activate_claims_only_the_pane_the_caller_runs_in(
     project: Path, run_session: Run, dead_pid: int, fleet_pane: FleetPane
 ) -> None:
