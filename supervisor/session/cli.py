@@ -217,7 +217,11 @@ def activate_session(
         for other in sessions_on_pane(root, pane):
             if other.session_dir != session_dir:
                 running: list[t.Any] = []
-                _update(other.session_dir, lambda s, running=running: _release_pane_if_stale(s, pid, token, running))
+
+                def release(state: State, running: list[t.Any] = running) -> None:
+                    _release_pane_if_stale(state, pid, token, running)
+
+                _update(other.session_dir, release)
                 if running:
                     # Never take a pane from a live agent: two agents claim it (one may have relabelled its
                     # pane); the person decides, with `fleet doctor`.
