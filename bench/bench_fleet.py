@@ -90,7 +90,7 @@ def watch_refresh(tmux_dir: Path, panes: int, times: int = 10) -> float:
         samples = []
         for _ in range(times):
             began = time.perf_counter()
-            rows = watch.gather()
+            rows = watch.gather().rows
             samples.append(time.perf_counter() - began)
         if len(rows) != panes:
             raise SystemExit(f"fleet watch saw {len(rows)} of {panes} panes")

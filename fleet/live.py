@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import typing as t
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -56,15 +57,25 @@ def live_fleets(extra: t.Iterable[FleetServer] = ()) -> Fleet:
                 servers[name] = FleetServer(name, timeout=SERVER_TIMEOUT)
             except TmuxError:
                 continue
-    for server in servers.values():
-        try:
-            path = server.socket_file()
-            panes = list_panes(server) if path else []
-        except TmuxError:
+    # All servers at once: a wedged one costs its deadline once, not once per server after it.
+    with ThreadPoolExecutor(max_workers=min(8, len(servers) or 1)) as pool:
+        answers = list(zip(servers.values(), pool.map(_ask, servers.values())))
+    for server, answer in answers:
+        if answer is None:
             # A wedged or slow server is not a dead one: its panes are unknown, not gone.
             fleet.unanswered.add(os.path.realpath(socket_dir() / server.socket_name))
             continue
+        path, panes = answer
         if path:
             fleet.servers[path] = server
             fleet.panes[path] = panes
     return fleet
+
+
+def _ask(server: FleetServer) -> tuple[str | None, list[PaneInfo]] | None:
+    """The server's socket path and panes, or None when it does not answer in time."""
+    try:
+        path = server.socket_file()
+        return path, list_panes(server) if path else []
+    except TmuxError:
+        return None

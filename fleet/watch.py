@@ -97,17 +97,26 @@ def ordered(rows: t.Iterable[AgentRow]) -> list[AgentRow]:
     return sorted(rows, key=lambda r: (URGENCY.get(r.state, len(URGENCY)), r.fleet, r.socket))
 
 
-def gather() -> list[AgentRow]:
+@dataclass(frozen=True)
+class Gathered:
+    """One look at every fleet: its agents' rows, and the fleet sockets whose server did not answer."""
+
+    rows: list[AgentRow]
+    silent: list[str]
+
+
+def gather() -> Gathered:
     """Every agent row of every fleet server that answers, from one process-table snapshot."""
     fleets = live_fleets()
+    silent = sorted(Path(path).name for path in fleets.unanswered)
     if not fleets.servers:
-        return []
+        return Gathered([], silent)
     table = pr.snapshot()
     rows: list[AgentRow] = []
     for path, server in fleets.servers.items():
         rows += [AgentRow(server.socket_name, status) for status in pane_rows(path, fleets.panes[path], table)
                  if status.label or status.supervisor_alive]  # not an unlabelled shell (or this watch)
-    return ordered(rows)
+    return Gathered(ordered(rows), silent)
 
 
 def totals(rows: t.Sequence[AgentRow]) -> list[str]:

@@ -90,6 +90,8 @@ class WatchApp(App[None]):
         self.rows: list[w.AgentRow] = []
         self.gone = ""
         """The agent that was chosen when its row went away."""
+        self.silent: list[str] = []
+        """Fleet sockets whose server did not answer the last gathering."""
 
     def notify(
         self, message: str, *, title: str = "", severity: t.Any = "information", timeout: float | None = None,
@@ -108,13 +110,20 @@ class WatchApp(App[None]):
 
     def on_mount(self) -> None:
         self.query_one(AgentTable).focus()
-        self.gather()
-        self.set_interval(self.interval, self.gather)
+        self.refresh_rows()
+        self.set_interval(self.interval, self.refresh_rows)
 
     # ------------------------------------------------------------------ rows
 
-    @work(thread=True, exclusive=True, group="gather", exit_on_error=False)
-    def gather(self) -> list[w.AgentRow]:
+    def refresh_rows(self) -> None:
+        """Gather again, unless a gathering is still under way: one that outlasts the interval (a
+        server that does not answer) must finish and be shown, not be replaced before it can."""
+        if not any(wk.group == "gather" and wk.state in (WorkerState.PENDING, WorkerState.RUNNING)
+                   for wk in self.workers):  # fmt: skip
+            self.gather()
+
+    @work(thread=True, group="gather", exit_on_error=False)
+    def gather(self) -> w.Gathered:
         return w.gather()
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
@@ -126,12 +135,13 @@ class WatchApp(App[None]):
             self.notify(str(error) if isinstance(error, ShepherdError) else f"{type(error).__name__}: {error}",
                         severity="error")  # fmt: skip
         elif event.state == WorkerState.SUCCESS and worker.group == "gather":
-            self.show(t.cast("list[w.AgentRow]", worker.result))
+            gathered = t.cast("w.Gathered", worker.result)
+            self.show(gathered.rows, gathered.silent)
         elif event.state == WorkerState.SUCCESS and worker.group == "act":
             self.notify(str(worker.result))
-            self.gather()
+            self.refresh_rows()
 
-    def show(self, rows: list[w.AgentRow]) -> None:
+    def show(self, rows: list[w.AgentRow], silent: t.Sequence[str] = ()) -> None:
         """Redraw the table from *rows*; the chosen agent stays chosen wherever its row moved.
 
         When it is gone (stopped by someone else, its fleet ended), no row is
@@ -141,6 +151,7 @@ class WatchApp(App[None]):
         table = self.query_one(AgentTable)
         current = self.selected()
         self.rows = rows
+        self.silent = list(silent)
         table.clear()
         now = time.time()
         for row in rows:
@@ -163,14 +174,15 @@ class WatchApp(App[None]):
 
     def title_text(self) -> str:
         rows = self.rows
+        silent = f" — {', '.join(self.silent)} did not answer" if self.silent else ""
         if not rows:
-            return "fleet watch — no fleet is running"
+            return printable(f"fleet watch — no fleet is running{silent}")
         waiting = sum(row.state == w.NEEDS_YOU for row in rows)
         title = f"fleet watch — {len(rows)} agent{'s' * (len(rows) != 1)}"
         title += f", {waiting} need{'s' * (waiting == 1)} you" if waiting else ""
         if not self.query_one(AgentTable).show_cursor:
             title += f" — {self.gone} is gone; ↑/↓ to choose an agent"
-        return printable(title)
+        return printable(title + silent)
 
     def selected(self) -> w.AgentRow | None:
         """The chosen agent: the row under a visible cursor."""
@@ -202,7 +214,7 @@ class WatchApp(App[None]):
             return
         with self.suspend():  # the terminal is tmux's until the person detaches
             subprocess.run(argv, check=False, env=w.attach_env())
-        self.gather()
+        self.refresh_rows()
 
     def action_restart(self) -> None:
         row = self.chosen()

@@ -307,7 +307,7 @@ def test_an_agent_passing_for_another_cannot_turn_the_operators_verbs_on_it(worl
     assert active() == before, "attach selected no pane"
 
     monkeypatch.setenv("TMUX_TMPDIR", str(world.tmux_tmpdir))
-    rows = {row.status.pane: row for row in w.gather()}
+    rows = {row.status.pane: row for row in w.gather().rows}
     assert "stopped: supervisor" in w.stop_agent(rows[b_id], 5)
     assert dead() == {a_id: "0", b_id: "1"}, "the watch stopped the chosen row's pane, and only it"
 

@@ -274,3 +274,42 @@ def test_nothing_on_the_watch_screen_carries_an_agents_escapes(tmp_path: Path, m
     shown = asyncio.run(scenario())
     assert any("A\ufffd]52;c;UFdO\ufffd\\" in text for text in shown), shown
     assert len(shown) >= 5 and not any(c in text for text in shown for c in "\x1b\u202e"), shown
+
+
+def test_a_fleet_server_that_does_not_answer_neither_freezes_the_watch_nor_hides_the_others(
+    world: FleetWorld, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fleet socket nobody answers on costs each gathering its deadline; the rows still come, and the
+    title names the silent socket."""
+    import socket as sockets
+
+    from textual.widgets import Static
+
+    from claude_shepherd.fleet.watch_app import WatchApp
+
+    world.layout("duo", "  - agents:\n      panes:\n        - A: claude-run\n")
+    world.plan("A", [{"mark": "ready"}, {"wait": None}])
+    assert world.fleet("start", "duo", "--no-attach").returncode == 0
+    world.wait_event("A", "mark", name="ready")
+    silent_name = f"fleet-pytest-silent-{uuid.uuid4().hex[:8]}"
+    silent = sockets.socket(sockets.AF_UNIX, sockets.SOCK_STREAM)
+    silent.bind(str(world.socket_path.parent / silent_name))
+    silent.listen(8)  # accepts connections, never says a word
+    monkeypatch.setenv("TMUX_TMPDIR", str(world.tmux_tmpdir))
+
+    async def scenario() -> tuple[list[str], str]:
+        app = WatchApp(interval=0.3)
+        async with app.run_test(size=(100, 24)) as pilot:
+            for _ in range(100):
+                await pilot.pause(0.1)
+                if app.rows:
+                    break
+            return [row.name for row in app.rows], str(app.query_one("#title", Static).render())
+
+    try:
+        names, title = asyncio.run(scenario())
+    finally:
+        silent.close()
+        (world.socket_path.parent / silent_name).unlink(missing_ok=True)
+    assert names == ["A"], "the answering fleet's agents are shown"
+    assert f"{silent_name} did not answer" in title, title
