@@ -29,6 +29,10 @@ from claude_shepherd.hooks.pane_notify import CONTEXT_OPTION, COST_OPTION, FLEET
 from claude_shepherd.supervisor.env import FLEET_NOTIFY_COMMAND_ENV
 from claude_shepherd.supervisor.session.programs import TMUX_ENV
 from claude_shepherd.supervisor.errors import ShepherdError
+from claude_shepherd.supervisor.session.fields import F
+from claude_shepherd.supervisor.session.identity import owner_alive
+from claude_shepherd.supervisor.session.lookup import sessions_on_pane
+from claude_shepherd.supervisor.session.paths import sessions_root
 
 PANE_SHELL = "/bin/sh"
 DEFAULT_SIZE = (200, 60)
@@ -70,7 +74,7 @@ class StartResult:
 
     @property
     def left_alone(self) -> list[str]:
-        """Windows not reconciled because panes in them share a label."""
+        """Windows not reconciled (see :data:`LEFT_ALONE`)."""
         return sorted({p.window for p in self.panes if p.action == LEFT_ALONE})
 
 
@@ -155,6 +159,13 @@ def _ids(lines: list[str]) -> list[str]:
 def build(layout: Layout, server: FleetServer) -> StartResult:
     """Create the whole fleet: server options, then one tmux invocation per window."""
     _check_roots(layout)
+    elsewhere = running_elsewhere(layout, layout.pane_ids())
+    if elsewhere:
+        raise StartError(
+            f"the agents of {', '.join(f'{pane} ({where})' for pane, where in sorted(elsewhere.items()))} still run "
+            f"outside the fleet's session {layout.name!r} (was it renamed?); rename it back "
+            f"(tmux -L {layout.socket_name} rename-session -t OLD {layout.name}) or stop them, then start again"
+        )
     notify = notify_setting(layout)
     width, height = _size()
     reports: list[PaneReport] = []
@@ -200,6 +211,8 @@ def reconcile(layout: Layout, server: FleetServer) -> StartResult:
     _check_roots(layout)
     server.run(*notify_setting(layout))  # an edited layout's notify settings apply to the running fleet
     existing = list_panes(server, layout.name)
+    live = {p.identity for p in existing if p.identity and not p.dead}
+    elsewhere = running_elsewhere(layout, [pane for pane in layout.pane_ids() if pane not in live])
     reports: list[PaneReport] = []
     for window in layout.windows:
         here = sorted((p for p in existing if p.window == window.name), key=lambda p: p.pane_index)
@@ -208,10 +221,14 @@ def reconcile(layout: Layout, server: FleetServer) -> StartResult:
                 "new-window", "-t", f"={layout.name}:", "-n", window.name, "-c", window.root,
                 "-P", "-F", f"{_SEP}#{{pane_id}}", *pane_argv(layout, window, window.panes[0]),
             ]  # fmt: skip
+            held = _held(layout, window, elsewhere)
+            if held:
+                reports += held
+                continue
             ids = _ids(server.run(*_window_commands(layout, window, first)))
             reports += [PaneReport(window.name, p.label, i, "added", "new window") for p, i in zip(window.panes, ids)]
             continue
-        reports += _reconcile_window(layout, window, here, server)
+        reports += _reconcile_window(layout, window, here, server, elsewhere)
     reports += extra_panes(layout, existing)
     return StartResult(False, tuple(reports))
 
@@ -228,8 +245,37 @@ def extra_panes(layout: Layout, existing: list[PaneInfo]) -> list[PaneReport]:
     return reports
 
 
+def running_elsewhere(layout: Layout, identities: t.Iterable[str]) -> dict[str, str]:
+    """Pane identity -> where its agent still runs, for each of *identities* whose bound session has a
+    running owner: starting that pane would give the identity a second agent (its window or session
+    was renamed, or another pane took its label)."""
+    roots = {sessions_root(cwd=window.root, env=os.environ) for window in layout.windows}
+    found: dict[str, str] = {}
+    for identity in identities:
+        for root in roots:
+            for hit in sessions_on_pane(root, identity):
+                owner = hit.state.get(F.PID)
+                if owner_alive(owner, hit.state.get(F.PID_START)):
+                    found[identity] = f"supervisor {owner}, session {hit.session_dir.name}"
+    return found
+
+
+def _held(layout: Layout, window: WindowSpec, elsewhere: t.Mapping[str, str]) -> list[PaneReport]:
+    """*window*'s panes, left alone, when one of its agents runs outside it (else none)."""
+    where = {pane.label: elsewhere.get(f"{layout.name}:{window.name}:{pane.label}") for pane in window.panes}
+    if not any(where.values()):
+        return []
+    return [
+        PaneReport(window.name, pane.label, "", LEFT_ALONE,
+                   f"its agent runs outside this window: {where[pane.label]}" if where[pane.label]
+                   else "another agent of this window runs outside it")
+        for pane in window.panes
+    ]  # fmt: skip
+
+
 def _reconcile_window(
-    layout: Layout, window: WindowSpec, here: list[PaneInfo], server: FleetServer
+    layout: Layout, window: WindowSpec, here: list[PaneInfo], server: FleetServer,
+    elsewhere: t.Mapping[str, str] = {},  # noqa: B006  (read only)
 ) -> list[PaneReport]:
     holders: dict[str, list[str]] = {}
     for info in here:
@@ -241,6 +287,9 @@ def _reconcile_window(
         # the layout means cannot be told, and a guess would respawn or add the wrong one.
         shared = "; ".join(f"{', '.join(ids)} are all labelled {label}" for label, ids in sorted(doubled.items()))
         return [PaneReport(window.name, pane.label, "", LEFT_ALONE, shared) for pane in window.panes]
+    held = _held(layout, window, elsewhere)
+    if held:
+        return held
     labelled = {info.label: info for info in here if info.label}
     unlabelled = [p for p in here if not p.label]
     window_id = here[0].window_id

@@ -128,9 +128,9 @@ def _refuse_left_alone(result: t.Any, socket: str) -> None:
     """Fail when a window was left alone: the person must say which pane is which."""
     if result.left_alone:
         raise FleetFailure(
-            f"window {', '.join(result.left_alone)} was left alone: panes in it share a label (an agent may have "
-            f"relabelled its pane); give each its own (tmux -L {socket} set-option -p -t %N @pane_label NAME) "
-            "and start again"
+            f"window {', '.join(result.left_alone)} was left alone (see above): an agent may have relabelled its "
+            f"pane or renamed its window; give each pane its own label (tmux -L {socket} set-option -p -t %N "
+            "@pane_label NAME) and each window its name, or stop the agent that runs elsewhere, and start again"
         )
 
 
@@ -173,9 +173,24 @@ def stop(
     try:
         sessions = where.running_sessions(server)
     except target.NotRunningError as exc:  # stopping what is stopped succeeds, as systemctl stop does
+        _refuse_agents_elsewhere(where, exc)
         say(f"{str(exc)[:1].upper()}{str(exc)[1:]}; nothing to stop.")
         return
     _stop(where, server, sessions, grace, pane)
+
+
+def _refuse_agents_elsewhere(where: t.Any, exc: Exception) -> None:
+    """Not "nothing to stop" while the layout's agents run on (their session renamed, say)."""
+    from claude_shepherd.fleet.builder import running_elsewhere
+
+    layout = where.layout
+    elsewhere = running_elsewhere(layout, layout.pane_ids()) if layout else {}
+    if elsewhere:
+        raise FleetFailure(
+            f"{exc}, but the agents of {', '.join(sorted(elsewhere))} still run (was its session renamed? "
+            f"`fleet status --socket {where.socket}` lists every session); rename it back (tmux -L "
+            f"{where.socket} rename-session -t OLD {layout.name}) and stop again"
+        )
 
 
 def _stop(where: t.Any, server: t.Any, sessions: list[str], grace: float, labels: list[str] | None) -> None:

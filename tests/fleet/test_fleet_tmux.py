@@ -313,8 +313,29 @@ def test_an_agent_passing_for_another_cannot_turn_the_operators_verbs_on_it(worl
 
     started = world.fleet("start", "duo", "--no-attach")
     assert started.returncode == 1 and "agents:B  left alone" in started.stdout, started.stdout
-    assert "window agents was left alone: panes in it share a label" in started.stderr
+    assert "window agents was left alone (see above)" in started.stderr
     assert dead() == {a_id: "0", b_id: "1"} and len(world.starts("B")) == 1, "no pane respawned or added"
+
+
+def test_a_renamed_window_or_session_does_not_get_its_agents_started_twice(world: FleetWorld) -> None:
+    """An agent renames its window, then its fleet's session (it has $TMUX): fleet start starts no second
+    agent for an identity whose agent still runs, and says why."""
+    start_agents(world, "A", "B")
+    world.tmux("rename-window", "-t", world.panes()["A"]["pane_id"], "agents\u200d")  # reads as "agents"
+
+    started = world.fleet("start", "duo", "--no-attach")
+    assert started.returncode == 1, started.stdout + started.stderr
+    assert "left alone (its agent runs outside this window: supervisor" in started.stdout, started.stdout
+    assert "window agents was left alone" in started.stderr
+    assert len(world.panes()) == 2 and len(world.starts("A")) == len(world.starts("B")) == 1, "no agent added"
+
+    world.tmux("rename-session", "-t", "duo", "duo\u200d")
+    built = world.fleet("start", "duo", "--no-attach")
+    assert built.returncode == 1 and "still run outside the fleet's session 'duo' (was it renamed?)" in built.stderr, built.stderr
+    assert world.tmux("list-sessions", "-F", "#{session_name}").splitlines() == ["duo\u200d"], "no second fleet"
+    assert len(world.starts("A")) == len(world.starts("B")) == 1
+    stopped = world.fleet("stop", "duo")
+    assert stopped.returncode == 1 and "but the agents of duo:agents:A, duo:agents:B still run" in stopped.stderr, stopped.stderr
 
 
 def test_attach_selects_an_agents_pane_and_logs_show_its_output(world: FleetWorld) -> None:
