@@ -47,7 +47,7 @@ ORPHAN_GRACE = 3.0
 
 @dataclass
 class Finding:
-    kind: str  # orphan | stale-binding | duplicate-binding | duplicate-pane | not-in-layout | hooks | index
+    kind: str  # unanswered | orphan | stale-binding | duplicate-binding | duplicate-pane | not-in-layout | hooks | index
     message: str
     fix: t.Callable[[], str] | None = None
     fixed: str | None = None
@@ -405,7 +405,12 @@ def examine(layouts: t.Sequence[Layout] = (), servers: t.Iterable[FleetServer] =
     projects = {Path(p.current_path) for panes in fleet.panes.values() for p in panes if p.current_path}
     projects |= {w.root for layout in layouts for w in layout.windows}
     projects.add(Path.cwd())
-    findings = find_orphans(fleet, table)
+    findings = [
+        Finding("unanswered", f"the fleet server on {Path(path).name} did not answer: its panes and orphans were "
+                              "not checked (a wedged tmux server, or a socket no tmux server listens on)")
+        for path in sorted(fleet.unanswered)
+    ]  # fmt: skip
+    findings += find_orphans(fleet, table)
     findings += find_stale_bindings(roots, fleet, layouts)
     findings += find_duplicate_panes(fleet, table, roots)
     findings += find_panes_not_in_layouts(fleet, layouts)

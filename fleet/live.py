@@ -10,13 +10,17 @@ from __future__ import annotations
 
 import os
 import typing as t
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from claude_shepherd.fleet.tmux import FleetServer, PaneInfo, TmuxError, is_fleet_socket, list_panes
 
 SERVER_TIMEOUT = 2.0
+LOOK_DEADLINE = SERVER_TIMEOUT + 1.0
+"""How long one look at every server may take, however many sockets there are."""
+MAX_ASKING = 32
+"""Servers asked at the same time (each is one tmux client process)."""
 
 
 @dataclass
@@ -57,10 +61,17 @@ def live_fleets(extra: t.Iterable[FleetServer] = ()) -> Fleet:
                 servers[name] = FleetServer(name, timeout=SERVER_TIMEOUT)
             except TmuxError:
                 continue
-    # All servers at once: a wedged one costs its deadline once, not once per server after it.
-    with ThreadPoolExecutor(max_workers=min(8, len(servers) or 1)) as pool:
-        answers = list(zip(servers.values(), pool.map(_ask, servers.values())))
-    for server, answer in answers:
+    # All servers at once, within one deadline: silent sockets (any process can listen on one in this
+    # directory) cost it once, and the sockets a tmux server really listens on are asked first.
+    served = _served_sockets()
+    ordered = sorted(servers.values(), key=lambda s: (os.path.realpath(socket_dir() / s.socket_name) not in served,
+                                                      s.socket_name))  # fmt: skip
+    pool = ThreadPoolExecutor(max_workers=max(1, min(MAX_ASKING, len(ordered))))
+    asked = [(server, pool.submit(_ask, server)) for server in ordered]
+    wait([future for _, future in asked], timeout=LOOK_DEADLINE)
+    pool.shutdown(wait=False, cancel_futures=True)  # what is still asking ends at its own timeout
+    for server, future in asked:
+        answer = future.result() if future.done() and not future.cancelled() else None
         if answer is None:
             # A wedged or slow server is not a dead one: its panes are unknown, not gone.
             fleet.unanswered.add(os.path.realpath(socket_dir() / server.socket_name))
@@ -70,6 +81,20 @@ def live_fleets(extra: t.Iterable[FleetServer] = ()) -> Fleet:
             fleet.servers[path] = server
             fleet.panes[path] = panes
     return fleet
+
+
+def _served_sockets() -> set[str]:
+    """The socket paths this user's tmux servers listen on (empty when that cannot be read)."""
+    import psutil
+
+    paths: set[str] = set()
+    for proc in psutil.process_iter(["name", "uids"]):
+        try:
+            if proc.info["name"] == "tmux: server" and proc.info["uids"].real == os.getuid():
+                paths |= {os.path.realpath(c.laddr) for c in proc.net_connections(kind="unix") if c.laddr}
+        except (psutil.Error, OSError, AttributeError):
+            continue
+    return paths
 
 
 def _ask(server: FleetServer) -> tuple[str | None, list[PaneInfo]] | None:

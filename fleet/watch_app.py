@@ -174,7 +174,8 @@ class WatchApp(App[None]):
 
     def title_text(self) -> str:
         rows = self.rows
-        silent = f" — {', '.join(self.silent)} did not answer" if self.silent else ""
+        names = ", ".join(self.silent) if len(self.silent) <= 3 else f"{len(self.silent)} fleet sockets"
+        silent = f" — {names} did not answer" if self.silent else ""
         if not rows:
             return printable(f"fleet watch — no fleet is running{silent}")
         waiting = sum(row.state == w.NEEDS_YOU for row in rows)

@@ -313,3 +313,42 @@ def test_a_fleet_server_that_does_not_answer_neither_freezes_the_watch_nor_hides
         (world.socket_path.parent / silent_name).unlink(missing_ok=True)
     assert names == ["A"], "the answering fleet's agents are shown"
     assert f"{silent_name} did not answer" in title, title
+
+
+def test_many_silent_fleet_sockets_cost_one_deadline_and_the_real_fleet_comes_first(
+    world: FleetWorld, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An agent can listen on any number of fleet-* sockets: a look still ends at its one deadline, the
+    socket a tmux server listens on is asked first, and doctor says what it could not check."""
+    import socket as sockets
+    import time
+
+    from claude_shepherd.fleet import live
+
+    world.layout("duo", "  - agents:\n      panes:\n        - A: claude-run\n")
+    world.plan("A", [{"mark": "ready"}, {"wait": None}])
+    assert world.fleet("start", "duo", "--no-attach").returncode == 0
+    world.wait_event("A", "mark", name="ready")
+    directory = world.socket_path.parent
+    silent = []
+    for number in range(3 * live.MAX_ASKING):  # named to sort before the real fleet's socket
+        listener = sockets.socket(sockets.AF_UNIX, sockets.SOCK_STREAM)
+        listener.bind(str(directory / f"fleet-a-silent-{number:03d}"))
+        listener.listen(8)
+        silent.append(listener)
+    monkeypatch.setenv("TMUX_TMPDIR", str(world.tmux_tmpdir))
+    try:
+        began = time.monotonic()
+        gathered = w.gather()
+        took = time.monotonic() - began
+        doctor = world.fleet("doctor")
+    finally:
+        for listener in silent:
+            listener.close()
+        for path in directory.glob("fleet-a-silent-*"):
+            path.unlink()
+    assert [row.name for row in gathered.rows] == ["A"]
+    assert len(gathered.silent) == len(silent)
+    # Asked 32 at a time, each silent one would take its 2 s: 6 s and more; one deadline is 3 s.
+    assert took < 2 * live.LOOK_DEADLINE, f"a look took {took:.1f}s"
+    assert doctor.stdout.count("unanswered: the fleet server on fleet-a-silent-") == len(silent), doctor.stdout
