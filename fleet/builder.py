@@ -159,12 +159,14 @@ def _ids(lines: list[str]) -> list[str]:
 def build(layout: Layout, server: FleetServer) -> StartResult:
     """Create the whole fleet: server options, then one tmux invocation per window."""
     _check_roots(layout)
-    elsewhere = running_elsewhere(layout, layout.pane_ids())
-    if elsewhere:
+    renamed = look_alikes(layout, server)
+    elsewhere = running_elsewhere(layout, server, layout.pane_ids())
+    if renamed or elsewhere:
+        where = [f"session {', '.join(map(repr, renamed))} has its windows and labels"] if renamed else []
+        where += [f"{pane} runs as {running}" for pane, running in sorted(elsewhere.items())]
         raise StartError(
-            f"the agents of {', '.join(f'{pane} ({where})' for pane, where in sorted(elsewhere.items()))} still run "
-            f"outside the fleet's session {layout.name!r} (was it renamed?); rename it back "
-            f"(tmux -L {layout.socket_name} rename-session -t OLD {layout.name}) or stop them, then start again"
+            f"fleet {layout.name!r} seems to run under another name ({'; '.join(where)}); rename its session back "
+            f"(tmux -L {layout.socket_name} rename-session -t OLD {layout.name}) or stop it, then start again"
         )
     notify = notify_setting(layout)
     width, height = _size()
@@ -212,7 +214,7 @@ def reconcile(layout: Layout, server: FleetServer) -> StartResult:
     server.run(*notify_setting(layout))  # an edited layout's notify settings apply to the running fleet
     existing = list_panes(server, layout.name)
     live = {p.identity for p in existing if p.identity and not p.dead}
-    elsewhere = running_elsewhere(layout, [pane for pane in layout.pane_ids() if pane not in live])
+    elsewhere = running_elsewhere(layout, server, [pane for pane in layout.pane_ids() if pane not in live])
     reports: list[PaneReport] = []
     for window in layout.windows:
         here = sorted((p for p in existing if p.window == window.name), key=lambda p: p.pane_index)
@@ -245,19 +247,59 @@ def extra_panes(layout: Layout, existing: list[PaneInfo]) -> list[PaneReport]:
     return reports
 
 
-def running_elsewhere(layout: Layout, identities: t.Iterable[str]) -> dict[str, str]:
-    """Pane identity -> where its agent still runs, for each of *identities* whose bound session has a
-    running owner: starting that pane would give the identity a second agent (its window or session
-    was renamed, or another pane took its label)."""
+def running_elsewhere(layout: Layout, server: FleetServer, identities: t.Iterable[str]) -> dict[str, str]:
+    """Pane identity -> where its agent still runs, for each of *identities* held by an agent outside it:
+    starting that pane would give the identity a second agent (its window or session was renamed).
+
+    A session file is the agent's to write, so it only points: what counts is a running ``claude-run``
+    (start token checked) that owns a session bound to the identity, runs on this fleet's socket, and
+    sits in a pane that still carries the identity's label — in another window or session.
+    """
+    from claude_shepherd.fleet import procs as pr
+    from claude_shepherd.fleet.live import socket_dir
+
+    wanted = [identity for identity in identities]
+    if not wanted:
+        return {}
+    socket = os.path.realpath(socket_dir() / layout.socket_name)
+    panes = {p.pane_id: p for p in list_panes(server)}
+    table = pr.snapshot()
     roots = {sessions_root(cwd=window.root, env=os.environ) for window in layout.windows}
     found: dict[str, str] = {}
-    for identity in identities:
+    for identity in wanted:
+        label = identity.rsplit(":", 1)[-1]
         for root in roots:
             for hit in sessions_on_pane(root, identity):
                 owner = hit.state.get(F.PID)
-                if owner_alive(owner, hit.state.get(F.PID_START)):
-                    found[identity] = f"supervisor {owner}, session {hit.session_dir.name}"
+                proc = table.by_pid.get(owner) if isinstance(owner, int) else None
+                if proc is None or not proc.is_supervisor or not owner_alive(owner, hit.state.get(F.PID_START)):
+                    continue
+                pane = panes.get(proc.tmux_pane or "")
+                if proc.tmux_socket and os.path.realpath(proc.tmux_socket) == socket and pane is not None \
+                        and pane.label == label and pane.identity != identity:
+                    found[identity] = f"supervisor {owner} in pane {pane.pane_id} of {pane.session}:{pane.window}"
     return found
+
+
+def look_alikes(layout: Layout, server: FleetServer) -> list[str]:
+    """Other sessions of this fleet's server that have exactly the layout's windows and labels and run
+    agents: the fleet itself, renamed (its agents would otherwise be out of reach of its verbs)."""
+    from claude_shepherd.fleet import procs as pr
+
+    shape = {(w.name, p.label) for w in layout.windows for p in w.panes if p.label}
+    sessions: dict[str, list[PaneInfo]] = {}
+    for pane in list_panes(server):
+        if pane.session != layout.name:
+            sessions.setdefault(pane.session, []).append(pane)
+    if not shape or not sessions:
+        return []
+    table = pr.snapshot()
+    socket = server.socket_file()
+    return sorted(
+        name for name, panes in sessions.items()
+        if {(p.window, p.label) for p in panes if p.label} == shape
+        and any(table.agent_of(socket, p)[1] is not None for p in panes if not p.dead)
+    )  # fmt: skip
 
 
 def _held(layout: Layout, window: WindowSpec, elsewhere: t.Mapping[str, str]) -> list[PaneReport]:

@@ -173,23 +173,27 @@ def stop(
     try:
         sessions = where.running_sessions(server)
     except target.NotRunningError as exc:  # stopping what is stopped succeeds, as systemctl stop does
-        _refuse_agents_elsewhere(where, exc)
+        _refuse_agents_elsewhere(where, server, exc)
         say(f"{str(exc)[:1].upper()}{str(exc)[1:]}; nothing to stop.")
         return
     _stop(where, server, sessions, grace, pane)
 
 
-def _refuse_agents_elsewhere(where: t.Any, exc: Exception) -> None:
+def _refuse_agents_elsewhere(where: t.Any, server: t.Any, exc: Exception) -> None:
     """Not "nothing to stop" while the layout's agents run on (their session renamed, say)."""
-    from claude_shepherd.fleet.builder import running_elsewhere
+    from claude_shepherd.fleet.builder import look_alikes, running_elsewhere
 
     layout = where.layout
-    elsewhere = running_elsewhere(layout, layout.pane_ids()) if layout else {}
-    if elsewhere:
+    if layout is None:
+        return
+    renamed = look_alikes(layout, server)
+    elsewhere = running_elsewhere(layout, server, layout.pane_ids())
+    if renamed or elsewhere:
+        what = f"session {', '.join(map(repr, renamed))} has its windows and labels" if renamed else \
+            f"the agents of {', '.join(sorted(elsewhere))} still run"
         raise FleetFailure(
-            f"{exc}, but the agents of {', '.join(sorted(elsewhere))} still run (was its session renamed? "
-            f"`fleet status --socket {where.socket}` lists every session); rename it back (tmux -L "
-            f"{where.socket} rename-session -t OLD {layout.name}) and stop again"
+            f"{exc}, but {what} (was its session renamed? `fleet status --socket {where.socket}` lists every "
+            f"session); rename it back (tmux -L {where.socket} rename-session -t OLD {layout.name}) and stop again"
         )
 
 

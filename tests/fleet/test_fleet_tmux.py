@@ -319,23 +319,36 @@ def test_an_agent_passing_for_another_cannot_turn_the_operators_verbs_on_it(worl
 
 def test_a_renamed_window_or_session_does_not_get_its_agents_started_twice(world: FleetWorld) -> None:
     """An agent renames its window, then its fleet's session (it has $TMUX): fleet start starts no second
-    agent for an identity whose agent still runs, and says why."""
-    start_agents(world, "A", "B")
-    world.tmux("rename-window", "-t", world.panes()["A"]["pane_id"], "agents\u200d")  # reads as "agents"
+    agent for an identity whose agent still runs, and says why. A session file it forges is no evidence."""
+    from claude_shepherd.supervisor.session.identity import start_token
 
+    start_agents(world, "A", "B")
+    decoy = world.project / "sessions" / "S_DECOY"  # "B's agent runs as init": written with Bash
+    decoy.mkdir()
+    (decoy / ".state.json").write_text(json.dumps({"pid": 1, "pidStart": start_token(1), "skill": "x",
+                                                   "fleetPaneId": "duo:agents:B", "lifecycle": "active"}))  # fmt: skip
+    restarted = world.fleet("restart", "duo", "--pane", "B", "--grace", "5")
+    assert restarted.returncode == 0, restarted.stdout + restarted.stderr
+    world.wait_starts("B", 2)
+
+    world.tmux("rename-window", "-t", world.panes()["A"]["pane_id"], "agents\u200d")  # reads as "agents"
     started = world.fleet("start", "duo", "--no-attach")
     assert started.returncode == 1, started.stdout + started.stderr
     assert "left alone (its agent runs outside this window: supervisor" in started.stdout, started.stdout
     assert "window agents was left alone" in started.stderr
-    assert len(world.panes()) == 2 and len(world.starts("A")) == len(world.starts("B")) == 1, "no agent added"
+    assert len(world.panes()) == 2 and len(world.starts("A")) == 1 and len(world.starts("B")) == 2, "no agent added"
 
+    # Then the session, with every binding removed: only the fleet's shape gives it away.
+    world.tmux("rename-window", "-t", world.panes()["A"]["pane_id"], "agents")
     world.tmux("rename-session", "-t", "duo", "duo\u200d")
+    for label in ("A", "B"):
+        update_state(world.project / "sessions" / f"S_{label}", lambda state: state.pop("fleetPaneId", None))
     built = world.fleet("start", "duo", "--no-attach")
-    assert built.returncode == 1 and "still run outside the fleet's session 'duo' (was it renamed?)" in built.stderr, built.stderr
+    assert built.returncode == 1 and "fleet 'duo' seems to run under another name (session 'duo\\u200d'" in built.stderr, built.stderr
     assert world.tmux("list-sessions", "-F", "#{session_name}").splitlines() == ["duo\u200d"], "no second fleet"
-    assert len(world.starts("A")) == len(world.starts("B")) == 1
+    assert len(world.starts("A")) == 1 and len(world.starts("B")) == 2
     stopped = world.fleet("stop", "duo")
-    assert stopped.returncode == 1 and "but the agents of duo:agents:A, duo:agents:B still run" in stopped.stderr, stopped.stderr
+    assert stopped.returncode == 1 and "but session 'duo\\u200d' has its windows and labels" in stopped.stderr, stopped.stderr
 
 
 def test_attach_selects_an_agents_pane_and_logs_show_its_output(world: FleetWorld) -> None:
