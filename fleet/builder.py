@@ -162,11 +162,12 @@ def build(layout: Layout, server: FleetServer) -> StartResult:
     renamed = look_alikes(layout, server)
     elsewhere = running_elsewhere(layout, server, layout.pane_ids())
     if renamed or elsewhere:
-        where = [f"session {', '.join(map(repr, renamed))} has its windows and labels"] if renamed else []
+        where = [f"session {', '.join(map(repr, renamed))} has its windows, labels and sessions"] if renamed else []
         where += [f"{pane} runs as {running}" for pane, running in sorted(elsewhere.items())]
         raise StartError(
-            f"fleet {layout.name!r} seems to run under another name ({'; '.join(where)}); rename its session back "
-            f"(tmux -L {layout.socket_name} rename-session -t OLD {layout.name}) or stop it, then start again"
+            f"fleet {layout.name!r} seems to run under another name ({'; '.join(where)}); if that is this fleet, "
+            f"rename its session back (tmux -L {layout.socket_name} rename-session -t OLD {layout.name}); if not, "
+            f"stop it, or give this layout its own socket_name; then start again"
         )
     notify = notify_setting(layout)
     width, height = _size()
@@ -283,23 +284,29 @@ def running_elsewhere(layout: Layout, server: FleetServer, identities: t.Iterabl
 
 def look_alikes(layout: Layout, server: FleetServer) -> list[str]:
     """Other sessions of this fleet's server that have exactly the layout's windows and labels and run
-    agents: the fleet itself, renamed (its agents would otherwise be out of reach of its verbs)."""
+    agents on the layout's own sessions: the fleet itself, renamed (its agents would otherwise be out of
+    reach of its verbs). Another project's copy of the layout keeps its sessions elsewhere."""
     from claude_shepherd.fleet import procs as pr
+    from claude_shepherd.fleet.status import sessions_root_of
 
     shape = {(w.name, p.label) for w in layout.windows for p in w.panes if p.label}
     sessions: dict[str, list[PaneInfo]] = {}
     for pane in list_panes(server):
         if pane.session != layout.name:
             sessions.setdefault(pane.session, []).append(pane)
+    sessions = {name: panes for name, panes in sessions.items()
+                if {(p.window, p.label) for p in panes if p.label} == shape}  # fmt: skip
     if not shape or not sessions:
         return []
+    roots = {sessions_root(cwd=window.root, env=os.environ) for window in layout.windows}
     table = pr.snapshot()
     socket = server.socket_file()
-    return sorted(
-        name for name, panes in sessions.items()
-        if {(p.window, p.label) for p in panes if p.label} == shape
-        and any(table.agent_of(socket, p)[1] is not None for p in panes if not p.dead)
-    )  # fmt: skip
+
+    def ours(pane: PaneInfo) -> bool:
+        _, supervisor, claude = table.agent_of(socket, pane)
+        return supervisor is not None and sessions_root_of(pane, supervisor, claude) in roots
+
+    return sorted(name for name, panes in sessions.items() if any(ours(p) for p in panes if not p.dead))
 
 
 def _held(layout: Layout, window: WindowSpec, elsewhere: t.Mapping[str, str]) -> list[PaneReport]:

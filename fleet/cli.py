@@ -189,7 +189,7 @@ def _refuse_agents_elsewhere(where: t.Any, server: t.Any, exc: Exception) -> Non
     renamed = look_alikes(layout, server)
     elsewhere = running_elsewhere(layout, server, layout.pane_ids())
     if renamed or elsewhere:
-        what = f"session {', '.join(map(repr, renamed))} has its windows and labels" if renamed else \
+        what = f"session {', '.join(map(repr, renamed))} has its windows, labels and sessions" if renamed else \
             f"the agents of {', '.join(sorted(elsewhere))} still run"
         raise FleetFailure(
             f"{exc}, but {what} (was its session renamed? `fleet status --socket {where.socket}` lists every "

@@ -348,7 +348,25 @@ def test_a_renamed_window_or_session_does_not_get_its_agents_started_twice(world
     assert world.tmux("list-sessions", "-F", "#{session_name}").splitlines() == ["duo\u200d"], "no second fleet"
     assert len(world.starts("A")) == 1 and len(world.starts("B")) == 2
     stopped = world.fleet("stop", "duo")
-    assert stopped.returncode == 1 and "but session 'duo\\u200d' has its windows and labels" in stopped.stderr, stopped.stderr
+    assert stopped.returncode == 1 and "but session 'duo\\u200d' has its windows, labels and sessions" in stopped.stderr, stopped.stderr
+
+
+def test_another_projects_copy_of_the_layout_on_the_same_socket_is_not_a_renamed_fleet(world: FleetWorld) -> None:
+    """Two projects, one socket, the same windows and labels: each starts, and stopping one leaves the other."""
+    other = world.base / "other-project"
+    other.mkdir()
+    windows = "  - agents:\n      panes:\n        - A: claude-run\n"
+    world.layout("p1", windows, extra=f"root: {world.project}\n")
+    world.layout("p2", windows, extra=f"root: {other}\n")
+    world.plan("A", [{"mark": "ready"}, {"wait": None}])
+    assert world.fleet("start", "p1", "--no-attach").returncode == 0
+    world.wait_event("A", "mark", name="ready")
+    second = world.fleet("start", "p2", "--no-attach")
+    assert second.returncode == 0, second.stdout + second.stderr
+    wait_until(lambda: len(world.starts("A")) == 2 or None, 15, "both projects' agents")
+    stopped = world.fleet("stop", "p2", "--grace", "5")
+    assert stopped.returncode == 0, stopped.stdout + stopped.stderr
+    assert world.tmux("list-sessions", "-F", "#{session_name}").splitlines() == ["p1"]
 
 
 def test_attach_selects_an_agents_pane_and_logs_show_its_output(world: FleetWorld) -> None:
