@@ -309,6 +309,30 @@ def look_alikes(layout: Layout, server: FleetServer) -> list[str]:
     return sorted(name for name, panes in sessions.items() if any(ours(p) for p in panes if not p.dead))
 
 
+def _shared_labels(panes: t.Iterable[PaneInfo]) -> str:
+    """``%1, %4 are all labelled B`` for each label on more than one of *panes* ("" when none is)."""
+    holders: dict[str, list[str]] = {}
+    for info in panes:
+        if info.label:
+            holders.setdefault(info.label, []).append(info.pane_id)
+    return "; ".join(f"{', '.join(ids)} are all labelled {label}" for label, ids in sorted(holders.items())
+                     if len(ids) > 1)  # fmt: skip
+
+
+def blockers(layout: Layout, server: FleetServer) -> list[str]:
+    """Why a start of the running fleet would leave some of it alone (``fleet restart`` asks before it
+    stops anything, so that it never stops an agent it then cannot start)."""
+    existing = list_panes(server, layout.name)
+    reasons = []
+    for window in layout.windows:
+        shared = _shared_labels(p for p in existing if p.window == window.name)
+        if shared:
+            reasons.append(f"in window {window.name}, {shared}")
+    elsewhere = running_elsewhere(layout, server, layout.pane_ids())
+    reasons += [f"{pane} runs as {running}" for pane, running in sorted(elsewhere.items())]
+    return reasons
+
+
 def _held(layout: Layout, window: WindowSpec, elsewhere: t.Mapping[str, str]) -> list[PaneReport]:
     """*window*'s panes, left alone, when one of its agents runs outside it (else none)."""
     where = {pane.label: elsewhere.get(f"{layout.name}:{window.name}:{pane.label}") for pane in window.panes}
@@ -326,15 +350,10 @@ def _reconcile_window(
     layout: Layout, window: WindowSpec, here: list[PaneInfo], server: FleetServer,
     elsewhere: t.Mapping[str, str] = {},  # noqa: B006  (read only)
 ) -> list[PaneReport]:
-    holders: dict[str, list[str]] = {}
-    for info in here:
-        if info.label:
-            holders.setdefault(info.label, []).append(info.pane_id)
-    doubled = {label: ids for label, ids in holders.items() if len(ids) > 1}
-    if doubled:
+    shared = _shared_labels(here)
+    if shared:
         # Two panes with one label (R6, or an agent that relabelled its own pane): which is the agent
         # the layout means cannot be told, and a guess would respawn or add the wrong one.
-        shared = "; ".join(f"{', '.join(ids)} are all labelled {label}" for label, ids in sorted(doubled.items()))
         return [PaneReport(window.name, pane.label, "", LEFT_ALONE, shared) for pane in window.panes]
     held = _held(layout, window, elsewhere)
     if held:

@@ -344,6 +344,10 @@ def restart(
     server = where.server()
     sessions = where.running_sessions(server)
     labels = pane or [p.label for w in spec.windows for p in w.panes if p.label and p.runs_agent]
+    blocked = builder.blockers(spec, server)
+    if blocked:  # before anything is stopped: a restart must not end in agents it cannot start again
+        raise FleetFailure(f"nothing restarted: {'; '.join(blocked)}; an agent may have relabelled its pane or "
+                           "renamed its window; fix that (see `fleet status`) and restart again")
     _stop(where, server, sessions, grace, labels)
     result = builder.start(spec, server)
     for report in result.panes:

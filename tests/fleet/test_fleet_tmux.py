@@ -302,7 +302,9 @@ def test_an_agent_passing_for_another_cannot_turn_the_operators_verbs_on_it(worl
                  ["attach", "duo", "--pane", "B", "--socket", world.socket]):  # fmt: skip
         refused = world.fleet(*verb)
         assert refused.returncode == 1, refused.stdout + refused.stderr
-        assert f"2 panes ({a_id}, {b_id}) are labelled B" in refused.stderr, refused.stderr
+        told = "nothing restarted: in window agents, {a}, {b} are all labelled B" if verb[0] == "restart" \
+            else "2 panes ({a}, {b}) are labelled B"
+        assert told.format(a=a_id, b=b_id) in refused.stderr, refused.stderr
     assert dead() == {a_id: "0", b_id: "0"}, "nothing was stopped"
     assert active() == before, "attach selected no pane"
 
@@ -332,6 +334,9 @@ def test_a_renamed_window_or_session_does_not_get_its_agents_started_twice(world
     world.wait_starts("B", 2)
 
     world.tmux("rename-window", "-t", world.panes()["A"]["pane_id"], "agents\u200d")  # reads as "agents"
+    refused = world.fleet("restart", "duo", "--pane", "B", "--grace", "5")  # B could not be started again
+    assert refused.returncode == 1 and "nothing restarted: duo:agents:A runs as supervisor" in refused.stderr, refused.stderr
+    assert world.panes()["B"]["pane_dead"] == "0" and len(world.starts("B")) == 2, "B was not stopped"
     started = world.fleet("start", "duo", "--no-attach")
     assert started.returncode == 1, started.stdout + started.stderr
     assert "left alone (its agent runs outside this window: supervisor" in started.stdout, started.stdout
