@@ -173,14 +173,17 @@ def stop(
     try:
         sessions = where.running_sessions(server)
     except target.NotRunningError as exc:  # stopping what is stopped succeeds, as systemctl stop does
-        _refuse_agents_elsewhere(where, server, exc)
+        _refuse_agents_elsewhere(where, server, str(exc))
         say(f"{str(exc)[:1].upper()}{str(exc)[1:]}; nothing to stop.")
         return
     _stop(where, server, sessions, grace, pane)
+    if not pane and where.layout is not None:  # a decoy under the fleet's name is not the whole fleet
+        _refuse_agents_elsewhere(where, server, f"stopped the session named {where.layout.name!r}")
 
 
-def _refuse_agents_elsewhere(where: t.Any, server: t.Any, exc: Exception) -> None:
-    """Not "nothing to stop" while the layout's agents run on (their session renamed, say)."""
+def _refuse_agents_elsewhere(where: t.Any, server: t.Any, done: str) -> None:
+    """Not "nothing to stop" (or "nothing is left") while the layout's agents run on, their session
+    renamed, say."""
     from claude_shepherd.fleet.builder import look_alikes, running_elsewhere
 
     layout = where.layout
@@ -192,7 +195,7 @@ def _refuse_agents_elsewhere(where: t.Any, server: t.Any, exc: Exception) -> Non
         what = f"session {', '.join(map(repr, renamed))} has its windows, labels and sessions" if renamed else \
             f"the agents of {', '.join(sorted(elsewhere))} still run"
         raise FleetFailure(
-            f"{exc}, but {what} (was its session renamed? `fleet status --socket {where.socket}` lists every "
+            f"{done}, but {what} (was its session renamed? `fleet status --socket {where.socket}` lists every "
             f"session); rename it back (tmux -L {where.socket} rename-session -t OLD {layout.name}) and stop again"
         )
 

@@ -54,6 +54,7 @@ def live_fleets(extra: t.Iterable[FleetServer] = ()) -> Fleet:
         names = sorted(entry.name for entry in socket_dir().iterdir() if is_fleet_socket(entry.name))
     except OSError:
         pass
+    extra = list(extra)
     servers = {s.socket_name: s for s in extra}
     for name in names:
         if name not in servers:
@@ -64,7 +65,9 @@ def live_fleets(extra: t.Iterable[FleetServer] = ()) -> Fleet:
     # All servers at once, within one deadline: silent sockets (any process can listen on one in this
     # directory) cost it once, and the sockets a tmux server really listens on are asked first.
     served = _served_sockets()
-    ordered = sorted(servers.values(), key=lambda s: (os.path.realpath(socket_dir() / s.socket_name) not in served,
+    mine = {s.socket_name for s in extra}  # the caller's own fleet: asked first of all
+    ordered = sorted(servers.values(), key=lambda s: (s.socket_name not in mine,
+                                                      os.path.realpath(socket_dir() / s.socket_name) not in served,
                                                       s.socket_name))  # fmt: skip
     pool = ThreadPoolExecutor(max_workers=max(1, min(MAX_ASKING, len(ordered))))
     asked = [(server, pool.submit(_ask, server)) for server in ordered]

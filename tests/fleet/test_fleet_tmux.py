@@ -354,6 +354,10 @@ def test_a_renamed_window_or_session_does_not_get_its_agents_started_twice(world
     assert len(world.starts("A")) == 1 and len(world.starts("B")) == 2
     stopped = world.fleet("stop", "duo")
     assert stopped.returncode == 1 and "but session 'duo\\u200d' has its windows, labels and sessions" in stopped.stderr, stopped.stderr
+    world.tmux("new-session", "-d", "-s", "duo", "-n", "decoy", "sleep 600")  # a decoy under the fleet's name
+    stopped = world.fleet("stop", "duo")
+    assert stopped.returncode == 1, stopped.stdout + stopped.stderr
+    assert "stopped the session named 'duo', but session 'duo\\u200d' has its windows" in stopped.stderr, stopped.stderr
 
 
 def test_another_projects_copy_of_the_layout_on_the_same_socket_is_not_a_renamed_fleet(world: FleetWorld) -> None:
