@@ -64,7 +64,7 @@ def live_fleets(extra: t.Iterable[FleetServer] = ()) -> Fleet:
                 continue
     # All servers at once, within one deadline: silent sockets (any process can listen on one in this
     # directory) cost it once, and the sockets a tmux server really listens on are asked first.
-    served = _served_sockets()
+    served = _served_sockets() if len(servers) > MAX_ASKING else set()  # order matters only past one round
     mine = {s.socket_name for s in extra}  # the caller's own fleet: asked first of all
     ordered = sorted(servers.values(), key=lambda s: (s.socket_name not in mine,
                                                       os.path.realpath(socket_dir() / s.socket_name) not in served,
