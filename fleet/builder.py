@@ -23,7 +23,8 @@ from dataclasses import dataclass
 
 from claude_shepherd.fleet.layout import Layout, PaneSpec, WindowSpec, pane_script
 from claude_shepherd.fleet.style import fleet_options
-from claude_shepherd.fleet.tmux import NEXT, FleetServer, PaneInfo, TmuxError, list_panes
+from claude_shepherd.fleet.environment import captured, session_args
+from claude_shepherd.fleet.tmux import AGENT_OPTION, LAYOUT_OPTION, NEXT, FleetServer, PaneInfo, TmuxError, list_panes
 from claude_shepherd.hooks import alerts
 from claude_shepherd.hooks.pane_notify import CONTEXT_OPTION, COST_OPTION, FLEET_NOTIFY_OPTION, PANE_OPTION
 from claude_shepherd.supervisor.env import FLEET_NOTIFY_COMMAND_ENV
@@ -57,6 +58,8 @@ class PaneReport:
     pane_id: str
     action: str  # "started" | "added" | "respawned" | "running" | "idle" (a finished non-agent pane) | LEFT_ALONE
     detail: str = ""
+    agent: bool = False
+    """Does the pane run a supervised Claude (so ``fleet start`` waits until it runs)?"""
 
     @property
     def name(self) -> str:
@@ -73,6 +76,11 @@ class StartResult:
         return self.created or any(p.action in ("added", "respawned") for p in self.panes)
 
     @property
+    def launched(self) -> list[PaneReport]:
+        """The agent panes this start created or respawned: those whose agent must now be seen running."""
+        return [p for p in self.panes if p.agent and p.pane_id and p.action in ("started", "added", "respawned")]
+
+    @property
     def left_alone(self) -> list[str]:
         """Windows not reconciled (see :data:`LEFT_ALONE`)."""
         return sorted({p.window for p in self.panes if p.action == LEFT_ALONE})
@@ -85,8 +93,11 @@ def pane_argv(layout: Layout, window: WindowSpec, pane: PaneSpec) -> list[str]:
 
 
 def _label(pane: PaneSpec) -> list[t.Any]:
-    """Set the new pane's label; it is the current pane of this invocation."""
-    return [NEXT, "set-option", "-p", "@pane_label", pane.label] if pane.label else []
+    """Set the new pane's label (and mark an agent's pane); it is the current pane of this invocation."""
+    args: list[t.Any] = [NEXT, "set-option", "-p", "@pane_label", pane.label] if pane.label else []
+    if pane.runs_agent:
+        args += [NEXT, "set-option", "-p", AGENT_OPTION, "1"]
+    return args
 
 
 def _check_roots(layout: Layout) -> None:
@@ -156,8 +167,12 @@ def _ids(lines: list[str]) -> list[str]:
     return [line.rsplit(_SEP, 1)[-1] for line in lines if _SEP in line]
 
 
-def build(layout: Layout, server: FleetServer) -> StartResult:
-    """Create the whole fleet: server options, then one tmux invocation per window."""
+def build(layout: Layout, server: FleetServer, env: t.Mapping[str, str] | None = None) -> StartResult:
+    """Create the whole fleet: server options, then one tmux invocation per window.
+
+    The session is created with the fleet's environment (*env*, captured from the caller with this
+    installation's scripts first on PATH): every pane it ever creates or respawns gets it.
+    """
     _check_roots(layout)
     renamed = look_alikes(layout, server)
     elsewhere = running_elsewhere(layout, server, layout.pane_ids())
@@ -170,6 +185,8 @@ def build(layout: Layout, server: FleetServer) -> StartResult:
             f"stop it, or give this layout its own socket_name; then start again"
         )
     notify = notify_setting(layout)
+    fleet_env = captured(env)
+    path = fleet_env.get("PATH")
     width, height = _size()
     reports: list[PaneReport] = []
     options: list[t.Any] = []
@@ -181,7 +198,7 @@ def build(layout: Layout, server: FleetServer) -> StartResult:
         head = window.panes[0]
         create = (
             ["new-session", "-d", "-s", layout.name, "-n", window.name, "-c", window.root,
-             "-x", width, "-y", height]
+             "-x", width, "-y", height, *session_args(fleet_env)]
             if number == 0
             else ["new-window", "-t", f"={layout.name}:", "-n", window.name, "-c", window.root]
         )  # fmt: skip
@@ -192,10 +209,11 @@ def build(layout: Layout, server: FleetServer) -> StartResult:
         if number == 0:
             args = options + args  # server-wide options before the first pane exists
             args += [NEXT, *notify]  # in the same invocation: before any hook can read it
-        lines = server.run(*args)
+            args += [NEXT, "set-option", "-t", f"={layout.name}:", LAYOUT_OPTION, str(layout.source)]
+        lines = server.run(*args, path=path)
         ids = _ids(lines)
         for pane, pane_id in zip(window.panes, ids):
-            reports.append(PaneReport(window.name, pane.label, pane_id, "started"))
+            reports.append(PaneReport(window.name, pane.label, pane_id, "started", agent=pane.runs_agent))
     _select_startup(layout, server)
     return StartResult(True, tuple(reports))
 
@@ -214,6 +232,7 @@ def reconcile(layout: Layout, server: FleetServer) -> StartResult:
     _check_roots(layout)
     server.run(*notify_setting(layout))  # an edited layout's notify settings apply to the running fleet
     existing = list_panes(server, layout.name)
+    path = fleet_path(server, f"={layout.name}:")
     live = {p.identity for p in existing if p.identity and not p.dead}
     elsewhere = running_elsewhere(layout, server, [pane for pane in layout.pane_ids() if pane not in live])
     reports: list[PaneReport] = []
@@ -228,10 +247,11 @@ def reconcile(layout: Layout, server: FleetServer) -> StartResult:
             if held:
                 reports += held
                 continue
-            ids = _ids(server.run(*_window_commands(layout, window, first)))
-            reports += [PaneReport(window.name, p.label, i, "added", "new window") for p, i in zip(window.panes, ids)]
+            ids = _ids(server.run(*_window_commands(layout, window, first), path=path))
+            reports += [PaneReport(window.name, p.label, i, "added", "new window", agent=p.runs_agent)
+                        for p, i in zip(window.panes, ids)]
             continue
-        reports += _reconcile_window(layout, window, here, server, elsewhere)
+        reports += _reconcile_window(layout, window, here, server, elsewhere, path)
     reports += extra_panes(layout, existing)
     return StartResult(False, tuple(reports))
 
@@ -349,6 +369,7 @@ def _held(layout: Layout, window: WindowSpec, elsewhere: t.Mapping[str, str]) ->
 def _reconcile_window(
     layout: Layout, window: WindowSpec, here: list[PaneInfo], server: FleetServer,
     elsewhere: t.Mapping[str, str] = {},  # noqa: B006  (read only)
+    path: str | None = None,
 ) -> list[PaneReport]:
     shared = _shared_labels(here)
     if shared:
@@ -368,16 +389,16 @@ def _reconcile_window(
             lines = server.run(
                 "split-window", "-t", window_id, "-c", window.root, "-P", "-F", f"{_SEP}#{{pane_id}}",
                 *pane_argv(layout, window, pane), *_label(pane),
-                NEXT, "select-layout", "-t", window_id, window.layout or "tiled",
+                NEXT, "select-layout", "-t", window_id, window.layout or "tiled", path=path,
             )  # fmt: skip
-            reports.append(PaneReport(window.name, pane.label, _ids(lines)[0], "added"))
+            reports.append(PaneReport(window.name, pane.label, _ids(lines)[0], "added", agent=pane.runs_agent))
         elif match.dead and not pane.runs_agent:
             status = f"exited with status {match.dead_status}" if match.dead_status else "had exited"
             reports.append(PaneReport(window.name, pane.label, match.pane_id, "idle", f"{status}; not an agent, left alone"))
         elif match.dead:
             status = f"exited with status {match.dead_status}" if match.dead_status else "had exited"
-            respawn(server, match.pane_id, root=window.root, argv=pane_argv(layout, window, pane))
-            reports.append(PaneReport(window.name, pane.label, match.pane_id, "respawned", status))
+            respawn(server, match.pane_id, root=window.root, argv=pane_argv(layout, window, pane), path=path)
+            reports.append(PaneReport(window.name, pane.label, match.pane_id, "respawned", status, agent=True))
         else:
             reports.append(PaneReport(window.name, pane.label, match.pane_id, "running", f"pid {match.pid}"))
     return reports
@@ -387,24 +408,36 @@ PUBLISHED_OPTIONS = (PANE_OPTION, CONTEXT_OPTION, COST_OPTION)
 """What a pane's last agent published (state, context, cost): cleared when the pane starts anew."""
 
 
+def fleet_path(server: FleetServer, target: str) -> str:
+    """The PATH the fleet's panes run with: the one ``fleet start`` captured into the fleet's session,
+    else (a fleet built before it did) the caller's with this installation's scripts first."""
+    return server.session_path(target) or captured().get("PATH", os.defpath)
+
+
 def respawn(server: FleetServer, pane_id: str, *, root: os.PathLike[str] | str | None = None,
-            argv: t.Sequence[str] = ()) -> None:
-    """Start a finished pane again: *argv* (the layout's), else the command the pane was created with."""
+            argv: t.Sequence[str] = (), path: str | None = None) -> None:
+    """Start a finished pane again: *argv* (the layout's), else the command the pane was created with,
+    in the fleet's environment whoever asks (*path*, else the fleet session's)."""
     args: list[t.Any] = ["respawn-pane", "-k", "-t", pane_id, *(["-c", root] if root else []), *argv]
     for option in PUBLISHED_OPTIONS:
         args += [NEXT, "set-option", "-p", "-u", "-t", pane_id, option]
-    server.run(*args)
+    server.run(*args, path=path or fleet_path(server, pane_id))
 
 
-def start(layout: Layout, server: FleetServer) -> StartResult:
-    """``fleet start``: build the fleet, or reconcile it when it is already running."""
+def start(layout: Layout, server: FleetServer, env: t.Mapping[str, str] | None = None) -> StartResult:
+    """``fleet start``: build the fleet, or reconcile it when it is already running.
+
+    The caller holds the fleet's lock (claude_shepherd.fleet.lock): nothing else changes the fleet
+    between the look and the build.
+    """
     run_on_project_start(layout)
     if server.has_fleet_session(layout.name):
         return reconcile(layout, server)
     try:
-        return build(layout, server)
-    except TmuxError:
-        # Leave nothing half-built behind: a second start must not "reconcile" a broken fleet.
-        if server.has_fleet_session(layout.name):
+        return build(layout, server, env)
+    except TmuxError as exc:
+        # Leave nothing half-built behind (a second start must not "reconcile" a broken fleet), but
+        # only what this start built: a session another caller created first is theirs.
+        if "duplicate session" not in str(exc) and server.has_fleet_session(layout.name):
             server.cmd("kill-session", "-t", f"={layout.name}")
         raise

@@ -21,8 +21,9 @@ import typing as t
 
 import typer
 
-from claude_shepherd.supervisor.env import FLEET_SOCKET_ENV, FLEET_STOP_GRACE_ENV
-from claude_shepherd.supervisor.errors import ShepherdError, run_main
+from claude_shepherd.supervisor.env import FLEET_SOCKET_ENV, FLEET_START_WAIT_ENV, FLEET_STOP_GRACE_ENV
+from claude_shepherd.supervisor.errors import ShepherdError, UsageError, run_main
+from claude_shepherd.supervisor.session.identity import FLEET_SOCKET
 from claude_shepherd.supervisor.printable import printable
 
 PROG = "fleet"
@@ -73,6 +74,12 @@ PaneOpt = t.Annotated[
     t.Optional[list[str]],
     typer.Option("--pane", metavar="LABEL", help="Only the agent of this pane (repeatable)."),
 ]
+WaitOpt = t.Annotated[
+    t.Optional[float],
+    typer.Option("--wait", envvar=FLEET_START_WAIT_ENV, metavar="S", min=0, show_default=False,
+                 help="Seconds to wait for each started agent's supervisor and Claude to run (default 10; "
+                      "0: do not check)."),
+]  # fmt: skip
 SocketOpt = t.Annotated[
     t.Optional[str],
     typer.Option("--socket", "-L", envvar=FLEET_SOCKET_ENV, metavar="NAME",
@@ -97,31 +104,74 @@ def start(
     layout: LayoutArg = None,
     no_attach: t.Annotated[bool, typer.Option("--no-attach", help="Do not attach, even from a terminal.")] = False,
     socket: SocketOpt = None,
+    wait: WaitOpt = None,
 ) -> None:
-    """Build the layout's fleet, or reconcile the running one (respawn dead agent panes).
+    """Build the layout's fleet, or reconcile the running one (respawn dead agent panes); say `running`
+    only for agents seen running, and fail naming each one that is not.
 
     Example: fleet start tmuxinator/fleet-2x2.yml --no-attach
     """
     from claude_shepherd.fleet import builder, target
 
-    spec = target.load(layout, socket)
-    server = target.Target(spec.socket_name, spec).server()
-    running = server.has_fleet_session(spec.name)
-    windows = len(spec.windows)
-    if running:
-        say(f"Fleet {spec.name!r} is running (socket {spec.socket_name}); reconciling with {spec.source}")
-    else:
-        say(f"Starting fleet {spec.name!r} (socket {spec.socket_name}): "
-            f"{windows} window{'s' * (windows != 1)}, {spec.pane_count} pane{'s' * (spec.pane_count != 1)}")
-    result = builder.start(spec, server)
+    where = target.resolve_layout(layout, socket, "start")
+    spec = where.require_layout("start")
+    server = where.server()
+    with _locked(where.socket, "fleet start"):
+        running = server.has_fleet_session(spec.name)
+        windows = len(spec.windows)
+        if running:
+            say(f"Fleet {spec.name!r} is running (socket {where.socket}); reconciling with {spec.source}")
+        else:
+            say(f"Starting fleet {spec.name!r} (socket {where.socket}): {windows} window{'s' * (windows != 1)}, "
+                f"{spec.pane_count} pane{'s' * (spec.pane_count != 1)}")
+        result = builder.start(spec, server)
+        failed = _report_started(server, result, wait)
+        _refuse_left_alone(result, where.socket)
+        _refuse_not_running(failed, layout)
+        if running and not result.changed:
+            say("Nothing to do: every agent is running.")
+    _attach(where.socket, spec.name, spec.attach and not no_attach, server.tmux_bin)
+
+
+def _locked(socket: str, verb: str) -> t.ContextManager[None]:
+    """The fleet's lock for *verb*'s whole run (a second verb waits, saying for whom)."""
+    from claude_shepherd.fleet.lock import fleet_lock
+
+    return fleet_lock(socket, verb, waiting=say)
+
+
+def _report_started(server: t.Any, result: t.Any, wait: float | None) -> list[str]:
+    """Print each pane's outcome, the started agents' once seen running (or not); the names not running."""
+    from claude_shepherd.fleet import readiness
+
+    timeout = readiness.default_wait() if wait is None else wait
+    launched = {p.pane_id for p in result.launched}
+    outcomes = readiness.wait_running(server, sorted(launched), timeout=timeout) if launched and timeout > 0 else {}
     width = max((len(p.name) for p in result.panes), default=0)
+    failed: list[str] = []
     for pane in result.panes:
         detail = f" ({pane.detail})" if pane.detail else ""
-        say(f"  {pane.name:<{width}}  {pane.action}{detail}")
-    _refuse_left_alone(result, spec.socket_name)
-    if running and not result.changed:
-        say("Nothing to do: every agent is running.")
-    _attach(spec.socket_name, spec.name, spec.attach and not no_attach, server.tmux_bin)
+        outcome = outcomes.get(pane.pane_id) if pane.pane_id in launched else None
+        if outcome is None:
+            unchecked = " (not checked: --wait 0)" if pane.pane_id in launched else ""
+            say(f"  {pane.name:<{width}}  {pane.action}{detail}{unchecked}")
+        elif outcome.running:
+            say(f"  {pane.name:<{width}}  {pane.action}{detail}, running ({outcome.detail})")
+        else:
+            failed.append(pane.name)
+            say(f"  {pane.name:<{width}}  {pane.action}{detail}, but NOT RUNNING: {outcome.detail}")
+            for line in outcome.last_lines:
+                say(f"  {'':<{width}}  | {line}")
+    return failed
+
+
+def _refuse_not_running(failed: list[str], layout: str | None) -> None:
+    if failed:
+        again = f"fleet start {layout}" if layout else "fleet start"
+        raise FleetFailure(
+            f"{len(failed)} agent(s) not running: {', '.join(failed)} (their last lines are above); fix the cause "
+            f"and run `{again}` again, which respawns them"
+        )
 
 
 def _refuse_left_alone(result: t.Any, socket: str) -> None:
@@ -164,21 +214,26 @@ def stop(
     """Stop every agent (SIGTERM, grace, SIGKILL) and close the fleet's tmux session; with --pane,
     only those agents (their panes stay, and `fleet start` resumes them).
 
-    Example: fleet stop agents --pane SDK
+    Example: fleet stop fleet-2x2 --pane SDK
     """
     from claude_shepherd.fleet import target
 
-    where = target.resolve(layout, socket)
-    server = where.server()
     try:
-        sessions = where.running_sessions(server)
+        where = target.resolve(layout, socket)
     except target.NotRunningError as exc:  # stopping what is stopped succeeds, as systemctl stop does
-        _refuse_agents_elsewhere(where, server, str(exc))
-        say(f"{str(exc)[:1].upper()}{str(exc)[1:]}; nothing to stop.")
+        say(f"{str(exc).split(';')[0].capitalize()}; nothing to stop.")
         return
-    _stop(where, server, sessions, grace, pane)
-    if not pane and where.layout is not None:  # a decoy under the fleet's name is not the whole fleet
-        _refuse_agents_elsewhere(where, server, f"stopped the session named {where.layout.name!r}")
+    server = where.server()
+    with _locked(where.socket, "fleet stop"):
+        try:
+            sessions = where.running_sessions(server)
+        except target.NotRunningError as exc:
+            _refuse_agents_elsewhere(where, server, str(exc))
+            say(f"{str(exc)[:1].upper()}{str(exc)[1:]}; nothing to stop.")
+            return
+        _stop(where, server, sessions, grace, pane)
+        if not pane and where.layout is not None:  # a decoy under the fleet's name is not the whole fleet
+            _refuse_agents_elsewhere(where, server, f"stopped the session named {where.layout.name!r}")
 
 
 def _refuse_agents_elsewhere(where: t.Any, server: t.Any, done: str) -> None:
@@ -274,7 +329,7 @@ def attach(
 ) -> None:
     """Attach to the fleet (switch to it inside tmux), with an agent's pane selected.
 
-    Example: fleet attach agents --pane SDK
+    Example: fleet attach fleet-2x2 --pane SDK
     """
     from claude_shepherd.fleet import target
 
@@ -300,7 +355,7 @@ def logs(
 ) -> None:
     """An agent's recent output — its screen and history, claude-run's own lines included.
 
-    Example: fleet logs agents --pane SDK -n 200 -f
+    Example: fleet logs fleet-2x2 --pane SDK -n 200 -f
     """
     import time
 
@@ -335,28 +390,36 @@ def restart(
     grace: GraceOpt = 10.0,
     socket: SocketOpt = None,
     pane: PaneOpt = None,
+    wait: WaitOpt = None,
 ) -> None:
     """Stop agents gracefully and resume their conversations; --pane LABEL (repeatable) for some, else all.
 
-    Example: fleet restart agents --pane SDK
+    Example: fleet restart fleet-2x2 --pane SDK
     """
     from claude_shepherd.fleet import builder, target
 
-    spec = target.load(layout, socket)
-    where = target.Target(spec.socket_name, spec)
+    where = target.resolve_layout(layout, socket, "restart")
+    spec = where.require_layout("restart")
     server = where.server()
-    sessions = where.running_sessions(server)
-    labels = pane or [p.label for w in spec.windows for p in w.panes if p.label and p.runs_agent]
-    blocked = builder.blockers(spec, server)
-    if blocked:  # before anything is stopped: a restart must not end in agents it cannot start again
-        raise FleetFailure(f"nothing restarted: {'; '.join(blocked)}; an agent may have relabelled its pane or "
-                           "renamed its window; fix that (see `fleet status`) and restart again")
-    _stop(where, server, sessions, grace, labels)
-    result = builder.start(spec, server)
-    for report in result.panes:
-        if report.action != "running":
-            say(f"  {report.name}  {report.action}" + (f" ({report.detail})" if report.detail else ""))
-    _refuse_left_alone(result, spec.socket_name)
+    with _locked(where.socket, "fleet restart"):
+        sessions = where.running_sessions(server)
+        labels = pane or [p.label for w in spec.windows for p in w.panes if p.label and p.runs_agent]
+        blocked = builder.blockers(spec, server)
+        if blocked:  # before anything is stopped: a restart must not end in agents it cannot start again
+            raise FleetFailure(f"nothing restarted: {'; '.join(blocked)}; an agent may have relabelled its pane or "
+                               "renamed its window; fix that (see `fleet status`) and restart again")
+        _stop(where, server, sessions, grace, labels)
+        result = builder.start(spec, server)
+        failed = _report_started(server, _changed_only(result), wait)
+        _refuse_left_alone(result, spec.socket_name)
+        _refuse_not_running(failed, layout)
+
+
+def _changed_only(result: t.Any) -> t.Any:
+    """*result* without the panes a restart left running (they were not asked for)."""
+    from dataclasses import replace
+
+    return replace(result, panes=tuple(p for p in result.panes if p.action != "running"))
 
 
 # --------------------------------------------------------------------------- status
@@ -370,7 +433,7 @@ def status(
 ) -> None:
     """One row per pane: label, supervisor, Claude, session, skill, phase, lifecycle, context, cost, state.
 
-    Example: fleet status agents --json
+    Example: fleet status fleet-2x2 --json
     """
     from claude_shepherd.fleet import status as st
     from claude_shepherd.fleet import target
@@ -386,13 +449,21 @@ def status(
         # --json always prints JSON: a script reading it needs no second parser for errors.
         typer.echo(json.dumps({"error": str(exc), "exit_code": exc.exit_code}))  # ASCII: escapes come out \u-quoted
         raise typer.Exit(exc.exit_code) from None
+    dead = [row for row in rows if row.agent and row.state.startswith("exited")]
     if as_json:
         typer.echo(json.dumps([row.as_json() for row in rows], indent=2))
-        return
-    costs = [row.cost_usd for row in rows if row.cost_usd is not None]
-    total = f", ${sum(costs):.2f} spent" if costs else ""
-    say(f"Fleet {', '.join(repr(s) for s in sessions)} (socket {where.socket}): {len(rows)} pane(s){total}")
-    st.render(rows)
+    else:
+        costs = [row.cost_usd for row in rows if row.cost_usd is not None]
+        total = f", ${sum(costs):.2f} spent" if costs else ""
+        say(f"Fleet {', '.join(repr(s) for s in sessions)} (socket {where.socket}): {len(rows)} pane(s){total}")
+        st.render(rows)
+    if dead:
+        names = ", ".join(f"{row.label or row.pane} ({row.state})" for row in dead)
+        first = dead[0]
+        raise FleetFailure(
+            f"{len(dead)} agent(s) not running: {names}; `fleet logs {first.session} --pane {first.label or first.pane}` "
+            f"shows why, `fleet start {first.session}` respawns them"
+        )
 
 
 # --------------------------------------------------------------------------- watch
@@ -426,7 +497,7 @@ def watch(
 def pane_id() -> None:
     """Print this pane's fleet identity session:window:label; exit 1 outside a fleet pane.
 
-    Example: fleet pane-id   (from an agent's Bash tool: agents:main:SDK)
+    Example: fleet pane-id   (from an agent's Bash tool: agents-2x2:agents:SDK)
     """
     from claude_shepherd.supervisor.session.identity import current_pane_id
 
@@ -447,12 +518,15 @@ def doctor(
 ) -> None:
     """Find orphaned agents, stale pane bindings, duplicate labels, missing hooks, a stale index.
 
-    Example: fleet doctor agents --fix
+    Example: fleet doctor fleet-2x2 --fix
     """
     from claude_shepherd.fleet import doctor as dr
     from claude_shepherd.fleet import target
 
-    where = target.resolve(layout, socket)
+    try:
+        where = target.resolve(layout, socket)
+    except (target.NotRunningError, UsageError):  # none or several running: doctor looks at every fleet
+        where = target.Target(FLEET_SOCKET)
     layouts = [where.layout] if where.layout else []
     servers = [where.server()]
     findings = dr.examine(layouts, servers)
@@ -460,7 +534,8 @@ def doctor(
         say("No problems found.")
         return
     if fix:
-        dr.repair(findings)
+        with _locked(where.socket, "fleet doctor --fix"):
+            dr.repair(findings)
     for finding in findings:
         say(f"{finding.kind}: {finding.message}")
         if finding.fixed:

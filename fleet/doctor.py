@@ -11,6 +11,9 @@
   ``session:window:label``: fixed by renaming ``LABEL-2`` the pane whose
   agent does not hold the sessions bound to it (else the later pane); when
   both agents hold one, not fixed: the person relabels the impostor;
+* **dead agents** — an agent pane whose process exited (``claude-run`` not
+  found, a crash loop it gave up on, a kill): fixed by respawning the pane in
+  the fleet's own environment;
 * **hooks not installed** in the settings Claude will read: fixed by
   ``claude-hook install``;
 * **a stale session index**: fixed by rebuilding it from the state files.
@@ -47,7 +50,7 @@ ORPHAN_GRACE = 3.0
 
 @dataclass
 class Finding:
-    kind: str  # unanswered | orphan | stale-binding | duplicate-binding | duplicate-pane | not-in-layout | hooks | index
+    kind: str  # unanswered | orphan | dead-agent | stale-binding | duplicate-binding | duplicate-pane | not-in-layout | hooks | index
     message: str
     fix: t.Callable[[], str] | None = None
     fixed: str | None = None
@@ -207,6 +210,35 @@ def find_panes_not_in_layouts(fleet: Fleet, layouts: t.Sequence[Layout]) -> list
                     "not-in-layout",
                     f"pane {layout.name}:{report.window}:{report.label} is not in {layout.source}: {report.detail}",
                 ))  # fmt: skip
+    return findings
+
+
+def _respawn(server: FleetServer, pane: PaneInfo) -> t.Callable[[], str]:
+    def fix() -> str:
+        from claude_shepherd.fleet.builder import respawn
+
+        respawn(server, pane.pane_id)
+        return f"respawned {pane.pane_id}; `fleet status` shows whether it runs"
+
+    return fix
+
+
+def find_dead_agents(fleet: Fleet) -> list[Finding]:
+    """Agent panes (marked so by ``fleet start``) whose process has exited."""
+    findings: list[Finding] = []
+    for path, panes in sorted(fleet.panes.items()):
+        server = fleet.servers[path]
+        for pane in panes:
+            if not (pane.agent and pane.dead):
+                continue
+            status = f"exited with status {pane.dead_status}" if pane.dead_status else "exited"
+            name = pane.identity or f"{pane.session}:{pane.window}:{pane.pane_id}"
+            findings.append(Finding(
+                "dead-agent",
+                f"the agent of {name} (pane {pane.pane_id}, socket {server.socket_name}) {status}; "
+                f"`fleet logs {pane.session} --pane {pane.label or pane.pane_id}` shows why",
+                _respawn(server, pane),
+            ))  # fmt: skip
     return findings
 
 
@@ -411,6 +443,7 @@ def examine(layouts: t.Sequence[Layout] = (), servers: t.Iterable[FleetServer] =
         for path in sorted(fleet.unanswered)
     ]  # fmt: skip
     findings += find_orphans(fleet, table)
+    findings += find_dead_agents(fleet)
     findings += find_stale_bindings(roots, fleet, layouts)
     findings += find_duplicate_panes(fleet, table, roots)
     findings += find_panes_not_in_layouts(fleet, layouts)

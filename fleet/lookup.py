@@ -17,6 +17,11 @@ from claude_shepherd.supervisor.env import FLEET_LAYOUT_ENV as LAYOUT_ENV
 from claude_shepherd.fleet.layout import LayoutError
 
 DEFAULT_LAYOUT = "fleet"
+
+
+class LayoutNotFoundError(LayoutError):
+    """No layout file by that name or path."""
+
 SUFFIXES = (".yml", ".yaml")
 
 
@@ -58,7 +63,7 @@ def find_layout(
         path = Path(name).expanduser()
         path = path if path.is_absolute() else cwd / path
         if not path.is_file():
-            raise LayoutError(f"{name}: no such layout file")
+            raise LayoutNotFoundError(f"{name}: no such layout file")
         return path
     for directory in search_dirs(cwd, env):
         for suffix in SUFFIXES:
@@ -68,7 +73,7 @@ def find_layout(
     where = ", ".join(_tilde(d, cwd, env) for d in search_dirs(cwd, env))
     known = available(cwd, env)
     hint = f"; available: {', '.join(known)}" if known else "; see tmuxinator/ in the claude-shepherd repository for examples"
-    raise LayoutError(f"no layout named {name!r} in {where}{hint}")
+    raise LayoutNotFoundError(f"no layout named {name!r} in {where}{hint}")
 
 
 def _tilde(path: Path, cwd: Path, env: t.Mapping[str, str]) -> str:

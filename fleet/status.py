@@ -45,6 +45,8 @@ class PaneStatus:
     restarts: int | None
     started_at: float | None
     """When the pane's supervisor started (epoch seconds): its uptime."""
+    agent: bool = False
+    """``fleet start`` made the pane to run an agent (so its death is an agent's death)."""
 
     def as_json(self) -> dict[str, t.Any]:
         return asdict(self)
@@ -127,6 +129,7 @@ def pane_rows(socket: str | None, panes: t.Iterable[PaneInfo], table: pr.Table) 
                 cost_usd=_number(pane.cost),
                 restarts=int(pane.restarts) if pane.restarts.isdigit() else None,
                 started_at=supervisor.create_time if supervisor else None,
+                agent=pane.agent,
             )
         )
     return rows

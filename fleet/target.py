@@ -1,10 +1,16 @@
-"""Which fleet a command acts on: a layout's session, or every session of a fleet socket.
+"""Which fleet a command acts on: LAYOUT everywhere, or nowhere when one fleet runs.
 
-``fleet start`` needs a layout. ``stop``, ``status`` and ``doctor`` do not:
-with a LAYOUT they act on its session; inside a fleet pane, on that pane's
-server; else on the default layout when there is one, else on every session
-of the socket (``fleet``, or ``--socket``). So ``fleet stop`` works even
-when the layout file has moved.
+``fleet start`` needs a layout. The other verbs act on:
+
+- LAYOUT's fleet, when given (a layout file or name, or the session name of a
+  running fleet, as ``fleet status`` lists it);
+- else ``--socket``'s sessions, or, inside a fleet pane, that pane's server;
+- else the default layout (``$FLEET_LAYOUT``, else ``fleet``) when there is one;
+- else the one fleet that runs, on whichever fleet socket; with several, the
+  command lists them and asks for one.
+
+A fleet records the layout file it was built from (session option
+``@fleet_layout``), so ``fleet restart`` with no LAYOUT still knows its layout.
 """
 
 from __future__ import annotations
@@ -15,9 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from claude_shepherd.fleet.layout import Layout, LayoutError, load_layout
-from claude_shepherd.fleet.lookup import find_layout
-from claude_shepherd.fleet.tmux import FleetServer, is_fleet_socket
-from claude_shepherd.supervisor.errors import NotRunningError, ShepherdError  # exit 3, as an LSB init script's status says
+from claude_shepherd.fleet.lookup import LayoutNotFoundError, find_layout
+from claude_shepherd.fleet.tmux import LAYOUT_OPTION, FleetServer, is_fleet_socket
+from claude_shepherd.supervisor.errors import NotRunningError, ShepherdError, UsageError
 from claude_shepherd.supervisor.session.identity import FLEET_SOCKET, fleet_socket
 
 
@@ -25,11 +31,13 @@ from claude_shepherd.supervisor.session.identity import FLEET_SOCKET, fleet_sock
 class Target:
     socket: str
     layout: Layout | None = None
+    session_name: str | None = None
+    """A running fleet's session, when it was named without its layout file."""
 
     @property
     def session(self) -> str | None:
         """The one tmux session meant, or None for all sessions of the socket."""
-        return self.layout.name if self.layout else None
+        return self.layout.name if self.layout else self.session_name
 
     def server(self) -> FleetServer:
         layout = self.layout
@@ -47,8 +55,14 @@ class Target:
         found = [name for name in wanted if name in names]
         if not found:
             what = f"fleet {self.session!r} is not" if self.session else "no fleet is"
-            raise NotRunningError(f"{what} running on socket {self.socket}")
+            raise NotRunningError(f"{what} running on socket {self.socket}")  # exit 3, as an LSB status says
         return found
+
+    def require_layout(self, verb: str) -> Layout:
+        """The layout *verb* needs (its file may be gone since the fleet was built)."""
+        if self.layout is None:
+            raise UsageError(f"fleet {verb} needs the fleet's layout; name it: fleet {verb} LAYOUT")
+        return self.layout
 
 
 def _check_socket(name: str) -> str:
@@ -64,10 +78,16 @@ def load(layout_arg: str | None, socket: str | None = None) -> Layout:
 
 
 def resolve(layout_arg: str | None, socket: str | None, env: t.Mapping[str, str] | None = None) -> Target:
-    """The target of ``stop``/``status``/``doctor`` (see the module docstring)."""
+    """The fleet a verb acts on (see the module docstring)."""
     env = os.environ if env is None else env
     if layout_arg:
-        layout = load(layout_arg, socket)
+        try:
+            layout = load(layout_arg, socket)
+        except LayoutNotFoundError:
+            named = _running_named(layout_arg, socket)
+            if named is None:
+                raise
+            return named
         return Target(layout.socket_name, layout)
     if socket:
         return Target(_check_socket(socket))
@@ -76,6 +96,73 @@ def resolve(layout_arg: str | None, socket: str | None, env: t.Mapping[str, str]
         return Target(Path(inside).name)
     try:
         layout = load(None)
-    except LayoutError:
-        return Target(FLEET_SOCKET)
+    except LayoutNotFoundError:
+        return the_running_fleet()
     return Target(layout.socket_name, layout)
+
+
+def resolve_layout(layout_arg: str | None, socket: str | None, verb: str) -> Target:
+    """The target of a verb that needs a layout (``start``, ``restart``): LAYOUT, else the default
+    layout, else the one running fleet's recorded layout."""
+    if layout_arg is None:
+        try:
+            layout = load(None, socket)
+        except LayoutNotFoundError:
+            where = the_running_fleet(socket)
+            return Target(where.socket, where.require_layout(verb))
+        return Target(layout.socket_name, layout)
+    where = resolve(layout_arg, socket)
+    return Target(where.socket, where.require_layout(verb))
+
+
+def _running(socket: str | None = None) -> list[tuple[str, str, str]]:
+    """(socket name, session, recorded layout file) of every running fleet (of *socket* only, if given)."""
+    from claude_shepherd.fleet.live import live_fleets
+
+    fleets = live_fleets()
+    found: set[tuple[str, str, str]] = set()
+    for path, server in fleets.servers.items():
+        if socket is not None and server.socket_name != socket:
+            continue
+        for session in sorted({p.session for p in fleets.panes.get(path, [])}):
+            found.add((server.socket_name, session, _recorded_layout(server, session)))
+    return sorted(found)
+
+
+def _recorded_layout(server: FleetServer, session: str) -> str:
+    result = server.cmd("show-options", "-v", "-t", f"={session}:", LAYOUT_OPTION)
+    return result.stdout[0] if result.returncode == 0 and result.stdout else ""
+
+
+def _target_of(socket: str, session: str, layout_file: str) -> Target:
+    """A running fleet's target, with its layout when the recorded file still loads as that fleet."""
+    if layout_file:
+        try:
+            layout = load_layout(Path(layout_file))
+        except (LayoutError, OSError):
+            layout = None
+        if layout is not None and layout.name == session:
+            return Target(socket, layout.with_socket(socket) if layout.socket_name != socket else layout)
+    return Target(socket, session_name=session)
+
+
+def _running_named(name: str, socket: str | None) -> Target | None:
+    """The running fleet whose session is *name* (a person may name a fleet as ``fleet status`` shows it)."""
+    if socket is not None:
+        _check_socket(socket)
+    matches = [(sock, session, layout) for sock, session, layout in _running(socket) if session == name]
+    if len(matches) > 1:
+        raise UsageError(f"fleet {name!r} runs on sockets {', '.join(m[0] for m in matches)}; "
+                         f"say which: fleet ... {name} --socket {matches[0][0]}")  # fmt: skip
+    return _target_of(*matches[0]) if matches else None
+
+
+def the_running_fleet(socket: str | None = None) -> Target:
+    """The one running fleet; refused when none or several run."""
+    fleets = _running(socket)
+    if not fleets:
+        raise NotRunningError("no fleet is running; start one: fleet start LAYOUT")
+    if len(fleets) > 1:
+        names = ", ".join(f"{session} (socket {sock})" for sock, session, _ in fleets)
+        raise UsageError(f"{len(fleets)} fleets are running: {names}; name one, e.g. fleet status {fleets[0][1]}")
+    return _target_of(*fleets[0])

@@ -29,6 +29,11 @@ from claude_shepherd.supervisor.session.identity import one_line_field
 from claude_shepherd.hooks.pane_notify import COST_OPTION
 from claude_shepherd.supervisor.claude_run.fleet_pane import RESTARTS_OPTION
 
+AGENT_OPTION = "@pane_agent"
+"""``1`` on a pane ``fleet start`` made to run a supervised Claude: a dead one is a dead agent."""
+LAYOUT_OPTION = "@fleet_layout"
+"""The layout file a fleet was built from (a session option): verbs given no LAYOUT use it."""
+
 DEFAULT_TIMEOUT = 5.0
 MIN_VERSION = (3, 2)
 
@@ -123,7 +128,12 @@ class FleetServer:
         self.tmux_bin = find_tmux(tmux_bin)
         self.timeout = default_timeout() if timeout is None else timeout
 
-    def cmd(self, cmd: str, *args: t.Any, target: str | int | None = None) -> TmuxResult:
+    def cmd(self, cmd: str, *args: t.Any, target: str | int | None = None, path: str | None = None) -> TmuxResult:
+        """Run one tmux invocation with the deadline.
+
+        *path*: the ``PATH`` a pane this invocation creates or respawns runs with. tmux gives such a
+        pane the PATH of the client that asked (not the session's), so the client gets it.
+        """
         argv: list[str] = [str(self.tmux_bin)]
         if self.config_file:
             argv.append(f"-f{self.config_file}")
@@ -146,6 +156,7 @@ class FleetServer:
                 timeout=self.timeout,
                 check=False,
                 stdin=subprocess.DEVNULL,
+                env=None if path is None else {**os.environ, "PATH": path},
             )
         except subprocess.TimeoutExpired:
             raise TmuxError(
@@ -159,9 +170,9 @@ class FleetServer:
             out.pop()
         return TmuxResult(argv, proc.returncode, out, [line for line in proc.stderr.split("\n") if line])
 
-    def run(self, cmd: str, *args: t.Any, target: str | int | None = None) -> list[str]:
+    def run(self, cmd: str, *args: t.Any, target: str | int | None = None, path: str | None = None) -> list[str]:
         """Run a command, return its stdout lines, or raise :class:`TmuxError` with tmux's reason."""
-        result = self.cmd(cmd, *args, target=target)
+        result = self.cmd(cmd, *args, target=target, path=path)
         if result.returncode != 0 or result.stderr:
             reason = result.stderr[0] if result.stderr else f"exit status {result.returncode}"
             raise TmuxError(f"tmux {cmd} failed on socket {self.socket_name}: {reason}")
@@ -173,6 +184,12 @@ class FleetServer:
 
     def has_fleet_session(self, name: str) -> bool:
         return name in self.session_names()
+
+    def session_path(self, target: str) -> str | None:
+        """The ``PATH`` in the environment of *target*'s session (a session or a pane), if it has one."""
+        result = self.cmd("show-environment", "-t", target, "PATH")
+        line = result.stdout[0] if result.returncode == 0 and result.stdout else ""
+        return line[len("PATH="):] if line.startswith("PATH=") else None
 
     def socket_file(self) -> str | None:
         """The server's socket path (to tell its panes' processes apart from other servers')."""
@@ -188,6 +205,7 @@ PANE_FIELDS = (
     "pane_id",
     "pane_index",
     "@pane_label",
+    AGENT_OPTION,
     "pane_pid",
     "pane_dead",
     "pane_dead_status",
@@ -213,6 +231,7 @@ class PaneInfo:
     pane_id: str
     pane_index: int
     label: str
+    agent: bool
     pid: int
     dead: bool
     dead_status: str
@@ -257,6 +276,7 @@ def list_panes(server: FleetServer, session: str | None = None) -> list[PaneInfo
                 pane_id=row["pane_id"],
                 pane_index=_int(row["pane_index"]),
                 label=row["@pane_label"],
+                agent=row[AGENT_OPTION] == "1",
                 pid=_int(row["pane_pid"]),
                 dead=row["pane_dead"] == "1",
                 dead_status=row["pane_dead_status"],

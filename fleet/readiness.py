@@ -1,0 +1,106 @@
+"""``started`` means running: wait until each new agent's supervisor and Claude are up.
+
+tmux creating a pane says nothing about what runs in it: ``claude-run`` may
+not be found (exit 127), Claude may crash at once, a ``pre`` command may fail.
+After ``fleet start`` or ``restart`` has created or respawned agent panes, this
+watches them — one ``list-panes`` and one process snapshot per round — until
+each one's ``claude-run`` runs a Claude that has stayed up for a moment, its
+pane dies, or the time is up. A pane that died is reported with its exit
+status and its last lines, which say why.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import typing as t
+from dataclasses import dataclass
+
+from claude_shepherd.fleet import procs as pr
+from claude_shepherd.fleet.tmux import FleetServer, PaneInfo, list_panes, pane_history
+from claude_shepherd.supervisor.env import FLEET_START_WAIT_ENV
+
+DEFAULT_WAIT = 10.0
+"""Seconds to wait for every agent (tunable: ``--wait``, ``$FLEET_START_WAIT``)."""
+SETTLE = 1.0
+"""How long a Claude must have been running to count as up (a crash loop's Claude lives less)."""
+POLL = 0.1
+DEAD_BANNER = "Pane is dead"
+"""How tmux's ``remain-on-exit`` marks a dead pane's last line: not the agent's words."""
+LAST_LINES = 5
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """Whether one agent pane is running, and if not, what was seen."""
+
+    pane_id: str
+    running: bool
+    detail: str
+    last_lines: tuple[str, ...] = ()
+
+
+def default_wait(env: t.Mapping[str, str] | None = None) -> float:
+    raw = (os.environ if env is None else env).get(FLEET_START_WAIT_ENV, "").strip()
+    try:
+        value = float(raw) if raw else DEFAULT_WAIT
+    except ValueError:
+        return DEFAULT_WAIT
+    return value if 0 <= value <= 3600 else DEFAULT_WAIT
+
+
+def _look(pane: PaneInfo | None, table: pr.Table, now: float, settle: float) -> tuple[bool, str]:
+    """(up, what is seen) for one pane."""
+    if pane is None:
+        return False, "its pane was closed"
+    if pane.dead:
+        status = pane.dead_status
+        return False, f"exited with status {status}" if status else "exited"
+    members = table.descendants(pane.pid)
+    supervisor = next((p for p in members if p.is_supervisor), None)
+    if supervisor is None:
+        return False, "claude-run is not running in it"
+    claude = table.claude_of(supervisor)
+    if claude is None:
+        return False, f"claude-run (pid {supervisor.pid}) has no Claude running"
+    if now - claude.create_time < settle:
+        return False, f"Claude (pid {claude.pid}) has only just started"
+    return True, f"claude-run {supervisor.pid}, Claude {claude.pid}"
+
+
+def wait_running(
+    server: FleetServer,
+    pane_ids: t.Sequence[str],
+    *,
+    timeout: float,
+    settle: float = SETTLE,
+    clock: t.Callable[[], float] = time.monotonic,
+    wall: t.Callable[[], float] = time.time,
+    sleep: t.Callable[[float], None] = time.sleep,
+) -> dict[str, Outcome]:
+    """Wait until every pane of *pane_ids* runs its agent (or is known not to): one outcome each."""
+    deadline = clock() + timeout
+    pending = list(dict.fromkeys(pane_ids))
+    outcomes: dict[str, Outcome] = {}
+    while pending:
+        panes = {p.pane_id: p for p in list_panes(server)}
+        table = pr.snapshot(with_env=False)
+        now = wall()
+        last_round = clock() >= deadline
+        for pane_id in list(pending):
+            pane = panes.get(pane_id)
+            up, detail = _look(pane, table, now, settle)
+            if up:
+                outcomes[pane_id] = Outcome(pane_id, True, detail)
+            elif pane is None or pane.dead or last_round:
+                lines = tuple(line for line in pane_history(server, pane_id, 200)
+                              if line.strip() and not line.startswith(DEAD_BANNER))[-LAST_LINES:]  # fmt: skip
+                if not (pane is None or pane.dead):
+                    detail = f"not running after {timeout:g}s: {detail}"
+                outcomes[pane_id] = Outcome(pane_id, False, detail, lines)
+            else:
+                continue
+            pending.remove(pane_id)
+        if pending:
+            sleep(POLL)
+    return outcomes
