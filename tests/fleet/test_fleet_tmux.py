@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -51,13 +52,13 @@ def test_start_labels_panes_runs_claude_run_as_the_pane_process_and_pane_id_answ
         world.plan(label, [{"run": ["fleet", "pane-id"]}, {"mark": "ready"}, {"wait": None}])
     done = world.fleet("start", "duo", "--no-attach")
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == [
-        f"Starting fleet 'duo' (socket {world.socket}): 1 window, 2 panes",
-        "  agents:A  started",
-        "  agents:B  started",
-        f"Attach with: tmux -L {world.socket} attach -t duo",
-    ]
     panes = world.panes()
+    lines = done.stdout.splitlines()
+    assert lines[0] == f"Starting fleet 'duo' (socket {world.socket}): 1 window, 2 panes"
+    for line, label in zip(lines[1:3], ("A", "B")):  # "started" only once seen running
+        assert re.fullmatch(rf"  agents:{label}  started, running \(claude-run {panes[label]['pane_pid']}, Claude \d+\)",
+                            line), line
+    assert lines[3:] == [f"Attach with: tmux -L {world.socket} attach -t duo"]
     assert set(panes) == {"A", "B"}
     for label in ("A", "B"):
         world.wait_event(label, "mark", name="ready")
@@ -145,9 +146,12 @@ def test_reconcile_respawns_only_the_dead_pane_and_adds_a_missing_one(world: Fle
         "        - build: echo built\n",
     )
     world.plan("A", [{"mark": "ready"}, {"wait": None}])
-    world.plan("B", [{"print": "finished my work"}, {"exit": 0}])  # claude-run then ends: the pane is dead
+    finished = world.base / "B-finishes"
+    # B's agent finishes its work once the fleet is up; claude-run then ends: the pane is dead.
+    world.plan("B", [{"wait_file": str(finished), "timeout": 60}, {"print": "finished my work"}, {"exit": 0}])
     world.plan("C", [{"mark": "ready"}, {"wait": None}])
     assert world.fleet("start", "duo", "--no-attach").returncode == 0
+    finished.touch()
     world.wait_event("A", "mark", name="ready")
     world.wait_event("C", "mark", name="ready")
     wait_until(lambda: world.panes()["B"]["pane_dead"] == "1", 15, "pane B to be dead")
@@ -161,8 +165,8 @@ def test_reconcile_respawns_only_the_dead_pane_and_adds_a_missing_one(world: Fle
     lines = done.stdout.splitlines()
     assert lines[0] == f"Fleet 'duo' is running (socket {world.socket}); reconciling with {world.project}/tmuxinator/duo.yml"
     assert lines[1].split() == ["agents:A", "running", "(pid", f"{before['A']['pane_pid']})"]
-    assert lines[2].split() == ["agents:B", "respawned", "(exited", "with", "status", "0)"]
-    assert lines[3].split() == ["agents:C", "added"]
+    assert lines[2].split()[:7] == ["agents:B", "respawned", "(exited", "with", "status", "0),", "running"]
+    assert lines[3].split()[:3] == ["agents:C", "added,", "running"]
     assert lines[4].split() == ["agents:build", "idle", "(exited", "with", "status", "0;", "not", "an", "agent,", "left", "alone)"]
     after = world.panes()
     assert after["A"]["pane_pid"] == before["A"]["pane_pid"], "a live pane is left alone"
