@@ -4,7 +4,7 @@
     fleet stop [LAYOUT] [--grace S]      stop every agent; no process is left
     fleet status [LAYOUT] [--json]       one row per pane
     fleet pane-id                        this pane's identity (session:window:label)
-    fleet doctor [LAYOUT] [--fix]        orphans, stale bindings, duplicate labels, hooks, index
+    fleet doctor [LAYOUT] [--fix]        orphans, stale bindings, duplicate labels, hooks
     fleet watch                          every agent of every fleet, live; attach, restart, stop
 
 Errors are one line, ``fleet: error: ...``. Exit status: 0 done, 1 failed (or
@@ -445,7 +445,7 @@ def doctor(
     fix: t.Annotated[bool, typer.Option("--fix", help="Repair what was found.")] = False,
     socket: SocketOpt = None,
 ) -> None:
-    """Find orphaned agents, stale pane bindings, duplicate labels, missing hooks, a stale index.
+    """Find orphaned agents, stale pane bindings, duplicate labels, missing hooks (a stale index is refreshed).
 
     Example: fleet doctor agents --fix
     """
@@ -455,12 +455,15 @@ def doctor(
     where = target.resolve(layout, socket)
     layouts = [where.layout] if where.layout else []
     servers = [where.server()]
-    findings = dr.examine(layouts, servers)
+    examined = dr.examine(layouts, servers)
+    findings = [finding for finding in examined if not finding.info]
+    if fix:
+        dr.repair(findings)
+    for note in dr.refresh_caches(examined):  # after the fixes, which may change state files
+        say(f"{note.kind}: {note.fixed}")
     if not findings:
         say("No problems found.")
         return
-    if fix:
-        dr.repair(findings)
     for finding in findings:
         say(f"{finding.kind}: {finding.message}")
         if finding.fixed:
