@@ -91,3 +91,27 @@ def test_claude_runs_own_lines_outlive_the_screen_and_fleet_logs_shows_both(worl
         deadline.cancel()
         follow.kill()
         follow.wait()
+
+
+def test_a_missing_root_is_blamed_on_the_root_that_set_it(world: FleetWorld) -> None:
+    path = world.layout("duo", "  - a: claude-run\n  - b:\n      root: nowhere\n      panes:\n        - B: claude-run\n",
+                        extra="root: /nonexistent/project\n")
+    started = world.fleet("start", "duo", "--no-attach")
+    assert started.returncode == 1
+    assert started.stderr == (f"fleet: error: {path}:3: root: /nonexistent/project is not a directory; "
+                              "create it or change the layout's root:\n")
+    path.write_text(path.read_text().replace("root: /nonexistent/project\n", ""))
+    started = world.fleet("start", "duo", "--no-attach")
+    assert started.returncode == 1
+    assert started.stderr == (f"fleet: error: {path}:6: windows[1].b.root: {world.project / 'nowhere'} is not a "
+                              "directory; create it or change the window's root:\n")
+    assert not world.server_alive()
+
+
+def test_a_yaml_syntax_error_is_one_line_naming_file_line_and_column(world: FleetWorld) -> None:
+    path = world.layout("duo", "  - agents:\n      panes:\n        - A: claude-run\n       - B: claude-run\n")
+    started = world.fleet("start", "duo", "--no-attach")
+    assert started.returncode == 1 and started.stdout == ""
+    assert started.stderr == (f"fleet: error: {path}:7:8: YAML syntax: this line is indented differently from the "
+                              "lines it belongs with; line it up with them (the '- ' of one list in one column, the "
+                              "keys of one mapping in one column)\n")
