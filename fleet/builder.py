@@ -101,10 +101,9 @@ def _label(pane: PaneSpec) -> list[t.Any]:
 
 
 def _check_roots(layout: Layout) -> None:
-    for window in layout.windows:
-        if not window.root.is_dir():
-            where = f"{layout.source}:{window.line}" if window.line else str(layout.source)
-            raise StartError(f"{where}: root {window.root} of window {window.name!r} is not a directory")
+    problem = layout.root_problem()
+    if problem:
+        raise StartError(problem)
 
 
 def run_on_project_start(layout: Layout) -> None:

@@ -4,7 +4,7 @@
     fleet stop [LAYOUT] [--grace S]      stop every agent; no process is left
     fleet status [LAYOUT] [--json]       one row per pane
     fleet pane-id                        this pane's identity (session:window:label)
-    fleet doctor [LAYOUT] [--fix]        orphans, stale bindings, duplicate labels, hooks, index
+    fleet doctor [LAYOUT] [--fix]        orphans, stale bindings, duplicate labels, hooks
     fleet watch                          every agent of every fleet, live; attach, restart, stop
 
 Errors are one line, ``fleet: error: ...``. Exit status: 0 done, 1 failed (or
@@ -349,32 +349,44 @@ def attach(
 def logs(
     layout: LayoutArg = None,
     pane: t.Annotated[str, typer.Option("--pane", metavar="LABEL", help="The agent's pane.")] = ...,  # type: ignore[assignment]
-    lines: t.Annotated[int, typer.Option("-n", "--lines", metavar="N", min=1, help="How many lines of history.")] = 50,
-    follow: t.Annotated[bool, typer.Option("-f", "--follow", help="Keep printing new output.")] = False,
+    lines: t.Annotated[int, typer.Option("-n", "--lines", metavar="N", min=1, help="How many lines of each.")] = 50,
+    follow: t.Annotated[bool, typer.Option("-f", "--follow", help="Keep printing new lines of both.")] = False,
     socket: SocketOpt = None,
 ) -> None:
-    """An agent's recent output — its screen and history, claude-run's own lines included.
+    """An agent's claude-run log (its starts, resumes, restarts and exits, kept across restarts), then its screen.
 
     Example: fleet logs fleet-2x2 --pane SDK -n 200 -f
     """
     import time
 
     from claude_shepherd.fleet import target
-    from claude_shepherd.fleet.tmux import pane_history, new_lines
+    from claude_shepherd.fleet.tmux import new_lines, pane_history
+    from claude_shepherd.supervisor.claude_run.run_log import log_path, tail
 
     where = target.resolve(layout, socket)
     server = where.server()
     sessions = where.running_sessions(server)
     found = _pane(where, server, sessions, pane)
+    identity = f"{found.session}:{found.window}:{found.label}"
+    path = log_path(where.socket, identity, os.environ)
 
     def history(count: int) -> list[str]:
         return [printable(line) for line in pane_history(server, found.pane_id, count)]
 
+    kept = tail(path, lines)
+    say(f"==> claude-run's log of {identity}: {path}" + (f" (last {len(kept)} lines) <==" if kept else " (none yet) <=="))
+    for line in kept:
+        say(line)
     shown = history(lines)[-lines:]
+    say(f"==> the screen of {identity} ({found.pane_id}, last {len(shown)} lines) <==")
     for line in shown:
         say(line)
     while follow:
         time.sleep(0.5)
+        now_kept = tail(path, lines + 200)
+        for line in new_lines(kept, now_kept):
+            say(line)
+        kept = now_kept
         now = history(lines + 200)
         for line in new_lines(shown, now):
             say(line)
@@ -516,7 +528,7 @@ def doctor(
     fix: t.Annotated[bool, typer.Option("--fix", help="Repair what was found.")] = False,
     socket: SocketOpt = None,
 ) -> None:
-    """Find orphaned agents, stale pane bindings, duplicate labels, missing hooks, a stale index.
+    """Find orphaned agents, stale pane bindings, duplicate labels, missing hooks (a stale index is refreshed).
 
     Example: fleet doctor fleet-2x2 --fix
     """
@@ -529,13 +541,16 @@ def doctor(
         where = target.Target(FLEET_SOCKET)
     layouts = [where.layout] if where.layout else []
     servers = [where.server()]
-    findings = dr.examine(layouts, servers)
-    if not findings:
-        say("No problems found.")
-        return
+    examined = dr.examine(layouts, servers)
+    findings = [finding for finding in examined if not finding.info]
     if fix:
         with _locked(where.socket, "fleet doctor --fix"):
             dr.repair(findings)
+    for note in dr.refresh_caches(examined):  # after the fixes, which may change state files
+        say(f"{note.kind}: {note.fixed}")
+    if not findings:
+        say("No problems found.")
+        return
     for finding in findings:
         say(f"{finding.kind}: {finding.message}")
         if finding.fixed:

@@ -16,9 +16,11 @@
   the fleet's own environment;
 * **hooks not installed** in the settings Claude will read: fixed by
   ``claude-hook install``;
-* **a stale session index**: fixed by rebuilding it from the state files.
+* **a stale session index** is no problem: it is a cache that every lookup
+  refreshes, so doctor refreshes it too (``--fix`` or not) and says so as
+  information.
 
-Read-only without ``--fix``.
+Read-only without ``--fix``, but for that cache.
 """
 
 from __future__ import annotations
@@ -54,6 +56,8 @@ class Finding:
     message: str
     fix: t.Callable[[], str] | None = None
     fixed: str | None = None
+    info: bool = False
+    """Not a problem: something that heals itself, fixed on every run and reported as information."""
 
 
 # --------------------------------------------------------------------------- orphans
@@ -379,10 +383,14 @@ def find_missing_hooks(projects: t.Iterable[Path], claude_config: Path) -> list[
 # --------------------------------------------------------------------------- index
 
 
-def _rebuild_index(root: Path) -> t.Callable[[], str]:
+def _refresh_index(root: Path) -> t.Callable[[], str]:
+    """Rebuild *root*'s index if it is stale at the time of the call (after every other fix)."""
+
     def fix() -> str:
+        if not index_is_stale(root):
+            return ""
         index.rebuild(root)
-        return f"rebuilt the index of {root}"
+        return f"refreshed the session index of {root} (a cache: not a problem)"
 
     return fix
 
@@ -403,12 +411,17 @@ def index_is_stale(root: Path) -> bool:
     return stored != index.scan(root)
 
 
-def find_stale_index(roots: t.Iterable[Path]) -> list[Finding]:
-    findings: list[Finding] = []
-    for root in roots:
-        if root.is_dir() and index_is_stale(root):
-            findings.append(Finding("index", f"the session index of {root} is stale", _rebuild_index(root)))
-    return findings
+def index_refreshes(roots: t.Iterable[Path]) -> list[Finding]:
+    """One cache finding per sessions root: its fix refreshes the index when it is stale then."""
+    return [Finding("index", f"the session index of {root}", _refresh_index(root), info=True)
+            for root in roots if root.is_dir()]
+
+
+def refresh_caches(findings: list[Finding]) -> list[Finding]:
+    """Apply the fixes of what is information, not a problem (a stale cache); return what was refreshed."""
+    caches = [finding for finding in findings if finding.info]
+    repair(caches)
+    return [finding for finding in caches if finding.fixed]
 
 
 # --------------------------------------------------------------------------- all together
@@ -448,7 +461,7 @@ def examine(layouts: t.Sequence[Layout] = (), servers: t.Iterable[FleetServer] =
     findings += find_duplicate_panes(fleet, table, roots)
     findings += find_panes_not_in_layouts(fleet, layouts)
     findings += find_missing_hooks(projects, config_dir())
-    findings += find_stale_index(roots)
+    findings += index_refreshes(roots)
     return findings
 
 

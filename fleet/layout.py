@@ -124,6 +124,8 @@ class WindowSpec(_Frozen):
     pre: tuple[str, ...] = ()
     panes: tuple[PaneSpec, ...]
     line: int | None = None
+    root_line: int | None = None
+    """The line of the window's own ``root:``; None when it inherits the layout's."""
 
 
 class Layout(_Frozen):
@@ -147,6 +149,24 @@ class Layout(_Frozen):
     notify_on: tuple[str, ...] = DEFAULT_ON
     notify_tmux: bool = True
     """False with ``notify: false``: no tmux message, no bell, no command."""
+    root_line: int | None = None
+    """The line of the layout's ``root:``; None when the root is the working directory."""
+
+    def root_problem(self) -> str | None:
+        """The first root that is not a directory, blamed on the ``root:`` that set it; None when all are.
+
+        A window's root is relative to the layout's, so a missing layout root is the layout's fault
+        whichever window meets it first.
+        """
+        for index, window in enumerate(self.windows):
+            if window.root.is_dir():
+                continue
+            if window.root_line is None or not self.root.is_dir():
+                where = f"{self.source}:{self.root_line}" if self.root_line else str(self.source)
+                return f"{where}: root: {self.root} is not a directory; create it or change the layout's root:"
+            return (f"{self.source}:{window.root_line}: windows[{index}].{window.name}.root: {window.root} is not "
+                    "a directory; create it or change the window's root:")
+        return None
 
     def window(self, name: str) -> WindowSpec | None:
         return next((w for w in self.windows if w.name == name), None)
@@ -421,6 +441,45 @@ def _where(loc: t.Sequence[t.Union[str, int]], lines: dict[YamlPath, int]) -> tu
     return line, text
 
 
+def _yaml_problem(exc: yaml.YAMLError) -> tuple[t.Any, str]:
+    """Where a YAML syntax error is (the mark to show) and what to fix, in words for a person.
+
+    PyYAML's own text names parser states ("expected <block end>") over
+    several lines; the mark is the spot a person has to change.
+    """
+    problem = str(getattr(exc, "problem", None) or "")
+    context = str(getattr(exc, "context", None) or "")
+    at = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    opened = getattr(exc, "context_mark", None) or at
+    if "'\\t'" in problem:
+        return at, "a tab indents this line; YAML indents with spaces only"
+    if "cannot start any token" in problem:
+        char = problem.split("'")[1] if problem.count("'") >= 2 else "this character"
+        return at, f"a value cannot start with {char}; put the value in quotes"
+    if "quoted scalar" in context:
+        return opened, "this quote is never closed; close it on the same value or remove it"
+    if "flow sequence" in context or "flow mapping" in context:
+        bracket = "[" if "sequence" in context else "{"
+        return opened, f"this {bracket} is never closed; close it, or put the value in quotes"
+    if "mapping values are not allowed" in problem:
+        return at, ("a 'key: value' where none can start; indent this line like the keys it belongs with, "
+                    "or quote a value that contains ': '")
+    if "could not find expected ':'" in problem:
+        return opened, ("this line is neither 'key: value' nor a '- item'; add the ':' or indent it like the lines "
+                        "it belongs with")
+    if "expected <block end>" in problem or "expected <block" in problem:
+        return at, ("this line is indented differently from the lines it belongs with; line it up with them "
+                    "(the '- ' of one list in one column, the keys of one mapping in one column)")
+    if "undefined alias" in problem:
+        return at, "*NAME refers to no &NAME anchor; put the value in quotes if the * is meant literally"
+    if "another document" in problem:
+        return at, "a second YAML document (---) starts here; a layout is one document"
+    if "unhashable key" in problem:
+        return at, "a key that is a list or a mapping; keys are plain names"
+    first = problem or str(exc).splitlines()[0]
+    return at, f"{first}; check the indentation and quoting here"
+
+
 def _error(source: Path, line: int | None, key: str, message: str) -> LayoutError:
     where = f"{source}:{line}" if line else str(source)
     return LayoutError(f"{where}: {key + ': ' if key else ''}{message}")
@@ -494,9 +553,9 @@ def parse_layout(text: str, source: Path, *, cwd: Path | None = None) -> Layout:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise _error(source, mark.line + 1 if mark else None, "", f"YAML error: {problem}") from None
+        mark, message = _yaml_problem(exc)
+        where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark is not None else str(source)
+        raise LayoutError(f"{where}: YAML syntax: {message}") from None
     lines = _line_map(node)
     if data is None:
         raise _error(source, None, "", "the file is empty; a layout needs name: and windows:")
@@ -610,6 +669,7 @@ def _build(raw: _RawLayout, source: Path, lines: dict[YamlPath, int], cwd: Path)
                 pre=tuple(body.pre),
                 panes=tuple(panes),
                 line=lines.get(where),
+                root_line=lines.get((*where, "root")) if body.root else None,
             )
         )
 
@@ -640,6 +700,7 @@ def _build(raw: _RawLayout, source: Path, lines: dict[YamlPath, int], cwd: Path)
         notify_command=tuple(raw.notify) if isinstance(raw.notify, list) else None,
         notify_on=tuple(dict.fromkeys(raw.notify_on)) if raw.notify_on is not None else DEFAULT_ON,
         notify_tmux=raw.notify is not False,
+        root_line=lines.get(("root",)) if raw.root else None,
     )
 
 

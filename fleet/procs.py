@@ -51,7 +51,10 @@ class Proc:
 
     @property
     def is_supervisor(self) -> bool:
-        """``claude-run`` (a console script, so argv is ``python .../claude-run ...``)."""
+        """``claude-run`` (a console script, so argv is ``python .../claude-run ...``); its watchdog,
+        forked from it with the same argv, is not one."""
+        if self.is_watchdog:
+            return False
         head = [Path(arg).name for arg in self.cmdline[:2]]
         return SUPERVISOR_SCRIPT in head or SUPERVISOR_MODULE in self.cmdline[:3]
 

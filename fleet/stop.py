@@ -114,9 +114,10 @@ def stop(
             pr.send(report.supervisors, signal.SIGTERM)
         else:
             pr.send(report.members, signal.SIGHUP)
-    if progress and any(r.supervisors for r in reports):
-        progress(f"Sent SIGTERM to {sum(len(r.supervisors) for r in reports)} supervisor(s); "
-                 f"waiting up to {grace:g}s for them to stop their agents")
+    agents = sum(1 for r in reports if r.supervisors)
+    if progress and agents:
+        progress(f"Asked {agents} agent{'s' * (agents != 1)} to stop (SIGTERM to {'each' if agents != 1 else 'its'} "
+                 f"claude-run); waiting up to {grace:g}s")
 
     # 2. Wait, all panes together, for the supervisors and then for what they ran.
     deadline = started + grace

@@ -306,10 +306,14 @@ def install(target: Target, *, dry_run: bool, replace_status_line: bool, say: t.
             say(f"Settings: {target.settings} would become:\n{new_text.rstrip()}")
         else:
             backup = backup_path(target.settings)
-            if not backup.exists():
-                write_file(backup, text or "")
-            write_file(target.settings, new_text)
-            say(f"Settings: {target.settings} (updated; your previous file is kept as {backup.name})")
+            if text is None:  # nothing to keep: uninstall removes the file once only our entries are left
+                write_file(target.settings, new_text)
+                say(f"Settings: {target.settings} (created: there was none; `claude-hook uninstall` removes it)")
+            else:
+                if not backup.exists():
+                    write_file(backup, text)
+                write_file(target.settings, new_text)
+                say(f"Settings: {target.settings} (updated; your previous file is kept as {backup.name})")
     for event, argument, matcher in REGISTRATIONS:
         where = f" (matcher {matcher})" if matcher else ""
         say(f"  {event}{where}: {commands[argument]}  [timeout {HOOK_TIMEOUT}s]")
@@ -359,10 +363,10 @@ def uninstall(target: Target, *, dry_run: bool, say: t.Callable[[str], None]) ->
         stripped = strip(settings, restore_status_line=restore)
         if stripped == settings:
             say(f"Settings: {target.settings} has none of our hooks")
-        elif original_text == "" and _pruned(stripped) == {}:
+        elif (original_text is None or original_text == "") and _pruned(stripped) == {}:
             if not dry_run:
                 os.unlink(os.path.realpath(target.settings))
-            say(f"Settings: {target.settings} {'would be' if dry_run else 'was'} removed (we had created it)")
+            say(f"Settings: {target.settings} {'would be' if dry_run else 'was'} removed (only our entries were in it)")
         else:
             if original is not None and _pruned(stripped) == _pruned(original):
                 new_text = original_text  # untouched since install: give back the exact bytes

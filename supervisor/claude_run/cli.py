@@ -44,11 +44,12 @@ from claude_shepherd.supervisor.errors import (
 )
 from claude_shepherd.supervisor.claude_run.foreground import ForegroundRunner
 from claude_shepherd.supervisor.claude_run.fleet_pane import publish_restarts
-from claude_shepherd.supervisor.session.identity import current_pane_id, start_token
+from claude_shepherd.supervisor.session.identity import current_pane_id, fleet_socket, start_token
 from claude_shepherd.supervisor.claude_run.launch_plan import Owner
 from claude_shepherd.supervisor.session.paths import sessions_root
 from claude_shepherd.supervisor.printable import printable
 from claude_shepherd.supervisor.claude_run.prompt_additions import AgentNameError, build
+from claude_shepherd.supervisor.claude_run.run_log import RunLines
 from claude_shepherd.supervisor.claude_run.subreaper import become_subreaper
 from claude_shepherd.supervisor.claude_run.supervise import DEFAULT_RESUME_WINDOW, Settings, Supervisor
 from claude_shepherd.supervisor.env import KILL_GRACE_ENV as GRACE_ENV
@@ -60,17 +61,37 @@ if TYPE_CHECKING:
 
 PROG = "claude-run"
 
-def say(line: str) -> None:
-    """A status line on stderr, shown safe (it names sessions and phases agents wrote); a hung-up terminal
-    must not turn it into a crash."""
+LINES = RunLines()
+"""Everything claude-run says, also appended to its fleet pane's log (see :mod:`.run_log`)."""
+
+
+def _write(text: str) -> None:
+    """One line on stderr; a hung-up terminal must not turn it into a crash."""
     try:
-        os.write(2, f"[{PROG}] {printable(line)}\n".encode("utf-8", "replace"))
+        os.write(2, f"{text}\n".encode("utf-8", "replace"))
     except OSError:
         pass
 
 
+def _keep(text: str) -> None:
+    """Append *text* to the pane's log; say once on the screen when that stops working."""
+    log = LINES.log
+    already = log is not None and log.failed is not None
+    LINES.add(text)
+    if log is not None and log.failed is not None and not already:
+        _write(f"[{PROG}] WARNING: cannot write this pane's log ({printable(log.failed)}); only the screen has these lines")
+
+
+def say(line: str) -> None:
+    """A status line on stderr, shown safe (it names sessions and phases agents wrote), and kept in the pane's log."""
+    text = f"[{PROG}] {printable(line)}"
+    _write(text)
+    _keep(text)
+
+
 def error(message: str) -> None:
     say_error(PROG, message)
+    _keep(f"{PROG}: error: {printable(' '.join(message.split()))}")
 
 
 def banner(agent: str | None, description: str | None) -> str:
@@ -205,6 +226,13 @@ def supervise(
 ) -> int:
     """Set everything up, run the loop, and return the exit status."""
     env = dict(os.environ)
+    first_pane = [current_pane_id(env)]
+    LINES.bind(fleet_socket(env), first_pane[0], env)
+
+    def pane_of() -> str | None:
+        """The pane looked up above answers the first question (at the first launch); later ones ask tmux."""
+        return first_pane.pop() if first_pane else current_pane_id(env)
+
     try:
         claude = find_claude(env)
     except ClaudeNotFoundError as exc:
@@ -237,7 +265,7 @@ def supervise(
         settings,
         runner,
         me=me,
-        pane_of=lambda: current_pane_id(env),
+        pane_of=pane_of,
         say=say,
         banner=banner(agent, description),
         on_launch=lambda restarts: publish_restarts(restarts, env),

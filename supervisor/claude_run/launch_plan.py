@@ -154,16 +154,11 @@ def still_restarting(session_dir: Path) -> bool:
 
 
 def restart_plan(taken: Taken) -> Plan:
-    why = []
+    note = f"Session {taken.session.name} asked for a restart: starting a fresh conversation that continues it"
     if taken.overflowed:
-        why.append("overflowed")
-    why.append("killRequested")
-    note = (
-        f"Restart requested by session {taken.session.name}. Looping... "
-        f"(fresh start, no --resume: {', '.join(why)})"
-    )
-    if taken.had_session_id:
-        note += "; ignoring its sessionId"
+        note += " (the last one filled its context)"
+    elif taken.had_session_id:
+        note += " (a restart never resumes the last one)"
     return Plan(prompt=taken.prompt, session=taken.session, notes=[note])
 
 
@@ -248,13 +243,13 @@ def decide(
 def _explain(decision: _Resume, where: str, name: str, cwd: Path, env: t.Mapping[str, str]) -> str:
     sid = decision.session_id or ""
     reasons = {
-        "busy": f"session {name} is held by a live agent (PID {decision.owner})",
-        "overflowed": f"session {name} overflowed; its conversation must not be resumed",
-        "killed": f"session {name} has a restart request pending (killRequested)",
-        "no-id": f"session {name} has no conversation id (sessionId) to resume",
+        "busy": f"session {name} is in use by another running agent (supervisor PID {decision.owner})",
+        "overflowed": f"the last conversation of session {name} filled its context, so it is not resumed",
+        "killed": f"the last conversation of session {name} asked for a restart",
+        "no-id": f"session {name} records no conversation to resume",
         "no-transcript": (
-            f"conversation {short(sid)} of session {name} has no transcript under "
-            f"{config_dir(env) / 'projects'} for {cwd}"
+            f"Claude no longer has conversation {short(sid)} of session {name} (no transcript under "
+            f"{config_dir(env) / 'projects'} for {cwd})"
         ),
     }
     return f"{where}starting fresh: {reasons[decision.kind]}"
@@ -294,8 +289,8 @@ def fleet_start(
         plan.with_prompt = False
         plan.session = session_dir
         plan.notes.append(
-            f"Fleet pane '{pane}' starting fresh: session {session_dir.name} has a pending restart "
-            f"(a restart never resumes); continuing with its restart prompt"
+            f"Fleet pane '{pane}' starting fresh: session {session_dir.name} asked for a restart; "
+            f"continuing it with its restart prompt"
         )
     else:
         plan.notes.append(_explain(decision, f"Fleet pane '{pane}' ", session_dir.name, cwd, env))
@@ -307,16 +302,16 @@ def _pane_conversation(root: Path, pane: str, cwd: Path, env: t.Mapping[str, str
     record = pane_records.read(root, pane)
     conversation = pane_records.conversation(record)
     if conversation is None or not valid_conversation(conversation):
-        plan.notes.append(f"Fleet pane '{pane}' starting fresh (no previous session or conversation)")
+        plan.notes.append(f"Fleet pane '{pane}' starting fresh: it has no earlier session or conversation")
     elif record and record.get("overflowed") is True:
         plan.notes.append(
-            f"Fleet pane '{pane}' starting fresh: its conversation {short(conversation)} reached the overflow "
-            "threshold; it must not be resumed"
+            f"Fleet pane '{pane}' starting fresh: its last conversation {short(conversation)} filled its "
+            "context, so it is not resumed"
         )
     elif find_transcript(conversation, cwd, env) is None:
         plan.notes.append(
-            f"Fleet pane '{pane}' starting fresh: conversation {short(conversation)} has no transcript under "
-            f"{config_dir(env) / 'projects'} for {cwd}"
+            f"Fleet pane '{pane}' starting fresh: Claude no longer has its conversation {short(conversation)} "
+            f"(no transcript under {config_dir(env) / 'projects'} for {cwd})"
         )
     else:
         plan.resume = conversation

@@ -198,8 +198,8 @@ class Supervisor:
                 prompt=plan.prompt,
                 with_prompt=plan.with_prompt or plan.resume is not None,  # a fresh conversation gets its prompt
                 notes=[
-                    f"Claude exited {outcome.status} {outcome.uptime:.1f}s after {resumed}: "
-                    f"the conversation was refused; starting fresh instead"
+                    f"Claude refused to resume the conversation ({resumed}: it exited with status "
+                    f"{outcome.status} after {outcome.uptime:.1f}s); starting fresh instead"
                 ],
             )
         if outcome.status == 0:
@@ -215,8 +215,8 @@ class Supervisor:
             return None
         self.say(
             f"Claude exited with status {outcome.status} after {outcome.uptime:.1f}s "
-            f"(crash {verdict.recent} within {self.s.policy.window:g}s; giving up at {self.s.policy.limit}); "
-            + (f"restarting in {verdict.delay:.2f}s" if verdict.delay else "restarting")
+            f"(crash {verdict.recent} of {self.s.policy.limit} allowed within {self.s.policy.window:g}s); "
+            + (f"starting it again in {verdict.delay:.2f}s" if verdict.delay else "starting it again")
         )
         if verdict.delay > 0 and not self.runner.pause(verdict.delay):
             return None
@@ -227,7 +227,7 @@ class Supervisor:
                 prompt=plan.prompt,
                 session=plan.session,
                 notes=[
-                    f"Session {plan.session.name} was not continued yet: relaunching with its restart prompt"
+                    f"Session {plan.session.name} was not continued yet: starting again with its restart prompt"
                 ],
             )
         return lp.after_crash(self.s.root, self.me, self.pane_of(), self.s.cwd, self.s.env)

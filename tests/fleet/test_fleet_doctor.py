@@ -68,14 +68,14 @@ def test_doctor_finds_and_fixes_what_a_fleet_leaves_wrong(world: FleetWorld) -> 
     assert f"stale-binding: session {root / 'S_STALE'} is bound to pane dup:w:Gone, but its running fleet has no such pane" in out
     assert "duplicate-binding: 2 sessions are bound to pane dup:w:B: S_NEW, S_OLD (keeping S_NEW)" in out
     assert "S_OTHER" not in out, "a stopped fleet's binding is what its next start resumes"
-    assert f"index: the session index of {root} is stale" in out
+    assert f"index: refreshed the session index of {root} (a cache: not a problem)" in out
     assert "hooks: hooks PreToolUse" in out and "are not installed in the settings Claude reads" in out
-    assert found.stderr == "fleet: error: 7 problem(s) found; run `fleet doctor --fix` to repair\n"
+    assert found.stderr == "fleet: error: 6 problem(s) found; run `fleet doctor --fix` to repair\n"
     assert psutil.pid_exists(orphan.pid), "without --fix nothing is touched"
 
     fixed = world.fleet("doctor", "--fix")
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
-    assert fixed.stdout.count("  fixed: ") == 7
+    assert fixed.stdout.count("  fixed: ") == 6
     wait_until(lambda: orphan.poll() is not None and lost.poll() is not None, 10, "the orphans to end")
     assert bystander.poll() is None
     labels = world.tmux("list-panes", "-t", "dup:w", "-F", "#{@pane_label}").split()
@@ -203,3 +203,22 @@ def test_of_two_panes_with_one_label_the_one_whose_agent_holds_its_session_keeps
         for supervisor in supervisors:
             supervisor.kill()
             supervisor.wait()
+
+
+def test_a_stale_index_after_a_restart_is_refreshed_and_no_problem(world: FleetWorld) -> None:
+    """A restart gives a session a new owner behind the index's back: doctor refreshes it and exits 0."""
+    installed = subprocess.run([str(Path(sys.executable).parent / "claude-hook"), "install", "--user"],
+                               capture_output=True, text=True, env=world.env, cwd=world.project, timeout=30)
+    assert installed.returncode == 0, installed.stderr
+    root = world.project / "sessions"
+    write_state(root / "S_A", fleetPaneId="gone:w:A")
+    index.rebuild(root)
+    write_state(root / "S_A", pid=os.getpid(), pidStart=start_token(os.getpid()))  # the new supervisor's
+
+    found = world.fleet("doctor")
+    assert (found.returncode, found.stderr) == (0, ""), found.stdout + found.stderr
+    assert found.stdout == (f"index: refreshed the session index of {root} (a cache: not a problem)\n"
+                            "No problems found.\n")
+    assert index.stored(root) == index.scan(root)
+    again = world.fleet("doctor")
+    assert (again.returncode, again.stdout) == (0, "No problems found.\n")

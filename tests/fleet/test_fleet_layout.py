@@ -135,7 +135,19 @@ class Bad(t.NamedTuple):
 
 
 REJECTED = {
-    "yaml-syntax": Bad("name: x\nwindows:\n  - a: [x\n", ":4: YAML error: expected ',' or ']', but got '<stream end>'"),
+    "yaml-syntax": Bad("name: x\nwindows:\n  - a: [x\n",
+                       ":3:8: YAML syntax: this [ is never closed; close it, or put the value in quotes"),
+    "yaml-indentation": Bad("name: x\nwindows:\n  - a:\n     panes:\n    - b\n",
+                            ":5:5: YAML syntax: this line is indented differently from the lines it belongs with; "
+                            "line it up with them (the '- ' of one list in one column, the keys of one mapping in "
+                            "one column)"),
+    "yaml-indented-key": Bad("name: x\n root: /p\nwindows:\n  - a: c\n",
+                             ":2:6: YAML syntax: a 'key: value' where none can start; indent this line like the keys "
+                             "it belongs with, or quote a value that contains ': '"),
+    "yaml-tab": Bad("name: x\nwindows:\n\t- a: c\n", ":3:1: YAML syntax: a tab indents this line; YAML indents with "
+                    "spaces only"),
+    "yaml-unclosed-quote": Bad('name: "x\nwindows:\n  - a: c\n',
+                               ":1:7: YAML syntax: this quote is never closed; close it on the same value or remove it"),
     "empty-file": Bad("", ": the file is empty; a layout needs name: and windows:"),
     "not-a-mapping": Bad("- a\n", ":1: a layout is a YAML mapping (name:, windows:, ...), got a list"),
     "no-windows": Bad("name: x\n", ":1: windows is missing; a layout needs at least one window"),

@@ -302,3 +302,24 @@ def test_install_refuses_a_settings_file_in_a_missing_folder(home: Path, tmp_pat
     assert done.returncode == 1 and not (tmp_path / "no").exists()
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "does not exist; create it first" in lines[0]
+
+
+def test_install_without_a_settings_file_says_it_created_one_and_keeps_no_empty_backup(home: Path) -> None:
+    path = settings_of(home)
+    done = _claude_hook(home, "install", "--user")
+    assert done.returncode == 0, done.stderr
+    assert f"Settings: {path} (created: there was none; `claude-hook uninstall` removes it)" in done.stdout
+    assert "kept as" not in done.stdout
+    assert not (path.parent / ("settings.json" + BACKUP_SUFFIX)).exists()
+    gone = _claude_hook(home, "uninstall", "--user")
+    assert gone.returncode == 0 and f"Settings: {path} was removed (only our entries were in it)" in gone.stdout
+    assert not path.exists()
+
+
+def test_an_empty_backup_from_an_older_install_still_means_the_file_was_ours(home: Path) -> None:
+    """An install that kept an empty backup for a file it created is still undone by removing the file."""
+    path = settings_of(home)
+    assert _claude_hook(home, "install", "--user").returncode == 0
+    (path.parent / ("settings.json" + BACKUP_SUFFIX)).write_text("")
+    assert _claude_hook(home, "uninstall", "--user").returncode == 0
+    assert sorted(os.listdir(home / ".claude")) == []

@@ -158,7 +158,9 @@ def test_s4_restart_after_dehydrate_relaunches_fresh_with_the_continuation_promp
     state = read_state(workdir / "sessions" / "S4")
     assert state["lifecycle"] == "restarting" and state["killRequested"] is False
     assert "restartPrompt" not in state and state["pid"] == run.pid
-    assert "Restart requested by session S4" in run.text and "Goodbye." in run.text
+    assert "Session S4 asked for a restart: starting a fresh conversation that continues it" in run.text
+    assert "Goodbye." in run.text
+    assert not any(word in run.text for word in ("killRequested", "sessionId", "Looping")), "words for people"
 
 
 def test_s6_restart_never_resumes_even_with_a_resurrected_session_id(
@@ -182,8 +184,8 @@ def test_s6_restart_never_resumes_even_with_a_resurrected_session_id(
     _, second = fake.wait_starts(2)
     assert not has_resume(argv_of(second))
     assert CONTINUE_PROMPT.format(dir=session) in argv_of(second)
-    assert "no --resume: overflowed, killRequested" in run.text
-    assert "ignoring its sessionId" in run.text
+    assert "Session S6 asked for a restart: starting a fresh conversation that continues it " \
+           "(the last one filled its context)" in run.text
 
 
 def test_a_restart_request_is_not_lost_when_claude_exits_quickly_with_an_error(
@@ -497,7 +499,7 @@ def test_a_refused_resume_of_the_users_own_resume_is_retried_once_fresh(fake: Fa
     first, second = fake.wait_starts(2)
     assert has_resume(argv_of(first)) and not has_resume(argv_of(second))
     assert "--model" in argv_of(second)
-    assert "the conversation was refused; starting fresh instead" in run.text
+    assert "Claude refused to resume the conversation (--resume 7e57e57e" in run.text
 
 
 # --------------------------------------------------------------------------- errors

@@ -107,7 +107,7 @@ def test_s9_an_overflowed_session_starts_fresh(
 ) -> None:
     session = pane_session(overflowed=True)
     run = _runs_fresh(fake, start_run, fleet_tmux, run_env, workdir)
-    assert "starting fresh: session 2026_11_22_PANE overflowed" in run.text
+    assert "starting fresh: the last conversation of session 2026_11_22_PANE filled its context, so it is not resumed" in run.text
     assert read_state(session)["pid"] == DEAD_PID, "a session we do not resume is not claimed"
 
 
@@ -135,7 +135,7 @@ def test_resume_of_a_missing_transcript_starts_fresh_with_a_reason(
     assert run.wait() == 0
     (start,) = fake.wait_starts(1)
     assert resume_arg(start["argv"]) is None
-    assert "starting fresh: conversation 3f2a9c4e... of session 2026_11_22_PANE has no transcript" in run.text
+    assert "starting fresh: Claude no longer has conversation 3f2a9c4e... of session 2026_11_22_PANE (no transcript under" in run.text
 
 
 def test_a_refused_fleet_resume_is_retried_once_fresh(
@@ -150,7 +150,7 @@ def test_a_refused_fleet_resume_is_retried_once_fresh(
     assert resume_arg(first["argv"]) == SESSION_ID and resume_arg(second["argv"]) is None
     assert "the layout's prompt" not in first["argv"] and "the layout's prompt" in second["argv"], \
         "the resume gets no prompt again; the fresh conversation that replaces it does"
-    assert f"after --resume {SESSION_ID[:8]}...: the conversation was refused; starting fresh" in run.text
+    assert f"Claude refused to resume the conversation (--resume {SESSION_ID[:8]}...: it exited with status 1 after" in run.text
     assert len(fake.starts()) == 2
 
 
@@ -182,7 +182,7 @@ def test_a_session_held_by_a_live_agent_is_not_resumed(
 ) -> None:
     session = pane_session(pid=os.getpid(), pidStart=start_token(os.getpid()))
     run = _runs_fresh(fake, start_run, fleet_tmux, run_env, workdir)
-    assert f"is held by a live agent (PID {os.getpid()})" in run.text
+    assert f"is in use by another running agent (supervisor PID {os.getpid()})" in run.text
     assert read_state(session)["pid"] == os.getpid()
 
 
@@ -219,4 +219,4 @@ def test_a_pane_conversation_that_reached_the_threshold_starts_fresh(
     assert second.wait() == 0
     _, two = fake.wait_starts(2)
     assert resume_arg(two["argv"]) is None
-    assert "reached the overflow threshold; it must not be resumed" in second.text
+    assert "filled its context, so it is not resumed" in second.text

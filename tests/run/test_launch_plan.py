@@ -27,7 +27,7 @@ def test_a_restart_taken_but_never_continued_is_not_lost(tmp_path: Path) -> None
     assert plan.resume is None, "a restart never resumes"
     assert plan.prompt == f'/session continue --session {session} --skill implement --phase "3: Build"'
     assert read_state(session)["pid"] == me.pid
-    assert any("pending restart" in note for note in plan.notes)
+    assert any("asked for a restart" in note for note in plan.notes)
 
 
 def test_an_overflowed_session_without_a_restart_starts_fresh(tmp_path: Path) -> None:
@@ -39,7 +39,7 @@ def test_an_overflowed_session_without_a_restart_starts_fresh(tmp_path: Path) ->
     (session / ".state.json").write_text(json.dumps(state))
     plan = fleet_start(root, Owner(os.getpid(), start_token(os.getpid())), PANE, tmp_path, {})
     assert plan.resume is None and plan.prompt is None
-    assert any("overflowed" in note for note in plan.notes)
+    assert any("filled its context" in note for note in plan.notes)
 
 
 def test_a_restart_request_is_taken_only_from_a_proven_owner(tmp_path: Path) -> None:
