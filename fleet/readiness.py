@@ -3,7 +3,8 @@
 tmux creating a pane says nothing about what runs in it: ``claude-run`` may
 not be found (exit 127), Claude may crash at once, a ``pre`` command may fail.
 After ``fleet start`` or ``restart`` has created or respawned agent panes, this
-watches them — one ``list-panes`` and one process snapshot per round — until
+watches them — one ``list-panes`` and a read of each pane's own process tree per round (never
+the whole process table: the agents starting up need the CPU more) — until
 each one's ``claude-run`` runs a Claude that has stayed up for a moment, its
 pane dies, or the time is up. A pane that died is reported with its exit
 status and its last lines, which say why.
@@ -24,7 +25,7 @@ DEFAULT_WAIT = 10.0
 """Seconds to wait for every agent (tunable: ``--wait``, ``$FLEET_START_WAIT``)."""
 SETTLE = 1.0
 """How long a Claude must have been running to count as up (a crash loop's Claude lives less)."""
-POLL = 0.1
+POLL = 0.2
 DEAD_BANNER = "Pane is dead"
 """How tmux's ``remain-on-exit`` marks a dead pane's last line: not the agent's words."""
 LAST_LINES = 5
@@ -47,6 +48,47 @@ def default_wait(env: t.Mapping[str, str] | None = None) -> float:
     except ValueError:
         return DEFAULT_WAIT
     return value if 0 <= value <= 3600 else DEFAULT_WAIT
+
+
+def _children(pid: int) -> list[int]:
+    """*pid*'s children, from the kernel's per-thread lists (no scan of every process)."""
+    found: list[int] = []
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return found
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/children", encoding="ascii") as listing:
+                found += [int(word) for word in listing.read().split()]
+        except (OSError, ValueError):
+            continue
+    return found
+
+
+def pane_trees(pane_pids: t.Iterable[int]) -> pr.Table:
+    """The processes under *pane_pids* (themselves included), read from /proc: enough to find each
+    pane's supervisor and Claude. Falls back to a whole snapshot where /proc has no children lists."""
+    import psutil
+
+    if not os.path.exists(f"/proc/{os.getpid()}/task/{os.getpid()}/children"):
+        return pr.snapshot(with_env=False)
+    procs: list[pr.Proc] = []
+    stack = [pid for pid in pane_pids if pid > 0]
+    seen: set[int] = set()
+    while stack:
+        pid = stack.pop()
+        if pid in seen:
+            continue
+        seen.add(pid)
+        try:
+            info = psutil.Process(pid).as_dict(["ppid", "name", "cmdline", "create_time"])
+        except psutil.Error:
+            continue
+        procs.append(pr.Proc(pid=pid, ppid=info["ppid"] or 0, cmdline=list(info["cmdline"] or []),
+                             create_time=info["create_time"] or 0.0, name=info["name"] or ""))  # fmt: skip
+        stack += _children(pid)
+    return pr.Table(procs)
 
 
 def _look(pane: PaneInfo | None, table: pr.Table, now: float, settle: float) -> tuple[bool, str]:
@@ -84,7 +126,7 @@ def wait_running(
     outcomes: dict[str, Outcome] = {}
     while pending:
         panes = {p.pane_id: p for p in list_panes(server)}
-        table = pr.snapshot(with_env=False)
+        table = pane_trees(panes[pane_id].pid for pane_id in pending if pane_id in panes and not panes[pane_id].dead)
         now = wall()
         last_round = clock() >= deadline
         for pane_id in list(pending):
