@@ -169,7 +169,7 @@ def read_regular(path: Path) -> bytes | None:
 def tail(path: Path, count: int) -> list[str]:
     """The last *count* lines of the log at *path*, reaching into its rotations when needed."""
     lines: list[str] = []
-    for n in range(0, BACKUPS + 1):
+    for n in range(BACKUPS + 1):
         data = read_regular(path if n == 0 else path.with_name(f"{path.name}.{n}"))
         if data is None:
             break

@@ -51,7 +51,8 @@ class Shell:
         return int(rc.read_text()), out.read_text()
 
     def close(self) -> None:
-        subprocess.run(["tmux", "-L", self.socket, "kill-server"], env=self.env, capture_output=True, timeout=10)
+        subprocess.run(["tmux", "-L", self.socket, "kill-server"], env=self.env, capture_output=True, timeout=10,
+                       check=False)
         shutil.rmtree(self.tmpdir, ignore_errors=True)
 
 
