@@ -32,6 +32,7 @@ from claude_shepherd.supervisor.session.identity import (
     same_owner,
     start_token,
     supervisor_pid,
+    valid_pid,
 )
 from claude_shepherd.supervisor.printable import printable
 from claude_shepherd.supervisor.session.lookup import find_session, sessions_on_pane, sessions_owned_by
@@ -600,8 +601,10 @@ def _claude_above() -> bool:
 
 
 def _vouched(var: str) -> bool:
+    """Does *var* name a process above us? (Any text may be in it: only short ASCII digits are read.)"""
     raw = os.environ.get(var, "").strip()
-    return raw.isdigit() and 0 < int(raw) and is_ancestor(int(raw))
+    pid = int(raw) if raw.isascii() and raw.isdigit() and len(raw) <= 10 else 0
+    return valid_pid(pid) and pid != 1 and is_ancestor(pid)  # init is above everyone: it vouches for no one
 
 
 def is_agent() -> bool:

@@ -77,6 +77,9 @@ def test_a_person_is_told_what_session_is_for_and_nothing_is_written(shell: Shel
     assert not (shell.project / "sessions" / "2026_11_24_MINE").exists()
     rc, out = shell.run("echo note | session log sessions/2026_11_24_MINE")
     assert (rc, out) == (1, REFUSAL.format(command="log") + "\n")
+    for claim in ("²", "9" * 5000, "1"):  # what a variable says is no agent: not a digit, too long, not above us
+        rc, out = shell.run(f"CLAUDE_SUPERVISOR_PID={claim} CLAUDE_PID={claim} session phase sessions/X '2: Build'")
+        assert (rc, out) == (1, REFUSAL.format(command="phase") + "\n")
 
 
 def test_the_commands_the_refusal_names_work_for_a_person(shell: Shell) -> None:
