@@ -184,21 +184,22 @@ def _refuse_left_alone(result: t.Any, socket: str) -> None:
         )
 
 
-def _attach(socket: str, session: str, wanted: bool, tmux: str) -> None:
-    command = f"tmux -L {socket} attach -t {session}"
-    if not wanted or not (os.isatty(0) and os.isatty(1)):
-        say(f"Attach with: {command}")
-        return
-    inside = os.environ.get("TMUX", "")
-    if inside:
-        from pathlib import Path
+def _attach(socket: str, session: str, wanted: bool, tmux: str, pane: str | None = None) -> None:
+    """Show the person the fleet, as the watch's Enter does: switch inside the fleet's tmux, else attach
+    (nested inside another tmux: they asked for it); without a terminal, say the command."""
+    from claude_shepherd.fleet.attach import attach_command, attach_env, nested_hint
 
-        if Path(inside.split(",", 1)[0]).name == socket:
-            os.execvp(tmux, [tmux, "-L", socket, "switch-client", "-t", f"={session}"])
-        say(f"Inside another tmux: attach from a new terminal with: {command}")
+    if not wanted or not (os.isatty(0) and os.isatty(1)):
+        say(f"Attach with: tmux -L {socket} attach -t {session}")
         return
+    argv, takes_terminal = attach_command(tmux, socket, session, pane)
+    hint = nested_hint(socket)
+    if hint:
+        say(hint)
     sys.stdout.flush()
-    os.execvp(tmux, [tmux, "-L", socket, "attach-session", "-t", f"={session}"])
+    if takes_terminal:
+        os.execve(tmux, argv, attach_env())
+    os.execv(tmux, argv)
 
 
 # --------------------------------------------------------------------------- stop
@@ -327,7 +328,7 @@ def attach(
     pane: t.Annotated[t.Optional[str], typer.Option("--pane", metavar="LABEL", help="Select this agent's pane.")] = None,
     socket: SocketOpt = None,
 ) -> None:
-    """Attach to the fleet (switch to it inside tmux), with an agent's pane selected.
+    """Attach to the fleet (switch to it inside its tmux; nested inside another), with an agent's pane selected.
 
     Example: fleet attach fleet-2x2 --pane SDK
     """
@@ -336,13 +337,13 @@ def attach(
     where = target.resolve(layout, socket)
     server = where.server()
     sessions = where.running_sessions(server)
-    session = sessions[0]
+    session, chosen = sessions[0], None
     if pane is not None:
         found = _pane(where, server, sessions, pane)
-        session = found.session
+        session, chosen = found.session, found.pane_id
         server.cmd("select-window", "-t", found.window_id)
         server.cmd("select-pane", "-t", found.pane_id)  # asked for by the person: focus is theirs to move
-    _attach(where.socket, session, True, server.tmux_bin)
+    _attach(where.socket, session, True, server.tmux_bin, chosen)
 
 
 @app.command()

@@ -148,24 +148,18 @@ def select(row: AgentRow) -> FleetServer:
 
 
 def attach_command(row: AgentRow, env: t.Mapping[str, str] | None = None) -> tuple[list[str], bool]:
-    """The tmux command that shows *row*'s pane, and whether it takes over the terminal.
+    """The tmux command that shows *row*'s pane, and whether it takes over the terminal
+    (as ``fleet attach`` does: see :mod:`claude_shepherd.fleet.attach`)."""
+    from claude_shepherd.fleet.attach import attach_command as command
 
-    Inside the fleet's own tmux it is ``switch-client`` (the watch keeps
-    running in its pane); anywhere else ``attach-session``, which returns when
-    the person detaches. A nested attach from another tmux is what they asked
-    for, so ``TMUX`` is dropped for it (see :func:`attach_env`).
-    """
-    env = os.environ if env is None else env
     server = select(row)
-    inside = env.get("TMUX", "").split(",", 1)[0]
-    if inside and Path(inside).name == row.socket:
-        return [server.tmux_bin, "-L", row.socket, "switch-client", "-t", row.status.pane], False
-    return [server.tmux_bin, "-L", row.socket, "attach-session", "-t", f"={row.fleet}"], True
+    return command(server.tmux_bin, row.socket, row.fleet, row.status.pane, env)
 
 
 def attach_env(env: t.Mapping[str, str] | None = None) -> dict[str, str]:
-    env = os.environ if env is None else env
-    return {k: v for k, v in env.items() if k not in ("TMUX", "TMUX_PANE")}
+    from claude_shepherd.fleet.attach import attach_env as without_tmux
+
+    return without_tmux(env)
 
 
 def stop_agent(row: AgentRow, grace: float) -> str:

@@ -16,7 +16,6 @@ best effort: a log that cannot be written never stops the supervisor.
 from __future__ import annotations
 
 import os
-import re
 import time
 from pathlib import Path
 
@@ -29,7 +28,7 @@ BACKUPS = 3
 NAME_LIMIT = 80
 """Characters of the readable part of a file name (the hash and suffix come on top)."""
 
-_UNSAFE = re.compile(r"[^A-Za-z0-9_=+-]+")
+_SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_=+-")
 
 
 def log_dir(env: t.Mapping[str, str]) -> Path:
@@ -44,7 +43,7 @@ def log_name(socket: str, pane: str) -> str:
     import hashlib  # only in a fleet pane, once
 
     identity = f"{os.path.basename(socket)}\0{pane}"
-    readable = _UNSAFE.sub("_", f"{os.path.basename(socket)}_{pane}")[:NAME_LIMIT]
+    readable = "".join(c if c in _SAFE else "_" for c in f"{os.path.basename(socket)}_{pane}"[:NAME_LIMIT])
     digest = hashlib.sha256(identity.encode("utf-8", "surrogatepass")).hexdigest()[:12]
     return f"{readable}-{digest}.log"
 
@@ -169,7 +168,7 @@ def read_regular(path: Path) -> bytes | None:
 def tail(path: Path, count: int) -> list[str]:
     """The last *count* lines of the log at *path*, reaching into its rotations when needed."""
     lines: list[str] = []
-    for n in range(0, BACKUPS + 1):
+    for n in range(BACKUPS + 1):
         data = read_regular(path if n == 0 else path.with_name(f"{path.name}.{n}"))
         if data is None:
             break

@@ -19,18 +19,22 @@ from pathlib import Path
 
 from claude_shepherd.supervisor.session import transitions as tr
 from claude_shepherd.supervisor.session import completion
-from claude_shepherd.supervisor.env import CLAUDE_SESSION_ID_ENV, WATCHDOG_PID_ENV
+from claude_shepherd.supervisor.env import CLAUDE_PID_ENV, CLAUDE_SESSION_ID_ENV, SUPERVISOR_PID_ENV, WATCHDOG_PID_ENV
 from claude_shepherd.supervisor.errors import EXIT_USAGE, ShepherdError, UsageError, run_main
 from claude_shepherd.supervisor.session.fields import DEHYDRATED_FILE, DEFAULT_PHASE, STATE_FILE, F
 from claude_shepherd.supervisor.session.identity import (
+    ANCESTRY_DEPTH,
     current_pane_id,
+    is_ancestor,
     is_watchdog,
     owner_alive,
     parent_pid,
     same_owner,
     start_token,
     supervisor_pid,
+    valid_pid,
 )
+from claude_shepherd.supervisor.printable import printable
 from claude_shepherd.supervisor.session.lookup import find_session, sessions_on_pane, sessions_owned_by
 from claude_shepherd.supervisor.session.paths import log_file_name, resolve_session_dir, sessions_root
 from claude_shepherd.supervisor.session.phases import parse_proof
@@ -570,6 +574,114 @@ def log(dir: str) -> None:
     _say(f"Logged to {path}")
 
 
+# --------------------------------------------------------------------------- who may write
+
+
+CLAUDE_NAME = "claude"
+"""Claude Code's process name (``/proc/PID/comm``)."""
+
+
+def _claude_above() -> bool:
+    """Is a Claude Code process (named ``claude``) one of our ancestors? Read from /proc."""
+    current = os.getppid()
+    for _ in range(ANCESTRY_DEPTH):
+        if current <= 1:
+            return False
+        try:
+            with open(f"/proc/{current}/comm", "rb") as handle:
+                if handle.read().strip() == CLAUDE_NAME.encode():
+                    return True
+        except OSError:
+            return False
+        parent = parent_pid(current)
+        if parent is None:
+            return False
+        current = parent
+    return False
+
+
+def _vouched(var: str) -> bool:
+    """Does *var* name a process above us? (Any text may be in it: only short ASCII digits are read.)"""
+    raw = os.environ.get(var, "").strip()
+    pid = int(raw) if raw.isascii() and raw.isdigit() and len(raw) <= 10 else 0
+    return valid_pid(pid) and pid != 1 and is_ancestor(pid)  # init is above everyone: it vouches for no one
+
+
+def is_agent() -> bool:
+    """Does an agent call us: under claude-run or Claude (each checked in /proc), or in a fleet pane?
+
+    A person at a shell has none of them; a session activated from there would
+    be owned by that shell and refuse every later command of its own.
+    """
+    return _vouched(SUPERVISOR_PID_ENV) or _vouched(CLAUDE_PID_ENV) or _claude_above() or current_pane_id() is not None
+
+
+WRITING_COMMANDS = frozenset(
+    {"activate", "phase", "deactivate", "restart", "dehydrate", "continue", "update", "target", "log"}
+)
+
+
+def refuse_a_person(command: str) -> None:
+    if command in WRITING_COMMANDS and not is_agent():
+        raise ShepherdError(
+            f"`session {command}` is for agents running under claude-run (no claude-run, Claude or fleet pane "
+            "runs this command); to look at sessions use `session list` or `session show DIR`"
+        )
+
+
+# --------------------------------------------------------------------------- list / show (for people)
+
+
+def _owner_text(state: t.Mapping[str, t.Any]) -> str:
+    owner = state.get(F.PID)
+    if not isinstance(owner, int) or isinstance(owner, bool) or owner <= 0:
+        return "none"
+    return f"{owner} ({'running' if owner_alive(owner, state.get(F.PID_START)) else 'gone'})"
+
+
+def _cell(value: t.Any, width: int = 40) -> str:
+    text = printable(value if isinstance(value, str) else "—" if value is None else json.dumps(value))
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def list_() -> int:
+    """Print one line per session of the root: name, lifecycle, skill, phase, owner (read only)."""
+    root = _root()
+    try:
+        names = sorted(e.name for e in os.scandir(root) if not e.name.startswith(".") and e.is_dir(follow_symlinks=False))
+    except OSError:
+        names = []
+    if not names:
+        _say(printable(f"No sessions in {root}."))
+        return 0
+    rows = [("SESSION", "LIFECYCLE", "SKILL", "PHASE", "OWNER")]
+    for name in names:
+        try:
+            state = read_state(root / name)
+        except ShepherdError as exc:
+            rows.append((_cell(name), "unreadable", _cell(str(exc), 60), "", ""))
+            continue
+        rows.append((_cell(name), _cell(state.get(F.LIFECYCLE)), _cell(state.get(F.SKILL)),
+                     _cell(state.get(F.CURRENT_PHASE)), _owner_text(state)))  # fmt: skip
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    _say(printable(f"Sessions in {root}:"))
+    for row in rows:
+        _say("  ".join(cell.ljust(widths[i]) if i < 4 else cell for i, cell in enumerate(row)).rstrip())
+    return 0
+
+
+def show(dir: str) -> None:
+    """Print DIR's state, one field a line (read only)."""
+    session_dir = _dir(dir)
+    state = read_state(session_dir)
+    _say(printable(f"Session {session_dir}"))
+    _say(f"  owner: {_owner_text(state)}")
+    for field in sorted(state):
+        value = state[field]
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        _say(printable(f"  {field}: {text}"))
+
+
 # --------------------------------------------------------------------------- command line
 
 DIR_HELP = "session folder, e.g. sessions/2026_02_07_TOPIC"
@@ -626,6 +738,10 @@ COMMAND_LINE: tuple[tuple[str, t.Callable[..., int | None], str, str, tuple[tupl
      "session target sessions/2026_02_07_TOPIC IMPLEMENTATION_LOG.md", (_DIR, ("file", {"metavar": "FILE"}))),
     ("log", log, "append stdin to the session's log as a timestamped entry",
      "session log sessions/2026_02_07_TOPIC <<'EOF' ... EOF", (_DIR,)),
+    ("list", list_, "list the sessions of the root: name, lifecycle, skill, phase, owner (read only; for people)",
+     "session list", ()),
+    ("show", show, "print a session's state, one field a line (read only; for people)",
+     "session show sessions/2026_02_07_TOPIC", (_DIR,)),
 )  # fmt: skip
 """Every subcommand: name, function, summary, an example, and its arguments (argparse's own options)."""
 
@@ -659,6 +775,7 @@ def _dispatch(argv: list[str] | None) -> int | None:
     if name is None:
         parser().print_help()
         return EXIT_USAGE
+    refuse_a_person(name)
     return COMMANDS[name][0](**args)
 
 

@@ -134,7 +134,7 @@ def test_stop_leaves_no_process_and_start_resumes_each_panes_own_conversation(wo
         assert resume_of(first) is None and resume_of(second) == f"conv-{label}"
     first, second = world.wait_starts("O", 2)
     assert resume_of(second) is None, "an overflowed conversation is never resumed"
-    wait_until(lambda: "overflowed" in world.capture("O"), 10, "the fresh-start reason in pane O")
+    wait_until(lambda: "filled its context" in world.capture("O"), 10, "the fresh-start reason in pane O")
     assert "Resuming conversation conv-A" in world.capture("A")
 
 
@@ -232,7 +232,7 @@ def test_bad_input_is_one_line_with_the_right_exit_status(world: FleetWorld) -> 
     yaml = world.fleet("start", "broken", "--no-attach")
     assert (yaml.returncode, yaml.stderr) == (
         1,
-        f"fleet: error: {broken}:4: YAML error: expected ',' or ']', but got '<stream end>'\n",
+        f"fleet: error: {broken}:3:8: YAML syntax: this [ is never closed; close it, or put the value in quotes\n",
     )
 
     no_tmux = world.fleet("start", "duo", "--no-attach", env={"PATH": "/nonexistent"})

@@ -115,3 +115,25 @@ def test_a_yaml_syntax_error_is_one_line_naming_file_line_and_column(world: Flee
     assert started.stderr == (f"fleet: error: {path}:7:8: YAML syntax: this line is indented differently from the "
                               "lines it belongs with; line it up with them (the '- ' of one list in one column, the "
                               "keys of one mapping in one column)\n")
+
+
+def test_attach_from_inside_another_tmux_attaches_there_as_the_watch_does(world: FleetWorld) -> None:
+    start(world, "A", "B")
+    outer = f"outer-{world.socket}"  # not a fleet socket; in the test's own TMUX_TMPDIR like the fleet's
+    done = world.dir / "attach.rc"
+    command = f"{BIN / 'fleet'} attach duo --pane B --socket {world.socket}; echo $? > {done}; sleep 600"
+    try:
+        world.tmux("-f", "/dev/null", "new-session", "-d", "-s", "mine", "-x", "120", "-y", "40",
+                   "-c", str(world.project), command, socket=outer)
+        clients = lambda: world.tmux("list-clients", "-F", "#{client_session}", check=False)  # noqa: E731
+        try:
+            wait_until(lambda: clients() == "duo", 15, "a client of the fleet's tmux in the outer pane")
+        except AssertionError:
+            raise AssertionError(world.tmux("capture-pane", "-p", "-t", "mine", socket=outer)) from None
+        assert world.panes()["B"]["pane_active"] == "1"
+        screen = world.tmux("capture-pane", "-p", "-t", "mine", socket=outer)
+        assert "Inside another tmux" not in screen and "Attach with:" not in screen
+        world.tmux("detach-client", "-s", "duo")
+        assert wait_until(lambda: done.is_file() and done.read_text().strip() == "0", 10, "fleet attach to return")
+    finally:
+        world.tmux("kill-server", check=False, socket=outer)
