@@ -16,6 +16,7 @@ from pathlib import Path
 
 from claude_shepherd.fleet import procs as pr
 from claude_shepherd.fleet.tmux import FleetServer, PaneInfo, list_panes
+from claude_shepherd.hooks.pane_notify import STOPPED
 from claude_shepherd.supervisor.session.fields import F
 from claude_shepherd.supervisor.session.identity import start_token
 from claude_shepherd.supervisor.session.lookup import Found, sessions_on_pane, sessions_owned_by
@@ -51,9 +52,9 @@ class PaneStatus:
 
 
 def pane_state(pane: PaneInfo, supervisor: pr.Proc | None) -> str:
-    """What the border shows, or ``exited N`` / ``no agent`` when the hooks cannot say."""
+    """What the border shows: the hooks' state, ``stopped`` (by ``fleet stop``) or ``exited N``."""
     if pane.dead:
-        return f"exited {pane.dead_status}".strip()
+        return STOPPED if pane.notify == STOPPED else f"exited {pane.dead_status}".strip()
     return pane.notify
 
 
