@@ -17,6 +17,7 @@ from pathlib import Path
 from claude_shepherd.fleet import procs as pr
 from claude_shepherd.fleet.tmux import FleetServer, PaneInfo, list_panes
 from claude_shepherd.hooks.pane_notify import STOPPED
+from claude_shepherd.supervisor.claude_run.fleet_pane import restart_count
 from claude_shepherd.supervisor.session.fields import F
 from claude_shepherd.supervisor.session.identity import start_token
 from claude_shepherd.supervisor.session.lookup import Found, sessions_on_pane, sessions_owned_by
@@ -126,7 +127,7 @@ def pane_rows(socket: str | None, panes: t.Iterable[PaneInfo], table: pr.Table) 
                 overflowed=overflowed if isinstance(overflowed, bool) else None,
                 context_usage=float(usage) if usage is not None else None,
                 cost_usd=_number(pane.cost),
-                restarts=int(pane.restarts) if pane.restarts.isdigit() else None,
+                restarts=restart_count(pane.restarts),
                 started_at=supervisor.create_time if supervisor else None,
             )
         )

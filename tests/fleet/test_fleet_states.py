@@ -24,6 +24,7 @@ from support.fleet import FleetWorld, world  # noqa: F401  (fixture)
 from support.tmux_panes import Tmux
 from claude_shepherd.fleet.style import PANE_DIED_HOOK, pane_died_hook
 from claude_shepherd.hooks import pane_died
+from claude_shepherd.supervisor.claude_run.fleet_pane import restart_count
 
 RECORDER = "import json, sys\nopen(sys.argv[1], 'a').write(json.dumps(sys.argv[2:]) + '\\n')\n"
 WAIT = [{"mark": "ready"}, {"wait": None}]
@@ -157,6 +158,35 @@ def test_fleet_stop_of_one_pane_says_stopped_and_pages_nobody(world: FleetWorld)
     kill_agent(world, "B")  # its alert comes after A's pane-died hook ran: A's stop paged nobody
     assert settle(out, 1) == [["B", "exited"]]
     assert status(world)["A"]["state"] == "stopped"
+
+
+def test_restarts_count_every_relaunch_in_the_pane_and_garbage_is_no_count(world: FleetWorld) -> None:
+    world.layout("duo", "  - agents:\n      panes:\n        - A: claude-run\n")
+    world.plan("A", [{"exit": 3}], default=WAIT)  # a crash first: claude-run relaunches Claude
+    start(world, "A")
+    assert status(world)["A"]["restarts"] == 1
+
+    restarted = world.fleet("restart", "duo", "--pane", "A", "--grace", "5")
+    assert restarted.returncode == 0, restarted.stdout + restarted.stderr
+    wait_until(lambda: len(world.events("A", "mark")) >= 2 or None, 15, "A ready again")
+    assert status(world)["A"]["restarts"] == 2, "a requested restart is a relaunch"
+
+    kill_agent(world, "A")
+    start(world, "A", starts=3)  # brings the dead agent back
+    assert status(world)["A"]["restarts"] == 3
+
+    pane = world.panes()["A"]["pane_id"]
+    world.tmux("set-option", "-p", "-t", pane, "@pane_restarts", "²")  # an agent can set its own pane's options
+    assert status(world)["A"]["restarts"] is None
+    kill_agent(world, "A")
+    start(world, "A", starts=4)
+    assert status(world)["A"]["restarts"] == 1, "garbage counts as 0, and the respawn is one more"
+
+
+def test_restart_count_takes_only_a_bounded_run_of_ascii_digits() -> None:
+    assert [restart_count(raw) for raw in ("0", "12", " 7\n", "999999999")] == [0, 12, 7, 999999999]
+    for garbage in ("", "²", "-5", "+3", "1.5", "٣", str(10**100), "0x10", "1e3"):
+        assert restart_count(garbage) is None, garbage
 
 
 # --------------------------------------------------------------------------- the hook itself
