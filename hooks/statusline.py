@@ -31,7 +31,7 @@ from claude_shepherd.supervisor.printable import printable
 from claude_shepherd.supervisor.session.paths import display_name
 from claude_shepherd.supervisor.session.phases import declared, try_parse
 from claude_shepherd.supervisor.session.store import update_state
-from claude_shepherd.supervisor.session.transitions import bind_conversation
+from claude_shepherd.supervisor.session.transitions import bind_conversation, resumed
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
@@ -95,6 +95,7 @@ def render(data: t.Mapping[str, t.Any], cwd: str, env: t.Mapping[str, str]) -> s
 
     def apply(state: dict[str, t.Any]) -> dict[str, t.Any]:
         bind_conversation(state, session_id=session_id, usage=usage, window=window, claim=claim)
+        resumed(state, pid=caller.pid, token=caller.token)  # the owner's resumed Claude draws: it runs
         return dict(state)
 
     state = update_state(found.session_dir, apply)

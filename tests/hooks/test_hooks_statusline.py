@@ -244,3 +244,14 @@ def test_session_start_as_a_real_process(project: Path, env: dict[str, str]) -> 
     done = run("session-start", json.dumps(start(project, sid=SID)), env, cwd=project)
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
     assert state(session_dir)[F.SESSION_ID] == SID
+
+
+@pytest.mark.parametrize("event", ["session-start", "status-line"])
+def test_the_owners_resumed_claude_ends_resuming(project: Path, env: dict[str, str], event: str) -> None:
+    """A resumed conversation does not activate again: its first hook says the agent runs."""
+    session_dir = activate(project, lifecycle=Lifecycle.RESUMING)
+    payload = start(project, sid=SID, source="resume") if event == "session-start" else status(project)
+    done = run(event, json.dumps(payload), env, cwd=project)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert state(session_dir)[F.LIFECYCLE] == Lifecycle.ACTIVE
+
