@@ -322,9 +322,37 @@ def notification_state(raw: bytes) -> str | None:
     return NEEDS_YOU  # a permission prompt, a question (elicitation), or an unknown kind: look
 
 
+def shown(state: str, session: t.Mapping[str, t.Any] | None, conversation: t.Any) -> str:
+    """*state*, or error instead of working/done while *session* is overflowed in *conversation* and
+    has not begun to dehydrate: an overflowed agent must stay visible until it hands over."""
+    if state not in (WORKING, DONE) or not session:
+        return state
+    from claude_shepherd.supervisor.session.fields import F, Lifecycle
+    from claude_shepherd.supervisor.session.transitions import overflowed_in
+
+    conversation = conversation if isinstance(conversation, str) and conversation else None
+    handing_over = session.get(F.LIFECYCLE) == Lifecycle.DEHYDRATING or session.get(F.KILL_REQUESTED) is True
+    return ERROR if overflowed_in(session, conversation) and not handing_over else state
+
+
+def unless_overflowed(state: str, raw: bytes, env: t.Mapping[str, str]) -> str:
+    """:func:`shown` for a hook's input *raw*: looks the caller's session up, only in a fleet pane."""
+    if state not in (WORKING, DONE) or fleet_socket(env) is None:
+        return state  # nothing would be published outside a fleet
+    try:
+        from claude_shepherd.hooks.locate import locate
+        from claude_shepherd.hooks.protocol import parse_input
+
+        inp = parse_input(raw)
+        found = locate(inp.cwd, env).found
+        return shown(state, found.state if found else None, inp.data.get("session_id"))
+    except Exception:  # noqa: BLE001 - the display never fails a hook
+        return state
+
+
 def run_stop(raw: bytes, env: t.Mapping[str, str]) -> str:
-    """``claude-hook stop``: the turn ended — done. Prints nothing (the stop goes ahead)."""
-    publish(DONE, env=env)
+    """``claude-hook stop``: the turn ended — done (error while overflowed). Prints nothing."""
+    publish(unless_overflowed(DONE, raw, env), env=env)
     return ""
 
 
@@ -332,7 +360,7 @@ def run_notification(raw: bytes, env: t.Mapping[str, str]) -> str:
     """``claude-hook notification``: Claude waits for the person — needs-you (or done when idle)."""
     state = notification_state(raw)
     if state is not None:
-        publish(state, env=env)
+        publish(unless_overflowed(state, raw, env), env=env)
     return ""
 
 

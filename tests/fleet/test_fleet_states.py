@@ -231,3 +231,34 @@ def test_the_handler_marks_only_the_dead_process_pane_and_refuses_what_tmux_woul
         done = subprocess.run([sys.executable, "-m", "claude_shepherd.hooks", "pane-died", *bad], env=env,
                               check=False, capture_output=True, text=True, timeout=30)  # fmt: skip
         assert done.returncode == 2 and done.stderr.startswith("usage: claude-hook pane-died"), (bad, done.stderr)
+
+
+def test_an_overflowed_agent_stays_error_until_it_dehydrates(tmux: Tmux, project: Path) -> None:
+    """The deny marks the pane error; the turn's end, an idle notice or the next prompt must not turn it
+    back to done or working — dehydrating does."""
+    from support.hooks import activate, call, hook_env, tool
+
+    a = tmux.ids[0]
+    env = hook_env(project, **tmux.pane_env(a))
+    activate(project, contextUsage=0.9)
+    conversation = tool(project, "Grep")["session_id"]
+    answer = call("pre-tool-use", tool(project, "Grep", pattern="x"), env)
+    assert answer.denied and "Context overflow" in answer.reason
+    assert tmux.option(a, "@pane_notify") == "error"
+
+    def reaches_tmux(event: str, payload: dict[str, t.Any]) -> str:
+        """Run the hook past the throttle (its stamps made old), so its state reaches tmux."""
+        for stamp in (Path(os.environ["XDG_RUNTIME_DIR"]) / "claude-shepherd" / "pane-notify").glob("*.state"):
+            os.utime(stamp, (time.time() - 100, time.time() - 100))
+        call(event, {"session_id": conversation, "cwd": str(project), **payload}, env)
+        return tmux.option(a, "@pane_notify")
+
+    assert reaches_tmux("stop", {"hook_event_name": "Stop"}) == "error"
+    assert reaches_tmux("notification", {"notification_type": "idle_prompt"}) == "error"
+    assert reaches_tmux("user-prompt-submit", {"prompt": "go on"}) == "error"
+    assert reaches_tmux("notification", {"notification_type": "permission_prompt"}) == "needs-you"
+
+    dehydrate = tool(project, "Skill", skill="session", args="dehydrate")
+    assert not call("pre-tool-use", dehydrate, env).denied
+    assert tmux.option(a, "@pane_notify") == "working"
+    assert reaches_tmux("stop", {"hook_event_name": "Stop"}) == "done"
