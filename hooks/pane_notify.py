@@ -69,7 +69,8 @@ RESTARTS_OPTION = "@pane_restarts"
 STOPPING_OPTION = "@pane_stopping"
 """The pid of the pane process ``fleet stop`` is ending: its death is a stop, not an exit."""
 COST_OPTION = "@pane_cost"
-"""The conversation's cost in USD as Claude reports it (``cost.total_cost_usd``), two decimals."""
+"""What the pane's Claudes spent in its session, in USD, two decimals (the status line's
+``cost.total_cost_usd`` carried across restarts and resumes: supervisor.session.pane_records)."""
 THROTTLE_SECONDS = 2.0
 ALERT_COOLDOWN = 60.0
 """Seconds during which a pane entering the same alerting state again alerts no more (an agent

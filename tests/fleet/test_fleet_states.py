@@ -189,6 +189,31 @@ def test_restart_count_takes_only_a_bounded_run_of_ascii_digits() -> None:
         assert restart_count(garbage) is None, garbage
 
 
+def test_cost_goes_on_across_the_panes_claudes_of_one_session(world: FleetWorld) -> None:
+    world.layout("duo", "  - agents:\n      panes:\n        - A: claude-run\n")
+
+    def status_line(cost: float, claude_pid: int) -> dict[str, t.Any]:
+        line = {"session_id": f"conv-{claude_pid}", "cwd": str(world.project), "cost": {"total_cost_usd": cost}}
+        return {"run": ["claude-hook", "status-line"], "stdin": json.dumps(line), "env": {"CLAUDE_PID": claude_pid}}
+
+    activate = "CLAUDE_CODE_SESSION_ID=conv-1 session activate sessions/S_A implement"
+    world.plan(
+        "A",
+        [{"run": ["sh", "-c", activate]}, status_line(0.5, 1), status_line(1.0, 1), {"exit": 3}],  # a crash
+        [status_line(0.25, 2), *WAIT],  # the relaunched Claude starts again from $0
+        [status_line(0.1, 3), *WAIT],  # after fleet restart
+    )
+    start(world, "A")
+    ran = world.events("A", "run")
+    assert ran[-1]["rc"] == 0 and "$1.25" in ran[-1]["stdout"], ran[-1]
+    assert status(world)["A"]["cost_usd"] == 1.25
+
+    restarted = world.fleet("restart", "duo", "--pane", "A", "--grace", "5")
+    assert restarted.returncode == 0, restarted.stdout + restarted.stderr
+    wait_until(lambda: len(world.events("A", "mark")) >= 2 or None, 15, "A ready again")
+    assert status(world)["A"]["cost_usd"] == 1.35
+
+
 # --------------------------------------------------------------------------- the hook itself
 
 
