@@ -12,7 +12,9 @@ round so machine noise hits every command alike, it times:
 * the installed command in a fleet pane, where every call also asks tmux for
   the pane's identity and publishes its state: a driver runs in a pane of a
   private tmux server (socket ``fleet-bench-*``) as the agent would, activates
-  a session there (bound to the pane) and times the floor and the hook itself.
+  a session there (bound to the pane) and times the floor and the hook itself;
+* the same for the installed status line (it runs on every render of Claude's
+  screen: binds the conversation, records the pane's, publishes context and cost).
 
 It prints medians, 90th percentiles and each median's ratio to the floor.
 Not a test: run it by hand::
@@ -38,7 +40,7 @@ from bytecode import compile_package  # bench/, this script's folder
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from claude_shepherd.hooks.install import PRE_TOOL_USE, hook_command  # noqa: E402
+from claude_shepherd.hooks.install import PRE_TOOL_USE, STATUS_LINE, hook_command  # noqa: E402
 from claude_shepherd.supervisor.session.fields import STATE_FILE, F  # noqa: E402
 
 BIN = Path(sys.executable).parent
@@ -90,6 +92,14 @@ def payload(project: Path, transcript: Path) -> bytes:
     }).encode()
 
 
+def status_payload(project: Path) -> bytes:
+    """What Claude Code pipes to the status line after a turn (cost and context known)."""
+    return json.dumps({
+        "session_id": "bench", "cwd": str(project), "cost": {"total_cost_usd": 1.25},
+        "context_window": {"used_percentage": 30, "context_window_size": 200000},
+    }).encode()
+
+
 DRIVER = """\
 import json, os, subprocess, sys, time
 cfg = json.load(open(sys.argv[1]))
@@ -97,7 +107,7 @@ subprocess.run(cfg["activate"], cwd=cfg["cwd"], check=True, capture_output=True,
 stdin = cfg["stdin"].encode()
 for _ in range(3):
     done = subprocess.run(cfg["hook"], input=stdin, cwd=cfg["cwd"], capture_output=True)
-    assert done.returncode == 0 and done.stdout == b"" and not done.stderr, done
+    assert done.returncode == 0 and (done.stdout == b"" or not cfg["quiet"]) and not done.stderr, done
 times = {"floor": [], "hook": []}
 for _ in range(cfg["rounds"]):
     for name in times:
@@ -111,7 +121,7 @@ os.replace(cfg["out"] + ".tmp", cfg["out"])
 
 
 def in_fleet_pane(base: Path, project: Path, env: dict[str, str], stdin: bytes, hook: list[str],
-                  rounds: int) -> dict[str, list[float]]:
+                  rounds: int, *, quiet: bool = True) -> dict[str, list[float]]:
     """Floor and hook times measured by a driver running in a fleet pane (see the module's docstring)."""
     import shutil
     import uuid
@@ -119,6 +129,7 @@ def in_fleet_pane(base: Path, project: Path, env: dict[str, str], stdin: bytes, 
     tmux = shutil.which("tmux")
     if tmux is None:
         raise SystemExit("tmux is not installed")
+    base = Path(tempfile.mkdtemp(dir=base))
     tmux_dir = base / "tmux"
     tmux_dir.mkdir(mode=0o700)
     socket = f"fleet-bench-{uuid.uuid4().hex[:12]}"
@@ -128,7 +139,7 @@ def in_fleet_pane(base: Path, project: Path, env: dict[str, str], stdin: bytes, 
     config = base / "driver.json"
     config.write_text(json.dumps({
         "activate": [str(BIN / "session"), "activate", "sessions/2026_11_22_PANE", "implement"],
-        "cwd": str(project), "stdin": stdin.decode(), "hook": hook, "rounds": rounds, "out": str(out),
+        "cwd": str(project), "stdin": stdin.decode(), "hook": hook, "rounds": rounds, "out": str(out), "quiet": quiet,
         "floor": [sys.executable, "-I", "-c", "import json"],
     }))  # fmt: skip
     (base / "driver.py").write_text(DRIVER)
@@ -194,6 +205,8 @@ def main() -> None:
         state = json.loads((project / counting / STATE_FILE).read_text())
         counted = sum(state.get(F.TOOL_CALLS_BY_TRANSCRIPT, {}).values())
         pane = in_fleet_pane(Path(tmp), project, env, stdin, installed, args.rounds)
+        status_line = in_fleet_pane(Path(tmp), project, env, status_payload(project),
+                                    shlex.split(hook_command(STATUS_LINE)), args.rounds, quiet=False)
 
     floor = statistics.median(times[next(iter(times))])
     print(f"PreToolUse hook latency, fresh process each call: {args.sessions} sessions on disk, "
@@ -208,6 +221,9 @@ def main() -> None:
     pane_floor, pane_hook = statistics.median(pane["floor"]), statistics.median(pane["hook"])
     print(f"in a fleet pane (tmux identity and state each call): floor {pane_floor * 1000:.1f} ms, "
           f"installed hook {pane_hook * 1000:.1f} ms = {pane_hook / pane_floor:.2f}x its floor")
+    line_floor, line_hook = statistics.median(status_line["floor"]), statistics.median(status_line["hook"])
+    print(f"status line in a fleet pane (binds the session, publishes context and cost): floor "
+          f"{line_floor * 1000:.1f} ms, installed {line_hook * 1000:.1f} ms = {line_hook / line_floor:.2f}x its floor")
 
 
 if __name__ == "__main__":

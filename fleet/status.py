@@ -16,6 +16,8 @@ from pathlib import Path
 
 from claude_shepherd.fleet import procs as pr
 from claude_shepherd.fleet.tmux import FleetServer, PaneInfo, list_panes
+from claude_shepherd.hooks.pane_notify import STOPPED
+from claude_shepherd.supervisor.claude_run.fleet_pane import restart_count
 from claude_shepherd.supervisor.session.fields import F
 from claude_shepherd.supervisor.session.identity import start_token
 from claude_shepherd.supervisor.session.lookup import Found, sessions_on_pane, sessions_owned_by
@@ -53,9 +55,9 @@ class PaneStatus:
 
 
 def pane_state(pane: PaneInfo, supervisor: pr.Proc | None) -> str:
-    """What the border shows, or ``exited N`` / ``no agent`` when the hooks cannot say."""
+    """What the border shows: the hooks' state, ``stopped`` (by ``fleet stop``) or ``exited N``."""
     if pane.dead:
-        return f"exited {pane.dead_status}".strip()
+        return STOPPED if pane.notify == STOPPED else f"exited {pane.dead_status}".strip()
     return pane.notify
 
 
@@ -127,7 +129,7 @@ def pane_rows(socket: str | None, panes: t.Iterable[PaneInfo], table: pr.Table) 
                 overflowed=overflowed if isinstance(overflowed, bool) else None,
                 context_usage=float(usage) if usage is not None else None,
                 cost_usd=_number(pane.cost),
-                restarts=int(pane.restarts) if pane.restarts.isdigit() else None,
+                restarts=restart_count(pane.restarts),
                 started_at=supervisor.create_time if supervisor else None,
                 agent=pane.agent,
             )

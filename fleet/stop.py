@@ -24,7 +24,9 @@ import typing as t
 from dataclasses import dataclass, field
 
 from claude_shepherd.fleet import procs as pr
-from claude_shepherd.fleet.tmux import FleetServer, PaneInfo, list_panes
+from claude_shepherd.fleet.tmux import NEXT, FleetServer, PaneInfo, list_panes
+from claude_shepherd.hooks.pane_died import set_if_still_dead
+from claude_shepherd.hooks.pane_notify import STOPPED, STOPPING_OPTION
 
 DEFAULT_GRACE = 10.0
 KILL_ROUNDS = 5
@@ -108,7 +110,9 @@ def stop(
         report.supervisors = [p for p in report.members if p.is_supervisor]
         reports.append(report)
 
-    # 1. Ask nicely.
+    # 1. Ask nicely, each pane marked first: its death is a stop (no alert), not an exit.
+    _mark(server, [["set-option", "-p", "-t", r.pane.pane_id, STOPPING_OPTION, str(r.pane.pid)]
+                   for r in reports if not r.pane.dead])  # fmt: skip
     for report in reports:
         if report.supervisors:
             pr.send(report.supervisors, signal.SIGTERM)
@@ -142,11 +146,22 @@ def stop(
 
     # 4. Let tmux reap its panes, close the sessions (not for some panes), then make sure nothing came back.
     _wait_reaped(server, {r.pane.pane_id for r in reports})
-    if pane_ids is None:
+    if pane_ids is not None:  # the panes stay: they say they were stopped (the pane-died hook may come later)
+        _mark(server, [set_if_still_dead(r.pane.pane_id, str(r.pane.pid), STOPPED) for r in reports if not r.pane.dead])
+    else:
         for name in sessions:
             server.cmd("kill-session", "-t", f"={name}")
     leftovers = _kill_rounds(socket, reports, panes_gone=pane_ids is None)
     return StopResult(list(sessions), reports, leftovers, grace, time.monotonic() - started)
+
+
+def _mark(server: FleetServer, commands: list[list[str]]) -> None:
+    """Run *commands* in one tmux call (best effort: a pane that is gone needs no mark)."""
+    args: list[t.Any] = []
+    for command in commands:
+        args += [NEXT, *command] if args else command
+    if args:
+        server.cmd(*args)
 
 
 def _wait_reaped(server: FleetServer, pane_ids: set[str], timeout: float = REAP_WAIT) -> None:

@@ -8,13 +8,15 @@ per tool call).
 :mod:`claude_shepherd.hooks.pane_notify` reads a pane's previous state in the
 same tmux call that sets the new one (tmux runs one client's command list
 without interleaving another's, so two hooks of one pane cannot both see the
-change). When the state *changed into* one the fleet alerts on (needs-you and
-error by default; done when asked), :func:`dispatch` starts a process of its
-own (``claude-hook alert``, in its own session) and returns; that process
+change). When the state *changed into* one the fleet alerts on (needs-you,
+error and exited — see :mod:`claude_shepherd.hooks.pane_died` — by default;
+done when asked), :func:`dispatch` starts a process of its own
+(``claude-hook alert``, in its own session) and returns; that process
 
-* shows ``LABEL needs you`` (or ``LABEL: error``, ``LABEL is done``) on every
-  client attached to the fleet (``display-message``) and rings the pane's
-  bell, so tmux marks the window and passes the bell to the terminal;
+* shows ``LABEL needs you`` (or ``LABEL: error``, ``LABEL exited``, ``LABEL is
+  done``) on every client attached to the fleet (``display-message``) and rings the pane's
+  bell, so tmux marks the window and passes the bell to the terminal (a dead
+  pane has no terminal left: its bell rings on each attached client's);
 * runs the fleet's notify command, if there is one, with ``{fleet}``
   ``{label}`` ``{state}`` ``{session}`` substituted inside its arguments —
   each value stays inside its own argument, never through a shell — detached,
@@ -40,8 +42,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import typing as t
 
-ALERT_STATES = ("needs-you", "error", "done")
-DEFAULT_ON = ("needs-you", "error")
+ALERT_STATES = ("needs-you", "error", "exited", "done")
+DEFAULT_ON = ("needs-you", "error", "exited")
 PLACEHOLDERS = ("fleet", "label", "state", "session")
 TIMEOUT = 10.0
 START_DELAY = 0.1
@@ -104,7 +106,8 @@ def substitute(argv: t.Sequence[str], values: t.Mapping[str, str]) -> list[str]:
 def message(state: str, label: str) -> str:
     """The line shown on the fleet's clients: ``#`` and ``%`` doubled, since tmux expands formats and
     strftime in it, and no escapes (an agent can relabel its pane)."""
-    text = {"needs-you": f"{label} needs you", "done": f"{label} is done"}.get(state, f"{label}: {state}")
+    text = {"needs-you": f"{label} needs you", "done": f"{label} is done", "exited": f"{label} exited"}.get(
+        state, f"{label}: {state}")
     return "fleet: " + printable(text).replace("#", "##").replace("%", "%%")
 
 
@@ -182,9 +185,13 @@ def _alert(
     from claude_shepherd.supervisor.session.programs import run_tmux
 
     if config.tmux:
-        ring_bell(tty)
-        clients = run_tmux(socket, ["list-clients", "-t", f"={fleet}", "-F", "#{client_name}"], env)
-        for client in clients.stdout.split() if clients is not None and clients.returncode == 0 else []:
+        if state != "exited":
+            ring_bell(tty)
+        listed = run_tmux(socket, ["list-clients", "-t", f"={fleet}", "-F", "#{client_name}\x1f#{client_tty}"], env)
+        for line in listed.stdout.splitlines() if listed is not None and listed.returncode == 0 else []:
+            client, _, client_tty = line.partition("\x1f")
+            if state == "exited":  # a dead pane's terminal is closed: ring the person's own terminal
+                ring_bell(client_tty)
             run_tmux(socket, ["display-message", "-c", client, "-d", str(MESSAGE_MS), message(state, label)], env)
     if config.command:
         values = {"fleet": fleet, "label": label, "state": state, "session": session_of(fleet, window, label, env)}

@@ -90,6 +90,10 @@ def main(argv: list[str] | None = None) -> int:
         from claude_shepherd.hooks.alerts import main as alert_main
 
         return alert_main(args[1:])
+    if command == "pane-died":  # internal: the fleet server's pane-died hook (claude_shepherd.hooks.pane_died)
+        from claude_shepherd.hooks.pane_died import main as pane_died_main
+
+        return pane_died_main(args[1:])
     if command in SETUP_COMMANDS:
         from claude_shepherd.hooks.install import main as setup_main
 

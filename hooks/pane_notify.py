@@ -1,5 +1,8 @@
 """Pane status at a glance: a hook marks its own fleet pane working / needs-you / done / error.
 
+A pane whose process ended is marked ``exited`` (or ``stopped``, when ``fleet stop``
+ended it) by tmux's ``pane-died`` hook (:mod:`claude_shepherd.hooks.pane_died`).
+
 The state goes into the pane option ``@pane_notify`` and the most urgent state
 of the window into the window option ``@window_notify``; the pane border and
 the window tab (set up by ``fleet start``) colour themselves from those
@@ -39,13 +42,21 @@ WORKING = "working"
 NEEDS_YOU = "needs-you"
 DONE = "done"
 ERROR = "error"
+EXITED = "exited"
+"""The pane's process ended without being asked to (a crash, a give-up, kill -9, a quit)."""
+STOPPED = "stopped"
+"""``fleet stop`` ended the pane's agent."""
 
-STATES: tuple[str, ...] = (ERROR, NEEDS_YOU, WORKING, DONE)
+STATES: tuple[str, ...] = (EXITED, ERROR, NEEDS_YOU, WORKING, DONE, STOPPED)
 """Most urgent first: the window tab shows the first state any of its panes is in."""
 
-PRIORITY: dict[str, int] = {ERROR: 3, NEEDS_YOU: 2, WORKING: 1, DONE: 0}
+HOOK_STATES: tuple[str, ...] = (ERROR, NEEDS_YOU, WORKING, DONE)
+"""What a running agent's hooks publish (the others belong to a pane whose process ended)."""
 
-COLOURS: dict[str, str] = {ERROR: "colour160", NEEDS_YOU: "colour35", WORKING: "colour33", DONE: "colour244"}
+PRIORITY: dict[str, int] = {EXITED: 4, ERROR: 3, NEEDS_YOU: 2, WORKING: 1, DONE: 0, STOPPED: -1}
+
+COLOURS: dict[str, str] = {EXITED: "colour196", ERROR: "colour160", NEEDS_YOU: "colour35", WORKING: "colour33",
+                           DONE: "colour244", STOPPED: "colour240"}  # fmt: skip
 """tmux colours of each state (border text, tab background)."""
 
 PANE_OPTION = "@pane_notify"
@@ -53,8 +64,13 @@ WINDOW_OPTION = "@window_notify"
 CONTEXT_OPTION = "@pane_context"
 FLEET_NOTIFY_OPTION = "@fleet_notify"
 """The fleet's alert settings (a session option ``fleet start`` writes; see claude_shepherd.hooks.alerts)."""
+RESTARTS_OPTION = "@pane_restarts"
+"""How often Claude was relaunched in the pane (``claude-run`` publishes it)."""
+STOPPING_OPTION = "@pane_stopping"
+"""The pid of the pane process ``fleet stop`` is ending: its death is a stop, not an exit."""
 COST_OPTION = "@pane_cost"
-"""The conversation's cost in USD as Claude reports it (``cost.total_cost_usd``), two decimals."""
+"""What the pane's Claudes spent in its session, in USD, two decimals (the status line's
+``cost.total_cost_usd`` carried across restarts and resumes: supervisor.session.pane_records)."""
 THROTTLE_SECONDS = 2.0
 ALERT_COOLDOWN = 60.0
 """Seconds during which a pane entering the same alerting state again alerts no more (an agent
@@ -63,7 +79,9 @@ flapping between error and working would otherwise page the person on every tool
 _SEP = "\x1f"
 _PREVIOUS = _SEP * 3
 _ALERT_FIELDS = (PANE_OPTION, "session_name", "window_name", "@pane_label", "pane_id", "pane_tty", FLEET_NOTIFY_OPTION)
-ALERTING = frozenset({ERROR, NEEDS_YOU, DONE})
+ALERT_FIELDS = _ALERT_FIELDS
+"""The pane's fields an alert needs (its state first), read in the same tmux call as the change."""
+ALERTING = frozenset({EXITED, ERROR, NEEDS_YOU, DONE})
 """States that may alert on entry (which of them do is the fleet's choice: claude_shepherd.hooks.alerts)."""
 
 
@@ -78,6 +96,12 @@ def _aggregate_format() -> str:
 
 WINDOW_AGGREGATE = _aggregate_format()
 """Expanded by tmux (``set-option -F``) when a pane's state is set."""
+
+
+def state_commands(pane: str, state: str) -> list[str]:
+    """tmux arguments that set *pane*'s state and then its window's aggregate, in one command list."""
+    return ["set-option", "-p", "-t", pane, PANE_OPTION, state, ";",
+            "set-option", "-w", "-F", "-t", pane, WINDOW_OPTION, WINDOW_AGGREGATE]  # fmt: skip
 
 
 def _stamp_dir() -> str | None:
@@ -216,8 +240,7 @@ def notify(
         args += [
             # Before the state is set: what it was (a transition alerts), and what an alert needs.
             "display-message", "-p", "-t", pane, _PREVIOUS + _SEP.join(one_line_field(f) for f in _ALERT_FIELDS), ";",
-            "set-option", "-p", "-t", pane, PANE_OPTION, state, ";",
-            "set-option", "-w", "-F", "-t", pane, WINDOW_OPTION, WINDOW_AGGREGATE,
+            *state_commands(pane, state),
         ]  # fmt: skip
     out = _tmux(socket, args)
     if out is None or out.returncode != 0:
@@ -231,11 +254,20 @@ def notify(
     for line in out.stdout.splitlines():
         if line.startswith(_PREVIOUS):
             before = line[len(_PREVIOUS):].split(_SEP)
-    if len(before) == len(_ALERT_FIELDS) and before[0] != state and state in ALERTING:
-        alert_stamp = _stamp_path(socket, pane, "alert-" + state)
-        if not _recent(alert_stamp, state, now, ALERT_COOLDOWN):
-            if _alert(state, socket, dict(zip(_ALERT_FIELDS, before)), env):
-                _remember(alert_stamp, state)
+    if len(before) == len(_ALERT_FIELDS) and before[0] != state:
+        alert_once(state, socket, pane, dict(zip(_ALERT_FIELDS, before)), env, now)
+    return True
+
+
+def alert_once(state: str, socket: str, pane: str, fields: dict[str, str], env: t.Mapping[str, str], now: float) -> bool:
+    """*pane* changed into *state* (*fields*: :data:`ALERT_FIELDS` as read before the change): alert,
+    unless this pane alerted on the same state within :data:`ALERT_COOLDOWN` seconds."""
+    if state not in ALERTING:
+        return False
+    alert_stamp = _stamp_path(socket, pane, "alert-" + state)
+    if _recent(alert_stamp, state, now, ALERT_COOLDOWN) or not _alert(state, socket, fields, env):
+        return False
+    _remember(alert_stamp, state)
     return True
 
 
@@ -291,9 +323,37 @@ def notification_state(raw: bytes) -> str | None:
     return NEEDS_YOU  # a permission prompt, a question (elicitation), or an unknown kind: look
 
 
+def shown(state: str, session: t.Mapping[str, t.Any] | None, conversation: t.Any) -> str:
+    """*state*, or error instead of working/done while *session* is overflowed in *conversation* and
+    has not begun to dehydrate: an overflowed agent must stay visible until it hands over."""
+    if state not in (WORKING, DONE) or not session:
+        return state
+    from claude_shepherd.supervisor.session.fields import F, Lifecycle
+    from claude_shepherd.supervisor.session.transitions import overflowed_in
+
+    conversation = conversation if isinstance(conversation, str) and conversation else None
+    handing_over = session.get(F.LIFECYCLE) == Lifecycle.DEHYDRATING or session.get(F.KILL_REQUESTED) is True
+    return ERROR if overflowed_in(session, conversation) and not handing_over else state
+
+
+def unless_overflowed(state: str, raw: bytes, env: t.Mapping[str, str]) -> str:
+    """:func:`shown` for a hook's input *raw*: looks the caller's session up, only in a fleet pane."""
+    if state not in (WORKING, DONE) or fleet_socket(env) is None:
+        return state  # nothing would be published outside a fleet
+    try:
+        from claude_shepherd.hooks.locate import locate
+        from claude_shepherd.hooks.protocol import parse_input
+
+        inp = parse_input(raw)
+        found = locate(inp.cwd, env).found
+        return shown(state, found.state if found else None, inp.data.get("session_id"))
+    except Exception:  # noqa: BLE001 - the display never fails a hook
+        return state
+
+
 def run_stop(raw: bytes, env: t.Mapping[str, str]) -> str:
-    """``claude-hook stop``: the turn ended — done. Prints nothing (the stop goes ahead)."""
-    publish(DONE, env=env)
+    """``claude-hook stop``: the turn ended — done (error while overflowed). Prints nothing."""
+    publish(unless_overflowed(DONE, raw, env), env=env)
     return ""
 
 
@@ -301,15 +361,15 @@ def run_notification(raw: bytes, env: t.Mapping[str, str]) -> str:
     """``claude-hook notification``: Claude waits for the person — needs-you (or done when idle)."""
     state = notification_state(raw)
     if state is not None:
-        publish(state, env=env)
+        publish(unless_overflowed(state, raw, env), env=env)
     return ""
 
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m claude_shepherd.hooks.pane_notify STATE [CONTEXT]``: for scripts and tmux key bindings."""
     args = sys.argv[1:] if argv is None else argv
-    if not args or args[0] not in PRIORITY:
-        sys.stderr.write(f"usage: python -m claude_shepherd.hooks.pane_notify {{{'|'.join(STATES)}}} [CONTEXT 0.0-1.0]\n")
+    if not args or args[0] not in HOOK_STATES:
+        sys.stderr.write(f"usage: python -m claude_shepherd.hooks.pane_notify {{{'|'.join(HOOK_STATES)}}} [CONTEXT 0.0-1.0]\n")
         return 2
     usage: float | None = None
     if len(args) > 1:

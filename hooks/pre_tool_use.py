@@ -59,13 +59,14 @@ def decide(call: ToolCall, cwd: str, config: hook_config.Config, env: t.Mapping[
     if not call.is_session_command:  # read the transcript outside the lock
         seen = transcript_usage(call.transcript_path, found.state.get(F.CONTEXT_WINDOW_SIZE), call.tool_use_id)
 
-    overflow = False
+    pane_state = pane_notify.WORKING
 
     def apply(state: dict[str, t.Any]) -> Verdict:
-        nonlocal overflow
+        nonlocal pane_state
         blocked = overflow_gate(state, call, newest(stored_usage(state), seen), config, dir_arg)
+        pane_state = pane_notify.shown(pane_notify.WORKING, state, call.conversation)  # error until it dehydrates
         if blocked is not None:
-            overflow = True
+            pane_state = pane_notify.ERROR
             return Verdict(deny=blocked)
         return heartbeat(state, call, cwd=cwd, env=env, dir_arg=dir_arg)
 
@@ -73,7 +74,7 @@ def decide(call: ToolCall, cwd: str, config: hook_config.Config, env: t.Mapping[
         verdict: Verdict = update_state(found.session_dir, apply, timeout=LOCK_TIMEOUT)
     except NoStateError:
         return ""  # the session went away between lookup and lock: nothing left to enforce
-    pane_notify.publish(pane_notify.ERROR if overflow else pane_notify.WORKING, env=env)
+    pane_notify.publish(pane_state, env=env)
     if verdict.deny is not None:
         return deny(verdict.deny)
     if verdict.warn is not None:

@@ -20,7 +20,8 @@ if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are ne
 
 
 def run(raw: bytes, env: t.Mapping[str, str]) -> str:
-    pane_notify.publish(pane_notify.WORKING, env=env)  # a prompt was submitted: the agent works
+    # A prompt was submitted: the agent works (unless it overflowed and must dehydrate first).
+    pane_notify.publish(pane_notify.unless_overflowed(pane_notify.WORKING, raw, env), env=env)
     inp = parse_input(raw)  # only the cwd is needed; a broken input still gets the gate
     try:
         config = hook_config.load(env)

@@ -3,7 +3,9 @@
 SessionStart fires at startup, resume, ``/clear`` (which changes the id) and
 compaction, and — unlike the status line — also in ``claude -p``. The id is
 what ``claude-run`` later resumes, so it is never written while a restart is
-pending, after an overflow or while dehydrating (docs/DESIGN.md R1). Prints nothing.
+pending, after an overflow or while dehydrating (docs/DESIGN.md R1). A session
+its owner's supervisor claimed for a resume becomes active again now that the
+resumed Claude runs. Prints nothing.
 Standard library only.
 """
 
@@ -14,7 +16,7 @@ from claude_shepherd.hooks.locate import locate
 from claude_shepherd.supervisor.session import pane_records
 from claude_shepherd.hooks.protocol import note, parse_input
 from claude_shepherd.supervisor.session.store import update_state
-from claude_shepherd.supervisor.session.transitions import bind_conversation, may_bind_session_id
+from claude_shepherd.supervisor.session.transitions import bind_conversation, may_bind_session_id, resumed
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
@@ -32,9 +34,12 @@ def conversation_id(value: t.Any) -> str | None:
     return value
 
 
-def bind(state: dict[str, t.Any], session_id: str) -> None:
+def bind(state: dict[str, t.Any], session_id: str, owner: tuple[int, str | None] | None = None) -> None:
+    """Bind the conversation (R1 guard under the lock); the owner's resumed Claude makes the session active."""
     if may_bind_session_id(state):
         bind_conversation(state, session_id=session_id)
+    if owner is not None:
+        resumed(state, pid=owner[0], token=owner[1])
 
 
 def run(raw: bytes, env: t.Mapping[str, str]) -> str:
@@ -48,7 +53,8 @@ def run(raw: bytes, env: t.Mapping[str, str]) -> str:
             pane_records.note(caller.root, caller.pane, session_id)
         found = caller.found
         if found is not None:  # the R1 guard is checked under the lock, in bind()
-            update_state(found.session_dir, lambda state: bind(state, session_id))
+            owner = (caller.pid, caller.token)
+            update_state(found.session_dir, lambda state: bind(state, session_id, owner))
     except Exception as exc:  # noqa: BLE001 - nothing to tell the model; the next call binds again
         note(f"claude-hook session-start: conversation id not bound ({type(exc).__name__}: {exc})")
     return ""

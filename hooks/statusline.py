@@ -11,7 +11,9 @@ unknown, not 0. Then print::
     NAME · skill · phase · $cost · P%        or        No session · $cost · P%
 
 NAME without its date prefix, P% relative to the overflow threshold, capped at
-100. Runs on every render, so it has the hooks' speed budget.
+100; in a fleet pane the cost is what the pane's Claudes spent in its session
+(it goes on across restarts and resumes; see pane_records). Runs on every
+render, so it has the hooks' speed budget.
 Standard library only.
 """
 
@@ -21,17 +23,17 @@ from __future__ import annotations
 from claude_shepherd.hooks import config as hook_config
 from claude_shepherd.hooks import pane_notify
 from claude_shepherd.hooks.context import number, statusline_reading, stored_usage
-from claude_shepherd.hooks.locate import locate
+from claude_shepherd.hooks.locate import Caller, locate
 from claude_shepherd.hooks.protocol import one_line, parse_input
 from claude_shepherd.hooks.session_start import conversation_id
 from claude_shepherd.supervisor.session import pane_records
 from claude_shepherd.supervisor.session.fields import F
-from claude_shepherd.supervisor.env import SUPERVISOR_PID_ENV
+from claude_shepherd.supervisor.env import CLAUDE_PID_ENV, SUPERVISOR_PID_ENV
 from claude_shepherd.supervisor.printable import printable
 from claude_shepherd.supervisor.session.paths import display_name
 from claude_shepherd.supervisor.session.phases import declared, try_parse
 from claude_shepherd.supervisor.session.store import update_state
-from claude_shepherd.supervisor.session.transitions import bind_conversation
+from claude_shepherd.supervisor.session.transitions import bind_conversation, resumed
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
@@ -54,8 +56,22 @@ def cost_of(data: t.Mapping[str, t.Any]) -> float | None:
     return number(cost.get("total_cost_usd")) if isinstance(cost, dict) else None
 
 
-def cost_text(data: t.Mapping[str, t.Any]) -> str:
-    return f"${cost_of(data) or 0:.2f}"
+def cost_text(cost: float | None) -> str:
+    return f"${cost or 0:.2f}"
+
+
+def pane_spent(caller: Caller, session_id: str | None, data: t.Mapping[str, t.Any], usage: float | None,
+               threshold: float, env: t.Mapping[str, str]) -> float | None:
+    """Record the fleet pane's conversation (what its next start resumes) and return what the pane's
+    Claudes spent in its current session — Claude's own figure restarts at zero in each new Claude."""
+    cost = cost_of(data)
+    if not caller.pane or not session_id:
+        return cost
+    found = caller.found
+    spent = (cost, env.get(CLAUDE_PID_ENV, ""), found.session_dir.name if found else "") if cost is not None else None
+    overflowing = usage is not None and usage >= threshold
+    record = pane_records.note(caller.root, caller.pane, session_id, overflowed=overflowing, cost=spent)
+    return pane_records.pane_cost(record) if spent is not None else cost
 
 
 def phase_text(state: t.Mapping[str, t.Any]) -> str:
@@ -85,23 +101,22 @@ def render(data: t.Mapping[str, t.Any], cwd: str, env: t.Mapping[str, str]) -> s
     agent = data.get("agent")
     agent_name = agent.get("name") if isinstance(agent, dict) and isinstance(agent.get("name"), str) else ""
     session_id = conversation_id(data.get("session_id"))
-    if caller.pane and session_id:  # the pane's conversation, session or not: what its next start resumes
-        overflowing = usage is not None and usage >= config.threshold
-        pane_records.note(caller.root, caller.pane, session_id, overflowed=overflowing)
+    cost = pane_spent(caller, session_id, data, usage, config.threshold, env)
     if found is None:
-        pane_notify.publish(None, context=usage, cost=cost_of(data), env=env)  # the pane's border and fleet watch
-        return SEPARATOR.join([NO_SESSION, cost_text(data), shown_percent(usage, config.threshold)])
+        pane_notify.publish(None, context=usage, cost=cost, env=env)  # the pane's border and fleet watch
+        return SEPARATOR.join([NO_SESSION, cost_text(cost), shown_percent(usage, config.threshold)])
     claim = claimant(env, caller.pid, caller.token) if caller.pane and found.how == "pane" else None
 
     def apply(state: dict[str, t.Any]) -> dict[str, t.Any]:
         bind_conversation(state, session_id=session_id, usage=usage, window=window, claim=claim)
+        resumed(state, pid=caller.pid, token=caller.token)  # the owner's resumed Claude draws: it runs
         return dict(state)
 
     state = update_state(found.session_dir, apply)
     if usage is None:
         stored = stored_usage(state)
         usage = stored.fraction if stored else None
-    pane_notify.publish(None, context=usage, cost=cost_of(data), env=env)  # the pane's border and fleet watch
+    pane_notify.publish(None, context=usage, cost=cost, env=env)  # the pane's border and fleet watch
     skill = state.get(F.SKILL)
     parts = [display_name(found.session_dir), skill if isinstance(skill, str) and skill else "-"]
     phase = phase_text(state)
@@ -109,7 +124,7 @@ def render(data: t.Mapping[str, t.Any], cwd: str, env: t.Mapping[str, str]) -> s
         parts.append(phase)
     if agent_name:
         parts.append(agent_name)
-    parts += [cost_text(data), shown_percent(usage, config.threshold)]
+    parts += [cost_text(cost), shown_percent(usage, config.threshold)]
     return SEPARATOR.join(parts)
 
 

@@ -43,7 +43,7 @@ from claude_shepherd.supervisor.errors import (
     say_error,
 )
 from claude_shepherd.supervisor.claude_run.foreground import ForegroundRunner
-from claude_shepherd.supervisor.claude_run.fleet_pane import publish_restarts
+from claude_shepherd.supervisor.claude_run.fleet_pane import publish_restarts, restarts_before
 from claude_shepherd.supervisor.session.identity import current_pane_id, fleet_socket, start_token
 from claude_shepherd.supervisor.claude_run.launch_plan import Owner
 from claude_shepherd.supervisor.session.paths import sessions_root
@@ -261,6 +261,7 @@ def supervise(
         policy=policy,
         resume_window=resume_window,
     )
+    before = restarts_before(env)  # the pane's relaunches before this claude-run (a respawn is one more)
     supervisor = Supervisor(
         settings,
         runner,
@@ -268,7 +269,7 @@ def supervise(
         pane_of=pane_of,
         say=say,
         banner=banner(agent, description),
-        on_launch=lambda restarts: publish_restarts(restarts, env),
+        on_launch=lambda launches: publish_restarts(before + launches, env),
     )
     try:
         status = supervisor.run()

@@ -1,23 +1,48 @@
-"""What ``claude-run`` tells the fleet pane it runs in: how often it relaunched Claude.
+"""What ``claude-run`` tells the fleet pane it runs in: how often Claude was relaunched there.
 
 ``fleet status`` and ``fleet watch`` read it from the pane option
 :data:`RESTARTS_OPTION` (the hooks publish the pane's state, context and cost
-the same way), so a crash-looping agent shows without reading its screen.
-Outside a fleet pane nothing is done.
+the same way), so a crash-looping agent shows without reading its screen. The
+count belongs to the pane, not to one ``claude-run``: a respawned pane (``fleet
+restart``, the watch's ``r``, ``fleet start`` bringing a dead agent back) keeps
+its options, and its new ``claude-run`` counts on from there. Outside a fleet
+pane nothing is done.
 """
 
 from __future__ import annotations
 
 import typing as t
 
+from claude_shepherd.hooks.pane_notify import RESTARTS_OPTION
 from claude_shepherd.supervisor.session.identity import fleet_socket
 from claude_shepherd.supervisor.session.programs import run_tmux
 
-RESTARTS_OPTION = "@pane_restarts"
+MAX_DIGITS = 9
+"""A count longer than this is not one ``claude-run`` wrote (an agent can set its pane's options)."""
+
+
+def restart_count(raw: str) -> int | None:
+    """The pane option's value as a count: ASCII digits only, bounded; None for anything else."""
+    text = raw.strip()
+    if not text or len(text) > MAX_DIGITS or not all("0" <= c <= "9" for c in text):
+        return None
+    return int(text)
+
+
+def restarts_before(env: t.Mapping[str, str]) -> int:
+    """The relaunches this ``claude-run``'s first launch adds to: 0 in a new pane; the pane's count + 1
+    in a pane that ran an agent before (garbage there counts as 0)."""
+    socket = fleet_socket(env)
+    if socket is None:
+        return 0
+    done = run_tmux(socket, ["show-options", "-p", "-v", "-t", env["TMUX_PANE"], RESTARTS_OPTION], env)
+    if done is None or done.returncode != 0 or not done.stdout.strip():
+        return 0
+    return (restart_count(done.stdout) or 0) + 1
 
 
 def publish_restarts(count: int, env: t.Mapping[str, str]) -> bool:
-    """Set this pane's restart count (0 at the first launch: a respawned pane keeps its options)."""
+    """Set this pane's restart count."""
     socket = fleet_socket(env)
     if socket is None:
         return False

@@ -418,6 +418,19 @@ def claim_for_resume(state: State, *, pid: int, token: str | None) -> None:
     state[F.LIFECYCLE] = Lifecycle.RESUMING
 
 
+def resumed(state: State, *, pid: int, token: str | None) -> bool:
+    """The owner's resumed Claude runs (its SessionStart or status line): ``resuming`` becomes ``active``.
+
+    ``resuming`` means "before Claude starts" (docs/DESIGN.md §3.1); a resumed
+    conversation has no reason to activate again, so without this a running
+    agent would show ``resuming`` for the rest of its life. True when it moved.
+    """
+    if state.get(F.LIFECYCLE) != Lifecycle.RESUMING or not same_owner(state.get(F.PID), state.get(F.PID_START), pid, token):
+        return False
+    state[F.LIFECYCLE] = Lifecycle.ACTIVE
+    return True
+
+
 def may_bind_session_id(state: t.Mapping[str, t.Any]) -> bool:
     """R1 guard: never resurrect a sessionId during a restart or after overflow."""
     return not (

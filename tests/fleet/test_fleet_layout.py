@@ -109,7 +109,7 @@ ACCEPTED = {
     ),
     "notify-defaults": Case(
         "name: x\nwindows:\n  - w: c\n",
-        lambda l: (l.notify_command, l.notify_on, l.notify_tmux) == (None, ("needs-you", "error"), True),
+        lambda l: (l.notify_command, l.notify_on, l.notify_tmux) == (None, ("needs-you", "error", "exited"), True),
     ),
     "notify-false-silences": Case(
         "name: x\nnotify: false\nwindows:\n  - w: c\n", lambda l: (l.notify_command, l.notify_tmux) == (None, False)
@@ -161,7 +161,7 @@ REJECTED = {
     ),
     "notify-on-unknown-state": Bad(
         "name: x\nnotify_on: [working]\nwindows:\n  - w: c\n",
-        ":2: notify_on: lists states that alert, of needs-you, error, done; got ['working']",
+        ":2: notify_on: lists states that alert, of needs-you, error, exited, done; got ['working']",
     ),
     "refused-on-project-stop": Bad(
         "name: x\non_project_stop: x\nwindows:\n  - w: c\n",

@@ -244,3 +244,29 @@ def test_session_start_as_a_real_process(project: Path, env: dict[str, str]) -> 
     done = run("session-start", json.dumps(start(project, sid=SID)), env, cwd=project)
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
     assert state(session_dir)[F.SESSION_ID] == SID
+
+
+@pytest.mark.parametrize("event", ["session-start", "status-line"])
+def test_the_owners_resumed_claude_ends_resuming(project: Path, env: dict[str, str], event: str) -> None:
+    """A resumed conversation does not activate again: its first hook says the agent runs."""
+    session_dir = activate(project, lifecycle=Lifecycle.RESUMING)
+    payload = start(project, sid=SID, source="resume") if event == "session-start" else status(project)
+    done = run(event, json.dumps(payload), env, cwd=project)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert state(session_dir)[F.LIFECYCLE] == Lifecycle.ACTIVE
+
+
+def test_the_panes_cost_goes_on_across_its_claudes_of_one_session() -> None:
+    from claude_shepherd.supervisor.session.pane_records import carry_cost, pane_cost
+
+    record: dict | None = None
+    shown = []
+    for cost, claude, session in [(0.5, "101", "S"), (1.0, "101", "S"), (0.25, "102", "S"), (0.5, "102", "S"),
+                                  (0.1, "103", "S"), (0.2, "103", "T"), (0.05, "103", "T")]:
+        record = carry_cost(record, cost, claude, session)
+        shown.append(round(pane_cost(record), 2))
+    assert shown == [0.5, 1.0, 1.25, 1.5, 1.6, 0.2, 0.05 + 0.2], "a new Claude adds on; another session starts anew"
+    assert pane_cost(carry_cost({"session": "S", "claude": "1", "cost": 1.0, "costBase": 2.0}, 0.5, "1", "S")) == 3.5, (
+        "a figure that went down is a new Claude that reused the pid")
+    for garbage in ("3", -1, float("nan"), True, None, 1e12):
+        assert pane_cost({"cost": garbage, "costBase": garbage}) == 0

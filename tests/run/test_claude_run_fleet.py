@@ -220,3 +220,23 @@ def test_a_pane_conversation_that_reached_the_threshold_starts_fresh(
     _, two = fake.wait_starts(2)
     assert resume_arg(two["argv"]) is None
     assert "filled its context, so it is not resumed" in second.text
+
+
+def test_the_resumed_claude_makes_the_session_active_again(
+    fake: FakeClaude, start_run, fleet_tmux: FleetTmux, pane_session, run_env: dict[str, str], workdir: Path,
+    tmp_path: Path,
+) -> None:
+    """``resuming`` is the moment before Claude starts: its SessionStart hook ends it."""
+    session = pane_session()
+    make_transcript(Path(run_env["CLAUDE_CONFIG_DIR"]), workdir, SESSION_ID)
+    go = tmp_path / "go"
+    hook_input = json.dumps({"session_id": SESSION_ID, "cwd": str(workdir), "source": "resume"})
+    fake.plan([{"run": [script("claude-hook"), "session-start"], "stdin": hook_input}, {"mark": "ready"},
+               {"wait_file": str(go)}, {"exit": 0}])  # fmt: skip
+    run = start_run(pane=fleet_tmux)
+    fake.wait_event("mark", name="ready")
+    assert resume_arg(fake.starts()[0]["argv"]) == SESSION_ID
+    state = read_state(session)
+    assert (state["lifecycle"], state["pid"]) == ("active", run.pid)
+    go.touch()
+    assert run.wait() == 0

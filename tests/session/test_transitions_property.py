@@ -106,6 +106,16 @@ class SessionMachine(RuleBasedStateMachine):
         self._apply("claim_for_resume", lambda s: tr.claim_for_resume(s, pid=ME, token=MY_TOKEN))
 
     @precondition(lambda self: bool(self.state))
+    @rule()
+    def resumed(self) -> None:
+        self._apply("resumed", lambda s: tr.resumed(s, pid=ME, token=MY_TOKEN))
+
+    @precondition(lambda self: bool(self.state))
+    @rule()
+    def resumed_by_a_stranger(self) -> None:
+        self._apply("resumed_by_a_stranger", lambda s: tr.resumed(s, pid=1, token=None))
+
+    @precondition(lambda self: bool(self.state))
     @rule(session_id=ids, usage=usages)
     def bind(self, session_id: str | None, usage: float | None) -> None:
         self._apply("bind", lambda s: tr.bind_conversation(s, session_id=session_id, usage=usage, window=200000))
@@ -154,7 +164,7 @@ class SessionMachine(RuleBasedStateMachine):
         if old == new:
             return
         owners = {
-            Lifecycle.ACTIVE: {"activate"},
+            Lifecycle.ACTIVE: {"activate", "resumed"},
             Lifecycle.COMPLETED: {"deactivate"},
             Lifecycle.DEHYDRATING: {"begin_dehydrate"},
             Lifecycle.RESTARTING: {"consume_restart"},
@@ -163,6 +173,8 @@ class SessionMachine(RuleBasedStateMachine):
         assert self.op in owners[new], f"{self.op} moved lifecycle {old} -> {new}"
         if new == Lifecycle.RESTARTING:
             assert self.before.get(F.KILL_REQUESTED) is True
+        if self.op == "resumed":
+            assert old == Lifecycle.RESUMING and self.state.get(F.PID) == ME, "only the owner's resume ends"
 
     @invariant()
     def session_id_is_never_resurrected(self) -> None:
