@@ -38,6 +38,7 @@ from claude_shepherd.fleet import procs as pr
 from claude_shepherd.fleet.layout import Layout
 from claude_shepherd.fleet.live import Fleet, live_fleets, socket_dir
 from claude_shepherd.fleet.tmux import FleetServer, PaneInfo, is_fleet_socket
+from claude_shepherd.hooks.pane_notify import STOPPED
 from claude_shepherd.supervisor.session import index
 from claude_shepherd.supervisor.session import transitions as tr
 from claude_shepherd.supervisor.errors import ShepherdError
@@ -233,7 +234,7 @@ def find_dead_agents(fleet: Fleet) -> list[Finding]:
     for path, panes in sorted(fleet.panes.items()):
         server = fleet.servers[path]
         for pane in panes:
-            if not (pane.agent and pane.dead):
+            if not (pane.agent and pane.dead) or pane.notify == STOPPED:  # fleet stop --pane ended it: asked for
                 continue
             status = f"exited with status {pane.dead_status}" if pane.dead_status else "exited"
             name = pane.identity or f"{pane.session}:{pane.window}:{pane.pane_id}"

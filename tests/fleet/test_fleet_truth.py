@@ -120,6 +120,18 @@ def test_status_fails_and_doctor_reports_a_dead_agent_and_fixes_it(world: FleetW
     assert Path(psutil.Process(supervisors(world)["B"]).cmdline()[1]) == BIN / "claude-run"
 
 
+def test_an_agent_stopped_on_request_is_no_dead_agent(world: FleetWorld) -> None:
+    duo(world, "A", "B")
+    assert world.fleet("start", "duo", "--no-attach").returncode == 0
+    assert world.fleet("stop", "duo", "--pane", "B").returncode == 0
+    wait_until(lambda: world.panes()["B"]["pane_dead"] == "1", 10, "pane B stopped")
+    status = world.fleet("status", "duo")
+    assert status.returncode == 0, status.stderr
+    assert re.search(r"^agents:B .* stopped\s*$", status.stdout, re.M), status.stdout
+    doctor = world.fleet("doctor", "duo")
+    assert "dead-agent" not in doctor.stdout, doctor.stdout
+
+
 # --------------------------------------------------------------------------- LAYOUT everywhere or nowhere
 
 
