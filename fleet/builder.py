@@ -100,7 +100,7 @@ def _label(pane: PaneSpec) -> list[t.Any]:
     return args
 
 
-def _check_roots(layout: Layout) -> None:
+def check_roots(layout: Layout) -> None:
     problem = layout.root_problem()
     if problem:
         raise StartError(problem)
@@ -172,7 +172,7 @@ def build(layout: Layout, server: FleetServer, env: t.Mapping[str, str] | None =
     The session is created with the fleet's environment (*env*, captured from the caller with this
     installation's scripts first on PATH): every pane it ever creates or respawns gets it.
     """
-    _check_roots(layout)
+    check_roots(layout)
     renamed = look_alikes(layout, server)
     elsewhere = running_elsewhere(layout, server, layout.pane_ids())
     if renamed or elsewhere:
@@ -228,7 +228,7 @@ def _select_startup(layout: Layout, server: FleetServer) -> None:
 
 def reconcile(layout: Layout, server: FleetServer) -> StartResult:
     """Bring a running fleet in line with its layout: add what is missing, respawn dead panes."""
-    _check_roots(layout)
+    check_roots(layout)
     server.run(*notify_setting(layout))  # an edited layout's notify settings apply to the running fleet
     existing = list_panes(server, layout.name)
     path = fleet_path(server, f"={layout.name}:")

@@ -116,6 +116,7 @@ def start(
     where = target.resolve_layout(layout, socket, "start")
     spec = where.require_layout("start")
     server = where.server()
+    builder.check_roots(spec)  # before a word about starting: a missing root starts nothing
     with _locked(where.socket, "fleet start"):
         running = server.has_fleet_session(spec.name)
         windows = len(spec.windows)
