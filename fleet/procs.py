@@ -24,6 +24,7 @@ import psutil
 
 from claude_shepherd.supervisor.env import SESSIONS_DIR_ENV, SUPERVISOR_PID_ENV
 from claude_shepherd.supervisor.session.identity import WATCHDOG_NAME
+from claude_shepherd.supervisor.session.numbers import parse_pid
 
 if t.TYPE_CHECKING:
     from claude_shepherd.fleet.tmux import PaneInfo
@@ -61,8 +62,7 @@ class Proc:
 
     @property
     def supervisor_pid(self) -> int | None:
-        raw = self.env.get(SUPERVISOR_PID_ENV, "")
-        return int(raw) if raw.isdigit() else None
+        return parse_pid(self.env.get(SUPERVISOR_PID_ENV, ""))
 
     @property
     def tmux_socket(self) -> str | None:

@@ -32,6 +32,7 @@ from claude_shepherd.supervisor.session.identity import (
     supervisor_pid,
 )
 from claude_shepherd.supervisor.session.lookup import find_session, sessions_on_pane, sessions_owned_by
+from claude_shepherd.supervisor.session.numbers import PID_MAX, parse_count
 from claude_shepherd.supervisor.session.paths import log_file_name, resolve_session_dir, sessions_root
 from claude_shepherd.supervisor.session.phases import parse_proof
 from claude_shepherd.supervisor.session.safe_fs import UnsafeFileError, open_append, read_bytes
@@ -120,7 +121,7 @@ def _stdin_object() -> dict[str, t.Any] | None:
     return json_object(raw, "stdin", hint="; pass a JSON object or nothing")
 
 
-_OWNER_PID = re.compile(r'"pid"\s*:\s*(\d{1,10})\b')
+_OWNER_PID = re.compile(r'"pid"\s*:\s*([0-9]{1,10})\b')
 _OWNER_TOKEN = re.compile(r'"pidStart"\s*:\s*"([^"\\]{1,200})"')
 
 
@@ -133,13 +134,13 @@ def _check_corrupt_is_free(session_dir: Path, pid: int, token: str | None) -> t.
 
     def check(raw: str | None) -> None:
         found = _OWNER_PID.search(raw or "")
-        if found is None:
+        owner = parse_count(found.group(1), maximum=PID_MAX) if found else None
+        if owner is None:
             raise ShepherdError(
                 f"{session_dir / STATE_FILE} is corrupt and its owner cannot be known, so it is not free; "
                 f"if no agent uses {session_dir.name}, move it aside (mv {session_dir / STATE_FILE} "
                 f"{session_dir / STATE_FILE}.broken) and activate again"
             )
-        owner = int(found.group(1))
         token_found = _OWNER_TOKEN.search(raw or "")
         owner_token = token_found.group(1) if token_found else None
         if not same_owner(owner, owner_token, pid, token) and owner_alive(owner, owner_token):
