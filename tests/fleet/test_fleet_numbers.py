@@ -1,5 +1,6 @@
 """What an agent writes into its pane cannot break the operator's view: numbers it sets in pane options
-or its environment cost only their own field. Real tmux, the real claude-run, the stand-in Claude."""
+or its environment cost only their own field, and a process naming a pane in its environment is not that
+pane's member. Real tmux, the real claude-run, the stand-in Claude."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import subprocess
 import sys
 import typing as t
 
+import psutil
 import pytest
 
 from support.fleet import FleetWorld, world  # noqa: F401  (fixture)
@@ -26,6 +28,14 @@ def start_agents(world: FleetWorld, *labels: str) -> None:
     assert world.fleet("start", "duo", "--no-attach").returncode == 0
     for label in labels:
         world.wait_event(label, "mark", name="ready")
+
+
+def decoy_supervisor(world: FleetWorld, pane_label: str, **env: str) -> subprocess.Popen[bytes]:
+    """A process outside every pane that looks like a claude-run and names *pane_label*'s pane in its env."""
+    script = world.base / "claude-run"
+    script.write_text("import time\ntime.sleep(600)\n")
+    return subprocess.Popen([sys.executable, str(script)], env={**world.env, **world.pane_env(pane_label), **env},
+                            stdin=subprocess.DEVNULL)  # fmt: skip
 
 
 def status_rows(world: FleetWorld) -> dict[str, dict[str, t.Any]]:
@@ -68,6 +78,28 @@ def test_doctor_survives_a_supervisor_pid_that_is_not_a_number(world: FleetWorld
         for proc in planted:
             proc.kill()
             proc.wait()
+
+
+def test_a_process_naming_a_pane_in_its_environment_is_not_its_member(world: FleetWorld) -> None:
+    """Membership is descent from the pane's process: a decoy claude-run carrying pane A's TMUX_PANE is
+    neither A's supervisor in status nor stopped with A, and what A really ran still ends."""
+    start_agents(world, "A", "B")
+    stopped = world.fleet("stop", "duo", "--pane", "A", "--grace", "5")
+    assert stopped.returncode == 0, stopped.stderr
+    decoy = decoy_supervisor(world, "A")
+    try:
+        wait_until(lambda: psutil.Process(decoy.pid).cmdline()[1:] == [str(world.base / "claude-run")], 5, "decoy")
+        rows = status_rows(world)
+        assert (rows["A"]["supervisor_pid"], rows["A"]["supervisor_alive"]) == (None, False), rows["A"]
+        assert rows["B"]["supervisor_alive"]
+        b_supervisor = psutil.Process(int(world.panes()["B"]["pane_pid"]))
+        again = world.fleet("stop", "duo", "--grace", "5")
+        assert again.returncode == 0, again.stderr
+        assert decoy.poll() is None, "a process outside the fleet's panes is never signalled"
+        assert not b_supervisor.is_running() or b_supervisor.status() == psutil.STATUS_ZOMBIE
+    finally:
+        decoy.kill()
+        decoy.wait()
 
 
 def test_a_startup_window_that_only_looks_like_an_index_is_refused_in_one_line(world: FleetWorld) -> None:
