@@ -167,6 +167,8 @@ def test_pending_restart_denies_every_tool_but_session(project: Path, env: dict[
         assert answer.denied
         assert "restart of this session is pending" in answer.reason and "exit Claude" in answer.reason
     assert call("pre-tool-use", bash(project, "session find"), env).allowed
+    through_the_script = run("pre-tool-use", bash(project, "echo more"), env)
+    assert "restart of this session is pending" in through_the_script.stdout, through_the_script.stderr
 
 
 def test_dehydrate_skill_does_not_reopen_a_completed_session(project: Path) -> None:
