@@ -38,6 +38,7 @@ from claude_shepherd.hooks.alerts import ALERT_STATES, DEFAULT_ON
 from claude_shepherd.fleet.tmux import is_fleet_socket
 from claude_shepherd.supervisor.errors import ShepherdError
 from claude_shepherd.supervisor.session.identity import FLEET_SOCKET
+from claude_shepherd.supervisor.session.numbers import parse_count
 
 
 class LayoutError(ShepherdError):
@@ -675,9 +676,8 @@ def _build(raw: _RawLayout, source: Path, lines: dict[YamlPath, int], cwd: Path)
 
     if raw.startup_window is not None:
         names = [w.name for w in windows]
-        if raw.startup_window not in names and not (
-            raw.startup_window.isdigit() and int(raw.startup_window) < len(names)
-        ):
+        index = parse_count(raw.startup_window, maximum=len(names) - 1) if names else None
+        if raw.startup_window not in names and index is None:
             fail(("startup_window",), f"names no window (windows: {', '.join(names)})")
 
     name = raw.name or source.stem

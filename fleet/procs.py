@@ -1,11 +1,12 @@
 """The processes of a fleet: which belong to which pane, and what each one is.
 
-A process belongs to a pane when it descends from the pane's process, or when
-its environment says it was started in that pane (tmux exports ``TMUX`` —
-the server's socket — and ``TMUX_PANE`` to everything a pane runs, and
-children inherit them even after they ``setsid`` away or are re-parented to
-init). The second rule is what lets ``fleet stop`` and ``fleet doctor`` find
-a watchdog or an MCP server that outlived its parent.
+A process belongs to a pane when it descends from the pane's process (the
+``pane_pid`` tmux reports, checked against its start time), or from a process
+that belonged to the pane when the caller looked before (``fleet stop``
+follows what its first look found, re-parented orphans included). Never
+because its environment says so: ``TMUX_PANE`` is inherited, but anything an
+agent runs can set it to name another pane. (``claude-run`` is a subreaper,
+so what Claude's tools leave behind stays in the pane's tree while it runs.)
 
 Only processes of the current user are considered; nothing is ever signalled
 outside the set a caller computed from a fleet pane.
@@ -24,6 +25,7 @@ import psutil
 
 from claude_shepherd.supervisor.env import SESSIONS_DIR_ENV, SUPERVISOR_PID_ENV
 from claude_shepherd.supervisor.session.identity import WATCHDOG_NAME
+from claude_shepherd.supervisor.session.numbers import parse_pid
 
 if t.TYPE_CHECKING:
     from claude_shepherd.fleet.tmux import PaneInfo
@@ -64,8 +66,7 @@ class Proc:
 
     @property
     def supervisor_pid(self) -> int | None:
-        raw = self.env.get(SUPERVISOR_PID_ENV, "")
-        return int(raw) if raw.isdigit() else None
+        return parse_pid(self.env.get(SUPERVISOR_PID_ENV, ""))
 
     @property
     def tmux_socket(self) -> str | None:
@@ -115,10 +116,13 @@ class Table:
             stack.extend(self.children.get(current, []))
         return out
 
-    def of_pane(
-        self, socket_path: str | None, pane_id: str, pane_pid: int, pane_started: float | None = None
-    ) -> list[Proc]:
-        """The pane's process tree plus every process whose environment names the pane.
+    def same(self, proc: Proc) -> Proc | None:
+        """This table's entry for *proc* if it is still that process (not a reused pid)."""
+        now = self.by_pid.get(proc.pid)
+        return now if now is not None and abs(now.create_time - proc.create_time) <= 0.05 else None
+
+    def of_pane(self, pane_pid: int, pane_started: float | None = None, known: t.Iterable[Proc] = ()) -> list[Proc]:
+        """The pane's process tree, and the trees of the *known* members still running.
 
         With *pane_started* (the create time seen earlier), the tree is followed
         only if *pane_pid* still names that process, never a reused pid.
@@ -126,12 +130,8 @@ class Table:
         root = self.by_pid.get(pane_pid) if pane_pid > 0 else None
         if root is not None and pane_started is not None and abs(root.create_time - pane_started) > 0.05:
             root = None
-        found = {p.pid: p for p in self.descendants(root.pid)} if root is not None else {}
-        if socket_path:
-            for proc in self.by_pid.values():
-                if proc.tmux_pane == pane_id and proc.tmux_socket == socket_path:
-                    for member in self.descendants(proc.pid):
-                        found.setdefault(member.pid, member)
+        roots = ([root] if root is not None else []) + [p for p in map(self.same, known) if p is not None]
+        found = {member.pid: member for top in roots for member in self.descendants(top.pid)}
         return sorted((p for p in found.values() if not p.is_tmux_server), key=lambda p: p.pid)
 
     def claude_of(self, supervisor: Proc) -> Proc | None:
@@ -142,8 +142,11 @@ class Table:
         return min(candidates, key=lambda p: (p.create_time, p.pid)) if candidates else None
 
     def agent_of(self, socket_path: str | None, pane: PaneInfo) -> tuple[list[Proc], Proc | None, Proc | None]:
-        """A pane's processes, its supervisor and the Claude it runs: the pane -> supervisor -> Claude walk."""
-        members = self.of_pane(socket_path, pane.pane_id, 0 if pane.dead else pane.pid)
+        """A pane's processes, its supervisor and the Claude it runs: the pane -> supervisor -> Claude walk.
+
+        Only the tree under the pane's process counts, so *socket_path* (the pane's server) is not needed.
+        """
+        members = self.of_pane(0 if pane.dead else pane.pid)
         supervisor = next((p for p in members if p.is_supervisor), None)
         return members, supervisor, self.claude_of(supervisor) if supervisor else None
 

@@ -9,6 +9,7 @@ cache (:mod:`claude_shepherd.supervisor.session.index`) when it was stale.
 
 from __future__ import annotations
 
+import math
 import sys
 import typing as t
 from dataclasses import asdict, dataclass
@@ -21,9 +22,13 @@ from claude_shepherd.supervisor.claude_run.fleet_pane import restart_count
 from claude_shepherd.supervisor.session.fields import F
 from claude_shepherd.supervisor.session.identity import start_token
 from claude_shepherd.supervisor.session.lookup import Found, sessions_on_pane, sessions_owned_by
+from claude_shepherd.supervisor.session.numbers import parse_decimal
 from claude_shepherd.supervisor.env import SESSIONS_DIR_ENV
 from claude_shepherd.supervisor.printable import printable
 from claude_shepherd.supervisor.session.paths import sessions_root
+
+MAX_AMOUNT = 1e9
+"""Larger restart counts, percents or dollars in a pane option are not believed (shown as unknown)."""
 
 
 @dataclass(frozen=True)
@@ -107,7 +112,7 @@ def pane_rows(socket: str | None, panes: t.Iterable[PaneInfo], table: pr.Table) 
         found = find_pane_session(sessions_root_of(pane, supervisor, claude), pane, supervisor)
         state = found.state if found else {}
         usage = state.get(F.CONTEXT_USAGE)
-        if not isinstance(usage, (int, float)) or isinstance(usage, bool):
+        if not isinstance(usage, (int, float)) or isinstance(usage, bool) or not 0 <= usage < math.inf:
             published = _number(pane.context)  # no session: the percent the status line published
             usage = published / 100 if published is not None else None
         overflowed = state.get(F.OVERFLOWED)
@@ -138,11 +143,8 @@ def pane_rows(socket: str | None, panes: t.Iterable[PaneInfo], table: pr.Table) 
 
 
 def _number(raw: str) -> float | None:
-    try:
-        value = float(raw)
-    except ValueError:
-        return None
-    return value if 0 <= value < float("inf") else None
+    """A figure a pane option publishes (a percent, dollars); None when it is not a plain number."""
+    return parse_decimal(raw, maximum=MAX_AMOUNT)
 
 
 def _text(value: t.Any) -> str | None:

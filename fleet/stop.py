@@ -10,9 +10,10 @@ children survived as orphans (R7). Here, for every pane:
    agent get SIGHUP, as a closing terminal would send;
 2. wait up to the grace period for the supervisors to exit, then a moment
    for what they ran;
-3. SIGKILL whatever is left — the pane's whole process tree plus every
-   process whose environment names the pane (re-parented orphans too) —
-   until nothing is;
+3. SIGKILL whatever is left — the pane's whole process tree, and the trees
+   of every process found in it before (re-parented orphans too) — until
+   nothing is; a process is the pane's only by descent, never because its
+   environment names the pane (an agent can write that);
 4. kill the tmux session, and check once more.
 """
 
@@ -81,10 +82,11 @@ class StopResult:
         return [p for p in self.panes if p.ignored_term]
 
 
-def _members(table: pr.Table, socket: str | None, report: PaneStop, *, pane_gone: bool = False) -> list[pr.Proc]:
+def _members(table: pr.Table, report: PaneStop, *, pane_gone: bool = False) -> list[pr.Proc]:
+    """The pane's tree now, and what is left of the members found before (re-parented orphans included)."""
     pane = report.pane
     root = 0 if (pane.dead or pane_gone or report.root_started is None) else pane.pid
-    return table.of_pane(socket, pane.pane_id, root, report.root_started)
+    return table.of_pane(root, report.root_started, known=[*report.members, *report.killed])
 
 
 def stop(
@@ -99,14 +101,13 @@ def stop(
     person chose, never a label an agent could have copied), keeping the fleet's tmux session and the
     stopped panes (dead, resumable by ``fleet start``); see the module docstring for the order."""
     started = time.monotonic()
-    socket = server.socket_file()
     panes = [p for p in list_panes(server) if (p.session in sessions if pane_ids is None else p.pane_id in pane_ids)]
-    table = pr.snapshot()
+    table = pr.snapshot(with_env=False)
     reports = []
     for pane in panes:
         root = table.by_pid.get(pane.pid)
         report = PaneStop(pane, root_started=root.create_time if root else None)
-        report.members = _members(table, socket, report)
+        report.members = _members(table, report)
         report.supervisors = [p for p in report.members if p.is_supervisor]
         reports.append(report)
 
@@ -142,7 +143,7 @@ def stop(
             report.seconds = time.monotonic() - started
 
     # 3. Escalate: the whole tree of each pane, fresh children and re-parented orphans included.
-    _kill_rounds(socket, reports)
+    _kill_rounds(reports)
 
     # 4. Let tmux reap its panes, close the sessions (not for some panes), then make sure nothing came back.
     _wait_reaped(server, {r.pane.pane_id for r in reports})
@@ -151,7 +152,7 @@ def stop(
     else:
         for name in sessions:
             server.cmd("kill-session", "-t", f"={name}")
-    leftovers = _kill_rounds(socket, reports, panes_gone=pane_ids is None)
+    leftovers = _kill_rounds(reports, panes_gone=pane_ids is None)
     return StopResult(list(sessions), reports, leftovers, grace, time.monotonic() - started)
 
 
@@ -178,14 +179,14 @@ def _wait_reaped(server: FleetServer, pane_ids: set[str], timeout: float = REAP_
         time.sleep(0.02)
 
 
-def _kill_rounds(socket: str | None, reports: list[PaneStop], *, panes_gone: bool = False) -> list[pr.Proc]:
+def _kill_rounds(reports: list[PaneStop], *, panes_gone: bool = False) -> list[pr.Proc]:
     """SIGKILL every remaining process of the panes until none is left; return the unkillable."""
     remaining: list[pr.Proc] = []
     for _ in range(KILL_ROUNDS):
-        table = pr.snapshot()
+        table = pr.snapshot(with_env=False)
         remaining = []
         for report in reports:
-            alive = pr.alive(_members(table, socket, report, pane_gone=panes_gone))
+            alive = pr.alive(_members(table, report, pane_gone=panes_gone))
             if alive:
                 pr.send(alive, signal.SIGKILL)
                 report.killed.extend(p for p in alive if p.pid not in {k.pid for k in report.killed})

@@ -26,6 +26,7 @@ from claude_shepherd.supervisor.env import FLEET_TMUX_TIMEOUT_ENV as TIMEOUT_ENV
 from claude_shepherd.supervisor.errors import EXIT_FAILURE, EXIT_NOT_FOUND, ShepherdError
 from claude_shepherd.supervisor.session.identity import FLEET_SOCKET, is_fleet_socket  # noqa: F401  (the one test, re-exported)
 from claude_shepherd.supervisor.session.identity import one_line_field
+from claude_shepherd.supervisor.session.numbers import PID_MAX, parse_count, parse_decimal
 from claude_shepherd.hooks.pane_notify import COST_OPTION
 from claude_shepherd.supervisor.claude_run.fleet_pane import RESTARTS_OPTION
 
@@ -35,6 +36,7 @@ LAYOUT_OPTION = "@fleet_layout"
 """The layout file a fleet was built from (a session option): verbs given no LAYOUT use it."""
 
 DEFAULT_TIMEOUT = 5.0
+MAX_TIMEOUT = 600.0
 MIN_VERSION = (3, 2)
 
 
@@ -67,12 +69,8 @@ def _arg(value: t.Any) -> str:
 
 
 def default_timeout() -> float:
-    raw = os.environ.get(TIMEOUT_ENV, "").strip()
-    try:
-        value = float(raw) if raw else DEFAULT_TIMEOUT
-    except ValueError:
-        return DEFAULT_TIMEOUT
-    return value if value > 0 else DEFAULT_TIMEOUT
+    value = parse_decimal(os.environ.get(TIMEOUT_ENV, "").strip(), maximum=MAX_TIMEOUT)
+    return value if value else DEFAULT_TIMEOUT
 
 
 @functools.lru_cache(maxsize=None)
@@ -293,10 +291,9 @@ def list_panes(server: FleetServer, session: str | None = None) -> list[PaneInfo
 
 
 def _int(raw: str) -> int:
-    try:
-        return int(raw)
-    except ValueError:
-        return 0
+    """An index or PID tmux printed; 0 (no process, first place) when it is not one."""
+    value = parse_count(raw, maximum=PID_MAX)
+    return 0 if value is None else value
 
 
 def pane_history(server: FleetServer, pane_id: str, count: int) -> list[str]:

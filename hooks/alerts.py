@@ -37,6 +37,7 @@ import stat
 
 from claude_shepherd.supervisor.env import FLEET_NOTIFY_TIMEOUT_ENV
 from claude_shepherd.supervisor.printable import printable
+from claude_shepherd.supervisor.session.numbers import parse_decimal
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -229,11 +230,8 @@ def session_of(fleet: str, window: str, label: str, env: t.Mapping[str, str]) ->
 
 
 def timeout(env: t.Mapping[str, str]) -> float:
-    try:
-        value = float(env.get(FLEET_NOTIFY_TIMEOUT_ENV, "") or TIMEOUT)
-    except ValueError:
-        return TIMEOUT
-    return value if 0 < value <= 3600 else TIMEOUT
+    value = parse_decimal(env.get(FLEET_NOTIFY_TIMEOUT_ENV, ""), maximum=3600)
+    return value if value else TIMEOUT
 
 
 def run_command(argv: list[str], limit: float) -> int | None:

@@ -7,7 +7,6 @@ Standard library only.
 
 from __future__ import annotations
 
-import math
 import os
 import sys
 
@@ -19,12 +18,14 @@ from claude_shepherd.supervisor.env import (
     THRESHOLD_ENV,
 )
 from claude_shepherd.supervisor.session.fields import DEFAULT_DEHYDRATE_CALL_BUDGET, DEFAULT_OVERFLOW_THRESHOLD
+from claude_shepherd.supervisor.session.numbers import parse_count, parse_decimal
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
     import typing as t
 
 SESSION_COMMAND = "session"
+MAX_DEHYDRATE_CALL_BUDGET = 10_000
 
 
 class Config:
@@ -54,21 +55,15 @@ class Config:
 
 def _threshold(env: t.Mapping[str, str]) -> float:
     for name in (THRESHOLD_ENV, LEGACY_THRESHOLD_ENV):
-        raw = env.get(name, "").strip()
-        if not raw:
-            continue
-        try:
-            value = float(raw)
-        except ValueError:
-            continue
-        if math.isfinite(value) and 0.0 < value <= 1.0:
+        value = parse_decimal(env.get(name, "").strip(), maximum=1.0)
+        if value:
             return value
     return DEFAULT_OVERFLOW_THRESHOLD
 
 
 def _budget(env: t.Mapping[str, str]) -> int:
-    raw = env.get(DEHYDRATE_BUDGET_ENV, "").strip()
-    return int(raw) if raw.isdigit() else DEFAULT_DEHYDRATE_CALL_BUDGET
+    value = parse_count(env.get(DEHYDRATE_BUDGET_ENV, "").strip(), maximum=MAX_DEHYDRATE_CALL_BUDGET)
+    return DEFAULT_DEHYDRATE_CALL_BUDGET if value is None else value
 
 
 def session_script() -> str:

@@ -18,6 +18,7 @@ import os
 import time
 
 from claude_shepherd.supervisor.env import HOOK_DEADLINE_ENV as DEADLINE_ENV
+from claude_shepherd.supervisor.session.numbers import parse_decimal
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -35,11 +36,8 @@ class _Answer:
 
 def seconds(env: t.Mapping[str, str]) -> float:
     """The deadline: ``$CLAUDE_HOOK_DEADLINE`` within bounds, else :data:`HOOK_DEADLINE`."""
-    try:
-        value = float(env.get(DEADLINE_ENV, "") or HOOK_DEADLINE)
-    except ValueError:
-        return HOOK_DEADLINE
-    return min(max(value, MIN_DEADLINE), MAX_DEADLINE) if value == value else HOOK_DEADLINE
+    value = parse_decimal(env.get(DEADLINE_ENV, ""), maximum=float("inf"))
+    return HOOK_DEADLINE if value is None else min(max(value, MIN_DEADLINE), MAX_DEADLINE)
 
 
 def arm(limit: float, fallback: str, emit: t.Callable[[str], None]) -> None:

@@ -4,11 +4,12 @@ Applied to the state under its lock. In order:
 
 1. a single ``session`` command always passes (extra commands configured for
    the session gate do not: an overflowing agent may only dehydrate);
-2. ``Skill(skill="session", args="dehydrate …")`` starts dehydrating (of a live
-   session) and passes;
-3. while dehydrating, or with a restart pending, tools pass for a bounded
-   number of calls — the original let an agent invoke dehydrate and then work
-   on forever (docs/DESIGN.md appendix A);
+2. with a restart pending (``killRequested``) every other call is denied: its
+   Claude is being ended, and nothing more of that conversation may run;
+3. ``Skill(skill="session", args="dehydrate …")`` starts dehydrating (of a live
+   session) and passes; while dehydrating, tools pass for a bounded number of
+   calls — an agent must not invoke dehydrate and then work on forever
+   (docs/DESIGN.md appendix A);
 4. at or above the threshold: ``overflowed=true`` (recording which
    conversation overflowed) and deny, saying how to dehydrate;
 5. a conversation that overflowed stays blocked even if its usage drops (a
@@ -87,20 +88,20 @@ def overflow_reason(usage: Usage | None, config: Config, state: t.Mapping[str, t
     )
 
 
-def budget_reason(config: Config, state: t.Mapping[str, t.Any], dir_arg: str) -> str:
-    if state.get(F.LIFECYCLE) == Lifecycle.DEHYDRATING:
-        return (
-            f"{TAG}: Dehydration has used its {config.dehydrate_budget} tool calls. "
-            "Finish it now; no other tool is allowed:\n"
-            f"{_handover_command(dir_arg)}\n"
-            "This saves DEHYDRATED_CONTEXT.md and restarts Claude with a fresh context."
-        )
+def budget_reason(config: Config, dir_arg: str) -> str:
     return (
-        f"{TAG}: A restart of this session is pending and {config.dehydrate_budget} tool calls "
-        "have run since. Stop working: the supervisor ends this Claude and starts a fresh one "
-        "that continues the session. If nothing happens, exit Claude (claude-run picks the "
-        "restart up). Only the session command is allowed."
+        f"{TAG}: Dehydration has used its {config.dehydrate_budget} tool calls. "
+        "Finish it now; no other tool is allowed:\n"
+        f"{_handover_command(dir_arg)}\n"
+        "This saves DEHYDRATED_CONTEXT.md and restarts Claude with a fresh context."
     )
+
+
+RESTART_PENDING_REASON = (
+    f"{TAG}: A restart of this session is pending. Stop working: the supervisor ends this Claude and "
+    "starts a fresh one that continues the session. If nothing happens, exit Claude (claude-run picks the "
+    "restart up). Only the session command is allowed."
+)
 
 
 def overflow_gate(
@@ -109,14 +110,16 @@ def overflow_gate(
     """Apply the gate to *state* (mutating it); the deny reason, or None to pass."""
     if call.is_session_command:
         return None
+    if state.get(F.KILL_REQUESTED) is True:
+        return RESTART_PENDING_REASON  # the conversation is being ended: nothing more of it may run
     if starts_dehydrate(call):
         if state.get(F.LIFECYCLE, Lifecycle.ACTIVE) in LIVE_LIFECYCLES:
             begin_dehydrate(state)  # not for a completed session: that would reopen the gate
         return None
-    if state.get(F.LIFECYCLE) == Lifecycle.DEHYDRATING or state.get(F.KILL_REQUESTED) is True:
+    if state.get(F.LIFECYCLE) == Lifecycle.DEHYDRATING:
         if count_dehydrate_call(state, config.dehydrate_budget):
             return None
-        return budget_reason(config, state, dir_arg)
+        return budget_reason(config, dir_arg)
     conversation = call.conversation or None
     if usage is not None and usage.fraction >= config.threshold:
         mark_overflowed(state, conversation)

@@ -33,6 +33,7 @@ import sys
 import time
 
 from claude_shepherd.supervisor.session.identity import fleet_socket, one_line_field
+from claude_shepherd.supervisor.session.numbers import parse_decimal
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
@@ -373,10 +374,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     usage: float | None = None
     if len(args) > 1:
-        try:
-            usage = float(args[1])
-        except ValueError:
-            sys.stderr.write(f"pane_notify: error: context {args[1]!r} is not a number like 0.42\n")
+        usage = parse_decimal(args[1], maximum=1.0)
+        if usage is None:
+            sys.stderr.write(f"pane_notify: error: context {args[1]!r} is not a number from 0 to 1 like 0.42\n")
             return 2
     notify(args[0], context=usage)
     return 0

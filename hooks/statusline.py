@@ -28,6 +28,7 @@ from claude_shepherd.hooks.protocol import one_line, parse_input
 from claude_shepherd.hooks.session_start import conversation_id
 from claude_shepherd.supervisor.session import pane_records
 from claude_shepherd.supervisor.session.fields import F
+from claude_shepherd.supervisor.session.numbers import parse_pid
 from claude_shepherd.supervisor.env import CLAUDE_PID_ENV, SUPERVISOR_PID_ENV
 from claude_shepherd.supervisor.printable import printable
 from claude_shepherd.supervisor.session.paths import display_name
@@ -89,8 +90,7 @@ def phase_text(state: t.Mapping[str, t.Any]) -> str:
 
 def claimant(env: t.Mapping[str, str], pid: int, token: str | None) -> tuple[int, str | None] | None:
     """Claim only for a supervisor that said who it is (never for the hook's own parent shell)."""
-    raw = env.get(SUPERVISOR_PID_ENV, "").strip()
-    return (pid, token) if raw.isdigit() and int(raw) == pid and pid > 0 else None
+    return (pid, token) if parse_pid(env.get(SUPERVISOR_PID_ENV, "").strip()) == pid else None
 
 
 def render(data: t.Mapping[str, t.Any], cwd: str, env: t.Mapping[str, str]) -> str:

@@ -15,18 +15,16 @@ import typing as t
 
 from claude_shepherd.hooks.pane_notify import RESTARTS_OPTION
 from claude_shepherd.supervisor.session.identity import fleet_socket
+from claude_shepherd.supervisor.session.numbers import parse_count
 from claude_shepherd.supervisor.session.programs import run_tmux
 
-MAX_DIGITS = 9
-"""A count longer than this is not one ``claude-run`` wrote (an agent can set its pane's options)."""
+MAX_RESTARTS = 999_999_999
+"""A larger count is not one ``claude-run`` wrote (an agent can set its pane's options)."""
 
 
 def restart_count(raw: str) -> int | None:
     """The pane option's value as a count: ASCII digits only, bounded; None for anything else."""
-    text = raw.strip()
-    if not text or len(text) > MAX_DIGITS or not all("0" <= c <= "9" for c in text):
-        return None
-    return int(text)
+    return parse_count(raw.strip(), maximum=MAX_RESTARTS)
 
 
 def restarts_before(env: t.Mapping[str, str]) -> int:

@@ -19,7 +19,13 @@ from pathlib import Path
 
 from claude_shepherd.supervisor.session import transitions as tr
 from claude_shepherd.supervisor.session import completion
-from claude_shepherd.supervisor.env import CLAUDE_PID_ENV, CLAUDE_SESSION_ID_ENV, SUPERVISOR_PID_ENV, WATCHDOG_PID_ENV
+from claude_shepherd.supervisor.env import (
+    CLAUDE_PID_ENV,
+    CLAUDE_SESSION_ID_ENV,
+    KILL_GRACE_ENV,
+    SUPERVISOR_PID_ENV,
+    WATCHDOG_PID_ENV,
+)
 from claude_shepherd.supervisor.errors import EXIT_USAGE, ShepherdError, UsageError, run_main
 from claude_shepherd.supervisor.session.fields import DEHYDRATED_FILE, DEFAULT_PHASE, STATE_FILE, F
 from claude_shepherd.supervisor.session.identity import (
@@ -29,6 +35,7 @@ from claude_shepherd.supervisor.session.identity import (
     is_watchdog,
     owner_alive,
     parent_pid,
+    process_stat,
     same_owner,
     start_token,
     supervisor_pid,
@@ -36,6 +43,7 @@ from claude_shepherd.supervisor.session.identity import (
 )
 from claude_shepherd.supervisor.printable import printable
 from claude_shepherd.supervisor.session.lookup import find_session, sessions_on_pane, sessions_owned_by
+from claude_shepherd.supervisor.session.numbers import PID_MAX, parse_count, parse_decimal, parse_pid
 from claude_shepherd.supervisor.session.paths import log_file_name, resolve_session_dir, sessions_root
 from claude_shepherd.supervisor.session.phases import parse_proof
 from claude_shepherd.supervisor.session.safe_fs import UnsafeFileError, open_append, read_bytes
@@ -124,7 +132,7 @@ def _stdin_object() -> dict[str, t.Any] | None:
     return json_object(raw, "stdin", hint="; pass a JSON object or nothing")
 
 
-_OWNER_PID = re.compile(r'"pid"\s*:\s*(\d{1,10})\b')
+_OWNER_PID = re.compile(r'"pid"\s*:\s*([0-9]{1,10})\b')
 _OWNER_TOKEN = re.compile(r'"pidStart"\s*:\s*"([^"\\]{1,200})"')
 
 
@@ -137,13 +145,13 @@ def _check_corrupt_is_free(session_dir: Path, pid: int, token: str | None) -> t.
 
     def check(raw: str | None) -> None:
         found = _OWNER_PID.search(raw or "")
-        if found is None:
+        owner = parse_count(found.group(1), maximum=PID_MAX) if found else None
+        if owner is None:
             raise ShepherdError(
                 f"{session_dir / STATE_FILE} is corrupt and its owner cannot be known, so it is not free; "
                 f"if no agent uses {session_dir.name}, move it aside (mv {session_dir / STATE_FILE} "
                 f"{session_dir / STATE_FILE}.broken) and activate again"
             )
-        owner = int(found.group(1))
         token_found = _OWNER_TOKEN.search(raw or "")
         owner_token = token_found.group(1) if token_found else None
         if not same_owner(owner, owner_token, pid, token) and owner_alive(owner, owner_token):
@@ -355,45 +363,107 @@ def deactivate(dir: str, keywords: str | None = None) -> None:
 # --------------------------------------------------------------------------- restart / dehydrate
 
 
-def _signal_watchdog(prompt: str) -> None:
-    raw = os.environ.get(WATCHDOG_PID_ENV, "").strip()
-    if not raw:
+RESTART_MARGIN = 2.0
+"""Seconds beyond the watchdog's grace (SIGTERM to SIGKILL) that a restart waits for its Claude to be gone."""
+GONE_POLL = 0.02
+
+
+def _watchdog() -> int | None:
+    """This agent's watchdog, checked before anything is written; None when there is none (no claude-run)."""
+    raw = os.environ.get(WATCHDOG_PID_ENV, "")
+    if not raw.strip():
+        return None
+    pid = parse_pid(raw)
+    if pid is None or not is_watchdog(pid):
+        raise ShepherdError(
+            f"WATCHDOG_PID={raw} is not a claude-run watchdog, so nothing was changed; "
+            f"unset WATCHDOG_PID to record the restart without one, or exit Claude"
+        )
+    if parent_pid(pid) != supervisor_pid():  # only our own supervisor's: never another agent's Claude
+        raise ShepherdError(
+            f"WATCHDOG_PID={raw} is not this agent's watchdog, so nothing was changed; "
+            f"unset WATCHDOG_PID to record the restart without one, or exit Claude"
+        )
+    return pid
+
+
+def _own_claude() -> tuple[int, str | None]:
+    """The process the watchdog ends for us: our ancestor that is the supervisor's child (Claude)."""
+    supervisor = supervisor_pid()
+    current = os.getpid()
+    for _ in range(ANCESTRY_DEPTH):
+        parent = parent_pid(current)
+        if parent is None or parent <= 1 or parent == supervisor:
+            break
+        current = parent
+    return current, start_token(current)
+
+
+def _restart_wait() -> float:
+    from claude_shepherd.supervisor.claude_run.watchdog import DEFAULT_GRACE
+
+    grace = parse_decimal(os.environ.get(KILL_GRACE_ENV, "").strip(), maximum=3600)
+    return (DEFAULT_GRACE if grace is None else grace) + RESTART_MARGIN
+
+
+def _await_end(claude: tuple[int, str | None], limit: float) -> bool:
+    """Wait until *claude* is gone (True), or *limit* seconds passed (False).
+
+    When the watchdog acts it ends us too (we are in Claude's tree), so
+    normally this never returns: nothing the model could read comes back.
+    """
+    import time
+
+    deadline = time.monotonic() + limit
+    pid, token = claude
+    while time.monotonic() < deadline:
+        stat = process_stat(pid)
+        if token is None or stat is None or stat[0] in "ZX" or start_token(pid) != token:
+            return True  # an exited Claude its supervisor has not reaped yet is gone too
+        time.sleep(GONE_POLL)
+    return False
+
+
+def _end_this_claude(watchdog: int | None, prompt: str) -> None:
+    """Have the watchdog end this agent's Claude; return only when it is gone or did not go."""
+    if watchdog is None:
         _say("No watchdog active (WATCHDOG_PID not set): not running under claude-run.")
         _say("The restart is recorded. To restart by hand, exit Claude and run:")
         _say()
         _say(f"  claude {json.dumps(prompt)}")
         return
-    if not raw.isdigit() or not is_watchdog(int(raw)):
-        raise ShepherdError(
-            f"WATCHDOG_PID={raw} is not a claude-run watchdog; the restart is recorded, "
-            f"exit Claude and claude-run will start the new one"
-        )
-    if parent_pid(int(raw)) != supervisor_pid():  # only our own supervisor's: never another agent's Claude
-        raise ShepherdError(
-            f"WATCHDOG_PID={raw} is not this agent's watchdog; the restart is recorded, "
-            f"exit Claude and claude-run will start the new one"
-        )
-    _say(f"Restart prepared. Signaling watchdog (PID {raw}) to kill Claude...")
+    claude = _own_claude()
+    limit = _restart_wait()
+    _say(f"Restart prepared. Signaling watchdog (PID {watchdog}) to kill Claude...")
+    sys.stdout.flush()
     try:
-        os.kill(int(raw), signal.SIGUSR1)
+        os.kill(watchdog, signal.SIGUSR1)
     except ProcessLookupError:
-        raise ShepherdError(f"watchdog PID {raw} has exited; the restart is recorded, exit Claude to apply it") from None
+        raise ShepherdError(
+            f"watchdog PID {watchdog} has exited; the restart is recorded, exit Claude to apply it"
+        ) from None
+    if not _await_end(claude, limit):
+        raise ShepherdError(
+            f"the watchdog (PID {watchdog}) did not end Claude within {limit:g}s; the restart is recorded, "
+            f"exit Claude and claude-run starts the fresh one"
+        )
 
 
-def request_restart(session_dir: Path) -> None:
-    """Record the request, then end this agent's Claude through its watchdog.
+def request_restart(session_dir: Path, watchdog: int | None) -> None:
+    """Record the request, then end this agent's Claude through its *watchdog* (see :func:`_watchdog`).
 
     Only the session's own agent may ask: a supervisor takes requests only from
     sessions it owns, so a request on someone else's session would kill this
     Claude with nothing to restart — or, outside claude-run, plant a restart
     prompt in another agent's session.
     """
-    _signal_watchdog(_owned(session_dir, lambda state: tr.request_restart(state, session_dir)))
+    _end_this_claude(watchdog, _owned(session_dir, lambda state: tr.request_restart(state, session_dir)))
 
 
 def restart(dir: str) -> None:
     """Request a fresh Claude that continues this session (the watchdog ends this one)."""
-    request_restart(_dir(dir))
+    session_dir = _dir(dir)
+    request_restart(session_dir, _watchdog())
 
 
 def dehydrate(dir: str, no_restart: bool = False) -> None:
@@ -404,6 +474,7 @@ def dehydrate(dir: str, no_restart: bool = False) -> None:
         raise ShepherdError(
             f"the handover is empty; pipe it in: session dehydrate {dir} <<'EOF' ... EOF"
         )
+    watchdog = None if no_restart else _watchdog()
     # Ownership first: a refused command writes nothing, the handover included.
     _owned(session_dir, (lambda s: None) if no_restart else tr.begin_dehydrate)
     fd = open_session_dir(session_dir)
@@ -414,7 +485,7 @@ def dehydrate(dir: str, no_restart: bool = False) -> None:
     target = session_dir / DEHYDRATED_FILE
     _say(f"Dehydrated context saved: {target} ({len(text.splitlines())} lines)")
     if not no_restart:
-        request_restart(session_dir)
+        request_restart(session_dir, watchdog)
 
 
 # --------------------------------------------------------------------------- continue

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 
 from claude_shepherd.supervisor.env import CLAUDE_PID_ENV, SUPERVISOR_PID_ENV
+from claude_shepherd.supervisor.session.numbers import PID_MAX, parse_pid
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
@@ -26,8 +27,6 @@ FLEET_SOCKET = "fleet"
 _boot_id: str | None = None
 
 
-PID_MAX = 4_194_304
-"""The kernel's largest possible PID (``PID_MAX_LIMIT`` on 64-bit Linux); anything above is not a PID."""
 ANCESTRY_DEPTH = 64
 
 
@@ -66,9 +65,9 @@ def supervisor_pid(env: t.Mapping[str, str] | None = None) -> int:
     does not become that agent."""
     env = os.environ if env is None else env
     for var in (SUPERVISOR_PID_ENV, CLAUDE_PID_ENV):
-        raw = env.get(var, "").strip()
-        if raw.isdigit() and valid_pid(int(raw)) and is_ancestor(int(raw)):
-            return int(raw)
+        pid = parse_pid(env.get(var, ""))
+        if pid is not None and is_ancestor(pid):
+            return pid
     return os.getppid()
 
 
@@ -300,7 +299,8 @@ def current_pane_id(env: t.Mapping[str, str] | None = None) -> str | None:
     if out is None or out.returncode != 0:
         return None
     pane_pid, _, rest = out.stdout.rstrip("\n").partition("\t")
-    if not pane_pid.isdigit() or not is_ancestor(int(pane_pid)):
+    pid = parse_pid(pane_pid)
+    if pid is None or not is_ancestor(pid):
         return None
     return pane_id_from_parts(*rest.split("\t", 2))
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from claude_shepherd.supervisor.errors import ShepherdError
+from claude_shepherd.supervisor.session.numbers import parse_count
 from claude_shepherd.supervisor.session.records import Record
 
 TYPE_CHECKING = False
@@ -18,7 +19,8 @@ if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are ne
     import typing as t
 
 BLANK = "________"
-_LABEL = re.compile(r"^(\d+)([A-Za-z]*)(?:\.(\d+)([A-Za-z]*))?\s*:\s*(\S.*)$")
+MAX_PHASE_NUMBER = 9999
+_LABEL = re.compile(r"^([0-9]+)([A-Za-z]*)(?:\.([0-9]+)([A-Za-z]*))?\s*:\s*(\S.*)$")
 
 
 class PhaseError(ShepherdError):
@@ -53,7 +55,10 @@ def parse_label(label: str) -> Label:
         raise PhaseError(f"phase label {label!r}: a letter suffix must be uppercase, like '3.1A'")
     if len(suffix or "") > 1:
         raise PhaseError(f"phase label {label!r}: only a single letter suffix is allowed, like '3.1A'")
-    return Label(int(major), int(minor or 0), name.strip())
+    numbers = parse_count(major, maximum=MAX_PHASE_NUMBER), parse_count(minor or "0", maximum=MAX_PHASE_NUMBER)
+    if numbers[0] is None or numbers[1] is None:
+        raise PhaseError(f"phase label {label!r}: phase numbers go up to {MAX_PHASE_NUMBER}")
+    return Label(numbers[0], numbers[1], name.strip())
 
 
 def try_parse(label: t.Any) -> Label | None:

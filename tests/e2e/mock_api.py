@@ -58,6 +58,7 @@ class MockAPI:
 
     turns: list[Turn] = field(default_factory=list)
     requests: list[dict[str, t.Any]] = field(default_factory=list)
+    """Every request as ``{"body", "headers", "turn"}``; ``turn`` is the scripted turn it was served, or None."""
     fallback: str = "Done."
     model: str = "claude-sonnet-4-5"
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -149,11 +150,13 @@ class MockAPI:
 
     def _next_turn(self, body: dict[str, t.Any], headers: dict[str, str]) -> Turn:
         with self._lock:
-            self.requests.append({"body": body, "headers": headers})
+            record: dict[str, t.Any] = {"body": body, "headers": headers, "turn": None}
+            self.requests.append(record)
             if body.get("tools") and self.turns:
                 when = self.turns[0].when
                 if when is None or when(body):
-                    return self.turns.pop(0)
+                    record["turn"] = self.turns.pop(0)
+                    return t.cast(Turn, record["turn"])
         return Turn.say(self.fallback)
 
     def _message(self, turn: Turn, body: dict[str, t.Any]) -> dict[str, t.Any]:

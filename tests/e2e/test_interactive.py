@@ -141,3 +141,25 @@ def test_s4_overflow_dehydrate_restart_continue(world, mock_api: MockAPI, agent)
     claude = [argv for argv in map(_cmdline, supervisor.children()) if argv and "--settings" in argv]
     assert claude and all("--resume" not in argv for argv in claude)
     assert json.loads((world.project / SESSION / ".state.json").read_text())["pid"] == supervisor.pid
+
+
+def test_dehydrate_leaves_the_old_conversation_silent(world, mock_api: MockAPI, agent) -> None:
+    """After the tool call that runs ``session dehydrate``, the old conversation sends no request at all:
+    the model never receives its result (the mock answers at once, so any request would be seen)."""
+    dehydrate = Turn.bash(f"session dehydrate {SESSION} <<'EOF'\n# Handover\n\nNext: more.\nEOF",
+                          input_tokens=2000, cache_read=140000)  # fmt: skip
+    is_continue = lambda body: "continue --session" in MockAPI.all_text(body)  # noqa: E731
+    mock_api.script(
+        Turn.bash(f"session activate {SESSION} implement"),
+        dehydrate,
+        Turn.bash(f"session continue {SESSION}", when=is_continue),
+        Turn.say("continuing"),
+    )
+    a = agent()
+    a.say("begin")
+    wait_until(drained(mock_api), timeout=90, what="the dehydrate / restart cycle")
+    served = next(i for i, r in enumerate(mock_api.requests) if r["turn"] is dehydrate)
+    old = session_header(mock_api.requests[served])
+    later = [r for r in mock_api.requests[served + 1 :] if session_header(r) == old]
+    assert old and not later, f"the old conversation sent {len(later)} request(s) after dehydrate"
+    assert state(world)["lifecycle"] == "active"

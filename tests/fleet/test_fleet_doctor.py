@@ -169,16 +169,14 @@ def test_of_two_panes_with_one_label_the_one_whose_agent_holds_its_session_keeps
     impostor, real = world.tmux("list-panes", "-t", "dup:w", "-F", "#{pane_id}").split()
     for pane in (impostor, real):
         world.tmux("set-option", "-p", "-t", pane, "@pane_label", "Victim")
-    server_pid = int(world.tmux("display-message", "-p", "#{pid}"))
     supervisor_script = world.base / "claude-run"
     supervisor_script.write_text("import time\ntime.sleep(600)\n")  # named like the supervisor, as doctor sees it
 
-    def supervise(pane: str, session: str) -> subprocess.Popen[bytes]:
-        """A supervisor running in *pane* that owns *session*, bound to the identity."""
-        proc = subprocess.Popen(
-            [sys.executable, str(supervisor_script)], stdin=subprocess.DEVNULL,
-            env={**world.env, "TMUX": f"{world.socket_path},{server_pid},0", "TMUX_PANE": pane},
-        )  # fmt: skip
+    def supervise(pane: str, session: str) -> psutil.Process:
+        """A supervisor running as *pane*'s process that owns *session*, bound to the identity."""
+        world.tmux("respawn-pane", "-k", "-t", pane, f"exec {sys.executable} {supervisor_script}")
+        proc = psutil.Process(int(world.tmux("display-message", "-p", "-t", pane, "#{pane_pid}")))
+        wait_until(lambda: proc.cmdline()[1:] == [str(supervisor_script)], 5, f"the supervisor in {pane}")
         write_state(world.project / "sessions" / session, fleetPaneId="dup:w:Victim", pid=proc.pid,
                     pidStart=start_token(proc.pid))  # fmt: skip
         return proc

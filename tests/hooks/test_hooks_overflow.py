@@ -160,12 +160,15 @@ def test_dehydrate_budget_is_configurable(project: Path) -> None:
     assert [call("pre-tool-use", grep(project), env).allowed for _ in range(3)] == [True, True, False]
 
 
-def test_pending_restart_is_bounded_too(project: Path, env: dict[str, str]) -> None:
-    activate(project, killRequested=True, contextUsage=0.9)
-    env = dict(env, CLAUDE_DEHYDRATE_CALL_BUDGET="1")
-    assert call("pre-tool-use", grep(project), env).allowed
-    reason = call("pre-tool-use", grep(project), env).reason
-    assert "restart of this session is pending" in reason and "exit Claude" in reason
+def test_pending_restart_denies_every_tool_but_session(project: Path, env: dict[str, str]) -> None:
+    """The conversation whose restart is pending is being ended: none of its tool calls runs, not even one."""
+    activate(project, killRequested=True, lifecycle=Lifecycle.DEHYDRATING, contextUsage=0.1)
+    for answer in (call("pre-tool-use", grep(project), env), call("pre-tool-use", dehydrate_skill(project), env)):
+        assert answer.denied
+        assert "restart of this session is pending" in answer.reason and "exit Claude" in answer.reason
+    assert call("pre-tool-use", bash(project, "session find"), env).allowed
+    through_the_script = run("pre-tool-use", bash(project, "echo more"), env)
+    assert "restart of this session is pending" in through_the_script.stdout, through_the_script.stderr
 
 
 def test_dehydrate_skill_does_not_reopen_a_completed_session(project: Path) -> None:

@@ -420,33 +420,59 @@ def test_deactivate(project: Path, run_session: Run) -> None:
 
 
 FAKE_WATCHDOG = (
-    "import signal, sys, time\n"
+    "import os, signal, sys, time\n"
     "from claude_shepherd.supervisor.claude_run.watchdog import set_process_name\n"
     "set_process_name('claude-watchdog')\n"
-    "signal.signal(signal.SIGUSR1, lambda *a: (open(sys.argv[1], 'w').write('usr1'), sys.exit(0)))\n"
+    "def end(*_):\n"
+    "    open(sys.argv[1], 'w').write('usr1')\n"
+    "    if sys.argv[2] == 'end':\n"
+    "        mark = f'WATCHDOG_PID={os.getpid()}'.encode()\n"
+    "        for pid in (int(p) for p in os.listdir('/proc') if p.isdigit() and int(p) != os.getpid()):\n"
+    "            try:\n"
+    "                if mark in open(f'/proc/{pid}/environ', 'rb').read().split(b'\\0'):\n"
+    "                    os.kill(pid, signal.SIGTERM)\n"
+    "            except OSError:\n"
+    "                pass\n"
+    "    sys.exit(0)\n"
+    "signal.signal(signal.SIGUSR1, end)\n"
     "print('ready', flush=True)\n"
     "time.sleep(60)\n"
 )
-"""A process named like the watchdog that records SIGUSR1 in the file named by its first argument."""
+"""A process named like the watchdog that records SIGUSR1 in the file named by its first argument and, given
+``end``, sends SIGTERM to every process that names it as ``WATCHDOG_PID`` (the real one ends Claude's tree)."""
+
+
+def start_fake_watchdog(flag: Path, mode: str = "end") -> subprocess.Popen[bytes]:
+    proc = subprocess.Popen([sys.executable, "-c", FAKE_WATCHDOG, str(flag), mode], stdout=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stdout.readline() == b"ready\n"
+    return proc
 
 
 @pytest.fixture
 def fake_watchdog(tmp_path: Path):
-    """A process named like the watchdog that records SIGUSR1."""
+    """A process named like the watchdog that records SIGUSR1 and ends the processes that name it."""
     flag = tmp_path / "usr1"
-    proc = subprocess.Popen([sys.executable, "-c", FAKE_WATCHDOG, str(flag)], stdout=subprocess.PIPE)
-    assert proc.stdout is not None and proc.stdout.readline() == b"ready\n"
+    proc = start_fake_watchdog(flag)
     yield proc, flag
     proc.kill()
     proc.wait()
+
+
+def run_under_claude(project: Path, *args: str, input: str = "", env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """``session ARGS`` run by a shell standing in for Claude (this test being its supervisor); returns once
+    both are gone, with the shell's status (-SIGTERM: the watchdog ended "Claude") and the command's output."""
+    return subprocess.run(
+        ["sh", "-c", '"$@"; exit $?', "sh", script("session"), *args],
+        input=input, capture_output=True, text=True, cwd=project, env={**os.environ, **env}, timeout=20,
+    )  # fmt: skip
 
 
 def test_restart_records_the_request_and_signals_the_watchdog(project: Path, run_session: Run, fake_watchdog) -> None:
     proc, flag = fake_watchdog
     run_session("activate", S, "implement", env={"CLAUDE_CODE_SESSION_ID": "conv-1"})
     run_session("phase", S, "Phase 2: Work")
-    r = run_session("restart", S, env={"WATCHDOG_PID": str(proc.pid)})
-    assert r.returncode == 0, r.stderr
+    r = run_under_claude(project, "restart", S, env={"WATCHDOG_PID": str(proc.pid)})
+    assert r.returncode == -signal.SIGTERM and r.stderr == "", "the command outlived its Claude, saying nothing more"
     assert f"Signaling watchdog (PID {proc.pid})" in r.stdout
     assert proc.wait(timeout=5) == 0 and flag.read_text() == "usr1"
     st = state_of(project)
@@ -477,11 +503,12 @@ def test_restart_never_signals_a_process_that_is_not_a_watchdog(project: Path, r
     victim = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
     try:
         run_session("activate", S, "implement")
+        before = (project / S / ".state.json").read_bytes()
         line = one_line_error(run_session("restart", S, env={"WATCHDOG_PID": str(victim.pid)}))
-        assert "not a claude-run watchdog" in line
+        assert "not a claude-run watchdog" in line and "nothing was changed" in line
         time.sleep(0.2)
         assert victim.poll() is None, "an arbitrary WATCHDOG_PID is never signalled"
-        assert state_of(project)["killRequested"] is True, "the request itself is kept"
+        assert (project / S / ".state.json").read_bytes() == before, "a failed command changes nothing"
     finally:
         victim.kill()
         victim.wait()
@@ -491,12 +518,44 @@ def test_dehydrate_writes_the_handover_then_restarts(project: Path, run_session:
     proc, flag = fake_watchdog
     run_session("activate", S, "implement")
     handover = "# Handover\n\n## Required files\n- `src/a.py` - core\n- docs/b.md\n\nNext: finish.\n"
-    r = run_session("dehydrate", S, input=handover, env={"WATCHDOG_PID": str(proc.pid)})
-    assert r.returncode == 0, r.stderr
+    r = run_under_claude(project, "dehydrate", S, input=handover, env={"WATCHDOG_PID": str(proc.pid)})
+    assert r.returncode == -signal.SIGTERM and r.stderr == "", r.stderr
     assert (project / S / "DEHYDRATED_CONTEXT.md").read_text() == handover
     assert proc.wait(timeout=5) == 0
     st = state_of(project)
     assert st["lifecycle"] == "dehydrating" and st["killRequested"] is True
+
+
+def test_restart_waits_for_its_claude_and_says_so_when_the_watchdog_does_not_act(
+    project: Path, run_session: Run, tmp_path: Path
+) -> None:
+    """The command returns only when its Claude is gone; a watchdog that never acts is a clear error, in time."""
+    flag = tmp_path / "usr1"
+    idle = start_fake_watchdog(flag, mode="record")
+    try:
+        run_session("activate", S, "implement")
+        started = time.monotonic()
+        r = run_under_claude(project, "restart", S, env={"WATCHDOG_PID": str(idle.pid), "CLAUDE_RUN_KILL_GRACE": "0"})
+        waited = time.monotonic() - started
+        assert flag.read_text() == "usr1" and 1.5 < waited < 10, waited
+        assert r.returncode == 1 and "did not end Claude within 2s" in r.stderr and "exit Claude" in r.stderr
+        assert state_of(project)["killRequested"] is True, "the request stays for claude-run's next start"
+    finally:
+        idle.kill()
+        idle.wait()
+
+
+@pytest.mark.parametrize("raw", ["²", "٣", "+1", " 1", "1_0", "99999999999999999999999"])
+@pytest.mark.parametrize("command", ["restart", "dehydrate"])
+def test_a_watchdog_pid_that_is_not_a_number_changes_nothing(
+    project: Path, run_session: Run, raw: str, command: str
+) -> None:
+    run_session("activate", S, "implement")
+    before = (project / S / ".state.json").read_bytes()
+    line = one_line_error(run_session(command, S, input="# Handover\n", env={"WATCHDOG_PID": raw}))
+    assert "is not a claude-run watchdog" in line and "nothing was changed" in line
+    assert (project / S / ".state.json").read_bytes() == before
+    assert not (project / S / "DEHYDRATED_CONTEXT.md").exists()
 
 
 def test_dehydrate_refuses_an_empty_handover(project: Path, run_session: Run) -> None:
