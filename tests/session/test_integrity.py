@@ -416,6 +416,50 @@ def test_ordinary_files_and_the_own_session_folder_stay_writable(project: Path, 
     assert run("pre-tool-use", tool(project, "Write", file_path=path), hook_env(project), cwd=project).stdout == ""
 
 
+# --------------------------------------------------------------------------- 5b. reading before a session
+
+
+def _read_before_activation(project: Path, path: str, cwd: Path | None = None) -> str:
+    env = dict(hook_env(project), SESSION_REQUIRED="1")
+    payload = dict(tool(project, "Read", file_path=path), cwd=str(cwd or project))
+    return run("pre-tool-use", payload, env, cwd=cwd or project).stdout
+
+
+STANDARDS = ["~/.claude/CLAUDE.md", "~/.claude/COMMANDS.md", "~/.claude/settings.json", "~/.claude/agents/ops.md",
+             "~/.claude/commands/review.md", "~/.claude/skills/implement/SKILL.md",
+             "~/.claude/plugins/marketplaces/x/README.md", "~/.claude/.directives/INVARIANTS.md"]
+SECRETS = ["~/.claude/.credentials.json", "~/.claude/history.jsonl", "~/.claude/projects/p/main.jsonl",
+           "~/.claude/todos/t.json", "~/.claude/settings.local.json", "~/.claude/shell-snapshots/s.sh",
+           "~/.claude/statsig/x", "~/.claude", "~/.claude/skills/implement/.env", "~/.claude/plugins/x/.credentials.json"]
+
+
+@pytest.mark.parametrize("path", STANDARDS)
+def test_standards_of_the_claude_dir_may_be_read_before_activation(project: Path, path: str) -> None:
+    assert _read_before_activation(project, path) == "", path
+
+
+@pytest.mark.parametrize("path", SECRETS)
+def test_secrets_of_the_claude_dir_may_not_be_read_before_activation(project: Path, path: str) -> None:
+    assert "§CMD_REQUIRE_ACTIVE_SESSION" in _read_before_activation(project, path), path
+
+
+def test_no_route_reads_the_credentials_before_activation(project: Path, tmp_path: Path) -> None:
+    """Not through a link from a standards folder, nor from a project whose .claude is ~/.claude itself."""
+    home = project.parent / "home"
+    (home / ".claude" / "skills").mkdir(parents=True)
+    (home / ".claude" / ".credentials.json").write_text('{"token": "s3cret"}')
+    (home / ".claude" / "skills" / "notes.md").symlink_to(home / ".claude" / ".credentials.json")
+    (home / ".claude" / "skills" / "history").symlink_to(home / ".claude" / "projects")
+    (home / "sessions").mkdir()
+    for path in ("~/.claude/skills/notes.md", "~/.claude/skills/history/p/main.jsonl"):
+        assert "§CMD_REQUIRE_ACTIVE_SESSION" in _read_before_activation(project, path), path
+    assert "§CMD_REQUIRE_ACTIVE_SESSION" in _read_before_activation(project, ".claude/.credentials.json", cwd=home)
+    dotfiles = tmp_path / "dotfiles-agents"
+    dotfiles.mkdir()
+    (home / ".claude" / "agents").symlink_to(dotfiles)  # a standards folder kept elsewhere is still standards
+    assert _read_before_activation(project, "~/.claude/agents/ops.md") == ""
+
+
 # --------------------------------------------------------------------------- 6. code on the gate's path
 
 
