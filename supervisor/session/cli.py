@@ -168,15 +168,44 @@ def _migrate_legacy(session_dir: Path) -> None:
     _say(f"Migrated {LEGACY_STATE_FILE} → {STATE_FILE} in {session_dir}")
 
 
-def _refuse_leaving_an_overflow(session_dir: Path, pid: int, token: str | None) -> None:
+def _refuse_leaving_an_overflow(others: list[t.Any], conversation: str | None) -> None:
     """An overflowed conversation must dehydrate its session, not start another (a fresh budget)."""
-    conversation = _conversation()
-    for other in sessions_owned_by(session_dir.parent, pid, token):
-        if other.session_dir != session_dir and tr.overflowed_in(other.state, conversation):
+    for other in others:
+        if tr.overflowed_in(other.state, conversation):
             raise ShepherdError(
                 f"this conversation overflowed in session {other.session_dir.name}; dehydrate it first: "
                 f"session dehydrate {other.session_dir} <<'EOF' ... EOF"
             )
+
+
+def _bootstrap_spent(others: list[t.Any], conversation: str | None) -> bool:
+    """Has this conversation had its bootstrap in another session this agent holds?
+
+    The agent always holds the session it activated last, which records the conversation, so the
+    chain of its activations carries the answer. Without a conversation id nothing proves a new
+    conversation: holding another session is enough.
+    """
+    if conversation is None:
+        return bool(others)
+    return any(_same_conversation(o, conversation) for o in others)
+
+
+def _same_conversation(other: t.Any, conversation: str | None) -> bool:
+    """Was *other* activated or bound by *conversation*? Without an id, nothing tells them apart: yes."""
+    return conversation is None or conversation in (other.state.get(F.SESSION_ID),
+                                                    other.state.get(F.BOOTSTRAP_CONVERSATION))
+
+
+def _carried_tool_calls(others: list[t.Any], conversation: str | None) -> dict[str, t.Any]:
+    """The heartbeat counts this conversation ran up in the sessions it leaves: they come along."""
+    carried: dict[str, t.Any] = {}
+    for other in others:
+        counters = other.state.get(F.TOOL_CALLS_BY_TRANSCRIPT)
+        if isinstance(counters, dict) and _same_conversation(other, conversation):
+            for key, value in counters.items():
+                if isinstance(value, int) and not isinstance(value, bool) and value > carried.get(key, 0):
+                    carried[key] = value
+    return carried
 
 
 def activate_session(
@@ -192,7 +221,10 @@ def activate_session(
     if not skill.strip() or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.:-]*", skill):
         raise ShepherdError(f"skill name {skill!r} is not valid; use letters, digits, '-', '_' (e.g. implement)")
     pid, token = _me()
-    _refuse_leaving_an_overflow(session_dir, pid, token)
+    conversation = _conversation()
+    others = [o for o in sessions_owned_by(session_dir.parent, pid, token) if o.session_dir != session_dir]
+    _refuse_leaving_an_overflow(others, conversation)
+    bootstrapped = _bootstrap_spent(others, conversation)
     if session_dir.is_dir() and not session_dir.is_symlink():
         _migrate_legacy(session_dir)
     result: tr.Activation = _update(
@@ -205,9 +237,11 @@ def activate_session(
             owner_running=_owner_running(s),
             pane=pane,
             target_file=target_file,
-            session_id=_conversation(),
+            session_id=conversation,
             extra=extra,
             approved=approved,
+            bootstrapped=bootstrapped,
+            carried=_carried_tool_calls(others, conversation),
         ),
         create=True,
         replace_corrupt=_check_corrupt_is_free(session_dir, pid, token),

@@ -546,13 +546,92 @@ def test_reactivation_and_phase_do_not_reset_the_heartbeat(project: Path, run_se
 @pytest.mark.parametrize("call", [{"tool_name": "Edit", "file_path": "a.py"}, {"tool_name": "Task", "prompt": "x"},
                                   {"tool_name": "Agent", "prompt": "x"}])
 def test_once_blocked_uncounted_tools_are_blocked_too(project: Path, call: dict[str, str]) -> None:
-    write_state(project, heartbeat_state(toolCallsByTranscript={"main.jsonl": 10}, lastEditFile_main_jsonl="a.py"))
+    write_state(project, heartbeat_state(toolCallsByTranscript={"main.jsonl": 10}))
     env = hook_env(project)
     name = call.pop("tool_name")
-    for _ in range(2):  # a repeated Edit of one file is not counted, but it is not a way past a block
+    for _ in range(2):
         out = run("pre-tool-use", tool(project, name, **call), env, cwd=project).stdout
         assert "Tool DENIED" in out
     assert run("pre-tool-use", bash(project, f"session log {S} <<'EOF'\nx\nEOF"), env, cwd=project).stdout == ""
+
+
+def hook(project: Path, payload: dict[str, t.Any]) -> str:
+    """The real claude-hook's answer: "" (allowed), or its deny/warning JSON."""
+    return run("pre-tool-use", payload, hook_env(project, CLAUDE_CODE_SESSION_ID=CONV), cwd=project).stdout
+
+
+def heartbeat_denied(out: str) -> bool:
+    return "§CMD_LOG_BETWEEN_TOOL_USES" in out and '"deny"' in out
+
+
+GREP = {"tool_name": "Grep", "pattern": "x"}
+
+
+def grep(project: Path) -> dict[str, t.Any]:
+    return tool(project, "Grep", pattern="x")
+
+
+def test_an_early_dehydrate_buys_no_uncounted_calls(project: Path, run_session: Run) -> None:
+    """Dehydrate (the skill or the command) and re-activate, again and again: the heartbeat still counts."""
+    write_state(project, heartbeat_state(toolCallsByTranscript={"main.jsonl": 6}))
+    conv = {"CLAUDE_CODE_SESSION_ID": CONV}
+    assert not heartbeat_denied(hook(project, tool(project, "Skill", skill="session", args="dehydrate")))
+    assert state_of(project)["lifecycle"] == "active", "dehydrating begins only after an overflow"
+    assert [heartbeat_denied(hook(project, grep(project))) for _ in range(3)] == [False, False, True]
+    assert run_session("activate", S, "implement", env=conv).returncode == 0
+    assert heartbeat_denied(hook(project, tool(project, "Skill", skill="session", args="dehydrate")))
+    r = run_session("dehydrate", S, input="# Handover\n", env=conv)  # no watchdog: the restart is only recorded
+    assert r.returncode == 0, r.stderr
+    assert heartbeat_denied(hook(project, grep(project)))
+    assert run_session("activate", S, "implement", env=conv).returncode == 0
+    assert heartbeat_denied(hook(project, grep(project)))
+    assert state_of(project)["toolCallsByTranscript"]["main.jsonl"] >= 10
+
+
+def test_a_fresh_session_does_not_renew_the_bootstrap(project: Path, run_session: Run) -> None:
+    """One conversation gets one bootstrap, and one heartbeat count, across every session it activates
+    (a restart request that ended nothing included)."""
+    conv = {"CLAUDE_CODE_SESSION_ID": CONV}
+    settings = json.dumps({"logTemplate": TEMPLATE, "toolUseWithoutLogsBlockAfter": 3})
+    assert run_session("activate", "sessions/A", "implement", input=settings, env=conv).returncode == 0
+    assert state_of(project, "sessions/A")["loading"] is True, "the conversation's first activation boots"
+    assert run_session("phase", "sessions/A", "2: Work", env=conv).returncode == 0
+    assert [heartbeat_denied(hook(project, grep(project))) for _ in range(3)] == [False, False, True]
+    for name in ("sessions/B", "sessions/C"):
+        assert run_session("activate", name, "implement", input=settings, env=conv).returncode == 0
+        assert "loading" not in state_of(project, name)
+        assert heartbeat_denied(hook(project, grep(project))), "the conversation's unlogged calls come along"
+        assert run_session("log", name, input="progress\n", env=conv).returncode == 0
+        assert [heartbeat_denied(hook(project, grep(project))) for _ in range(3)] == [False, False, True]
+        assert run_session("restart", name, env=conv).returncode == 0  # drops its sessionId: the chain holds
+    fresh = run_session("activate", "sessions/D", "implement", input=settings, env={"CLAUDE_CODE_SESSION_ID": "new"})
+    assert fresh.returncode == 0 and state_of(project, "sessions/D")["loading"] is True, "a new conversation boots"
+
+
+def test_repeated_edits_of_one_file_are_counted(project: Path) -> None:
+    write_state(project, heartbeat_state(toolCallsByTranscript={}, toolUseWithoutLogsBlockAfter=3))
+    edit = tool(project, "Edit", file_path=str(project / "a.py"), old_string="a", new_string="b")
+    assert [heartbeat_denied(hook(project, edit)) for _ in range(3)] == [False, False, True]
+
+
+PHASES = [{"major": 1, "name": "Setup"}, {"major": 2, "name": "Build"},
+          {"major": 3, "name": "Ship", "proof": ["tests_passed"]}]
+
+
+def test_reactivation_cannot_redeclare_the_phases(project: Path, run_session: Run) -> None:
+    assert run_session("activate", S, "implement", input=json.dumps({"phases": PHASES})).returncode == 0
+    assert run_session("phase", S, "1.1: Spike").returncode == 0  # an undeclared sub-phase is added
+    before = snapshot(project / S)
+    for phases in ([{"major": 1, "name": "Setup"}, {"major": 3, "name": "Ship"}], PHASES[:2], [], "none"):
+        refused(run_session("activate", S, "implement", input=json.dumps({"phases": phases})),
+                "phases were declared", "leave phases out")
+        assert snapshot(project / S) == before
+    again = run_session("activate", S, "implement", input=json.dumps({"phases": PHASES, "note": "x"}))
+    assert again.returncode == 0, again.stderr
+    st = state_of(project)
+    assert st["phases"] == [*PHASES, {"major": 1, "minor": 1, "name": "Spike"}] and st["note"] == "x"
+    assert run_session("activate", S, "analyze", input=json.dumps({"phases": PHASES[:1]})).returncode == 0
+    assert state_of(project)["phases"] == PHASES[:1], "another skill declares its own"
 
 
 # --------------------------------------------------------------------------- 8. symlinks
