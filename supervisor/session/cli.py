@@ -247,6 +247,9 @@ def activate_session(
         replace_corrupt=_check_corrupt_is_free(session_dir, pid, token),
     )
     root = session_dir.parent
+    from claude_shepherd.supervisor.session.roots import register
+
+    register(root)  # the hooks of agents in other roots protect this one too
     if pane:
         for other in sessions_on_pane(root, pane):
             if other.session_dir != session_dir:

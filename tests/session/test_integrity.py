@@ -410,6 +410,45 @@ def test_a_symlink_to_a_protected_file_is_judged_by_its_target(project: Path) ->
         assert "§CMD_PROTECTED_FILE" in out, path
 
 
+@pytest.fixture
+def other_root(tmp_path: Path, run_session: Run) -> Path:
+    """Another project's sessions root, where another agent activated a session (which records the root)."""
+    root = tmp_path / "other-project" / "sessions"
+    root.mkdir(parents=True)
+    r = run_session("activate", "THEIRS", "implement", env={"CLAUDE_SESSIONS_DIR": str(root)})
+    assert r.returncode == 0, r.stderr
+    (root / ".shepherd" / "panes").mkdir(parents=True, exist_ok=True)
+    return root
+
+
+@pytest.mark.parametrize("target", ["THEIRS/DEHYDRATED_CONTEXT.md", "THEIRS/IMPLEMENTATION_LOG.md",
+                                    ".shepherd/panes/fleet_w_SDK.json", "2026_NEXT_TOPIC/notes.md"])
+@pytest.mark.parametrize("tool_name, field", [("Write", "file_path"), ("Edit", "file_path"),
+                                              ("NotebookEdit", "notebook_path")])
+def test_file_tools_cannot_write_another_recorded_sessions_root(
+    project: Path, other_root: Path, target: str, tool_name: str, field: str
+) -> None:
+    write_state(project, mine())
+    out = run("pre-tool-use", tool(project, tool_name, **{field: str(other_root / target)}), hook_env(project),
+              cwd=project).stdout
+    assert "§CMD_PROTECTED_FILE" in out and "another sessions root" in out, target
+
+
+def test_the_registry_of_roots_is_protected_and_protects_no_project_of_the_caller(
+    project: Path, other_root: Path, run_session: Run
+) -> None:
+    write_state(project, mine())
+    registry = Path(os.environ["XDG_STATE_HOME"]) / "claude-shepherd" / "roots"
+    assert str(other_root.resolve()) in registry.read_text().splitlines()
+    env = hook_env(project)
+    out = run("pre-tool-use", tool(project, "Write", file_path=str(registry), content=""), env, cwd=project).stdout
+    assert "§CMD_PROTECTED_FILE" in out and "registry of sessions roots" in out
+    # Anyone can record a root: one around the caller's own project (/, a home) stops nothing of its work.
+    assert run_session("activate", "X", "implement", env={"CLAUDE_SESSIONS_DIR": str(project.parent)}).returncode == 0
+    for path in ("src/app.py", f"{S}/notes.md", str(other_root.parent / "src" / "main.py")):
+        assert run("pre-tool-use", tool(project, "Write", file_path=path), env, cwd=project).stdout == "", path
+
+
 @pytest.mark.parametrize("path", [f"{S}/notes.md", f"{S}/DEHYDRATED_CONTEXT.md", "src/app.py", "/tmp/scratch.txt"])
 def test_ordinary_files_and_the_own_session_folder_stay_writable(project: Path, path: str) -> None:
     write_state(project, mine())
