@@ -196,15 +196,18 @@ def _same_conversation(other: t.Any, conversation: str | None) -> bool:
                                                     other.state.get(F.BOOTSTRAP_CONVERSATION))
 
 
-def _carried_tool_calls(others: list[t.Any], conversation: str | None) -> dict[str, t.Any]:
-    """The heartbeat counts this conversation ran up in the sessions it leaves: they come along."""
-    carried: dict[str, t.Any] = {}
+def _carried_tool_calls(others: list[t.Any], conversation: str | None) -> dict[str, t.Any] | None:
+    """The conversation's heartbeat counts, from the session it leaves (the highest, should it hold
+    several); None when it leaves none."""
+    carried: dict[str, t.Any] | None = None
     for other in others:
+        if not _same_conversation(other, conversation):
+            continue
+        carried = {} if carried is None else carried
         counters = other.state.get(F.TOOL_CALLS_BY_TRANSCRIPT)
-        if isinstance(counters, dict) and _same_conversation(other, conversation):
-            for key, value in counters.items():
-                if isinstance(value, int) and not isinstance(value, bool) and value > carried.get(key, 0):
-                    carried[key] = value
+        for key, value in counters.items() if isinstance(counters, dict) else ():
+            if isinstance(value, int) and not isinstance(value, bool) and value > carried.get(key, 0):
+                carried[key] = value
     return carried
 
 

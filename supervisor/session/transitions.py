@@ -128,9 +128,9 @@ def activate(
     dehydrate budget only when *session_id* (the caller's conversation) proves a
     new conversation; ``loading`` is granted once per conversation, across every
     session it activates (*bootstrapped*: the caller found it spent in another of
-    its sessions), and the heartbeat counts this conversation ran up in the
-    sessions it leaves (*carried*, per transcript) come along: only a log entry
-    resets them. A skill's ``phases`` are declared once: stdin may repeat them,
+    its sessions), and the conversation's heartbeat counts come along from the
+    session it leaves (*carried*, per transcript; None: it leaves none): only a
+    log entry lowers them. A skill's ``phases`` are declared once: stdin may repeat them,
     never change them.
     """
     if extra:
@@ -190,7 +190,7 @@ def activate(
     state[F.LIFECYCLE] = Lifecycle.DEHYDRATING if dehydrating else Lifecycle.ACTIVE
     if grant_bootstrap:
         state[F.LOADING] = True
-    if carried:
+    if carried is not None:
         carry_tool_calls(state, carried)
     state[F.OVERFLOWED] = still_overflowed
     state[F.KILL_REQUESTED] = False
@@ -517,13 +517,12 @@ def count_dehydrate_call(state: State, budget: int) -> bool:
 
 
 def carry_tool_calls(state: State, carried: t.Mapping[str, t.Any]) -> None:
-    """Take over heartbeat counts (per transcript) the same conversation ran up elsewhere, never lowering one."""
-    counters = state.get(F.TOOL_CALLS_BY_TRANSCRIPT)
-    if not isinstance(counters, dict):
-        counters = state[F.TOOL_CALLS_BY_TRANSCRIPT] = {}
-    for key, value in carried.items():
-        if isinstance(key, str) and _count(value) > _count(counters.get(key)):
-            counters[key] = _count(value)
+    """Take over the conversation's heartbeat counts (per transcript) from the session it leaves.
+
+    The count is the conversation's, not the session's: it is what it was there, only a log
+    entry (in whichever session) having lowered it.
+    """
+    state[F.TOOL_CALLS_BY_TRANSCRIPT] = {key: _count(value) for key, value in carried.items() if isinstance(key, str)}
 
 
 def tool_calls(state: t.Mapping[str, t.Any], key: str) -> int:

@@ -647,6 +647,19 @@ def test_a_fresh_session_does_not_renew_the_bootstrap(project: Path, run_session
     assert fresh.returncode == 0 and state_of(project, "sessions/D")["loading"] is True, "a new conversation boots"
 
 
+def test_a_log_entry_in_one_session_counts_for_the_conversation(project: Path, run_session: Run) -> None:
+    """Back in a session it left, the conversation's count is the one it brings, not a stale one."""
+    conv = {"CLAUDE_CODE_SESSION_ID": CONV}
+    settings = json.dumps({"logTemplate": TEMPLATE, "toolUseWithoutLogsBlockAfter": 3})
+    assert run_session("activate", "sessions/A", "implement", input=settings, env=conv).returncode == 0
+    assert run_session("phase", "sessions/A", "2: Work", env=conv).returncode == 0
+    assert [heartbeat_denied(hook(project, grep(project))) for _ in range(2)] == [False, False]
+    assert run_session("activate", "sessions/B", "implement", input=settings, env=conv).returncode == 0
+    assert run_session("log", "sessions/B", input="progress\n", env=conv).returncode == 0
+    assert run_session("activate", "sessions/A", "implement", env=conv).returncode == 0
+    assert [heartbeat_denied(hook(project, grep(project))) for _ in range(3)] == [False, False, True]
+
+
 def test_repeated_edits_of_one_file_are_counted(project: Path) -> None:
     write_state(project, heartbeat_state(toolCallsByTranscript={}, toolUseWithoutLogsBlockAfter=3))
     edit = tool(project, "Edit", file_path=str(project / "a.py"), old_string="a", new_string="b")
