@@ -145,18 +145,22 @@ def _other_session(path: str, root: str, own_session: str | None) -> bool:
     return name != own_session or os.sep not in relative
 
 
-def _foreign_roots(own: set[str], cwd: str, env: t.Mapping[str, str]) -> list[str]:
-    """The recorded sessions roots besides the caller's own, each protected whole.
+def _foreign_root(path: str, recorded: t.AbstractSet[str], own: set[str], here: set[str]) -> str | None:
+    """The recorded sessions root, not the caller's own, that holds *path*, if any (each protected whole).
 
-    A recorded root around the caller's working directory or own root (``/``, a home) protects
-    nothing for it, and one inside its own root adds nothing: anyone may record a root, so a root
-    can add protection but never stop another agent's work in its own project.
+    One set lookup per ancestor of *path*, however many roots are recorded. A recorded root around
+    the caller's working directory or own root (``/``, a home) protects nothing for it, and one
+    inside its own root adds nothing: anyone may record a root, so a root can add protection but
+    never stop another agent's work in its own project.
     """
-    from claude_shepherd.supervisor.session.roots import known_roots
-
-    here = {os.path.realpath(cwd), *own}
-    return [r for r in known_roots(env)
-            if not any(is_under(h, r) for h in here) and not any(is_under(r, o) for o in own)]
+    ancestor = path
+    while ancestor and ancestor != os.sep:
+        if ancestor in recorded and not any(is_under(h, ancestor) for h in here) \
+                and not any(is_under(ancestor, o) for o in own):
+            return ancestor
+        parent = os.path.dirname(ancestor)
+        ancestor = "" if parent == ancestor else parent
+    return None
 
 
 def protected_reason(call: ToolCall, caller: Caller, cwd: str, env: t.Mapping[str, str]) -> str | None:
@@ -169,8 +173,11 @@ def protected_reason(call: ToolCall, caller: Caller, cwd: str, env: t.Mapping[st
     home = env.get("HOME") or os.path.expanduser("~")
     root = str(caller.root)
     own = caller.found.session_dir.name if caller.found is not None else None
+    from claude_shepherd.supervisor.session.roots import known_roots
+
     roots = {root, os.path.realpath(root)}
-    foreign = _foreign_roots(roots, cwd, env)
+    recorded = known_roots(env)
+    here = {os.path.realpath(cwd), *roots}
     protected = _protected(cwd, root, env)
     for form in _forms(path, cwd, home):
         what = None
@@ -179,7 +186,7 @@ def protected_reason(call: ToolCall, caller: Caller, cwd: str, env: t.Mapping[st
             what = "a session's state file (or its lock)"
         elif any(_other_session(form, r, own) for r in roots):
             what = "outside your own session folder in the sessions root"
-        elif any(is_under(form, r) for r in foreign):
+        elif _foreign_root(form, recorded, roots, here) is not None:
             what = "in another sessions root (its sessions belong to other agents)"
         else:
             for place, kind in protected:

@@ -55,17 +55,14 @@ def _read(path: str) -> bytes:
         os.close(fd)
 
 
-def known_roots(env: t.Mapping[str, str]) -> list[str]:
-    """The recorded roots: absolute paths, in the order they were recorded, each once."""
+def known_roots(env: t.Mapping[str, str]) -> frozenset[str]:
+    """The recorded roots: absolute, symlink-resolved paths as :func:`register` wrote them."""
     try:
         raw = _read(os.path.join(registry_dir(env), REGISTRY_FILE))
     except OSError:
-        return []
-    seen: dict[str, None] = {}
-    for line in raw.decode("utf-8", errors="replace").split("\n"):
-        if line.startswith(os.sep) and "\0" not in line and line != os.sep:
-            seen.setdefault(os.path.normpath(line), None)
-    return list(seen)
+        return frozenset()
+    lines = raw.decode("utf-8", errors="replace").split("\n")
+    return frozenset(line for line in lines if line.startswith(os.sep) and line != os.sep and "\0" not in line)
 
 
 def register(root: str | os.PathLike[str], env: t.Mapping[str, str] | None = None) -> None:
