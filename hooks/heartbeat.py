@@ -5,15 +5,18 @@ transcript (``toolCallsByTranscript``, keyed by the transcript's basename), so
 sub-agents do not inflate the main agent's count (docs/DESIGN.md §7.10).
 ``loading=true`` (bootstrap, granted once per conversation, until the first
 ``session phase``) passes unwarned but only for ``LOADING_BLOCK_AFTER`` calls,
-so an agent cannot stay in bootstrap to escape the heartbeat; dehydrating
-passes uncounted (§7.13). Only a ``session
+so an agent cannot stay in bootstrap to escape the heartbeat (§7.13).
+Dehydrating passes uncounted only in a conversation that overflowed, where the
+overflow gate's budget (once per conversation) bounds it; an early dehydrate
+is counted like any work. Only a ``session
 log`` that really appended an entry resets the counters, and it does so itself
 (:func:`claude_shepherd.supervisor.session.transitions.record_log_entry`) — the hook never resets on
 seeing the command, which may fail, print its help or name another session.
 ``session`` commands, reading standards or the log template pass; Task/Agent
-calls and repeated Edits of one file are not counted, but once the counter has
-reached the block threshold they are denied like everything else. The
-thresholds are clamped: a skill may relax them, never switch them off.
+calls are not counted (their sub-agent's calls are, in its own transcript), but
+once the counter has reached the block threshold they are denied like
+everything else. Every other call counts, repeated Edits of one file included.
+The thresholds are clamped: a skill may relax them, never switch them off.
 Applied under the state lock. Standard library only.
 """
 
@@ -21,8 +24,8 @@ from __future__ import annotations
 
 import os
 
-from claude_shepherd.hooks.read_whitelist import is_under, resolve, user_config_dirs
-from claude_shepherd.hooks.tool_call import EDIT, READ, SUBAGENT_TOOLS, ToolCall
+from claude_shepherd.hooks.read_whitelist import is_standard, resolve
+from claude_shepherd.hooks.tool_call import READ, SUBAGENT_TOOLS, ToolCall
 from claude_shepherd.supervisor.session.fields import (
     DEFAULT_BLOCK_AFTER,
     DEFAULT_WARN_AFTER,
@@ -32,7 +35,7 @@ from claude_shepherd.supervisor.session.fields import (
     Lifecycle,
 )
 from claude_shepherd.supervisor.session.paths import log_file_name
-from claude_shepherd.supervisor.session.transitions import count_tool_call, tool_calls
+from claude_shepherd.supervisor.session.transitions import count_tool_call, overflowed_in, tool_calls
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
@@ -63,14 +66,12 @@ def threshold(state: t.Mapping[str, t.Any], field: str, default: int) -> int:
 
 
 def _uncounted_read(call: ToolCall, template: str, cwd: str, env: t.Mapping[str, str]) -> bool:
-    """Reading standards under ``~/.claude`` or the log template itself."""
+    """Reading the standards under ``~/.claude`` or the log template itself."""
     home = env.get("HOME") or os.path.expanduser("~")
     real = resolve(call.file_path or "", cwd, home)
     if real is None:
         return False
-    if real == resolve(template, cwd, home):
-        return True
-    return any(is_under(real, root) for root in user_config_dirs(env))
+    return real == resolve(template, cwd, home) or is_standard(real, env)
 
 
 def _loading(state: dict[str, t.Any], call: ToolCall, dir_arg: str) -> Verdict:
@@ -95,8 +96,8 @@ def heartbeat(
     template = state.get(F.LOG_TEMPLATE)
     if not isinstance(template, str) or not template.strip():
         return PASS
-    if state.get(F.LIFECYCLE) == Lifecycle.DEHYDRATING:
-        return PASS
+    if state.get(F.LIFECYCLE) == Lifecycle.DEHYDRATING and overflowed_in(state, call.conversation or None):
+        return PASS  # the overflow gate's dehydrate budget bounds these calls, once per conversation
     key = call.transcript_key
     if call.is_session_command:
         return PASS
@@ -104,10 +105,7 @@ def heartbeat(
         return PASS
     if state.get(F.LOADING) is True:
         return _loading(state, call, dir_arg)
-    if call.name in SUBAGENT_TOOLS:
-        counted = None
-    else:
-        counted = count_tool_call(state, key, edit_file=(call.file_path or "") if call.name == EDIT else None)
+    counted = None if call.name in SUBAGENT_TOOLS else count_tool_call(state, key)
     count = tool_calls(state, key) if counted is None else counted
     block = threshold(state, F.BLOCK_AFTER, DEFAULT_BLOCK_AFTER)
     warn = min(threshold(state, F.WARN_AFTER, DEFAULT_WARN_AFTER), block)

@@ -24,12 +24,13 @@ from claude_shepherd.hooks.context import newest, stored_usage, transcript_usage
 from claude_shepherd.hooks.gate import session_gate
 from claude_shepherd.hooks.heartbeat import Verdict, heartbeat
 from claude_shepherd.hooks.locate import locate, session_arg
-from claude_shepherd.hooks.overflow import overflow_gate
+from claude_shepherd.hooks.overflow import overflow_gate, starts_dehydrate
 from claude_shepherd.hooks.protected_paths import protected_reason
 from claude_shepherd.hooks.protocol import PRE_TOOL_USE, add_context, deny, one_line, parse_input
 from claude_shepherd.hooks.tool_call import ToolCall, classify
 from claude_shepherd.supervisor.session.fields import F
 from claude_shepherd.supervisor.session.store import NoStateError, update_state
+from claude_shepherd.supervisor.session.transitions import mark_overflowed
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
@@ -63,7 +64,10 @@ def decide(call: ToolCall, cwd: str, config: hook_config.Config, env: t.Mapping[
 
     def apply(state: dict[str, t.Any]) -> Verdict:
         nonlocal pane_state
-        blocked = overflow_gate(state, call, newest(stored_usage(state), seen), config, dir_arg)
+        usage = newest(stored_usage(state), seen)
+        if starts_dehydrate(call) and usage is not None and usage.fraction >= config.threshold:
+            mark_overflowed(state, call.conversation or None)  # dehydrating is an overflow's: this call is one
+        blocked = overflow_gate(state, call, usage, config, dir_arg)
         pane_state = pane_notify.shown(pane_notify.WORKING, state, call.conversation)  # error until it dehydrates
         if blocked is not None:
             pane_state = pane_notify.ERROR

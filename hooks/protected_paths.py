@@ -3,7 +3,10 @@
 The gates rest on files within an agent's reach: the session state (an Edit
 of ``.state.json`` could clear ``overflowed`` or move usage into the future),
 the lookup index, another agent's session folder (its handover lands in that
-agent's restart prompt), our own code and the ``session`` shim (every
+agent's restart prompt) — in the caller's sessions root and in every other
+root this user's supervisors and ``session activate`` recorded
+(:mod:`claude_shepherd.supervisor.session.roots`, read for these tools only),
+with that registry itself — our own code and the ``session`` shim (every
 "allowed" ``session`` call would run the agent's code), Claude's shell
 snapshots and the shell start-up files they are made from (a ``session()``
 function there shadows the command), the settings that hold our hooks, the
@@ -91,7 +94,10 @@ def _protected(cwd: str, root: str, env: t.Mapping[str, str]) -> list[tuple[str,
         configs.append(configured)
     cache = env.get("XDG_CACHE_HOME") or os.path.join(home, ".cache")
     bindir = os.path.dirname(sys.executable)
-    found: list[tuple[str, str]] = [(os.path.join(root, INDEX_DIRNAME), "the session index")]
+    from claude_shepherd.supervisor.session.roots import registry_dir
+
+    found: list[tuple[str, str]] = [(os.path.join(root, INDEX_DIRNAME), "the session index"),
+                                    (registry_dir(env), "the registry of sessions roots")]
     found += _code_paths()
     found += [(os.path.join(bindir, s), "claude-shepherd's installed commands") for s in OUR_SCRIPTS]
     found.append((sys.executable, "the interpreter the hooks run on"))
@@ -139,6 +145,24 @@ def _other_session(path: str, root: str, own_session: str | None) -> bool:
     return name != own_session or os.sep not in relative
 
 
+def _foreign_root(path: str, recorded: t.AbstractSet[str], own: set[str], here: set[str]) -> str | None:
+    """The recorded sessions root, not the caller's own, that holds *path*, if any (each protected whole).
+
+    One set lookup per ancestor of *path*, however many roots are recorded. A recorded root around
+    the caller's working directory or own root (``/``, a home) protects nothing for it, and one
+    inside its own root adds nothing: anyone may record a root, so a root can add protection but
+    never stop another agent's work in its own project.
+    """
+    ancestor = path
+    while ancestor and ancestor != os.sep:
+        if ancestor in recorded and not any(is_under(h, ancestor) for h in here) \
+                and not any(is_under(ancestor, o) for o in own):
+            return ancestor
+        parent = os.path.dirname(ancestor)
+        ancestor = "" if parent == ancestor else parent
+    return None
+
+
 def protected_reason(call: ToolCall, caller: Caller, cwd: str, env: t.Mapping[str, str]) -> str | None:
     """The deny reason when *call* writes a protected file, else None."""
     path = target(call)
@@ -149,7 +173,11 @@ def protected_reason(call: ToolCall, caller: Caller, cwd: str, env: t.Mapping[st
     home = env.get("HOME") or os.path.expanduser("~")
     root = str(caller.root)
     own = caller.found.session_dir.name if caller.found is not None else None
+    from claude_shepherd.supervisor.session.roots import known_roots
+
     roots = {root, os.path.realpath(root)}
+    recorded = known_roots(env)
+    here = {os.path.realpath(cwd), *roots}
     protected = _protected(cwd, root, env)
     for form in _forms(path, cwd, home):
         what = None
@@ -158,6 +186,8 @@ def protected_reason(call: ToolCall, caller: Caller, cwd: str, env: t.Mapping[st
             what = "a session's state file (or its lock)"
         elif any(_other_session(form, r, own) for r in roots):
             what = "outside your own session folder in the sessions root"
+        elif _foreign_root(form, recorded, roots, here) is not None:
+            what = "in another sessions root (its sessions belong to other agents)"
         else:
             for place, kind in protected:
                 if any(is_under(form, p) for p in {place, os.path.realpath(place)}):

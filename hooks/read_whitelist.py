@@ -1,11 +1,17 @@
 """May the session gate let a Read through before a session is active?
 
-Only to load standards and session material: ``~/.claude/`` (and
-``$CLAUDE_CONFIG_DIR``), the project's ``.claude/``, the sessions root, or a
-file named ``CLAUDE.md`` / ``MEMORY.md``. The bash original matched the raw
-string, so ``/etc/.claude/../passwd`` passed (docs/DESIGN.md appendix A). Here the
-path is made absolute against the hook's ``cwd`` and symlink-resolved, and
-only then compared by whole path components.
+Only to load standards and session material: the standards of ``~/.claude/``
+(and ``$CLAUDE_CONFIG_DIR``) — its top-level markdown (``CLAUDE.md``, …),
+``settings.json`` and the folders ``agents/``, ``commands/``, ``skills/``,
+``plugins/``, ``output-styles/`` and ``.directives/`` — the project's
+``.claude/``, the sessions root, or a file named ``CLAUDE.md`` / ``MEMORY.md``.
+Everything else in ``~/.claude`` is secret or conversation data
+(``.credentials.json``, ``history.jsonl``, ``projects/``' transcripts, ``todos/``,
+shell snapshots …) and is not read before a session is active; credential files
+(``.credentials*``, ``.env*``, ``*.pem``, ``*.key``) are never whitelisted anywhere.
+The bash original matched the raw string, so ``/etc/.claude/../passwd`` passed
+(docs/DESIGN.md appendix A). Here the path is made absolute against the hook's
+``cwd`` and symlink-resolved, and only then compared by whole path components.
 Standard library only.
 """
 
@@ -21,6 +27,11 @@ if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are ne
     import typing as t
 
 STANDARD_FILE_NAMES = frozenset({"CLAUDE.md", "MEMORY.md"})
+STANDARD_FOLDERS = ("agents", "commands", "skills", "plugins", "output-styles", ".directives")
+"""The folders of a Claude config dir that hold standards (``.directives`` is the bash era's)."""
+STANDARD_SETTINGS = "settings.json"
+SECRET_PREFIXES = (".credentials", ".env")
+SECRET_SUFFIXES = (".pem", ".key")
 
 
 def resolve(path: str, cwd: str, home: str) -> str | None:
@@ -49,23 +60,63 @@ def user_config_dirs(env: t.Mapping[str, str]) -> list[str]:
     return dirs
 
 
-def allowed_roots(cwd: str, sessions_root: str, env: t.Mapping[str, str]) -> list[str]:
-    roots = user_config_dirs(env)
+def is_secret(real: str) -> bool:
+    """A credential file by its name: never whitelisted, wherever it is."""
+    name = os.path.basename(real)
+    return name.startswith(SECRET_PREFIXES) or name.endswith(SECRET_SUFFIXES)
+
+
+def _standard_entry(relative: str) -> bool:
+    """Is *relative* (to a config dir) one of its standards?"""
+    first, _, rest = relative.partition(os.sep)
+    if rest:
+        return first in STANDARD_FOLDERS
+    return first in STANDARD_FOLDERS or first == STANDARD_SETTINGS or first.endswith(".md")
+
+
+def standards_verdict(real: str, env: t.Mapping[str, str]) -> bool | None:
+    """For a real path in or linked from a Claude config dir: is it a standard? None: neither.
+
+    Inside a config dir only its standards pass. A standards folder that is a symlink (to a dotfiles
+    checkout, say) passes where it points, except for what lies inside a config dir.
+    """
+    if is_secret(real):
+        return False
+    configs = user_config_dirs(env)
+    for config in configs:
+        if is_under(real, config):
+            return real != config and _standard_entry(os.path.relpath(real, config))
+    for config in configs:
+        for name in STANDARD_FOLDERS:
+            linked = os.path.join(config, name)
+            if os.path.islink(linked) and is_under(real, os.path.realpath(linked)):
+                return True
+    return None
+
+
+def is_standard(real: str, env: t.Mapping[str, str]) -> bool:
+    """Is the real path *real* one of the standards of a Claude config dir?"""
+    return standards_verdict(real, env) is True
+
+
+def project_config_dirs(cwd: str, env: t.Mapping[str, str]) -> list[str]:
+    """The project's ``.claude/`` (by *cwd* and ``$CLAUDE_PROJECT_DIR``), symlink-resolved."""
     projects = {str(project_root(cwd))}
     project_dir = env.get(PROJECT_DIR_ENV, "").strip()
     if project_dir and os.path.isabs(project_dir):
         projects.add(project_dir)
-    roots.extend(os.path.realpath(os.path.join(p, ".claude")) for p in sorted(projects))
-    roots.append(os.path.realpath(sessions_root))
-    return roots
+    return [os.path.realpath(os.path.join(p, ".claude")) for p in sorted(projects)]
 
 
 def read_allowed(file_path: t.Any, *, cwd: str, sessions_root: str, env: t.Mapping[str, str]) -> bool:
     """True when reading *file_path* is loading standards or session material."""
     home = env.get("HOME") or os.path.expanduser("~")
     real = resolve(file_path, cwd, home)
-    if real is None:
+    if real is None or is_secret(real):
         return False
-    if os.path.basename(real) in STANDARD_FILE_NAMES:
+    if os.path.basename(real) in STANDARD_FILE_NAMES or is_under(real, os.path.realpath(sessions_root)):
         return True
-    return any(is_under(real, root) for root in allowed_roots(cwd, sessions_root, env))
+    verdict = standards_verdict(real, env)  # decisive in a config dir, even when it is the project's .claude
+    if verdict is not None:
+        return verdict
+    return any(is_under(real, root) for root in project_config_dirs(cwd, env))

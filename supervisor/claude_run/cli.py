@@ -47,6 +47,7 @@ from claude_shepherd.supervisor.claude_run.fleet_pane import publish_restarts, r
 from claude_shepherd.supervisor.session.identity import current_pane_id, fleet_socket, start_token
 from claude_shepherd.supervisor.claude_run.launch_plan import Owner
 from claude_shepherd.supervisor.session.paths import sessions_root
+from claude_shepherd.supervisor.session.roots import register as register_root
 from claude_shepherd.supervisor.printable import printable
 from claude_shepherd.supervisor.claude_run.prompt_additions import AgentNameError, build
 from claude_shepherd.supervisor.claude_run.run_log import RunLines
@@ -245,6 +246,7 @@ def supervise(
         return EXIT_USAGE
     me = Owner(os.getpid(), start_token(os.getpid()))
     root = sessions_root()
+    register_root(root, env)  # every agent's hooks protect this root's sessions too
     claude_env, warnings = claude_environment(env, supervisor_pid=me.pid, sessions_root=root)
     for line in [*additions.notes, *warnings]:
         say(line)

@@ -180,15 +180,47 @@ def _migrate_legacy(session_dir: Path) -> None:
     _say(f"Migrated {LEGACY_STATE_FILE} → {STATE_FILE} in {session_dir}")
 
 
-def _refuse_leaving_an_overflow(session_dir: Path, pid: int, token: str | None) -> None:
+def _refuse_leaving_an_overflow(others: list[t.Any], conversation: str | None) -> None:
     """An overflowed conversation must dehydrate its session, not start another (a fresh budget)."""
-    conversation = _conversation()
-    for other in sessions_owned_by(session_dir.parent, pid, token):
-        if other.session_dir != session_dir and tr.overflowed_in(other.state, conversation):
+    for other in others:
+        if tr.overflowed_in(other.state, conversation):
             raise ShepherdError(
                 f"this conversation overflowed in session {other.session_dir.name}; dehydrate it first: "
                 f"session dehydrate {other.session_dir} <<'EOF' ... EOF"
             )
+
+
+def _bootstrap_spent(others: list[t.Any], conversation: str | None) -> bool:
+    """Has this conversation had its bootstrap in another session this agent holds?
+
+    The agent always holds the session it activated last, which records the conversation, so the
+    chain of its activations carries the answer. Without a conversation id nothing proves a new
+    conversation: holding another session is enough.
+    """
+    if conversation is None:
+        return bool(others)
+    return any(_same_conversation(o, conversation) for o in others)
+
+
+def _same_conversation(other: t.Any, conversation: str | None) -> bool:
+    """Was *other* activated or bound by *conversation*? Without an id, nothing tells them apart: yes."""
+    return conversation is None or conversation in (other.state.get(F.SESSION_ID),
+                                                    other.state.get(F.BOOTSTRAP_CONVERSATION))
+
+
+def _carried_tool_calls(others: list[t.Any], conversation: str | None) -> dict[str, t.Any] | None:
+    """The conversation's heartbeat counts, from the session it leaves (the highest, should it hold
+    several); None when it leaves none."""
+    carried: dict[str, t.Any] | None = None
+    for other in others:
+        if not _same_conversation(other, conversation):
+            continue
+        carried = {} if carried is None else carried
+        counters = other.state.get(F.TOOL_CALLS_BY_TRANSCRIPT)
+        for key, value in counters.items() if isinstance(counters, dict) else ():
+            if isinstance(value, int) and not isinstance(value, bool) and value > carried.get(key, 0):
+                carried[key] = value
+    return carried
 
 
 def activate_session(
@@ -204,7 +236,10 @@ def activate_session(
     if not skill.strip() or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.:-]*", skill):
         raise ShepherdError(f"skill name {skill!r} is not valid; use letters, digits, '-', '_' (e.g. implement)")
     pid, token = _me()
-    _refuse_leaving_an_overflow(session_dir, pid, token)
+    conversation = _conversation()
+    others = [o for o in sessions_owned_by(session_dir.parent, pid, token) if o.session_dir != session_dir]
+    _refuse_leaving_an_overflow(others, conversation)
+    bootstrapped = _bootstrap_spent(others, conversation)
     if session_dir.is_dir() and not session_dir.is_symlink():
         _migrate_legacy(session_dir)
     result: tr.Activation = _update(
@@ -217,14 +252,19 @@ def activate_session(
             owner_running=_owner_running(s),
             pane=pane,
             target_file=target_file,
-            session_id=_conversation(),
+            session_id=conversation,
             extra=extra,
             approved=approved,
+            bootstrapped=bootstrapped,
+            carried=_carried_tool_calls(others, conversation),
         ),
         create=True,
         replace_corrupt=_check_corrupt_is_free(session_dir, pid, token),
     )
     root = session_dir.parent
+    from claude_shepherd.supervisor.session.roots import register
+
+    register(root)  # the hooks of agents in other roots protect this one too
     if pane:
         for other in sessions_on_pane(root, pane):
             if other.session_dir != session_dir:

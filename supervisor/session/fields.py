@@ -30,6 +30,7 @@ class F:
     KILL_REQUESTED = "killRequested"
     RESTART_PROMPT = "restartPrompt"
     LOADING = "loading"
+    BOOTSTRAP_CONVERSATION = "bootstrapConversation"
     # work
     SKILL = "skill"
     CURRENT_PHASE = "currentPhase"
@@ -60,9 +61,6 @@ ALL_FIELDS: frozenset[str] = frozenset(
     value for name, value in vars(F).items() if name.isupper()
 )
 """Every key the schema knows; anything else on disk is kept untouched."""
-
-LAST_EDIT_PREFIX = "lastEditFile_"
-"""Per-transcript key prefix of the heartbeat's repeated-Edit tracker (bash era)."""
 
 
 class Lifecycle:

@@ -203,6 +203,7 @@ SCHEMA: dict[str, Check] = {
     F.KILL_REQUESTED: Bool(),
     F.RESTART_PROMPT: Str(),
     F.LOADING: Bool(),
+    F.BOOTSTRAP_CONVERSATION: Str(),
     # work
     F.SKILL: Str(),
     F.CURRENT_PHASE: Str(),

@@ -47,6 +47,7 @@ PROTECTED_FROM_STDIN: frozenset[str] = frozenset(
         F.KILL_REQUESTED,
         F.RESTART_PROMPT,
         F.LOADING,
+        F.BOOTSTRAP_CONVERSATION,
         F.CONTEXT_USAGE,
         F.CONTEXT_USAGE_AT,
         F.CONTEXT_WINDOW_SIZE,
@@ -114,6 +115,8 @@ def activate(
     session_id: str | None = None,
     extra: t.Mapping[str, t.Any] | None = None,
     approved: str | None = None,
+    bootstrapped: bool = False,
+    carried: t.Mapping[str, t.Any] | None = None,
     now: float | None = None,
 ) -> Activation:
     """Make (*pid*, *token*) the owner running *skill*: the start of a new lifecycle.
@@ -121,9 +124,14 @@ def activate(
     A live different owner is refused (*owner_running*: the caller's reading of
     the recorded owner, so this stays a pure function of its inputs). A dead one is taken over, *keeping*
     ``sessionId``, ``completedSkills`` and the history (the original deleted
-    the file, B13). Resets lifecycle and killRequested; ``overflowed`` only
-    when *session_id* (the caller's conversation) proves a new conversation;
-    ``loading`` is granted once per conversation.
+    the file, B13). Resets lifecycle and killRequested; ``overflowed`` and the
+    dehydrate budget only when *session_id* (the caller's conversation) proves a
+    new conversation; ``loading`` is granted once per conversation, across every
+    session it activates (*bootstrapped*: the caller found it spent in another of
+    its sessions), and the conversation's heartbeat counts come along from the
+    session it leaves (*carried*, per transcript; None: it leaves none): only a
+    log entry lowers them. A skill's ``phases`` are declared once: stdin may repeat them,
+    never change them.
     """
     if extra:
         forbidden = sorted(set(extra) & PROTECTED_FROM_STDIN)
@@ -154,11 +162,18 @@ def activate(
         kind = "switched"
     stamp = timestamp(now)
     new_skill = kind == "fresh" or state.get(F.SKILL) != skill
+    if extra and F.PHASES in extra and not new_skill:
+        check_phases_repeated(state.get(F.PHASES), extra[F.PHASES], skill)
+        extra = {k: v for k, v in extra.items() if k != F.PHASES}  # the declaration kept, sub-phases included
     if new_skill:
         state.pop(F.PHASES, None)
         if kind != "fresh":
             state[F.PHASE_HISTORY] = []
     same_conversation = bool(session_id) and state.get(F.SESSION_ID) == session_id
+    # Every conversation this session has seen: the status line's binding (dropped by a restart
+    # request) and the one that last activated it (kept).
+    seen = (state.get(F.SESSION_ID), state.get(F.BOOTSTRAP_CONVERSATION))
+    proven_new = bool(session_id) and session_id not in seen
     # Only a new conversation proves fresh context: the overflow flag and the
     # dehydrate budget belong to the conversation that overflowed, and survive
     # any re-activation inside it (deactivate + continue included). Without a
@@ -166,26 +181,30 @@ def activate(
     overflowed_in = state.get(F.OVERFLOW_CONVERSATION) or state.get(F.SESSION_ID)
     still_overflowed = state.get(F.OVERFLOWED) is True and (not session_id or session_id == overflowed_in)
     dehydrating = still_overflowed and state.get(F.LIFECYCLE) == Lifecycle.DEHYDRATING
-    # Bootstrap passthrough for the heartbeat once per conversation, not on every re-activation.
-    # A known conversation is judged by its id alone: releasing a session and
-    # taking it back (a "takeover" of oneself) must not re-open the passthrough.
-    new_conversation = not same_conversation if session_id else kind in ("fresh", "takeover")
+    # Bootstrap passthrough for the heartbeat once per conversation, not on every re-activation nor
+    # for every session it activates. A known conversation is judged by its id alone: releasing a
+    # session and taking it back (a "takeover" of oneself) must not re-open the passthrough.
+    grant_bootstrap = not bootstrapped and (proven_new if session_id else kind in ("fresh", "takeover"))
     set_owner(state, pid, token)
     state[F.SKILL] = skill
     state[F.LIFECYCLE] = Lifecycle.DEHYDRATING if dehydrating else Lifecycle.ACTIVE
-    if new_conversation:
+    if grant_bootstrap:
         state[F.LOADING] = True
+    if carried is not None:
+        carry_tool_calls(state, carried)
     state[F.OVERFLOWED] = still_overflowed
     state[F.KILL_REQUESTED] = False
     state.pop(F.RESTART_PROMPT, None)
     if not still_overflowed:
-        state.pop(F.DEHYDRATE_TOOL_CALLS, None)
         state.pop(F.OVERFLOW_CONVERSATION, None)
+        if proven_new:  # a budget the conversation used stays used, whatever it re-activates
+            state.pop(F.DEHYDRATE_TOOL_CALLS, None)
     if not same_conversation:
         state[F.CONTEXT_USAGE] = 0
         state.pop(F.CONTEXT_USAGE_AT, None)
     if session_id:
         state[F.SESSION_ID] = session_id
+        state[F.BOOTSTRAP_CONVERSATION] = session_id
     if pane:
         state[F.FLEET_PANE_ID] = pane
     else:
@@ -206,6 +225,26 @@ def activate(
     if new_skill or not isinstance(state.get(F.CURRENT_PHASE), str):
         state[F.CURRENT_PHASE] = ph.first_label(state.get(F.PHASES), DEFAULT_PHASE)
     return Activation(kind, owner if isinstance(owner, int) and not mine else None)
+
+
+def check_phases_repeated(declared: t.Any, given: t.Any, skill: str) -> None:
+    """Re-activating *skill* may repeat its phase declaration, never change it.
+
+    Phases and their proofs are declared once (``session update`` refuses them too): a new
+    declaration could drop a phase that demands proof or reorder the path around it. The same
+    declaration is accepted (and the stored one kept): every phase *given* is declared as it
+    stands, and every declared phase is given, or is a sub-phase ``session phase`` added.
+    """
+    current = ph.declared(declared)
+    if not current:
+        return  # nothing declared yet: this is the declaration
+    if (isinstance(given, list) and given and all(isinstance(p, dict) and p in current for p in given)
+            and all(p in given or (p.get("minor", 0) > 0 and not p.get("proof")) for p in current)):
+        return
+    raise TransitionError(
+        f"phases were declared when {skill} was activated and cannot be declared again (their order and proofs "
+        f"hold); leave phases out of the JSON, or activate another skill to declare its own"
+    )
 
 
 def require_owner(state: t.Mapping[str, t.Any], session_dir: Path, *, pid: int, token: str | None,
@@ -369,11 +408,15 @@ def request_restart(state: State, session_dir: Path, *, now: float | None = None
 
 
 def begin_dehydrate(state: State) -> None:
-    """The agent started saving its context: tools stay open for a bounded while.
+    """The agent of an overflowed session started saving its context: tools stay open for a bounded while.
 
-    The budget is the conversation's: starting again does not refill it (only
-    an activation from a new conversation clears it).
+    Only after an overflow: dehydrating lifts the heartbeat, so an early dehydrate (which needs no
+    passthrough: ``session dehydrate`` always passes) would buy uncounted calls. The budget is the
+    conversation's: starting again does not refill it (only an activation from a new conversation
+    clears it).
     """
+    if state.get(F.OVERFLOWED) is not True:
+        return
     state[F.LIFECYCLE] = Lifecycle.DEHYDRATING
     state.setdefault(F.DEHYDRATE_TOOL_CALLS, 0)
 
@@ -486,29 +529,23 @@ def count_dehydrate_call(state: State, budget: int) -> bool:
     return True
 
 
+def carry_tool_calls(state: State, carried: t.Mapping[str, t.Any]) -> None:
+    """Take over the conversation's heartbeat counts (per transcript) from the session it leaves.
+
+    The count is the conversation's, not the session's: it is what it was there, only a log
+    entry (in whichever session) having lowered it.
+    """
+    state[F.TOOL_CALLS_BY_TRANSCRIPT] = {key: _count(value) for key, value in carried.items() if isinstance(key, str)}
+
+
 def tool_calls(state: t.Mapping[str, t.Any], key: str) -> int:
     """Tool calls without logging counted so far for transcript *key*."""
     counters = state.get(F.TOOL_CALLS_BY_TRANSCRIPT)
     return _count(counters.get(key)) if isinstance(counters, dict) else 0
 
 
-def count_tool_call(state: State, key: str, *, edit_file: str | None = None) -> int | None:
-    """Heartbeat: one more tool call without logging for transcript *key*; the new count.
-
-    *edit_file* is the file of an Edit call: a repeated Edit of the same file is
-    one piece of work and is not counted (None is returned). Any other call
-    forgets the Edit tracker.
-    """
-    from claude_shepherd.supervisor.session.fields import LAST_EDIT_PREFIX
-
-    tracker = LAST_EDIT_PREFIX + key
-    if edit_file is not None:
-        repeated = state.get(tracker) == edit_file
-        state[tracker] = edit_file
-        if repeated:
-            return None
-    else:
-        state.pop(tracker, None)
+def count_tool_call(state: State, key: str) -> int:
+    """Heartbeat: one more tool call without logging for transcript *key*; the new count."""
     counters = state.get(F.TOOL_CALLS_BY_TRANSCRIPT)
     if not isinstance(counters, dict):
         counters = state[F.TOOL_CALLS_BY_TRANSCRIPT] = {}

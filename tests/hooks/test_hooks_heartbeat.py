@@ -121,21 +121,17 @@ def test_uncounted_reads_and_subagents(project: Path, env: dict[str, str], sessi
     assert counter(session_dir) is None
     call("pre-tool-use", tool(project, "Read", file_path=str(project / "src.py")), env)
     assert counter(session_dir) == 1
+    call("pre-tool-use", tool(project, "Read", file_path=str(home / ".claude" / "history.jsonl")), env)
+    assert counter(session_dir) == 2, "conversation data is no standard"
 
 
-def test_repeated_edits_of_one_file_count_once(project: Path, env: dict[str, str], session_dir: Path) -> None:
+def test_repeated_edits_of_one_file_are_counted(project: Path, env: dict[str, str], session_dir: Path) -> None:
+    """Every counted tool counts, as README says: editing one file over and over is work to log."""
     edit = lambda path: tool(project, "Edit", file_path=path, old_string="a", new_string="b")  # noqa: E731
-    call("pre-tool-use", edit("/src/a.py"), env)
-    assert counter(session_dir) == 1
-    call("pre-tool-use", edit("/src/a.py"), env)
-    assert counter(session_dir) == 1
-    call("pre-tool-use", edit("/src/b.py"), env)
-    assert counter(session_dir) == 2
-    assert state(session_dir)[f"lastEditFile_{MAIN}"] == "/src/b.py"
-    call("pre-tool-use", grep(project), env)  # another tool forgets the tracker
-    assert f"lastEditFile_{MAIN}" not in state(session_dir)
-    call("pre-tool-use", edit("/src/b.py"), env)
-    assert counter(session_dir) == 4
+    for n in range(1, 4):
+        call("pre-tool-use", edit("/src/a.py"), env)
+        assert counter(session_dir) == n
+    assert not any(key.startswith("lastEditFile_") for key in state(session_dir))
 
 
 def test_counters_are_per_transcript(project: Path, env: dict[str, str], session_dir: Path) -> None:
@@ -150,7 +146,7 @@ def test_counters_are_per_transcript(project: Path, env: dict[str, str], session
     assert counter(session_dir, "unknown") == 1
 
 
-@pytest.mark.parametrize("fields", [{"lifecycle": Lifecycle.DEHYDRATING},
+@pytest.mark.parametrize("fields", [{"lifecycle": Lifecycle.DEHYDRATING, "overflowed": True},
                                     {"logTemplate": None}, {"logTemplate": ""}, {"logTemplate": 5}])
 def test_passthrough_without_counting(project: Path, env: dict[str, str], session_dir: Path, fields: dict) -> None:
     set_fields(session_dir, toolCallsByTranscript={MAIN: 9}, **fields)
@@ -163,6 +159,14 @@ def test_passthrough_without_counting(project: Path, env: dict[str, str], sessio
 def test_no_session_passes(project: Path, env: dict[str, str]) -> None:
     for _ in range(12):
         assert call("pre-tool-use", grep(project), env).allowed
+
+
+def test_dehydrating_without_an_overflow_is_counted(project: Path, env: dict[str, str], session_dir: Path) -> None:
+    """Only an overflowed conversation's dehydrating passes uncounted (the overflow gate's budget bounds it)."""
+    set_fields(session_dir, toolCallsByTranscript={MAIN: 9}, lifecycle=Lifecycle.DEHYDRATING)
+    assert call("pre-tool-use", grep(project), env).denied
+    set_fields(session_dir, overflowed=True, overflowConversation="another-conversation")
+    assert call("pre-tool-use", grep(project), env).denied, "another conversation's overflow lifts nothing here"
 
 
 def test_phase_resets_counters_and_loading_gates_counting(project: Path, env: dict[str, str], run_session) -> None:

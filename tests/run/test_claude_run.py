@@ -563,3 +563,24 @@ def test_what_an_agent_named_its_session_folder_reaches_the_terminal_without_esc
     fake.wait_starts(2)
     assert "of session C\ufffd]0;owned\ufffd\ufffd" in run.text, run.text
     assert "\x1b" not in run.text and "\u202e" not in run.text
+
+
+# --------------------------------------------------------------------------- sessions roots
+
+
+def test_claude_run_records_its_sessions_root_so_agents_elsewhere_cannot_write_it(
+    fake: FakeClaude, start_run, run_env: dict[str, str], workdir: Path, tmp_path: Path
+) -> None:
+    from support.hooks import run as run_hook, tool
+
+    fake.plan([{"exit": 0}], [{"exit": 0}])
+    for _ in range(2):
+        assert start_run().wait() == 0
+    registry = Path(run_env["HOME"]) / ".local" / "state" / "claude-shepherd" / "roots"
+    assert registry.read_text().splitlines() == [str((workdir / "sessions").resolve())], "recorded once"
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "sessions").mkdir(parents=True)
+    env = dict(run_env, CLAUDE_SESSIONS_DIR=str(elsewhere / "sessions"), CLAUDE_SUPERVISOR_PID=str(os.getpid()))
+    handover = str(workdir / "sessions" / "S1" / "DEHYDRATED_CONTEXT.md")
+    out = run_hook("pre-tool-use", tool(elsewhere, "Write", file_path=handover, content="x"), env, cwd=elsewhere)
+    assert "§CMD_PROTECTED_FILE" in out.stdout and "another sessions root" in out.stdout

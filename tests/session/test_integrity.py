@@ -410,10 +410,93 @@ def test_a_symlink_to_a_protected_file_is_judged_by_its_target(project: Path) ->
         assert "§CMD_PROTECTED_FILE" in out, path
 
 
+@pytest.fixture
+def other_root(tmp_path: Path, run_session: Run) -> Path:
+    """Another project's sessions root, where another agent activated a session (which records the root)."""
+    root = tmp_path / "other-project" / "sessions"
+    root.mkdir(parents=True)
+    r = run_session("activate", "THEIRS", "implement", env={"CLAUDE_SESSIONS_DIR": str(root)})
+    assert r.returncode == 0, r.stderr
+    (root / ".shepherd" / "panes").mkdir(parents=True, exist_ok=True)
+    return root
+
+
+@pytest.mark.parametrize("target", ["THEIRS/DEHYDRATED_CONTEXT.md", "THEIRS/IMPLEMENTATION_LOG.md",
+                                    ".shepherd/panes/fleet_w_SDK.json", "2026_NEXT_TOPIC/notes.md"])
+@pytest.mark.parametrize("tool_name, field", [("Write", "file_path"), ("Edit", "file_path"),
+                                              ("NotebookEdit", "notebook_path")])
+def test_file_tools_cannot_write_another_recorded_sessions_root(
+    project: Path, other_root: Path, target: str, tool_name: str, field: str
+) -> None:
+    write_state(project, mine())
+    out = run("pre-tool-use", tool(project, tool_name, **{field: str(other_root / target)}), hook_env(project),
+              cwd=project).stdout
+    assert "§CMD_PROTECTED_FILE" in out and "another sessions root" in out, target
+
+
+def test_the_registry_of_roots_is_protected_and_protects_no_project_of_the_caller(
+    project: Path, other_root: Path, run_session: Run
+) -> None:
+    write_state(project, mine())
+    registry = Path(os.environ["XDG_STATE_HOME"]) / "claude-shepherd" / "roots"
+    assert str(other_root.resolve()) in registry.read_text().splitlines()
+    env = hook_env(project)
+    out = run("pre-tool-use", tool(project, "Write", file_path=str(registry), content=""), env, cwd=project).stdout
+    assert "§CMD_PROTECTED_FILE" in out and "registry of sessions roots" in out
+    # Anyone can record a root: one around the caller's own project (/, a home) stops nothing of its work.
+    assert run_session("activate", "X", "implement", env={"CLAUDE_SESSIONS_DIR": str(project.parent)}).returncode == 0
+    for path in ("src/app.py", f"{S}/notes.md", str(other_root.parent / "src" / "main.py")):
+        assert run("pre-tool-use", tool(project, "Write", file_path=path), env, cwd=project).stdout == "", path
+
+
 @pytest.mark.parametrize("path", [f"{S}/notes.md", f"{S}/DEHYDRATED_CONTEXT.md", "src/app.py", "/tmp/scratch.txt"])
 def test_ordinary_files_and_the_own_session_folder_stay_writable(project: Path, path: str) -> None:
     write_state(project, mine())
     assert run("pre-tool-use", tool(project, "Write", file_path=path), hook_env(project), cwd=project).stdout == ""
+
+
+# --------------------------------------------------------------------------- 5b. reading before a session
+
+
+def _read_before_activation(project: Path, path: str, cwd: Path | None = None) -> str:
+    env = dict(hook_env(project), SESSION_REQUIRED="1")
+    payload = dict(tool(project, "Read", file_path=path), cwd=str(cwd or project))
+    return run("pre-tool-use", payload, env, cwd=cwd or project).stdout
+
+
+STANDARDS = ["~/.claude/CLAUDE.md", "~/.claude/COMMANDS.md", "~/.claude/settings.json", "~/.claude/agents/ops.md",
+             "~/.claude/commands/review.md", "~/.claude/skills/implement/SKILL.md",
+             "~/.claude/plugins/marketplaces/x/README.md", "~/.claude/.directives/INVARIANTS.md"]
+SECRETS = ["~/.claude/.credentials.json", "~/.claude/history.jsonl", "~/.claude/projects/p/main.jsonl",
+           "~/.claude/todos/t.json", "~/.claude/settings.local.json", "~/.claude/shell-snapshots/s.sh",
+           "~/.claude/statsig/x", "~/.claude", "~/.claude/skills/implement/.env", "~/.claude/plugins/x/.credentials.json"]
+
+
+@pytest.mark.parametrize("path", STANDARDS)
+def test_standards_of_the_claude_dir_may_be_read_before_activation(project: Path, path: str) -> None:
+    assert _read_before_activation(project, path) == "", path
+
+
+@pytest.mark.parametrize("path", SECRETS)
+def test_secrets_of_the_claude_dir_may_not_be_read_before_activation(project: Path, path: str) -> None:
+    assert "§CMD_REQUIRE_ACTIVE_SESSION" in _read_before_activation(project, path), path
+
+
+def test_no_route_reads_the_credentials_before_activation(project: Path, tmp_path: Path) -> None:
+    """Not through a link from a standards folder, nor from a project whose .claude is ~/.claude itself."""
+    home = project.parent / "home"
+    (home / ".claude" / "skills").mkdir(parents=True)
+    (home / ".claude" / ".credentials.json").write_text('{"token": "s3cret"}')
+    (home / ".claude" / "skills" / "notes.md").symlink_to(home / ".claude" / ".credentials.json")
+    (home / ".claude" / "skills" / "history").symlink_to(home / ".claude" / "projects")
+    (home / "sessions").mkdir()
+    for path in ("~/.claude/skills/notes.md", "~/.claude/skills/history/p/main.jsonl"):
+        assert "§CMD_REQUIRE_ACTIVE_SESSION" in _read_before_activation(project, path), path
+    assert "§CMD_REQUIRE_ACTIVE_SESSION" in _read_before_activation(project, ".claude/.credentials.json", cwd=home)
+    dotfiles = tmp_path / "dotfiles-agents"
+    dotfiles.mkdir()
+    (home / ".claude" / "agents").symlink_to(dotfiles)  # a standards folder kept elsewhere is still standards
+    assert _read_before_activation(project, "~/.claude/agents/ops.md") == ""
 
 
 # --------------------------------------------------------------------------- 6. code on the gate's path
@@ -502,13 +585,105 @@ def test_reactivation_and_phase_do_not_reset_the_heartbeat(project: Path, run_se
 @pytest.mark.parametrize("call", [{"tool_name": "Edit", "file_path": "a.py"}, {"tool_name": "Task", "prompt": "x"},
                                   {"tool_name": "Agent", "prompt": "x"}])
 def test_once_blocked_uncounted_tools_are_blocked_too(project: Path, call: dict[str, str]) -> None:
-    write_state(project, heartbeat_state(toolCallsByTranscript={"main.jsonl": 10}, lastEditFile_main_jsonl="a.py"))
+    write_state(project, heartbeat_state(toolCallsByTranscript={"main.jsonl": 10}))
     env = hook_env(project)
     name = call.pop("tool_name")
-    for _ in range(2):  # a repeated Edit of one file is not counted, but it is not a way past a block
+    for _ in range(2):
         out = run("pre-tool-use", tool(project, name, **call), env, cwd=project).stdout
         assert "Tool DENIED" in out
     assert run("pre-tool-use", bash(project, f"session log {S} <<'EOF'\nx\nEOF"), env, cwd=project).stdout == ""
+
+
+def hook(project: Path, payload: dict[str, t.Any]) -> str:
+    """The real claude-hook's answer: "" (allowed), or its deny/warning JSON."""
+    return run("pre-tool-use", payload, hook_env(project, CLAUDE_CODE_SESSION_ID=CONV), cwd=project).stdout
+
+
+def heartbeat_denied(out: str) -> bool:
+    return "§CMD_LOG_BETWEEN_TOOL_USES" in out and '"deny"' in out
+
+
+GREP = {"tool_name": "Grep", "pattern": "x"}
+
+
+def grep(project: Path) -> dict[str, t.Any]:
+    return tool(project, "Grep", pattern="x")
+
+
+def test_an_early_dehydrate_buys_no_uncounted_calls(project: Path, run_session: Run) -> None:
+    """Dehydrate (the skill or the command) and re-activate, again and again: the heartbeat still counts."""
+    write_state(project, heartbeat_state(toolCallsByTranscript={"main.jsonl": 6}))
+    conv = {"CLAUDE_CODE_SESSION_ID": CONV}
+    assert not heartbeat_denied(hook(project, tool(project, "Skill", skill="session", args="dehydrate")))
+    assert state_of(project)["lifecycle"] == "active", "dehydrating begins only after an overflow"
+    assert [heartbeat_denied(hook(project, grep(project))) for _ in range(3)] == [False, False, True]
+    assert run_session("activate", S, "implement", env=conv).returncode == 0
+    assert heartbeat_denied(hook(project, tool(project, "Skill", skill="session", args="dehydrate")))
+    r = run_session("dehydrate", S, input="# Handover\n", env=conv)  # no watchdog: the restart is only recorded
+    assert r.returncode == 0, r.stderr
+    assert heartbeat_denied(hook(project, grep(project)))
+    assert run_session("activate", S, "implement", env=conv).returncode == 0
+    assert heartbeat_denied(hook(project, grep(project)))
+    assert state_of(project)["toolCallsByTranscript"]["main.jsonl"] >= 10
+
+
+def test_a_fresh_session_does_not_renew_the_bootstrap(project: Path, run_session: Run) -> None:
+    """One conversation gets one bootstrap, and one heartbeat count, across every session it activates
+    (a restart request that ended nothing included)."""
+    conv = {"CLAUDE_CODE_SESSION_ID": CONV}
+    settings = json.dumps({"logTemplate": TEMPLATE, "toolUseWithoutLogsBlockAfter": 3})
+    assert run_session("activate", "sessions/A", "implement", input=settings, env=conv).returncode == 0
+    assert state_of(project, "sessions/A")["loading"] is True, "the conversation's first activation boots"
+    assert run_session("phase", "sessions/A", "2: Work", env=conv).returncode == 0
+    assert [heartbeat_denied(hook(project, grep(project))) for _ in range(3)] == [False, False, True]
+    for name in ("sessions/B", "sessions/C"):
+        assert run_session("activate", name, "implement", input=settings, env=conv).returncode == 0
+        assert "loading" not in state_of(project, name)
+        assert heartbeat_denied(hook(project, grep(project))), "the conversation's unlogged calls come along"
+        assert run_session("log", name, input="progress\n", env=conv).returncode == 0
+        assert [heartbeat_denied(hook(project, grep(project))) for _ in range(3)] == [False, False, True]
+        assert run_session("restart", name, env=conv).returncode == 0  # drops its sessionId: the chain holds
+    fresh = run_session("activate", "sessions/D", "implement", input=settings, env={"CLAUDE_CODE_SESSION_ID": "new"})
+    assert fresh.returncode == 0 and state_of(project, "sessions/D")["loading"] is True, "a new conversation boots"
+
+
+def test_a_log_entry_in_one_session_counts_for_the_conversation(project: Path, run_session: Run) -> None:
+    """Back in a session it left, the conversation's count is the one it brings, not a stale one."""
+    conv = {"CLAUDE_CODE_SESSION_ID": CONV}
+    settings = json.dumps({"logTemplate": TEMPLATE, "toolUseWithoutLogsBlockAfter": 3})
+    assert run_session("activate", "sessions/A", "implement", input=settings, env=conv).returncode == 0
+    assert run_session("phase", "sessions/A", "2: Work", env=conv).returncode == 0
+    assert [heartbeat_denied(hook(project, grep(project))) for _ in range(2)] == [False, False]
+    assert run_session("activate", "sessions/B", "implement", input=settings, env=conv).returncode == 0
+    assert run_session("log", "sessions/B", input="progress\n", env=conv).returncode == 0
+    assert run_session("activate", "sessions/A", "implement", env=conv).returncode == 0
+    assert [heartbeat_denied(hook(project, grep(project))) for _ in range(3)] == [False, False, True]
+
+
+def test_repeated_edits_of_one_file_are_counted(project: Path) -> None:
+    write_state(project, heartbeat_state(toolCallsByTranscript={}, toolUseWithoutLogsBlockAfter=3))
+    edit = tool(project, "Edit", file_path=str(project / "a.py"), old_string="a", new_string="b")
+    assert [heartbeat_denied(hook(project, edit)) for _ in range(3)] == [False, False, True]
+
+
+PHASES = [{"major": 1, "name": "Setup"}, {"major": 2, "name": "Build"},
+          {"major": 3, "name": "Ship", "proof": ["tests_passed"]}]
+
+
+def test_reactivation_cannot_redeclare_the_phases(project: Path, run_session: Run) -> None:
+    assert run_session("activate", S, "implement", input=json.dumps({"phases": PHASES})).returncode == 0
+    assert run_session("phase", S, "1.1: Spike").returncode == 0  # an undeclared sub-phase is added
+    before = snapshot(project / S)
+    for phases in ([{"major": 1, "name": "Setup"}, {"major": 3, "name": "Ship"}], PHASES[:2], [], "none"):
+        refused(run_session("activate", S, "implement", input=json.dumps({"phases": phases})),
+                "phases were declared", "leave phases out")
+        assert snapshot(project / S) == before
+    again = run_session("activate", S, "implement", input=json.dumps({"phases": PHASES, "note": "x"}))
+    assert again.returncode == 0, again.stderr
+    st = state_of(project)
+    assert st["phases"] == [*PHASES, {"major": 1, "minor": 1, "name": "Spike"}] and st["note"] == "x"
+    assert run_session("activate", S, "analyze", input=json.dumps({"phases": PHASES[:1]})).returncode == 0
+    assert state_of(project)["phases"] == PHASES[:1], "another skill declares its own"
 
 
 # --------------------------------------------------------------------------- 8. symlinks

@@ -25,6 +25,14 @@ def script(name: str) -> str:
     return str(path)
 
 
+@pytest.fixture(autouse=True)
+def own_state_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Each test's commands record sessions roots in a registry of their own, never the user's."""
+    state = tmp_path_factory.mktemp("state-home")
+    monkeypatch.setenv("XDG_STATE_HOME", str(state))
+    return state
+
+
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A project directory with ``sessions/``; the process env points at it."""
