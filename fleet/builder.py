@@ -22,7 +22,7 @@ import typing as t
 from dataclasses import dataclass
 
 from claude_shepherd.fleet.layout import Layout, PaneSpec, WindowSpec, pane_script
-from claude_shepherd.fleet.style import fleet_options
+from claude_shepherd.fleet.style import PANE_DIED_HOOK, fleet_options, pane_died_hook
 from claude_shepherd.fleet.environment import captured, session_args
 from claude_shepherd.fleet.tmux import AGENT_OPTION, LAYOUT_OPTION, NEXT, FleetServer, PaneInfo, TmuxError, list_panes
 from claude_shepherd.hooks import alerts
@@ -229,7 +229,9 @@ def _select_startup(layout: Layout, server: FleetServer) -> None:
 def reconcile(layout: Layout, server: FleetServer) -> StartResult:
     """Bring a running fleet in line with its layout: add what is missing, respawn dead panes."""
     check_roots(layout)
-    server.run(*notify_setting(layout))  # an edited layout's notify settings apply to the running fleet
+    # An edited layout's notify settings apply to the running fleet, and a fleet built before the
+    # pane-died hook existed gets it: every agent's death is an alert.
+    server.run(*notify_setting(layout), NEXT, "set-option", "-g", PANE_DIED_HOOK, pane_died_hook())
     existing = list_panes(server, layout.name)
     path = fleet_path(server, f"={layout.name}:")
     live = {p.identity for p in existing if p.identity and not p.dead}

@@ -270,3 +270,13 @@ def test_two_starts_and_a_stop_at_once_never_lose_the_fleet(world: FleetWorld) -
         assert world.fleet("stop", "duo").returncode == 0
         assert _fleet_whole_or_gone(world, labels) == "gone"
     assert len(outcomes) == 20
+
+
+def test_a_running_fleet_without_the_death_alert_gets_it_from_fleet_start(world: FleetWorld) -> None:
+    duo(world, "A")
+    assert world.fleet("start", "duo", "--no-attach").returncode == 0
+    world.tmux("set-hook", "-gu", "pane-died[42]")  # a fleet built before its agents' deaths were alerts
+    assert "claude-hook" not in world.tmux("show-hooks", "-g", "pane-died")
+    assert world.fleet("start", "duo", "--no-attach").returncode == 0
+    assert "pane-died" in world.tmux("show-hooks", "-g", "pane-died")
+    assert "pane-died" in world.tmux("show-hooks", "-g", "pane-died").split("run-shell", 1)[1]
