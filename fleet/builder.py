@@ -394,10 +394,9 @@ def _reconcile_window(
             )  # fmt: skip
             reports.append(PaneReport(window.name, pane.label, _ids(lines)[0], "added", agent=pane.runs_agent))
         elif match.dead and not pane.runs_agent:
-            status = f"exited with status {match.dead_status}" if match.dead_status else "had exited"
-            reports.append(PaneReport(window.name, pane.label, match.pane_id, "idle", f"{status}; not an agent, left alone"))
+            reports.append(PaneReport(window.name, pane.label, match.pane_id, "idle", f"{match.death}; not an agent, left alone"))
         elif match.dead:
-            status = f"exited with status {match.dead_status}" if match.dead_status else "had exited"
+            status = match.death
             respawn(server, match.pane_id, root=window.root, argv=pane_argv(layout, window, pane), path=path)
             reports.append(PaneReport(window.name, pane.label, match.pane_id, "respawned", status, agent=True))
         else:

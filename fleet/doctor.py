@@ -236,7 +236,7 @@ def find_dead_agents(fleet: Fleet) -> list[Finding]:
         for pane in panes:
             if not (pane.agent and pane.dead) or pane.notify == STOPPED:  # fleet stop --pane ended it: asked for
                 continue
-            status = f"exited with status {pane.dead_status}" if pane.dead_status else "exited"
+            status = pane.death
             name = pane.identity or f"{pane.session}:{pane.window}:{pane.pane_id}"
             findings.append(Finding(
                 "dead-agent",

@@ -96,8 +96,7 @@ def _look(pane: PaneInfo | None, table: pr.Table, now: float, settle: float) -> 
     if pane is None:
         return False, "its pane was closed"
     if pane.dead:
-        status = pane.dead_status
-        return False, f"exited with status {status}" if status else "exited"
+        return False, pane.death
     members = table.descendants(pane.pid)
     supervisor = next((p for p in members if p.is_supervisor), None)
     if supervisor is None:

@@ -62,7 +62,7 @@ class PaneStatus:
 def pane_state(pane: PaneInfo, supervisor: pr.Proc | None) -> str:
     """What the border shows: the hooks' state, ``stopped`` (by ``fleet stop``) or ``exited N``."""
     if pane.dead:
-        return STOPPED if pane.notify == STOPPED else f"exited {pane.dead_status}".strip()
+        return STOPPED if pane.notify == STOPPED else f"exited {pane.exit_code}".strip()
     return pane.notify
 
 

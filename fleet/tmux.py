@@ -207,6 +207,7 @@ PANE_FIELDS = (
     "pane_pid",
     "pane_dead",
     "pane_dead_status",
+    "pane_dead_signal",
     "@pane_notify",
     "@pane_context",
     COST_OPTION,
@@ -233,6 +234,7 @@ class PaneInfo:
     pid: int
     dead: bool
     dead_status: str
+    dead_signal: str
     notify: str
     context: str
     cost: str
@@ -240,6 +242,17 @@ class PaneInfo:
     current_path: str
     active: bool
     window_active: bool
+
+    @property
+    def death(self) -> str:
+        """How a dead pane's process ended, for a person: ``exited with status 127``, ``killed by SIGKILL``."""
+        return f"exited with status {self.dead_status}" if self.dead_status else \
+            f"killed by {_signal_name(self.dead_signal)}" if self.dead_signal else "exited"  # fmt: skip
+
+    @property
+    def exit_code(self) -> str:
+        """The dead pane's status in a column: ``127``, ``SIGKILL`` or ""."""
+        return self.dead_status or (_signal_name(self.dead_signal) if self.dead_signal else "")
 
     @property
     def identity(self) -> str | None:
@@ -278,6 +291,7 @@ def list_panes(server: FleetServer, session: str | None = None) -> list[PaneInfo
                 pid=_int(row["pane_pid"]),
                 dead=row["pane_dead"] == "1",
                 dead_status=row["pane_dead_status"],
+                dead_signal=row["pane_dead_signal"],
                 notify=row["@pane_notify"],
                 context=row["@pane_context"],
                 cost=row[COST_OPTION],
@@ -288,6 +302,15 @@ def list_panes(server: FleetServer, session: str | None = None) -> list[PaneInfo
             )
         )
     return panes
+
+
+def _signal_name(number: str) -> str:
+    import signal
+
+    try:
+        return signal.Signals(int(number)).name if number.isascii() and number.isdigit() else f"signal {number}"
+    except ValueError:
+        return f"signal {number}"
 
 
 def _int(raw: str) -> int:

@@ -106,13 +106,13 @@ def test_status_fails_and_doctor_reports_a_dead_agent_and_fixes_it(world: FleetW
 
     status = world.fleet("status", "duo")
     assert status.returncode == 1
-    assert status.stderr.startswith("fleet: error: 1 agent(s) not running: B (exited"), status.stderr
+    assert status.stderr.startswith("fleet: error: 1 agent(s) not running: B (exited SIGKILL)"), status.stderr
     as_json = world.fleet("status", "duo", "--json")
     assert as_json.returncode == 1 and as_json.stdout.lstrip().startswith("[")
 
     doctor = world.fleet("doctor", "duo")
     assert doctor.returncode == 1
-    assert re.search(r"^dead-agent: the agent of duo:agents:B \(pane %\d+, socket fleet-pytest-\w+\) exited",
+    assert re.search(r"^dead-agent: the agent of duo:agents:B \(pane %\d+, socket fleet-pytest-\w+\) killed by SIGKILL;",
                      doctor.stdout, re.M), doctor.stdout
     fixed = fleet_at(world, "doctor", "duo", "--fix")
     assert "fixed: respawned" in fixed.stdout, fixed.stdout
