@@ -26,6 +26,8 @@ around such a pane is only a name.
 
 from __future__ import annotations
 
+import difflib
+
 import re
 import shlex
 import typing as t
@@ -355,7 +357,9 @@ class _RawLayout(BaseModel):
             if key in REFUSED_KEYS:
                 raise _Refused(str(key), REFUSED_KEYS[key])
             if key not in HONOURED_KEYS:
-                raise _KeyProblem(str(key), f"unknown key {key!r} (fleet honours: {', '.join(HONOURED_KEYS)})")
+                close = difflib.get_close_matches(str(key), HONOURED_KEYS, n=1)
+                hint = f"did you mean {close[0]!r}? " if close else ""
+                raise _KeyProblem(str(key), f"unknown key {key!r} ({hint}fleet honours: {', '.join(HONOURED_KEYS)})")
         value = dict(value)
         for key in ("on_project_start", "pre_window"):
             if key in value:
