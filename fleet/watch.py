@@ -5,8 +5,8 @@ hooks set (state, context, cost), the restart count ``claude-run`` sets, each
 pane's session state and the process table — never from reading screens.
 This module gathers and orders them and does what the keys ask (attach,
 restart, stop, log); :mod:`claude_shepherd.fleet.watch_app` draws them. It
-imports no terminal library, so the bench and the tests can time and check
-a refresh on its own.
+imports no Textual, so the bench and the tests can time and check a refresh
+and the columns that fit a width on their own.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from claude_shepherd.fleet.status import PaneStatus, pane_rows
 from claude_shepherd.fleet.tmux import FleetServer, pane_history
 from claude_shepherd.supervisor.printable import printable
 from claude_shepherd.supervisor.session.paths import display_name
+from rich.cells import cell_len, set_cell_size
 
 NEEDS_YOU, ERROR, EXITED, WORKING, DONE = "needs-you", "error", "exited", "working", "done"
 URGENCY: dict[str, int] = {NEEDS_YOU: 0, ERROR: 1, EXITED: 2, WORKING: 3, DONE: 4}
@@ -54,34 +55,95 @@ class AgentRow:
     def name(self) -> str:
         return self.status.label or self.status.pane
 
+    @property
+    def identity(self) -> tuple[str, str]:
+        """The agent whatever pane runs it (``session:window:label`` on its socket): a fleet started
+        again gives it a new pane (``%N``), and the watch knows it again."""
+        return self.socket, self.status.pane_id or self.status.pane
+
     def cells(self, now: float) -> tuple[str, ...]:
-        """The :data:`COLUMNS`, each cut short enough for the row to fit 80 columns."""
+        """The :data:`COLUMNS`, as printable text at full length (:func:`fit` cuts them)."""
         s = self.status
-        return (
-            _cut(self.fleet, 10),
-            _cut(self.name, 12),
-            _cut(self.state or "—", 9),
+        return tuple(printable(cell) for cell in (
+            self.fleet,
+            self.name,
+            self.state or "—",
             f"{s.context_usage * 100:.0f}%" if s.context_usage is not None else "—",
             f"${s.cost_usd:.2f}" if s.cost_usd is not None else "—",
-            _cut(display_name(Path(s.session_dir)), 16) if s.session_dir else "—",
-            _cut(s.skill or "—", 10),
-            _cut(s.phase or "—", 14),
+            display_name(Path(s.session_dir)) if s.session_dir else "—",
+            s.skill or "—",
+            s.phase or "—",
             uptime(now - s.started_at) if s.started_at else "—",
             str(s.restarts) if s.restarts is not None else "—",
-        )
+        ))  # fmt: skip
 
 
 COLUMNS = ("FLEET", "AGENT", "STATE", "CTX", "COST", "SESSION", "SKILL", "PHASE", "UP", "RST")
+LEAST = {"SESSION": 7, "SKILL": 5, "PHASE": 5, "FLEET": 5, "AGENT": 8}
+"""The text columns, and the width each may be cut to before any column is hidden."""
+CUT_FIRST = (("SESSION", "SKILL", "PHASE"), ("FLEET", "AGENT"))
+"""The order they are cut in: what the agent is doing before which agent it is."""
+WIDEST = 24
+"""No column grows wider than this, however long an agent's phase."""
+HIDDEN_FIRST = ("SKILL", "SESSION", "PHASE", "RST", "UP", "COST", "CTX", "FLEET")
+"""What goes first when even the cut columns do not fit; AGENT and STATE always stay."""
+PADDING = 2
+"""What a table adds to each column (a space either side)."""
 
 
-def _cut(text: str, width: int) -> str:
-    """*text* made :func:`printable` (agents name their phases and sessions) and cut to *width*."""
-    text = printable(text)
-    return text if len(text) <= width else text[: width - 1] + "…"
+@dataclass(frozen=True)
+class Fit:
+    """The columns that fit a width: (index into :data:`COLUMNS`, width) each, and those hidden."""
+
+    shown: tuple[tuple[int, int], ...]
+    hidden: tuple[str, ...]
+
+    def cut(self, cells: t.Sequence[str]) -> list[str]:
+        return [cut(cells[index], width) for index, width in self.shown]
+
+
+def fit(rows: t.Sequence[t.Sequence[str]], width: int, *, leave_out: t.Collection[str] = ()) -> Fit:
+    """The widest columns of *rows* (their :meth:`AgentRow.cells`) that fit *width* terminal cells.
+
+    Text columns are cut first, the widest first, down to :data:`LEAST`;
+    only then are whole columns hidden (:data:`HIDDEN_FIRST`), and :attr:`Fit.hidden` names them so
+    the screen can say so. *leave_out* are columns not wanted at all (FLEET with one fleet).
+    """
+    natural = [min(WIDEST, max([cell_len(name), *(cell_len(r[i]) for r in rows)])) for i, name in enumerate(COLUMNS)]
+    wanted = [i for i, name in enumerate(COLUMNS) if name not in leave_out]
+    hideable = [name for name in HIDDEN_FIRST if name not in leave_out]
+    for count in range(len(hideable) + 1):
+        hidden = hideable[:count]
+        shown = [i for i in wanted if COLUMNS[i] not in hidden]
+        widths = _shrunk({i: natural[i] for i in shown}, width - PADDING * len(shown))
+        if widths is not None:
+            return Fit(tuple((i, widths[i]) for i in shown), tuple(hidden))
+    kept = [i for i in wanted if COLUMNS[i] not in hideable]  # narrower than AGENT and STATE: the table crops
+    return Fit(tuple((i, natural[i]) for i in kept), tuple(hideable))
+
+
+def _shrunk(widths: dict[int, int], room: int) -> dict[int, int] | None:
+    """*widths* cut to fit *room*, or None if they cannot: one cell at a time off the widest text
+    column of the first of :data:`CUT_FIRST` that can still give one."""
+    widths = dict(widths)
+    excess = sum(widths.values()) - room
+    for names in CUT_FIRST:
+        least = {i: min(widths[i], LEAST[COLUMNS[i]]) for i in widths if COLUMNS[i] in names}
+        while excess > 0 and (cuttable := [i for i in least if widths[i] > least[i]]):
+            widths[max(cuttable, key=lambda i: widths[i])] -= 1
+            excess -= 1
+    return widths if excess <= 0 else None
+
+
+def cut(text: str, width: int) -> str:
+    """*text* (already :func:`printable`) cut to *width* terminal cells, its end marked by an ellipsis."""
+    if cell_len(text) <= width:
+        return text
+    return set_cell_size(text, max(0, width - 1)).rstrip() + "…" if width > 0 else ""
 
 
 def uptime(seconds: float) -> str:
-    """``42s``, ``7m``, ``3h05m``, ``2d04h``: as short as the column allows."""
+    """``42s``, ``7m``, ``3h05m``, ``2d04h``, ``12d``: as short as the column allows."""
     seconds = max(0, int(seconds))
     if seconds < 60:
         return f"{seconds}s"
@@ -89,7 +151,9 @@ def uptime(seconds: float) -> str:
         return f"{seconds // 60}m"
     if seconds < 86400:
         return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
-    return f"{seconds // 86400}d{seconds % 86400 // 3600:02d}h"
+    if seconds < 10 * 86400:
+        return f"{seconds // 86400}d{seconds % 86400 // 3600:02d}h"
+    return f"{seconds // 86400}d"
 
 
 def ordered(rows: t.Iterable[AgentRow]) -> list[AgentRow]:
@@ -105,8 +169,11 @@ class Gathered:
     silent: list[str]
 
 
-def gather() -> Gathered:
-    """Every agent row of every fleet server that answers, from one process-table snapshot."""
+def gather(only: t.Collection[str] = ()) -> Gathered:
+    """Every agent row of every fleet server that answers, from one process-table snapshot.
+
+    *only* names the fleets wanted (a fleet's session name or its socket name); none means all.
+    """
     fleets = live_fleets()
     silent = sorted(Path(path).name for path in fleets.unanswered)
     if not fleets.servers:
@@ -114,20 +181,30 @@ def gather() -> Gathered:
     table = pr.snapshot()
     rows: list[AgentRow] = []
     for path, server in fleets.servers.items():
-        rows += [AgentRow(server.socket_name, status) for status in pane_rows(path, fleets.panes[path], table)
+        panes = [p for p in fleets.panes[path] if not only or p.session in only or server.socket_name in only]
+        rows += [AgentRow(server.socket_name, status) for status in pane_rows(path, panes, table)
                  if status.label or status.supervisor_alive]  # not an unlabelled shell (or this watch)
     return Gathered(ordered(rows), silent)
+
+
+def fleet_name(fleet: str, socket: str) -> str:
+    """A fleet as the person knows it: its name, and its socket unless that is the default ``fleet``."""
+    return fleet if socket == "fleet" else f"{fleet} ({socket})"
+
+
+def fleets_of(rows: t.Iterable[AgentRow]) -> list[tuple[str, str]]:
+    """The (fleet, socket) pairs *rows* belong to, sorted."""
+    return sorted({(r.fleet, r.socket) for r in rows})
 
 
 def totals(rows: t.Sequence[AgentRow]) -> list[str]:
     """One line per fleet: how many agents, how many in each state that matters, what they cost."""
     lines: list[str] = []
-    for fleet in sorted({(r.fleet, r.socket) for r in rows}):
+    for fleet in fleets_of(rows):
         mine = [r for r in rows if (r.fleet, r.socket) == fleet]
         counts = [f"{n} {state}" for state in URGENCY if (n := sum(r.state == state for r in mine))]
         costs = [r.status.cost_usd for r in mine if r.status.cost_usd is not None]
-        where = fleet[0] if fleet[1] == "fleet" else f"{fleet[0]} ({fleet[1]})"
-        parts = [f"{where}: {len(mine)} agent{'s' * (len(mine) != 1)}", *counts, f"${sum(costs):.2f}"]
+        parts = [f"{fleet_name(*fleet)}: {len(mine)} agent{'s' * (len(mine) != 1)}", *counts, f"${sum(costs):.2f}"]
         lines.append(" · ".join(parts))
     return lines
 

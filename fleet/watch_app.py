@@ -4,8 +4,9 @@ A table of every agent (needs-you first), a line of totals per fleet, and a
 footer of keys: Enter attaches to the agent's pane, ``r`` restarts its agent,
 ``s`` stops it, ``l`` shows its recent output, ``q`` quits. Rows are gathered
 in a worker thread once per interval, so a slow tmux server never freezes the
-keys; restarts and stops run in workers too and report in a toast. Textual
-draws in any terminal of 80x24 or more, over SSH included.
+keys; restarts and stops run in workers too and report in a toast. The columns
+are cut to the terminal's width, never dropped without a word. Textual draws
+in any terminal of 80x24 or more, over SSH included.
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ from claude_shepherd.fleet import watch as w
 from claude_shepherd.fleet.status import state_style
 from claude_shepherd.supervisor.errors import ShepherdError
 from claude_shepherd.supervisor.printable import printable
-
 
 
 class LogScreen(ModalScreen[None]):
@@ -67,7 +67,7 @@ class AgentTable(DataTable[t.Any]):
 
 
 class WatchApp(App[None]):
-    """Every agent of every running fleet, refreshed every *interval* seconds."""
+    """Every agent of every running fleet (or of the fleets in *only*), refreshed every *interval* seconds."""
 
     TITLE = "fleet watch"
     CSS = """
@@ -83,15 +83,19 @@ class WatchApp(App[None]):
         Binding("l", "log", "Log"),
     ]
 
-    def __init__(self, *, interval: float = 1.0, grace: float = 10.0) -> None:
+    def __init__(self, *, interval: float = 1.0, grace: float = 10.0, only: t.Sequence[str] = ()) -> None:
         super().__init__()
         self.interval = interval
         self.grace = grace
+        self.only = tuple(only)
+        """The fleets to show (session or socket names); all when empty."""
         self.rows: list[w.AgentRow] = []
-        self.gone = ""
-        """The agent that was chosen when its row went away."""
+        self.gone: w.AgentRow | None = None
+        """The agent that was chosen when its row went away: chosen again if it comes back."""
         self.silent: list[str] = []
         """Fleet sockets whose server did not answer the last gathering."""
+        self.fit = w.Fit((), ())
+        """The columns the table has now."""
 
     def notify(
         self, message: str, *, title: str = "", severity: t.Any = "information", timeout: float | None = None,
@@ -102,9 +106,7 @@ class WatchApp(App[None]):
 
     def compose(self) -> ComposeResult:
         yield Static("fleet watch — gathering…", classes="heading", id="title", markup=False)
-        table = AgentTable(cursor_type="row", zebra_stripes=True)
-        table.add_columns(*w.COLUMNS)
-        yield table
+        yield AgentTable(cursor_type="row", zebra_stripes=True)
         yield Static("", id="totals", markup=False)
         yield Footer()
 
@@ -112,6 +114,10 @@ class WatchApp(App[None]):
         self.query_one(AgentTable).focus()
         self.refresh_rows()
         self.set_interval(self.interval, self.refresh_rows)
+
+    def on_resize(self, _: events.Resize) -> None:
+        """The columns that fit are those of the new width (once the table has it)."""
+        self.call_after_refresh(lambda: self.show(self.rows, self.silent))
 
     # ------------------------------------------------------------------ rows
 
@@ -124,7 +130,7 @@ class WatchApp(App[None]):
 
     @work(thread=True, group="gather", exit_on_error=False)
     def gather(self) -> w.Gathered:
-        return w.gather()
+        return w.gather(self.only)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """Results of the workers, handled here in the app's thread (a worker thread never waits
@@ -146,30 +152,63 @@ class WatchApp(App[None]):
 
         When it is gone (stopped by someone else, its fleet ended), no row is
         chosen: a key pressed for it must not act on whichever agent took its
-        place under the cursor. The cursor comes back with the next move.
+        place under the cursor. The cursor comes back with the next move, or
+        on the agent itself when its row comes back (its fleet started again).
         """
         table = self.query_one(AgentTable)
         current = self.selected()
         self.rows = rows
         self.silent = list(silent)
-        table.clear()
-        now = time.time()
-        for row in rows:
-            # Text, never a str: a DataTable parses str cells as markup, and agents name their phases.
-            cells = [Text(cell) for cell in row.cells(now)]
-            cells[2].stylize(state_style(row.state))
-            table.add_row(*cells, key=row.key)
+        self.draw(table, rows)
         if current is not None:
-            index = next((i for i, row in enumerate(rows) if row.key == current.key), None)
+            index = self.index_of(current)
             if index is not None:
                 table.move_cursor(row=index, animate=False)
             else:
                 table.show_cursor = False
-                self.gone = current.name
+                self.gone = current
+        elif self.gone is not None and not table.show_cursor:
+            index = self.index_of(self.gone)
+            if index is not None:
+                table.show_cursor = True
+                table.move_cursor(row=index, animate=False)
+                self.gone = None
         self.query_one("#title", Static).update(self.title_text())
         self.query_one("#totals", Static).update("\n".join(printable(line) for line in w.totals(rows)))
 
+    def draw(self, table: AgentTable, rows: list[w.AgentRow]) -> None:
+        """The rows, in the columns that fit the table's width (FLEET only when there are two fleets)."""
+        now = time.time()
+        cells = [row.cells(now) for row in rows]
+        scrollbar = table.styles.scrollbar_size_vertical if len(rows) > table.size.height - 1 else 0
+        leave_out = ("FLEET",) if len(w.fleets_of(rows)) <= 1 else ()
+        fit = w.fit(cells, max(0, table.size.width - scrollbar), leave_out=leave_out)
+        if fit != self.fit:
+            table.clear(columns=True)
+            for index, width in fit.shown:
+                table.add_column(w.COLUMNS[index], width=width, key=w.COLUMNS[index])
+            self.fit = fit
+        else:
+            table.clear()
+        state = next((n for n, (index, _) in enumerate(fit.shown) if w.COLUMNS[index] == "STATE"), None)
+        for row, row_cells in zip(rows, cells):
+            # Text, never a str: a DataTable parses str cells as markup, and agents name their phases.
+            texts = [Text(cell) for cell in fit.cut(row_cells)]
+            if state is not None:
+                texts[state].stylize(state_style(row.state))
+            table.add_row(*texts, key=row.key)
+
+    def index_of(self, agent: w.AgentRow) -> int | None:
+        """Where *agent*'s row is now: its own pane's, else the one row of its identity (its fleet was
+        started again); None when it is gone or two rows claim it (an agent can take another's label)."""
+        index = next((i for i, row in enumerate(self.rows) if row.key == agent.key), None)
+        if index is not None:
+            return index
+        same = [i for i, row in enumerate(self.rows) if row.identity == agent.identity]
+        return same[0] if len(same) == 1 else None
+
     def on_agent_table_chosen(self, _: AgentTable.Chosen) -> None:
+        self.gone = None
         self.query_one("#title", Static).update(self.title_text())
 
     def title_text(self) -> str:
@@ -177,12 +216,18 @@ class WatchApp(App[None]):
         names = ", ".join(self.silent) if len(self.silent) <= 3 else f"{len(self.silent)} fleet sockets"
         silent = f" — {names} did not answer" if self.silent else ""
         if not rows:
-            return printable(f"fleet watch — no fleet is running{silent}")
+            what = f"no fleet named {', '.join(self.only)} is running" if self.only else "no fleet is running"
+            return printable(f"fleet watch — {what}{silent}")
+        fleets = w.fleets_of(rows)
         waiting = sum(row.state == w.NEEDS_YOU for row in rows)
-        title = f"fleet watch — {len(rows)} agent{'s' * (len(rows) != 1)}"
+        title = "fleet watch — " + (f"{fleets[0][0]}: " if len(fleets) == 1 else "")  # its socket: in the totals
+        title += f"{len(rows)} agent{'s' * (len(rows) != 1)}"
         title += f", {waiting} need{'s' * (waiting == 1)} you" if waiting else ""
-        if not self.query_one(AgentTable).show_cursor:
-            title += f" — {self.gone} is gone; ↑/↓ to choose an agent"
+        if self.fit.hidden:
+            title += f" — +{len(self.fit.hidden)} column{'s' * (len(self.fit.hidden) != 1)} " \
+                     f"({', '.join(self.fit.hidden)}): widen"
+        if self.gone is not None and not self.query_one(AgentTable).show_cursor:
+            title += f" — {self.gone.name} is gone; ↑/↓ to choose an agent"
         return printable(title + silent)
 
     def selected(self) -> w.AgentRow | None:
@@ -196,7 +241,8 @@ class WatchApp(App[None]):
         """:meth:`selected`, or None after telling the person why no key can act."""
         row = self.selected()
         if row is None and self.rows:
-            self.notify(f"{self.gone} is gone from the fleet; choose an agent with ↑/↓ first", severity="warning")
+            name = self.gone.name if self.gone is not None else "The agent"
+            self.notify(f"{name} is gone from the fleet; choose an agent with ↑/↓ first", severity="warning")
         return row
 
     # ------------------------------------------------------------------ keys
@@ -245,5 +291,5 @@ class WatchApp(App[None]):
         self.push_screen(LogScreen(f"{row.fleet}:{row.status.window}:{row.name}", lines))
 
 
-def run(*, interval: float, grace: float) -> None:
-    WatchApp(interval=interval, grace=grace).run()
+def run(*, interval: float, grace: float, only: t.Sequence[str] = ()) -> None:
+    WatchApp(interval=interval, grace=grace, only=only).run()
