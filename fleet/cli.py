@@ -482,8 +482,8 @@ def watch(
 ) -> None:
     """A live view of every agent of every running fleet (or of --fleet NAME), needs-you first.
 
-    Keys: Enter attaches to the agent's pane, r restarts its agent, s stops it,
-    l shows its recent output, q quits.
+    Keys: Enter attaches to the agent's pane, r restarts its agent, s stops it
+    (each asks first, naming the agent), l shows its recent output, q quits.
 
     Example: fleet watch --fleet agents-2x2 --interval 2
     """

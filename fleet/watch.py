@@ -11,10 +11,15 @@ and the columns that fit a width on their own.
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import os
+import time
 import typing as t
 from dataclasses import dataclass
 from pathlib import Path
+
+from rich.cells import cell_len, set_cell_size
 
 from claude_shepherd.fleet import procs as pr
 from claude_shepherd.fleet.live import live_fleets
@@ -22,7 +27,6 @@ from claude_shepherd.fleet.status import PaneStatus, pane_rows
 from claude_shepherd.fleet.tmux import FleetServer, pane_history
 from claude_shepherd.supervisor.printable import printable
 from claude_shepherd.supervisor.session.paths import display_name
-from rich.cells import cell_len, set_cell_size
 
 NEEDS_YOU, ERROR, EXITED, WORKING, DONE = "needs-you", "error", "exited", "working", "done"
 URGENCY: dict[str, int] = {NEEDS_YOU: 0, ERROR: 1, EXITED: 2, WORKING: 3, DONE: 4}
@@ -60,6 +64,11 @@ class AgentRow:
         """The agent whatever pane runs it (``session:window:label`` on its socket): a fleet started
         again gives it a new pane (``%N``), and the watch knows it again."""
         return self.socket, self.status.pane_id or self.status.pane
+
+    @property
+    def where(self) -> str:
+        """The agent as the person names it (``duo:agents:SDK``): what a confirmation asks about."""
+        return f"{self.fleet}:{self.status.window}:{self.name}"
 
     def cells(self, now: float) -> tuple[str, ...]:
         """The :data:`COLUMNS`, as printable text at full length (:func:`fit` cuts them)."""
@@ -245,26 +254,95 @@ def attach_env(env: t.Mapping[str, str] | None = None) -> dict[str, str]:
     return {k: v for k, v in env.items() if k not in ("TMUX", "TMUX_PANE")}
 
 
-def stop_agent(row: AgentRow, grace: float) -> str:
-    """Stop *row*'s agent as ``fleet stop --pane`` does (its pane stays; its conversation resumable).
+Told = t.Callable[[str], None]
+"""Where a key's action says something before it is done (the watch shows it as a toast)."""
+
+PAST = {"stop": "stopped", "restart": "restarted"}
+
+LOCK_TURN = 0.1
+"""Seconds between two tries at a fleet's lock: how soon a wait notices the watch quit."""
+
+
+def _quiet(_: str) -> None:
+    return None
+
+
+def _never() -> bool:
+    return False
+
+
+@contextlib.contextmanager
+def fleet_held(
+    row: AgentRow, verb: str, *, told: Told = _quiet, cancelled: t.Callable[[], bool] = _never,
+    timeout: float | None = None,
+) -> t.Iterator[None]:
+    """Hold *row*'s fleet's lock (see :mod:`claude_shepherd.fleet.lock`) while a key's action runs.
+
+    Another verb holding it is waited for — *told* once whom for — in short
+    turns, so a watch that quits meanwhile (*cancelled*) acts on nothing;
+    past *timeout* (the lock's own default) the action is refused.
+    """
+    from claude_shepherd.fleet.lock import FleetBusyError, default_timeout, fleet_lock, holder_of
+
+    command = f"fleet watch ({verb} {printable(row.where)})"
+    started = time.monotonic()
+    deadline = started + (default_timeout() if timeout is None else timeout)
+    with contextlib.ExitStack() as held:
+        for turn in itertools.count():
+            try:
+                held.enter_context(fleet_lock(row.socket, command, timeout=0))
+                break
+            except FleetBusyError:
+                holder = holder_of(row.socket) or "another fleet command"
+                if cancelled():
+                    raise FleetBusyError(f"{row.name} was not {PAST[verb]}: the watch quit") from None
+                if time.monotonic() >= deadline:
+                    raise FleetBusyError(
+                        f"{row.name} was not {PAST[verb]}: {holder} has been changing the fleet on socket "
+                        f"{row.socket} for over {time.monotonic() - started:.0f}s; try again when it has finished"
+                    ) from None
+                if turn == 0:
+                    told(f"{row.name}: waiting for {holder} to finish with socket {row.socket}…")
+                time.sleep(LOCK_TURN)
+        yield
+
+
+def stop_agent(row: AgentRow, grace: float, *, told: Told = _quiet, cancelled: t.Callable[[], bool] = _never) -> str:
+    """Stop *row*'s agent as ``fleet stop --pane`` does (its pane stays; its conversation resumable),
+    holding its fleet's lock.
 
     The pane is the row's own (``%N``), not whichever pane carries its label now.
     """
+    with fleet_held(row, "stop", told=told, cancelled=cancelled):
+        return _stopped(row, grace)[0]
+
+
+def restart_agent(
+    row: AgentRow, grace: float, *, told: Told = _quiet, cancelled: t.Callable[[], bool] = _never
+) -> str:
+    """Stop *row*'s agent gracefully, then start its pane's command again in the fleet's environment
+    (:func:`claude_shepherd.fleet.builder.respawn`): it resumes its conversation. One hold of the
+    fleet's lock covers both, so no other verb acts between them."""
+    from claude_shepherd.fleet.builder import respawn
+
+    with fleet_held(row, "restart", told=told, cancelled=cancelled):
+        said, pane_left = _stopped(row, grace)
+        if not pane_left:
+            return f"{said}; nothing to restart"
+        respawn(server_of(row), row.status.pane)
+        return f"{said}; restarted"
+
+
+def _stopped(row: AgentRow, grace: float) -> tuple[str, bool]:
+    """Stop *row*'s agent: what to tell the person, and whether its pane is still there."""
     from claude_shepherd.fleet.stop import stop
 
     result = stop(server_of(row), [row.fleet], grace=grace, pane_ids={row.status.pane})
+    if not result.panes:
+        return f"{row.name}: its pane is gone already", False
     if result.leftovers:
-        return f"{row.name}: {len(result.leftovers)} process(es) survived SIGKILL"
-    return f"{row.name}: {result.panes[0].outcome}" if result.panes else f"{row.name}: its pane is gone already"
-
-
-def restart_agent(row: AgentRow, grace: float) -> str:
-    """Stop *row*'s agent gracefully, then start its pane's command again: it resumes its conversation."""
-    from claude_shepherd.fleet.builder import respawn
-
-    stopped = stop_agent(row, grace)
-    respawn(server_of(row), row.status.pane)
-    return f"{stopped}; restarted"
+        return f"{row.name}: {len(result.leftovers)} process(es) survived SIGKILL", True
+    return f"{row.name}: {result.panes[0].outcome}", True
 
 
 def log_lines(row: AgentRow, count: int = 500) -> list[str]:

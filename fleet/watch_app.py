@@ -2,11 +2,12 @@
 
 A table of every agent (needs-you first), a line of totals per fleet, and a
 footer of keys: Enter attaches to the agent's pane, ``r`` restarts its agent,
-``s`` stops it, ``l`` shows its recent output, ``q`` quits. Rows are gathered
-in a worker thread once per interval, so a slow tmux server never freezes the
-keys; restarts and stops run in workers too and report in a toast. The columns
-are cut to the terminal's width, never dropped without a word. Textual draws
-in any terminal of 80x24 or more, over SSH included.
+``s`` stops it (each asks first, naming the agent), ``l`` shows its recent
+output, ``q`` quits. Rows are gathered in a worker thread once per interval,
+so a slow tmux server never freezes the keys; restarts and stops run in
+workers too, holding the fleet's lock, and report in a toast. The columns are
+cut to the terminal's width, never dropped without a word. Textual draws in
+any terminal of 80x24 or more, over SSH included.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Footer, Log, Static
-from textual.worker import Worker, WorkerState
+from textual.worker import Worker, WorkerState, get_current_worker
 
 from claude_shepherd.fleet import watch as w
 from claude_shepherd.fleet.status import state_style
@@ -47,6 +48,33 @@ class LogScreen(ModalScreen[None]):
         log.write_lines(self.lines or ["(no output yet)"])
         yield log
         yield Footer()
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    """Asks before a key stops or restarts an agent, naming it: the same key again goes ahead, any
+    other key (Escape too) or a click leaves the agent alone."""
+
+    DEFAULT_CSS = """
+    ConfirmScreen { align: center middle; }
+    ConfirmScreen > Static { width: auto; max-width: 90%; padding: 1 2; border: round $warning; background: $surface; }
+    """
+
+    def __init__(self, question: str, key: str) -> None:
+        super().__init__()
+        self.question = printable(question)
+        self.confirm_key = key
+
+    def compose(self) -> ComposeResult:
+        yield Static(f"{self.question}\nPress {self.confirm_key} again to confirm; any other key cancels.", markup=False)
+
+    def on_key(self, event: events.Key) -> None:
+        event.stop()
+        event.prevent_default()
+        self.dismiss(event.key == self.confirm_key)
+
+    def on_click(self, event: events.Click) -> None:
+        event.stop()
+        self.dismiss(False)
 
 
 class AgentTable(DataTable[t.Any]):
@@ -101,8 +129,13 @@ class WatchApp(App[None]):
         self, message: str, *, title: str = "", severity: t.Any = "information", timeout: float | None = None,
         markup: bool = False,
     ) -> None:
-        """Every toast as plain text: they name agents and quote errors, which carry what agents wrote."""
+        """Every toast as plain text: they name agents and quote errors, which carry what agents wrote.
+        Safe from a worker thread, as Textual's own is."""
         super().notify(printable(message), title=printable(title), severity=severity, timeout=timeout)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """No key of the table acts while a question or a log is on top of it: the key answers that."""
+        return action not in ("attach", "restart", "stop", "log", "quit") or len(self.screen_stack) == 1
 
     def compose(self) -> ComposeResult:
         yield Static("fleet watch — gathering…", classes="heading", id="title", markup=False)
@@ -264,20 +297,33 @@ class WatchApp(App[None]):
         self.refresh_rows()
 
     def action_restart(self) -> None:
-        row = self.chosen()
-        if row is not None:
-            self.notify(f"Restarting {row.name} of {row.fleet}…")
-            self.act(w.restart_agent, row)
+        self.confirm("r", ("Restart", "Restarting"), w.restart_agent)
 
     def action_stop(self) -> None:
+        self.confirm("s", ("Stop", "Stopping"), w.stop_agent)
+
+    def confirm(self, key: str, verb: tuple[str, str], action: Action) -> None:
+        """Ask before *action* ends an agent's Claude, naming the agent; act on that agent's own pane
+        (the row it was asked about) once the person says yes."""
         row = self.chosen()
-        if row is not None:
-            self.notify(f"Stopping {row.name} of {row.fleet}…")
-            self.act(w.stop_agent, row)
+        if row is None:
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.notify(f"{verb[1]} {row.where}…")
+                self.act(action, row)
+            else:
+                self.notify(f"{row.where} left alone")
+
+        self.push_screen(ConfirmScreen(f"{verb[0]} {row.where}?", key), answered)
 
     @work(thread=True, group="act", exit_on_error=False)
-    def act(self, action: t.Callable[[w.AgentRow, float], str], row: w.AgentRow) -> str:
-        return action(row, self.grace)
+    def act(self, action: Action, row: w.AgentRow) -> str:
+        """*action* on *row*, off the app's thread: it waits for the fleet's lock and for the agent's grace."""
+        worker = get_current_worker()
+        return action(row, self.grace, told=lambda line: self.notify(line, severity="warning"),
+                      cancelled=lambda: worker.is_cancelled)  # fmt: skip
 
     def action_log(self) -> None:
         row = self.chosen()
@@ -289,6 +335,14 @@ class WatchApp(App[None]):
             self.notify(str(exc), severity="error")
             return
         self.push_screen(LogScreen(f"{row.fleet}:{row.status.window}:{row.name}", lines))
+
+
+class Action(t.Protocol):
+    """What ``r`` and ``s`` do (:func:`~claude_shepherd.fleet.watch.restart_agent`, ``stop_agent``)."""
+
+    def __call__(
+        self, row: w.AgentRow, grace: float, *, told: w.Told = ..., cancelled: t.Callable[[], bool] = ...
+    ) -> str: ...
 
 
 def run(*, interval: float, grace: float, only: t.Sequence[str] = ()) -> None:

@@ -179,7 +179,10 @@ def test_watch_in_a_real_terminal_attach_restart_stop_log_quit(world: FleetWorld
         key("Escape")
         shows("AGENT", "STATE")
 
-        key("r")  # restart B: it resumes its own conversation
+        key("r")  # restart B, once the person says yes: it resumes its own conversation
+        shows("Restart duo:agents:B?", "Press r again")
+        assert len(world.starts("B")) == 1, "nothing restarted before the answer"
+        key("r")
         _, second_start = world.wait_starts("B", 2)
         assert second_start["argv"][second_start["argv"].index("--resume") + 1] == "conv-B"
         assert len(world.starts("A")) == len(world.starts("C")) == 1, "only B was restarted"
@@ -198,6 +201,8 @@ def test_watch_in_a_real_terminal_attach_restart_stop_log_quit(world: FleetWorld
         shows("AGENT", "STATE")  # back in the watch once the person detaches
 
         key("s")  # stop C: its pane stays, its agent exits
+        shows("Stop duo:agents:C?")
+        key("s")
         wait_until(lambda: world.panes()["C"]["pane_dead"] == "1" or None, 20, "C's agent stopped")
         shows("exited")
         assert world.panes()["A"]["pane_dead"] == "0" and world.panes()["B"]["pane_dead"] == "0"
@@ -354,7 +359,7 @@ def test_nothing_on_the_watch_screen_carries_an_agents_escapes(tmp_path: Path, m
             app.show([hostile, other])
             await pilot.pause()
             shown.append(str(app.query_one("#totals", Static).render()))
-            await pilot.press("s")  # a toast names the agent; the stop itself fails (no server here)
+            await pilot.press("s", "s")  # the question and a toast name the agent; the stop finds no server here
             await app.workers.wait_for_complete()
             await pilot.pause()
             app.show([other])  # the chosen agent went away: the title names it
@@ -363,6 +368,12 @@ def test_nothing_on_the_watch_screen_carries_an_agents_escapes(tmp_path: Path, m
             await pilot.press("r")
             await pilot.pause()
             shown += [n.message for n in app._notifications]
+            app.show([hostile, other])
+            await pilot.pause()  # back: chosen again
+            await pilot.press("r")
+            await pilot.pause()
+            shown += [str(static.render()) for static in app.screen.query(Static)]
+            await pilot.press("escape")
             app.push_screen(LogScreen(f"{hostile.fleet}:agents:{hostile.name}", ["x"]))
             await pilot.pause()
             shown.append(str(app.screen.query_one(".heading", Static).render()))
@@ -535,3 +546,102 @@ def test_a_closed_pane_started_again_shows_its_row_again(world: FleetWorld, monk
 
     chosen, title = asyncio.run(scenario())
     assert chosen == "B True" and "gone" not in title, title
+
+
+def test_r_and_s_ask_first_naming_the_agent_and_any_other_key_leaves_it_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from textual.widgets import Static
+
+    from claude_shepherd.fleet.watch_app import ConfirmScreen, WatchApp
+
+    monkeypatch.setenv("TMUX_TMPDIR", str(tmp_path))  # no fleet of the user's is looked at (the keys fail here)
+
+    async def scenario() -> dict[str, t.Any]:
+        app = WatchApp(interval=60)
+        seen: dict[str, t.Any] = {"questions": [], "answers": []}
+        async with app.run_test(size=(80, 24)) as pilot:
+            await app.workers.wait_for_complete()
+            app.show([row("SDK", fleet="agents-2x2"), row("API", fleet="agents-2x2")])
+            await pilot.pause()
+            for ask, answer in (("r", "q"), ("r", "enter"), ("s", "escape"), ("s", "r"), ("r", "x")):
+                await pilot.press(ask)
+                seen["questions"].append(str(app.screen.query_one(Static).render()))
+                await pilot.press(answer)
+                await pilot.pause()
+                seen["answers"].append((type(app.screen) is ConfirmScreen, app.is_running, len(app.screen_stack)))
+            seen["acted"] = [wk for wk in app.workers if wk.group == "act"]
+            await pilot.press("s", "s")
+            await until(pilot, lambda: "SDK: its pane is gone already" in toasts(app), "the stop's outcome")
+            seen["told"] = toasts(app)
+        return seen
+
+    seen = asyncio.run(scenario())
+    assert seen["questions"][0] == "Restart agents-2x2:agents:SDK?\nPress r again to confirm; any other key cancels."
+    assert seen["questions"][2].startswith("Stop agents-2x2:agents:SDK?\nPress s again")
+    assert seen["answers"] == [(False, True, 1)] * 5, "q does not quit, Enter does not attach: they answer no"
+    assert seen["acted"] == [] and seen["told"].count("agents-2x2:agents:SDK left alone") == 5
+    assert "Stopping agents-2x2:agents:SDK…" in seen["told"], "yes acts (here on a fleet that is not there)"
+
+
+def test_the_watchs_keys_hold_the_fleets_lock_and_restart_in_the_fleets_environment(
+    world: FleetWorld, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """r waits (saying for whom) while another verb changes the fleet, then restarts through the fleet's own
+    PATH though the watch's has no claude-run; s is refused past the lock's timeout, as a toast; a watch that
+    quits while it waits acts on nothing."""
+    from claude_shepherd.fleet.lock import fleet_lock
+    from claude_shepherd.fleet.watch_app import WatchApp
+    from claude_shepherd.supervisor.env import FLEET_LOCK_TIMEOUT_ENV
+
+    world.layout("duo", "  - agents:\n      panes:\n        - A: claude-run\n        - B: claude-run\n")
+    for label in ("A", "B"):
+        world.plan(label, [{"mark": "ready"}, {"wait": None}])
+    assert world.fleet("start", "duo", "--no-attach").returncode == 0
+    world.wait_event("B", "mark", name="ready")
+    monkeypatch.setenv("TMUX_TMPDIR", str(world.tmux_tmpdir))
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # the watch's own: no claude-run on it
+    holder = f"fleet start (pid {__import__('os').getpid()})"
+
+    async def on_b(app: WatchApp, pilot: t.Any) -> None:
+        await until(pilot, lambda: len(app.rows) == 2 and "exited" not in {r.state for r in app.rows}, "both agents")
+        await pilot.press(*["down"] * [r.name for r in app.rows].index("B"))
+
+    async def restart_and_refuse() -> list[str]:
+        app = WatchApp(interval=0.2, grace=5)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await on_b(app, pilot)
+            with fleet_lock(world.socket, "fleet start"):
+                await pilot.press("r", "r")
+                await until(pilot, lambda: f"B: waiting for {holder} to finish with socket {world.socket}…" in toasts(app),
+                            "the watch to say whom it waits for")  # fmt: skip
+                assert len(world.starts("B")) == 1, "nothing restarted while another verb holds the fleet"
+            await until(pilot, lambda: len(world.starts("B")) == 2, "B started again, by the fleet's claude-run")
+            await until(pilot, lambda: any(m.endswith("; restarted") for m in toasts(app)), "restarted")
+            monkeypatch.setenv(FLEET_LOCK_TIMEOUT_ENV, "0.3")
+            await on_b(app, pilot)
+            with fleet_lock(world.socket, "fleet start"):
+                await pilot.press("s", "s")
+                await until(pilot, lambda: any(m.startswith("B was not stopped") for m in toasts(app)), "a refusal")
+            return toasts(app)
+
+    told = asyncio.run(restart_and_refuse())
+    refusal = next(m for m in told if m.startswith("B was not stopped"))
+    assert refusal.startswith(f"B was not stopped: {holder} has been changing the fleet on socket {world.socket}")
+    assert refusal.endswith("try again when it has finished") and "Traceback" not in " ".join(told)
+    assert world.panes()["B"]["pane_dead"] == "0" and len(world.starts("B")) == 2
+
+    async def quit_while_waiting() -> None:
+        app = WatchApp(interval=0.2, grace=5)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await on_b(app, pilot)
+            await pilot.press("s", "s")
+            await until(pilot, lambda: any("waiting for" in m for m in toasts(app)), "the wait")
+
+    monkeypatch.setenv(FLEET_LOCK_TIMEOUT_ENV, "30")
+    with fleet_lock(world.socket, "fleet start"):
+        began = time.monotonic()
+        asyncio.run(quit_while_waiting())
+        took = time.monotonic() - began
+    assert took < 10, f"the watch took {took:.1f}s to quit"
+    assert world.panes()["B"]["pane_dead"] == "0", "a key of a watch that quit did nothing"
