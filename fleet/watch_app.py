@@ -88,6 +88,12 @@ class AgentTable(DataTable[t.Any]):
     class Chosen(Message):
         """The cursor is back: an agent is chosen again."""
 
+    class Resized(Message):
+        """The table has a new width: the columns that fit are others."""
+
+    def on_resize(self, _: events.Resize) -> None:
+        self.post_message(self.Resized())
+
     def on_key(self, event: events.Key) -> None:
         if not self.show_cursor and event.key in self.MOVES:
             self.show_cursor = True
@@ -147,10 +153,6 @@ class WatchApp(App[None]):
         self.query_one(AgentTable).focus()
         self.refresh_rows()
         self.set_interval(self.interval, self.refresh_rows)
-
-    def on_resize(self, _: events.Resize) -> None:
-        """The columns that fit are those of the new width (once the table has it)."""
-        self.call_after_refresh(lambda: self.show(self.rows, self.silent))
 
     # ------------------------------------------------------------------ rows
 
@@ -239,6 +241,10 @@ class WatchApp(App[None]):
             return index
         same = [i for i, row in enumerate(self.rows) if row.identity == agent.identity]
         return same[0] if len(same) == 1 else None
+
+    def on_agent_table_resized(self, _: AgentTable.Resized) -> None:
+        if self.rows:  # before the first gathering the title says so: no rows to fit yet
+            self.show(self.rows, self.silent)
 
     def on_agent_table_chosen(self, _: AgentTable.Chosen) -> None:
         self.gone = None

@@ -120,6 +120,31 @@ def test_at_80_columns_the_watch_shows_every_column_and_says_when_it_cannot(
     assert fits and "SKILL" not in labels and "+2 columns (SKILL, SESSION): widen" in title, title
 
 
+def test_the_columns_follow_the_terminals_width(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from textual.widgets import Static
+
+    from claude_shepherd.fleet.watch_app import AgentTable, WatchApp
+
+    monkeypatch.setenv("TMUX_TMPDIR", str(tmp_path))  # no fleet of the user's is looked at
+
+    async def scenario() -> list[tuple[int, str]]:
+        app = WatchApp(interval=60)
+        seen = []
+        async with app.run_test(size=(80, 24)) as pilot:
+            await app.workers.wait_for_complete()
+            app.show([LONG, OTHER])
+            for width in (66, 100):
+                await pilot.resize_terminal(width, 24)
+                await until(pilot, lambda: app.query_one(AgentTable).size.width == width and app.fit.shown, "a redraw")
+                await pilot.pause()
+                seen.append((len(app.query_one(AgentTable).columns), str(app.query_one("#title", Static).render())))
+        return seen
+
+    (narrow, narrow_title), (wide, wide_title) = asyncio.run(scenario())
+    assert (narrow, wide) == (len(w.COLUMNS) - 2, len(w.COLUMNS))
+    assert "+2 columns (SKILL, SESSION): widen" in narrow_title and "widen" not in wide_title
+
+
 def test_totals_per_fleet() -> None:
     rows = [row("A", "needs-you", cost_usd=1.5), row("B", "working", cost_usd=0.25), row("C"),
             row("X", "error", fleet="ops", socket="fleet-ops")]  # fmt: skip
