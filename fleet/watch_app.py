@@ -178,6 +178,9 @@ class WatchApp(App[None]):
         elif event.state == WorkerState.SUCCESS and worker.group == "gather":
             gathered = t.cast("w.Gathered", worker.result)
             self.show(gathered.rows, gathered.silent)
+        elif event.state == WorkerState.SUCCESS and worker.group == "log" and len(self.screen_stack) == 1:
+            title, lines = t.cast("tuple[str, list[str]]", worker.result)
+            self.push_screen(LogScreen(title, lines))
         elif event.state == WorkerState.SUCCESS and worker.group == "act":
             self.notify(str(worker.result))
             self.refresh_rows()
@@ -333,14 +336,14 @@ class WatchApp(App[None]):
 
     def action_log(self) -> None:
         row = self.chosen()
-        if row is None:
-            return
-        try:
-            lines = w.log_lines(row)
-        except ShepherdError as exc:
-            self.notify(str(exc), severity="error")
-            return
-        self.push_screen(LogScreen(f"{row.fleet}:{row.status.window}:{row.name}", lines))
+        if row is not None:
+            self.read_log(row)
+
+    @work(thread=True, group="log", exclusive=True, exit_on_error=False)
+    def read_log(self, row: w.AgentRow) -> tuple[str, list[str]]:
+        """*row*'s recent output, read off the app's thread: a server that does not answer costs
+        its timeout there, not a frozen screen."""
+        return row.where, w.log_lines(row)
 
 
 class Action(t.Protocol):

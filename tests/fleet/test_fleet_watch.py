@@ -10,6 +10,9 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import os
+import shutil
+import tempfile
 import time
 import typing as t
 import uuid
@@ -670,3 +673,45 @@ def test_the_watchs_keys_hold_the_fleets_lock_and_restart_in_the_fleets_environm
         took = time.monotonic() - began
     assert took < 10, f"the watch took {took:.1f}s to quit"
     assert world.panes()["B"]["pane_dead"] == "0", "a key of a watch that quit did nothing"
+
+
+def test_a_log_from_a_server_that_does_not_answer_never_freezes_the_screen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """l reads the pane in a worker: the keys still move the cursor while the server keeps silent, and its
+    timeout comes as a toast."""
+    import socket as sockets
+
+    from claude_shepherd.fleet.watch_app import AgentTable, WatchApp
+    from claude_shepherd.supervisor.env import FLEET_TMUX_TIMEOUT_ENV
+
+    tmux_dir = Path(tempfile.mkdtemp(prefix="flw-", dir="/tmp"))  # short enough for a socket path
+    directory = tmux_dir / f"tmux-{os.getuid()}"
+    directory.mkdir(mode=0o700)
+    name = f"fleet-pytest-silent-{uuid.uuid4().hex[:8]}"
+    silent = sockets.socket(sockets.AF_UNIX, sockets.SOCK_STREAM)
+    silent.bind(str(directory / name))
+    silent.listen(8)  # accepts connections, never says a word
+    monkeypatch.setenv("TMUX_TMPDIR", str(tmux_dir))
+    monkeypatch.setenv(FLEET_TMUX_TIMEOUT_ENV, "1.5")
+
+    async def scenario() -> tuple[float, int, list[str]]:
+        app = WatchApp(interval=60)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await app.workers.wait_for_complete()
+            app.show([row("A", "needs-you", socket=name), row("B", socket=name)])
+            await pilot.pause()
+            began = time.monotonic()
+            await pilot.press("l", "down")
+            took = time.monotonic() - began
+            cursor = app.query_one(AgentTable).cursor_row
+            await until(pilot, lambda: any(n.severity == "error" for n in app._notifications), "the timeout's toast")
+            return took, cursor, toasts(app)
+
+    try:
+        took, cursor, told = asyncio.run(scenario())
+    finally:
+        silent.close()
+        shutil.rmtree(tmux_dir, ignore_errors=True)
+    assert took < 1.0 and cursor == 1, f"the keys waited {took:.1f}s for the log"
+    assert len(told) == 1 and name in told[0], told
