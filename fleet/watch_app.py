@@ -4,10 +4,10 @@ A table of every agent (needs-you first), a line of totals per fleet, and a
 footer of keys: Enter attaches to the agent's pane, ``r`` restarts its agent,
 ``s`` stops it (each asks first, naming the agent), ``l`` shows its recent
 output, ``q`` quits. Rows are gathered in a worker thread once per interval,
-so a slow tmux server never freezes the keys; restarts and stops run in
-workers too, holding the fleet's lock, and report in a toast. The columns are
-cut to the terminal's width, never dropped without a word. Textual draws in
-any terminal of 80x24 or more, over SSH included.
+and every key's tmux calls run in workers too, so a slow tmux server never
+freezes the keys; restarts and stops hold the fleet's lock and report in a
+toast. The columns are cut to the terminal's width, never dropped without a
+word. Textual draws in any terminal of 80x24 or more, over SSH included.
 """
 
 from __future__ import annotations
@@ -178,6 +178,8 @@ class WatchApp(App[None]):
         elif event.state == WorkerState.SUCCESS and worker.group == "gather":
             gathered = t.cast("w.Gathered", worker.result)
             self.show(gathered.rows, gathered.silent)
+        elif event.state == WorkerState.SUCCESS and worker.group == "attach" and worker.result is not None:
+            self.attach(t.cast("list[str]", worker.result))
         elif event.state == WorkerState.SUCCESS and worker.group == "log" and len(self.screen_stack) == 1:
             title, lines = t.cast("tuple[str, list[str]]", worker.result)
             self.push_screen(LogScreen(title, lines))
@@ -291,16 +293,21 @@ class WatchApp(App[None]):
 
     def action_attach(self) -> None:
         row = self.chosen()
-        if row is None:
-            return
-        try:
-            argv, takes_terminal = w.attach_command(row)
-        except ShepherdError as exc:
-            self.notify(str(exc), severity="error")
-            return
+        if row is not None:
+            self.find_pane(row)
+
+    @work(thread=True, group="attach", exclusive=True, exit_on_error=False)
+    def find_pane(self, row: w.AgentRow) -> list[str] | None:
+        """Select *row*'s pane off the app's thread (a server that does not answer costs its timeout
+        there); inside the fleet's tmux, switch to it too. The attach command that takes the
+        terminal, for the app's thread to run; None when there is none."""
+        argv, takes_terminal = w.attach_command(row)
         if not takes_terminal:
             subprocess.run(argv, check=False, stdin=subprocess.DEVNULL, capture_output=True, timeout=10)
-            return
+            return None
+        return argv
+
+    def attach(self, argv: list[str]) -> None:
         with self.suspend():  # the terminal is tmux's until the person detaches
             subprocess.run(argv, check=False, env=w.attach_env())
         self.refresh_rows()
