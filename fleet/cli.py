@@ -489,19 +489,25 @@ def watch(
         float, typer.Option("--interval", metavar="S", min=0.2, help="Seconds between refreshes.")
     ] = 1.0,
     grace: GraceOpt = 10.0,
+    fleet: t.Annotated[
+        t.Optional[list[str]],
+        typer.Option("--fleet", metavar="NAME", help="Only this fleet (its name or socket; repeatable)."),
+    ] = None,
 ) -> None:
-    """A live view of every agent of every running fleet, needs-you first.
+    """A live view of every agent of every running fleet (or of --fleet NAME), needs-you first.
 
-    Keys: Enter attaches to the agent's pane, r restarts its agent, s stops it,
-    l shows its recent output, q quits.
+    Keys: Enter attaches to the agent's pane, r restarts its agent, s stops it
+    (each asks first, naming the agent), l shows its recent output, q quits.
 
-    Example: fleet watch --interval 2
+    Example: fleet watch --fleet agents-2x2 --interval 2
     """
+    if any(not name.strip() for name in fleet or ()):
+        raise UsageError("--fleet needs a fleet's name or socket (`fleet status` names them)")
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise ShepherdError("fleet watch needs a terminal; in scripts use fleet status --json")
     from claude_shepherd.fleet.watch_app import run as run_watch
 
-    run_watch(interval=interval, grace=grace)
+    run_watch(interval=interval, grace=grace, only=fleet or ())
 
 
 # --------------------------------------------------------------------------- pane-id

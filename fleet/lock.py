@@ -55,7 +55,7 @@ def default_timeout(env: t.Mapping[str, str] | None = None) -> float:
     return value if 0 <= value < 86400 else DEFAULT_TIMEOUT
 
 
-def _holder(socket_name: str) -> str:
+def holder_of(socket_name: str) -> str:
     """Who holds the lock, as its holder wrote it ("" when unknown): for the person who waits."""
     try:
         data = json.loads(_holder_path(socket_name).read_text(encoding="utf-8"))
@@ -93,7 +93,7 @@ def fleet_lock(
     try:
         lock.acquire(timeout=0)
     except Timeout:
-        holder = _holder(socket_name) or "another fleet command"
+        holder = holder_of(socket_name) or "another fleet command"
         if waiting is not None:
             waiting(f"Waiting for {holder} to finish with socket {socket_name} (up to {timeout:g}s)...")
         started = time.monotonic()

@@ -5,16 +5,21 @@ hooks set (state, context, cost), the restart count ``claude-run`` sets, each
 pane's session state and the process table — never from reading screens.
 This module gathers and orders them and does what the keys ask (attach,
 restart, stop, log); :mod:`claude_shepherd.fleet.watch_app` draws them. It
-imports no terminal library, so the bench and the tests can time and check
-a refresh on its own.
+imports no Textual, so the bench and the tests can time and check a refresh
+and the columns that fit a width on their own.
 """
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import os
+import time
 import typing as t
 from dataclasses import dataclass
 from pathlib import Path
+
+from rich.cells import cell_len, set_cell_size
 
 from claude_shepherd.fleet import procs as pr
 from claude_shepherd.fleet.live import live_fleets
@@ -54,34 +59,100 @@ class AgentRow:
     def name(self) -> str:
         return self.status.label or self.status.pane
 
+    @property
+    def identity(self) -> tuple[str, str]:
+        """The agent whatever pane runs it (``session:window:label`` on its socket): a fleet started
+        again gives it a new pane (``%N``), and the watch knows it again."""
+        return self.socket, self.status.pane_id or self.status.pane
+
+    @property
+    def where(self) -> str:
+        """The agent as the person names it (``duo:agents:SDK``): what a confirmation asks about."""
+        return f"{self.fleet}:{self.status.window}:{self.name}"
+
     def cells(self, now: float) -> tuple[str, ...]:
-        """The :data:`COLUMNS`, each cut short enough for the row to fit 80 columns."""
+        """The :data:`COLUMNS`, as printable text at full length (:func:`fit` cuts them)."""
         s = self.status
-        return (
-            _cut(self.fleet, 10),
-            _cut(self.name, 12),
-            _cut(self.state or "—", 9),
+        return tuple(printable(cell) for cell in (
+            self.fleet,
+            self.name,
+            self.state or "—",
             f"{s.context_usage * 100:.0f}%" if s.context_usage is not None else "—",
             f"${s.cost_usd:.2f}" if s.cost_usd is not None else "—",
-            _cut(display_name(Path(s.session_dir)), 16) if s.session_dir else "—",
-            _cut(s.skill or "—", 10),
-            _cut(s.phase or "—", 14),
+            display_name(Path(s.session_dir)) if s.session_dir else "—",
+            s.skill or "—",
+            s.phase or "—",
             uptime(now - s.started_at) if s.started_at else "—",
             str(s.restarts) if s.restarts is not None else "—",
-        )
+        ))  # fmt: skip
 
 
 COLUMNS = ("FLEET", "AGENT", "STATE", "CTX", "COST", "SESSION", "SKILL", "PHASE", "UP", "RST")
+LEAST = {"SESSION": 7, "SKILL": 5, "PHASE": 5, "FLEET": 5, "AGENT": 8}
+"""The text columns, and the width each may be cut to before any column is hidden."""
+CUT_FIRST = (("SESSION", "SKILL", "PHASE"), ("FLEET", "AGENT"))
+"""The order they are cut in: what the agent is doing before which agent it is."""
+WIDEST = 24
+"""No column grows wider than this, however long an agent's phase."""
+HIDDEN_FIRST = ("SKILL", "SESSION", "PHASE", "RST", "UP", "COST", "CTX", "FLEET")
+"""What goes first when even the cut columns do not fit; AGENT and STATE always stay."""
+PADDING = 2
+"""What a table adds to each column (a space either side)."""
 
 
-def _cut(text: str, width: int) -> str:
-    """*text* made :func:`printable` (agents name their phases and sessions) and cut to *width*."""
-    text = printable(text)
-    return text if len(text) <= width else text[: width - 1] + "…"
+@dataclass(frozen=True)
+class Fit:
+    """The columns that fit a width: (index into :data:`COLUMNS`, width) each, and those hidden."""
+
+    shown: tuple[tuple[int, int], ...]
+    hidden: tuple[str, ...]
+
+    def cut(self, cells: t.Sequence[str]) -> list[str]:
+        return [cut(cells[index], width) for index, width in self.shown]
+
+
+def fit(rows: t.Sequence[t.Sequence[str]], width: int, *, leave_out: t.Collection[str] = ()) -> Fit:
+    """The widest columns of *rows* (their :meth:`AgentRow.cells`) that fit *width* terminal cells.
+
+    Text columns are cut first, the widest first, down to :data:`LEAST`;
+    only then are whole columns hidden (:data:`HIDDEN_FIRST`), and :attr:`Fit.hidden` names them so
+    the screen can say so. *leave_out* are columns not wanted at all (FLEET with one fleet).
+    """
+    natural = [min(WIDEST, max([cell_len(name), *(cell_len(r[i]) for r in rows)])) for i, name in enumerate(COLUMNS)]
+    wanted = [i for i, name in enumerate(COLUMNS) if name not in leave_out]
+    hideable = [name for name in HIDDEN_FIRST if name not in leave_out]
+    for count in range(len(hideable) + 1):
+        hidden = hideable[:count]
+        shown = [i for i in wanted if COLUMNS[i] not in hidden]
+        widths = _shrunk({i: natural[i] for i in shown}, width - PADDING * len(shown))
+        if widths is not None:
+            return Fit(tuple((i, widths[i]) for i in shown), tuple(hidden))
+    kept = [i for i in wanted if COLUMNS[i] not in hideable]  # narrower than AGENT and STATE: the table crops
+    return Fit(tuple((i, natural[i]) for i in kept), tuple(hideable))
+
+
+def _shrunk(widths: dict[int, int], room: int) -> dict[int, int] | None:
+    """*widths* cut to fit *room*, or None if they cannot: one cell at a time off the widest text
+    column of the first of :data:`CUT_FIRST` that can still give one."""
+    widths = dict(widths)
+    excess = sum(widths.values()) - room
+    for names in CUT_FIRST:
+        least = {i: min(widths[i], LEAST[COLUMNS[i]]) for i in widths if COLUMNS[i] in names}
+        while excess > 0 and (cuttable := [i for i in least if widths[i] > least[i]]):
+            widths[max(cuttable, key=lambda i: widths[i])] -= 1
+            excess -= 1
+    return widths if excess <= 0 else None
+
+
+def cut(text: str, width: int) -> str:
+    """*text* (already :func:`printable`) cut to *width* terminal cells, its end marked by an ellipsis."""
+    if cell_len(text) <= width:
+        return text
+    return set_cell_size(text, max(0, width - 1)).rstrip() + "…" if width > 0 else ""
 
 
 def uptime(seconds: float) -> str:
-    """``42s``, ``7m``, ``3h05m``, ``2d04h``: as short as the column allows."""
+    """``42s``, ``7m``, ``3h05m``, ``2d04h``, ``12d``: as short as the column allows."""
     seconds = max(0, int(seconds))
     if seconds < 60:
         return f"{seconds}s"
@@ -89,7 +160,9 @@ def uptime(seconds: float) -> str:
         return f"{seconds // 60}m"
     if seconds < 86400:
         return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
-    return f"{seconds // 86400}d{seconds % 86400 // 3600:02d}h"
+    if seconds < 10 * 86400:
+        return f"{seconds // 86400}d{seconds % 86400 // 3600:02d}h"
+    return f"{seconds // 86400}d"
 
 
 def ordered(rows: t.Iterable[AgentRow]) -> list[AgentRow]:
@@ -105,8 +178,11 @@ class Gathered:
     silent: list[str]
 
 
-def gather() -> Gathered:
-    """Every agent row of every fleet server that answers, from one process-table snapshot."""
+def gather(only: t.Collection[str] = ()) -> Gathered:
+    """Every agent row of every fleet server that answers, from one process-table snapshot.
+
+    *only* names the fleets wanted (a fleet's session name or its socket name); none means all.
+    """
     fleets = live_fleets()
     silent = sorted(Path(path).name for path in fleets.unanswered)
     if not fleets.servers:
@@ -114,20 +190,30 @@ def gather() -> Gathered:
     table = pr.snapshot()
     rows: list[AgentRow] = []
     for path, server in fleets.servers.items():
-        rows += [AgentRow(server.socket_name, status) for status in pane_rows(path, fleets.panes[path], table)
+        panes = [p for p in fleets.panes[path] if not only or p.session in only or server.socket_name in only]
+        rows += [AgentRow(server.socket_name, status) for status in pane_rows(path, panes, table)
                  if status.label or status.supervisor_alive]  # not an unlabelled shell (or this watch)
     return Gathered(ordered(rows), silent)
+
+
+def fleet_name(fleet: str, socket: str) -> str:
+    """A fleet as the person knows it: its name, and its socket unless that is the default ``fleet``."""
+    return fleet if socket == "fleet" else f"{fleet} ({socket})"
+
+
+def fleets_of(rows: t.Iterable[AgentRow]) -> list[tuple[str, str]]:
+    """The (fleet, socket) pairs *rows* belong to, sorted."""
+    return sorted({(r.fleet, r.socket) for r in rows})
 
 
 def totals(rows: t.Sequence[AgentRow]) -> list[str]:
     """One line per fleet: how many agents, how many in each state that matters, what they cost."""
     lines: list[str] = []
-    for fleet in sorted({(r.fleet, r.socket) for r in rows}):
+    for fleet in fleets_of(rows):
         mine = [r for r in rows if (r.fleet, r.socket) == fleet]
         counts = [f"{n} {state}" for state in URGENCY if (n := sum(r.state == state for r in mine))]
         costs = [r.status.cost_usd for r in mine if r.status.cost_usd is not None]
-        where = fleet[0] if fleet[1] == "fleet" else f"{fleet[0]} ({fleet[1]})"
-        parts = [f"{where}: {len(mine)} agent{'s' * (len(mine) != 1)}", *counts, f"${sum(costs):.2f}"]
+        parts = [f"{fleet_name(*fleet)}: {len(mine)} agent{'s' * (len(mine) != 1)}", *counts, f"${sum(costs):.2f}"]
         lines.append(" · ".join(parts))
     return lines
 
@@ -162,26 +248,95 @@ def attach_env(env: t.Mapping[str, str] | None = None) -> dict[str, str]:
     return without_tmux(env)
 
 
-def stop_agent(row: AgentRow, grace: float) -> str:
-    """Stop *row*'s agent as ``fleet stop --pane`` does (its pane stays; its conversation resumable).
+Told = t.Callable[[str], None]
+"""Where a key's action says something before it is done (the watch shows it as a toast)."""
+
+PAST = {"stop": "stopped", "restart": "restarted"}
+
+LOCK_TURN = 0.1
+"""Seconds between two tries at a fleet's lock: how soon a wait notices the watch quit."""
+
+
+def _quiet(_: str) -> None:
+    return None
+
+
+def _never() -> bool:
+    return False
+
+
+@contextlib.contextmanager
+def fleet_held(
+    row: AgentRow, verb: str, *, told: Told = _quiet, cancelled: t.Callable[[], bool] = _never,
+    timeout: float | None = None,
+) -> t.Iterator[None]:
+    """Hold *row*'s fleet's lock (see :mod:`claude_shepherd.fleet.lock`) while a key's action runs.
+
+    Another verb holding it is waited for — *told* once whom for — in short
+    turns, so a watch that quits meanwhile (*cancelled*) acts on nothing;
+    past *timeout* (the lock's own default) the action is refused.
+    """
+    from claude_shepherd.fleet.lock import FleetBusyError, default_timeout, fleet_lock, holder_of
+
+    command = f"fleet watch ({verb} {printable(row.where)})"
+    started = time.monotonic()
+    deadline = started + (default_timeout() if timeout is None else timeout)
+    with contextlib.ExitStack() as held:
+        for turn in itertools.count():
+            try:
+                held.enter_context(fleet_lock(row.socket, command, timeout=0))
+                break
+            except FleetBusyError:
+                holder = holder_of(row.socket) or "another fleet command"
+                if cancelled():
+                    raise FleetBusyError(f"{row.name} was not {PAST[verb]}: the watch quit") from None
+                if time.monotonic() >= deadline:
+                    raise FleetBusyError(
+                        f"{row.name} was not {PAST[verb]}: {holder} has been changing the fleet on socket "
+                        f"{row.socket} for over {time.monotonic() - started:.0f}s; try again when it has finished"
+                    ) from None
+                if turn == 0:
+                    told(f"{row.name}: waiting for {holder} to finish with socket {row.socket}…")
+                time.sleep(LOCK_TURN)
+        yield
+
+
+def stop_agent(row: AgentRow, grace: float, *, told: Told = _quiet, cancelled: t.Callable[[], bool] = _never) -> str:
+    """Stop *row*'s agent as ``fleet stop --pane`` does (its pane stays; its conversation resumable),
+    holding its fleet's lock.
 
     The pane is the row's own (``%N``), not whichever pane carries its label now.
     """
+    with fleet_held(row, "stop", told=told, cancelled=cancelled):
+        return _stopped(row, grace)[0]
+
+
+def restart_agent(
+    row: AgentRow, grace: float, *, told: Told = _quiet, cancelled: t.Callable[[], bool] = _never
+) -> str:
+    """Stop *row*'s agent gracefully, then start its pane's command again in the fleet's environment
+    (:func:`claude_shepherd.fleet.builder.respawn`): it resumes its conversation. One hold of the
+    fleet's lock covers both, so no other verb acts between them."""
+    from claude_shepherd.fleet.builder import respawn
+
+    with fleet_held(row, "restart", told=told, cancelled=cancelled):
+        said, pane_left = _stopped(row, grace)
+        if not pane_left:
+            return f"{said}; nothing to restart"
+        respawn(server_of(row), row.status.pane)
+        return f"{said}; restarted"
+
+
+def _stopped(row: AgentRow, grace: float) -> tuple[str, bool]:
+    """Stop *row*'s agent: what to tell the person, and whether its pane is still there."""
     from claude_shepherd.fleet.stop import stop
 
     result = stop(server_of(row), [row.fleet], grace=grace, pane_ids={row.status.pane})
+    if not result.panes:
+        return f"{row.name}: its pane is gone already", False
     if result.leftovers:
-        return f"{row.name}: {len(result.leftovers)} process(es) survived SIGKILL"
-    return f"{row.name}: {result.panes[0].outcome}" if result.panes else f"{row.name}: its pane is gone already"
-
-
-def restart_agent(row: AgentRow, grace: float) -> str:
-    """Stop *row*'s agent gracefully, then start its pane's command again: it resumes its conversation."""
-    from claude_shepherd.fleet.builder import respawn
-
-    stopped = stop_agent(row, grace)
-    respawn(server_of(row), row.status.pane)
-    return f"{stopped}; restarted"
+        return f"{row.name}: {len(result.leftovers)} process(es) survived SIGKILL", True
+    return f"{row.name}: {result.panes[0].outcome}", True
 
 
 def log_lines(row: AgentRow, count: int = 500) -> list[str]:
