@@ -28,9 +28,11 @@ from claude_shepherd.fleet.tmux import FleetServer, pane_history
 from claude_shepherd.supervisor.printable import printable
 from claude_shepherd.supervisor.session.paths import display_name
 
-NEEDS_YOU, ERROR, EXITED, WORKING, DONE = "needs-you", "error", "exited", "working", "done"
-URGENCY: dict[str, int] = {NEEDS_YOU: 0, ERROR: 1, EXITED: 2, WORKING: 3, DONE: 4}
-"""The order of the rows: what needs the person first; an agent with no state yet comes last."""
+from claude_shepherd.hooks.pane_notify import DONE, ERROR, EXITED, NEEDS_YOU, STOPPED, WORKING
+
+URGENCY: dict[str, int] = {NEEDS_YOU: 0, ERROR: 1, EXITED: 2, WORKING: 3, DONE: 4, "": 5, STOPPED: 6}
+"""The order of the rows: what needs the person first; an agent with no state yet, then one stopped on
+request, come last."""
 
 
 @dataclass(frozen=True)
@@ -211,7 +213,7 @@ def totals(rows: t.Sequence[AgentRow]) -> list[str]:
     lines: list[str] = []
     for fleet in fleets_of(rows):
         mine = [r for r in rows if (r.fleet, r.socket) == fleet]
-        counts = [f"{n} {state}" for state in URGENCY if (n := sum(r.state == state for r in mine))]
+        counts = [f"{n} {state}" for state in URGENCY if state and (n := sum(r.state == state for r in mine))]
         costs = [r.status.cost_usd for r in mine if r.status.cost_usd is not None]
         parts = [f"{fleet_name(*fleet)}: {len(mine)} agent{'s' * (len(mine) != 1)}", *counts, f"${sum(costs):.2f}"]
         lines.append(" · ".join(parts))

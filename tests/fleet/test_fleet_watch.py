@@ -224,7 +224,7 @@ def test_watch_in_a_real_terminal_attach_restart_stop_log_quit(world: FleetWorld
         key("Down")  # -> C
         key("Enter")  # attach: the terminal shows the fleet with C's pane selected
         wait_until(lambda: world.tmux("list-clients", "-F", "#{client_name}") or None, 15, "a client on the fleet")
-        assert world.panes()["C"]["pane_active"] == "1"
+        wait_until(lambda: world.panes()["C"]["pane_active"] == "1" or None, 10, "C's pane selected")
         world.tmux("detach-client", "-s", "duo")
         shows("AGENT", "STATE")  # back in the watch once the person detaches
 
