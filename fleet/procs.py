@@ -151,6 +151,20 @@ class Table:
         return members, supervisor, self.claude_of(supervisor) if supervisor else None
 
 
+def env_of(proc: Proc) -> dict[str, str]:
+    """*proc*'s environment (the keys the fleet reads), read now when its snapshot left it out: reading
+    every process's environment is most of a snapshot's cost, and a status needs only its agents'."""
+    if not proc.env:
+        handle = proc.handle()
+        if handle is not None:
+            try:
+                full = handle.environ()
+                proc.env = {k: full[k] for k in _ENV_KEYS if k in full}
+            except (psutil.Error, OSError):
+                pass
+    return proc.env
+
+
 def snapshot(*, with_env: bool = True) -> Table:
     """Read every process of the current user (their environment only when asked)."""
     uid = os.getuid()

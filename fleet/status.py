@@ -69,8 +69,9 @@ def pane_state(pane: PaneInfo, supervisor: pr.Proc | None) -> str:
 def sessions_root_of(pane: PaneInfo, supervisor: pr.Proc | None, claude: pr.Proc | None) -> Path:
     """The sessions root this pane's agent uses."""
     for proc in (claude, supervisor):
-        if proc is not None and proc.env.get(SESSIONS_DIR_ENV):
-            return sessions_root(cwd=_cwd(proc) or pane.current_path or None, env=proc.env)
+        env = pr.env_of(proc) if proc is not None else {}
+        if proc is not None and env.get(SESSIONS_DIR_ENV):
+            return sessions_root(cwd=_cwd(proc) or pane.current_path or None, env=env)
     cwd = (_cwd(supervisor) if supervisor else None) or pane.current_path or None
     return sessions_root(cwd=cwd, env={})
 
@@ -101,7 +102,7 @@ def find_pane_session(root: Path, pane: PaneInfo, supervisor: pr.Proc | None) ->
 def collect(server: FleetServer, sessions: t.Sequence[str] | None = None) -> list[PaneStatus]:
     """The status of every pane of *sessions* (all sessions of the server when None)."""
     panes = [p for p in list_panes(server) if sessions is None or p.session in sessions]
-    return pane_rows(server.socket_file(), panes, pr.snapshot())
+    return pane_rows(server.socket_file(), panes, pr.snapshot(with_env=False))
 
 
 def pane_rows(socket: str | None, panes: t.Iterable[PaneInfo], table: pr.Table) -> list[PaneStatus]:

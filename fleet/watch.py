@@ -189,7 +189,7 @@ def gather(only: t.Collection[str] = ()) -> Gathered:
     silent = sorted(Path(path).name for path in fleets.unanswered)
     if not fleets.servers:
         return Gathered([], silent)
-    table = pr.snapshot()
+    table = pr.snapshot(with_env=False)  # each agent's own environment is read when its row needs it
     rows: list[AgentRow] = []
     for path, server in fleets.servers.items():
         panes = [p for p in fleets.panes[path] if not only or p.session in only or server.socket_name in only]
