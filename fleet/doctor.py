@@ -253,7 +253,8 @@ def find_duplicate_panes(fleet: Fleet, table: pr.Table, roots: t.Sequence[Path] 
     Two panes with one label are a layout mistake (R6) or an agent that
     relabelled its own pane to pass for another. The pane running the
     supervisor that owns a session bound to the identity is the one the
-    sessions mean; when that does not single one out, the first pane keeps it.
+    sessions mean; when none does, the one pane running an agent keeps it, and
+    with two such panes nothing is renamed: the person says which is the impostor.
     """
     findings: list[Finding] = []
     for socket, panes in fleet.panes.items():
@@ -278,8 +279,21 @@ def find_duplicate_panes(fleet: Fleet, table: pr.Table, roots: t.Sequence[Path] 
                     "@pane_label NAME)",
                 ))  # fmt: skip
                 continue
-            keeper = holders[0] if holders else group[0]
-            why = "its agent holds the sessions bound to it" if holders else "it comes first"
+            live = [p for p in group if table.agent_of(socket, p)[1] is not None]  # panes running an agent
+            if not holders and len(live) > 1:
+                # No binding says which agent the label means, and either may be the impostor: a guess
+                # would rename the real agent's pane. The person decides.
+                findings.append(Finding(
+                    "duplicate-pane",
+                    f"panes {', '.join(p.pane_id for p in group)} on {Path(socket).name} share the identity "
+                    f"{identity}, and no session bound to it says which is meant: one agent may have relabelled "
+                    f"its pane; relabel the impostor by hand (tmux -L {Path(socket).name} set-option -p -t %N "
+                    "@pane_label NAME)",
+                ))  # fmt: skip
+                continue
+            keeper = holders[0] if holders else (live or group)[0]
+            why = "its agent holds the sessions bound to it" if holders else \
+                "it is the one running an agent" if live else "it comes first"  # fmt: skip
             for pane in (p for p in group if p is not keeper):
                 number = 2
                 while f"{pane.session}:{pane.window}:{pane.label}-{number}" in taken:

@@ -29,6 +29,7 @@ from filelock import FileLock, Timeout
 from claude_shepherd.fleet.live import socket_dir
 from claude_shepherd.supervisor.env import FLEET_LOCK_TIMEOUT_ENV
 from claude_shepherd.supervisor.errors import ShepherdError
+from claude_shepherd.supervisor.session.numbers import parse_pid
 
 DEFAULT_TIMEOUT = 60.0
 """Seconds a verb waits for another one on the same fleet (a stop with its grace fits well inside)."""
@@ -59,9 +60,11 @@ def holder_of(socket_name: str) -> str:
     """Who holds the lock, as its holder wrote it ("" when unknown): for the person who waits."""
     try:
         data = json.loads(_holder_path(socket_name).read_text(encoding="utf-8"))
-        return f"{str(data['command'])[:60]} (pid {int(data['pid'])})"
-    except (OSError, ValueError, KeyError, TypeError):
+        pid = parse_pid(str(data["pid"]))
+        command = data["command"]
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):  # any process of this user may write it
         return ""
+    return f"{str(command)[:60]} (pid {pid})" if pid is not None and isinstance(command, str) else ""
 
 
 def _ensure_dir(path: Path) -> None:

@@ -277,17 +277,22 @@ def one_line_field(name: str) -> str:
     return f"#{{s/[\t\n\r\x1f]/\ufffd/:{name}}}"
 
 
-PANE_ID_FORMAT = "#{pane_pid}\t" + "\t".join(one_line_field(f) for f in ("session_name", "window_name", "@pane_label"))
-"""Tab-separated: window names and labels may contain colons."""
+PANE_ID_FORMAT = "#{pane_id}\t#{pane_pid}\t" + "\t".join(
+    one_line_field(f) for f in ("session_name", "window_name", "@pane_label")
+)
+"""One row per pane of the caller's tmux session, tab-separated: window names and labels may contain colons."""
 
 
 def current_pane_id(env: t.Mapping[str, str] | None = None) -> str | None:
     """``{tmux session}:{window}:{@pane_label}`` of the calling fleet pane, else None.
 
-    One tmux call with a timeout, targeted at ``$TMUX_PANE`` (the calling pane,
-    not the focused one). ``$TMUX_PANE`` is only a claim: the pane counts only
-    if its own process is one of our ancestors, so an agent cannot speak for
-    another agent's pane by naming it.
+    One tmux call with a timeout, listing the panes of ``$TMUX_PANE``'s session
+    (the calling pane, not the focused one). ``$TMUX_PANE`` is only a claim: the
+    pane counts only if its own process is one of our ancestors, so an agent
+    cannot speak for another agent's pane by naming it. An identity two panes
+    carry is nobody's: an agent can set its own pane's label to another's, and
+    then neither pane may bind, record or resume anything under it until the
+    person gives each pane its own label.
     """
     env = os.environ if env is None else env
     socket = fleet_socket(env)
@@ -295,14 +300,23 @@ def current_pane_id(env: t.Mapping[str, str] | None = None) -> str | None:
         return None
     from claude_shepherd.supervisor.session.programs import run_tmux
 
-    out = run_tmux(socket, ["display-message", "-p", "-t", env["TMUX_PANE"], PANE_ID_FORMAT], env)
+    me = env["TMUX_PANE"]
+    out = run_tmux(socket, ["list-panes", "-s", "-t", me, "-F", PANE_ID_FORMAT], env)
     if out is None or out.returncode != 0:
         return None
-    pane_pid, _, rest = out.stdout.rstrip("\n").partition("\t")
-    pid = parse_pid(pane_pid)
-    if pid is None or not is_ancestor(pid):
+    identities: dict[str, str | None] = {}
+    mine: str | None = None
+    pid: int | None = None
+    for row in out.stdout.splitlines():
+        pane, pane_pid, rest = (row.split("\t", 2) + ["", ""])[:3]
+        identities[pane] = pane_id_from_parts(*rest.split("\t", 2))
+        if pane == me:
+            mine, pid = identities[pane], parse_pid(pane_pid)
+    if pid is None or not is_ancestor(pid) or mine is None:
         return None
-    return pane_id_from_parts(*rest.split("\t", 2))
+    if sum(identity == mine for identity in identities.values()) > 1:
+        return None
+    return mine
 
 
 def pane_id_from_parts(session: str = "", window: str = "", label: str = "") -> str | None:

@@ -83,6 +83,11 @@ def resolve_session_dir(arg: str, root: Path, cwd: str | Path | None = None) -> 
                 f"{arg!r} has invisible or control characters in its name; use letters, digits and _ "
                 f"(like 2026_02_07_TOPIC), so no session can pass for another"
             )
+        if not name.isascii() and _looks_like_another(name):
+            raise SessionPathError(
+                f"{arg!r} has characters that stand for others (fullwidth or compatibility forms), so it "
+                f"could pass for another session; use plain letters, digits and _ (like 2026_02_07_TOPIC)"
+            )
         if name.startswith("-") or display_name(Path(name)).startswith("-"):
             raise SessionPathError(
                 f"{arg!r}: a session name cannot start with '-' (after its date either), as it would read "
@@ -98,6 +103,13 @@ def resolve_session_dir(arg: str, root: Path, cwd: str | Path | None = None) -> 
         f"{arg} is not a folder directly inside the sessions root {root}; "
         f"use sessions/NAME (set {SESSIONS_DIR_ENV} to use another root)"
     )
+
+
+def _looks_like_another(name: str) -> bool:
+    """Does *name* change under NFKC (``Ｓ1`` is ``S1``)? Such a name can pose as another in a list."""
+    import unicodedata  # only for names beyond ASCII: the common path imports nothing
+
+    return unicodedata.normalize("NFKC", name) != name
 
 
 def display_name(session_dir: Path) -> str:

@@ -396,6 +396,14 @@ def test_a_session_name_with_invisible_characters_is_refused(project: Path, run_
     assert sorted(p.name for p in (project / "sessions").iterdir() if not p.name.startswith(".")) == ["THEIRS"]
 
 
+@pytest.mark.parametrize("name", ["\uff33HEIRS", "THEIRS\u2160", "THE\ufb01"])
+def test_a_session_name_that_can_pass_for_another_is_refused(project: Path, run_session: Run, name: str) -> None:
+    """Fullwidth letters, a Roman numeral, a ligature: each is another name's letters once normalised."""
+    write_state(project, mine(), rel="sessions/THEIRS")
+    refused(run_session("activate", f"sessions/{name}", "implement"), "stand for others")
+    assert sorted(p.name for p in (project / "sessions").iterdir() if not p.name.startswith(".")) == ["THEIRS"]
+
+
 def test_a_plain_file_where_a_session_would_be_says_so(project: Path, run_session: Run) -> None:
     (project / "sessions" / "2026_NEXT").write_text("squat")
     refused(run_session("activate", "sessions/2026_NEXT", "implement"), "exists and is not a folder")
