@@ -151,7 +151,7 @@ REJECTED = {
     "empty-file": Bad("", ": the file is empty; a layout needs name: and windows:"),
     "not-a-mapping": Bad("- a\n", ":1: a layout is a YAML mapping (name:, windows:, ...), got a list"),
     "no-windows": Bad("name: x\n", ":1: windows is missing; a layout needs at least one window"),
-    "unknown-key": Bad("name: x\nwindws: []\n", ":2: windws: unknown key 'windws' (fleet honours: name, root, "
+    "unknown-key": Bad("name: x\nwindws: []\n", ":2: windws: unknown key 'windws' (did you mean 'windows'? fleet honours: name, root, "
                        "socket_name, tmux_command, tmux_options, on_project_start, pre_window, startup_window, "
                        "startup_pane, attach, windows, notify, notify_on)"),
     "notify-as-a-string": Bad(
