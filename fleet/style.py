@@ -32,7 +32,8 @@ def pane_border_format() -> str:
     state_style = _by_state("@pane_notify", {s: f"#[fg={COLOURS[s]}]" for s in STATES}, "#[fg=colour244]")
     state = f"#{{?pane_dead,,#{{?@pane_notify,{state_style}● #{{@pane_notify}}#[default],}}}}"
     stopped = f"#[fg={COLOURS[STOPPED]}]● {STOPPED}#[default]"
-    exited = f"#[fg={COLOURS[EXITED]}]● {EXITED} #{{pane_dead_status}}#[default]"
+    why = "#{?pane_dead_signal,signal #{pane_dead_signal},#{pane_dead_status}}"  # killed, or its exit status
+    exited = f"#[fg={COLOURS[EXITED]}]● {EXITED} {why}#[default]"
     dead = f"#{{?pane_dead,#{{?#{{==:#{{@pane_notify}},{STOPPED}}},{stopped},{exited}}},}}"
     context = (
         "#{?@pane_context, ctx "
