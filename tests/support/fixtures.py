@@ -17,6 +17,21 @@ import pytest
 BIN = Path(sys.executable).parent
 
 
+SLOW_FIXTURES = frozenset({"world", "fleet_tmux"})
+"""A real tmux server with real agents: seconds a test."""
+SLOW_FILES = frozenset({"test_new_user.py", "test_packaging.py"})
+"""They build and install the project into new virtual environments."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark ``slow`` what needs a tmux fleet, the real Claude Code CLI or a fresh install, so that
+    ``pytest -m "not slow"`` is the fast everyday tier; CI runs everything."""
+    for item in items:
+        path = Path(str(item.fspath))
+        if "e2e" in path.parts or path.name in SLOW_FILES or SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+
+
 def script(name: str) -> str:
     """Absolute path of one of our console scripts in this venv."""
     path = BIN / name
