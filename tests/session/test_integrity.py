@@ -83,7 +83,7 @@ def theirs(proc: subprocess.Popen[bytes], **fields: t.Any) -> dict[str, t.Any]:
         (["dehydrate", S], "# Handover\nplanted\n"),
         (["dehydrate", S, "--no-restart"], "# Handover\nplanted\n"),
         (["update", S, "toolUseWithoutLogsBlockAfter", "1"], ""),
-        (["update", S, "logTemplate", "/tmp/TEMPLATE_EVIL_LOG.md"], ""),
+        (["update", S, "toolUseWithoutLogsWarnAfter", "5"], ""),
         (["phase", S, "3: Ship"], ""),
         (["log", S], "an entry in someone else's log\n"),
         (["target", S, "/etc/passwd"], ""),
@@ -122,6 +122,7 @@ def test_a_session_without_owner_is_not_writable_until_activated(project: Path, 
 def test_a_log_template_cannot_name_our_own_files(project: Path, run_session: Run, template: str) -> None:
     write_state(project, mine())
     before = snapshot(project / S)
+    refused(run_session("activate", S, "implement", input=json.dumps({"logTemplate": template})), "logTemplate")
     refused(run_session("update", S, "logTemplate", template), "logTemplate")
     assert snapshot(project / S) == before
 
