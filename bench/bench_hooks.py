@@ -183,12 +183,11 @@ def main() -> None:
         # A second active session whose heartbeat counts: every call writes the state.
         counting = "sessions/2026_11_22_COUNTING"
         counting_env["CLAUDE_SUPERVISOR_PID"] = str(os.getppid())
-        for argv in (["activate", counting, "implement"], ["phase", counting, "2: Work"],
-                     ["update", counting, "logTemplate", "~/.claude/TEMPLATE_IMPLEMENTATION_LOG.md"],
-                     ["update", counting, "toolUseWithoutLogsBlockAfter", "50"],
-                     ["update", counting, "toolUseWithoutLogsWarnAfter", "50"]):
+        settings = json.dumps({F.LOG_TEMPLATE: "~/.claude/TEMPLATE_IMPLEMENTATION_LOG.md",
+                               F.BLOCK_AFTER: 50, F.WARN_AFTER: 50}).encode()
+        for argv, given in ((["activate", counting, "implement"], settings), (["phase", counting, "2: Work"], b"")):
             subprocess.run([str(BIN / "session"), *argv], cwd=project, env=counting_env, check=True,
-                           capture_output=True, stdin=subprocess.DEVNULL)
+                           capture_output=True, input=given)
         commands["installed, heartbeat writing state"] = (installed, counting_env)
 
         for argv, run_env in commands.values():  # warm up: bytecode, index, page cache

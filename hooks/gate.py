@@ -25,7 +25,7 @@ TAG = "§CMD_REQUIRE_ACTIVE_SESSION"
 NEW_SESSION = "session activate sessions/YYYY_MM_DD_TOPIC SKILL"
 ALLOWED_MEANWHILE = (
     "Until then only AskUserQuestion, Skill, a single `session` command and reading standards "
-    "(CLAUDE.md and the other standards of ~/.claude/ — settings.json, agents/, commands/, skills/, plugins/ — "
+    "(CLAUDE.md and the other standards of ~/.claude/ — agents/, commands/, skills/, plugins/ — "
     "the project's .claude/, MEMORY.md, the sessions folder) are allowed."
 )
 

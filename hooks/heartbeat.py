@@ -12,7 +12,7 @@ is counted like any work. Only a ``session
 log`` that really appended an entry resets the counters, and it does so itself
 (:func:`claude_shepherd.supervisor.session.transitions.record_log_entry`) — the hook never resets on
 seeing the command, which may fail, print its help or name another session.
-``session`` commands, reading standards or the log template pass; Task/Agent
+``session`` commands and reading standards (where a skill keeps its log template) pass; Task/Agent
 calls are not counted (their sub-agent's calls are, in its own transcript), but
 once the counter has reached the block threshold they are denied like
 everything else. Every other call counts, repeated Edits of one file included.
@@ -65,13 +65,14 @@ def threshold(state: t.Mapping[str, t.Any], field: str, default: int) -> int:
     return min(value, MAX_BLOCK_AFTER)
 
 
-def _uncounted_read(call: ToolCall, template: str, cwd: str, env: t.Mapping[str, str]) -> bool:
-    """Reading the standards under ``~/.claude`` or the log template itself."""
+def _uncounted_read(call: ToolCall, cwd: str, env: t.Mapping[str, str]) -> bool:
+    """Reading the standards under ``~/.claude``, where a skill keeps its log template.
+
+    The template's own path is no pass: the agent names it, so it could name any file.
+    """
     home = env.get("HOME") or os.path.expanduser("~")
     real = resolve(call.file_path or "", cwd, home)
-    if real is None:
-        return False
-    return real == resolve(template, cwd, home) or is_standard(real, env)
+    return real is not None and is_standard(real, env)
 
 
 def _loading(state: dict[str, t.Any], call: ToolCall, dir_arg: str) -> Verdict:
@@ -101,7 +102,7 @@ def heartbeat(
     key = call.transcript_key
     if call.is_session_command:
         return PASS
-    if call.name == READ and _uncounted_read(call, template, cwd, env):
+    if call.name == READ and _uncounted_read(call, cwd, env):
         return PASS
     if state.get(F.LOADING) is True:
         return _loading(state, call, dir_arg)

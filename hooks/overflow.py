@@ -127,3 +127,56 @@ def overflow_gate(
     if overflowed_in(state, conversation):
         return overflow_reason(usage, config, state, dir_arg)
     return None
+
+
+NO_RESTART = "--no-restart"
+ENDS_CLAUDE = frozenset({"restart", "dehydrate"})
+"""``session`` commands after which this Claude must not run on: the watchdog ends it."""
+
+
+def ends_claude(call: ToolCall) -> str | None:
+    """The ``session`` command (restart, dehydrate) of *call* that ends this Claude, else None.
+
+    Only the exact ``--no-restart`` keeps Claude running: an abbreviation argparse would accept is treated
+    as a restart, which costs nothing but a foreground run.
+    """
+    invocation = call.invocation
+    if not call.is_session_command or invocation is None or NO_RESTART in invocation.args:
+        return None
+    command = next((arg for arg in invocation.args if not arg.startswith("-")), None)
+    return command if command in ENDS_CLAUDE else None
+
+
+def _timeout_ms(value: t.Any) -> float | None:
+    """A Bash ``timeout`` in milliseconds; None when it is no plain number (a bool, nan, a sign, an exponent)."""
+    from claude_shepherd.supervisor.session.numbers import parse_decimal
+
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        return None
+    return parse_decimal(value if isinstance(value, str) else str(value), maximum=1e15)
+
+
+def restart_returns_reason(call: ToolCall, env: t.Mapping[str, str]) -> str | None:
+    """Deny a restart the Bash tool would return from before the watchdog ends Claude.
+
+    In the background (``run_in_background``) Claude Code answers at once, and a ``timeout`` shorter than
+    the restart's wait kills it after ``killRequested`` is written but before the watchdog is signalled:
+    either way the model reads a result and sends one more request.
+    """
+    command = ends_claude(call)
+    if command is None:
+        return None
+    background = call.input.get("run_in_background")
+    timeout = call.input.get("timeout")
+    if (background is None or background is False) and timeout is None:
+        return None
+    from claude_shepherd.supervisor.session.cli import restart_wait
+
+    need = restart_wait(env) * 1000
+    given = None if timeout is None else _timeout_ms(timeout)
+    if (background is None or background is False) and given is not None and given >= need:
+        return None
+    return (
+        f"{TAG}: `session {command}` ends this Claude and must not return to you. Run it again in the "
+        f"foreground (no run_in_background) and without a timeout (or one of at least {need:.0f} ms)."
+    )

@@ -2,6 +2,7 @@
 
 0. protected files: no Write/Edit of the state, the index, another session,
    our code, the shell snapshots or the settings that hold our hooks;
+   a ``session restart``/``dehydrate`` the Bash tool would return from (background, short timeout);
 1. the session gate (read-only),
 2. the overflow gate and 3. the heartbeat, both applied to the session's state
    in *one* locked read-modify-write, so a call denied by an earlier rule is
@@ -24,7 +25,7 @@ from claude_shepherd.hooks.context import newest, stored_usage, transcript_usage
 from claude_shepherd.hooks.gate import session_gate
 from claude_shepherd.hooks.heartbeat import Verdict, heartbeat
 from claude_shepherd.hooks.locate import locate, session_arg
-from claude_shepherd.hooks.overflow import overflow_gate, starts_dehydrate
+from claude_shepherd.hooks.overflow import overflow_gate, restart_returns_reason, starts_dehydrate
 from claude_shepherd.hooks.protected_paths import protected_reason
 from claude_shepherd.hooks.protocol import PRE_TOOL_USE, add_context, deny, one_line, parse_input
 from claude_shepherd.hooks.tool_call import ToolCall, classify
@@ -49,7 +50,8 @@ def failure_reason(problem: str) -> str:
 
 def decide(call: ToolCall, cwd: str, config: hook_config.Config, env: t.Mapping[str, str]) -> str:
     caller = locate(cwd, env)
-    reason = protected_reason(call, caller, cwd, env) or session_gate(call, caller, config, cwd, env)
+    reason = (protected_reason(call, caller, cwd, env) or restart_returns_reason(call, env)
+              or session_gate(call, caller, config, cwd, env))
     if reason is not None:
         return deny(reason)
     found = caller.found

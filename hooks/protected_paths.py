@@ -8,9 +8,10 @@ root this user's supervisors and ``session activate`` recorded
 (:mod:`claude_shepherd.supervisor.session.roots`, read for these tools only),
 with that registry itself — our own code and the ``session`` shim (every
 "allowed" ``session`` call would run the agent's code), Claude's shell
-snapshots and the shell start-up files they are made from (a ``session()``
-function there shadows the command), the settings that hold our hooks, the
-``/session`` skill, and the tmux the hooks run. Write, Edit, MultiEdit and
+snapshots, the shell start-up files they are made from and the completion
+scripts those load (a ``session()`` function there shadows the command), the settings that hold our hooks,
+the configs whose MCP servers Claude starts (``~/.claude.json``, ``$CLAUDE_CONFIG_DIR/.claude.json``, the
+project's ``.mcp.json``), the ``/session`` skill, and the tmux the hooks run. Write, Edit, MultiEdit and
 NotebookEdit of any of them are denied, before every other rule.
 
 The target is judged both as written (made absolute, ``~`` expanded) and
@@ -29,7 +30,7 @@ from claude_shepherd.hooks.read_whitelist import CONFIG_DIR_ENV, PROJECT_DIR_ENV
 from claude_shepherd.hooks.tool_call import ToolCall
 from claude_shepherd.supervisor.session.fields import STATE_FILE
 from claude_shepherd.supervisor.session.index import INDEX_DIRNAME
-from claude_shepherd.supervisor.session.paths import project_root
+from claude_shepherd.supervisor.session.paths import project_root, sessions_root
 from claude_shepherd.supervisor.session.programs import tmux_path
 
 TYPE_CHECKING = False
@@ -48,6 +49,9 @@ SHIM_PARENT = "claude-shepherd"
 SHELL_STARTUP_FILES = (".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".bash_aliases", ".profile",
                        ".zshrc", ".zshenv", ".zprofile", ".zlogin")
 SETTINGS_FILES = ("settings.json", "settings.local.json")
+CLAUDE_JSON = ".claude.json"
+MCP_JSON = ".mcp.json"
+STARTS_CODE = "a Claude config whose MCP servers run at Claude's next start"
 TAG = "§CMD_PROTECTED_FILE"
 
 
@@ -102,7 +106,9 @@ def _protected(cwd: str, root: str, env: t.Mapping[str, str]) -> list[tuple[str,
     found += [(os.path.join(bindir, s), "claude-shepherd's installed commands") for s in OUR_SCRIPTS]
     found.append((sys.executable, "the interpreter the hooks run on"))
     found.append((os.path.join(cache, SHIM_PARENT), "the session command's shim folder"))
+    found.append((os.path.join(home, CLAUDE_JSON), STARTS_CODE))
     for config in configs:
+        found.append((os.path.join(config, CLAUDE_JSON), STARTS_CODE))
         found.append((os.path.join(config, "shell-snapshots"), "Claude's shell snapshots"))
         # The overflow gate reads usage from the transcripts, as the source an agent cannot easily write.
         found.append((os.path.join(config, "projects"), "Claude's transcripts"))
@@ -116,10 +122,14 @@ def _protected(cwd: str, root: str, env: t.Mapping[str, str]) -> list[tuple[str,
         found += [(os.path.join(project, ".claude", name), "a settings file holding the hooks")
                   for name in SETTINGS_FILES]
         found += _session_skill(os.path.join(project, ".claude"))
+        found.append((os.path.join(project, MCP_JSON), STARTS_CODE))
     zdotdir = env.get("ZDOTDIR", "").strip()
     for base in {home, zdotdir} if zdotdir and os.path.isabs(zdotdir) else {home}:
         found += [(os.path.join(base, name), "a shell start-up file (Claude's shell snapshots are made from it)")
                   for name in SHELL_STARTUP_FILES]
+    from claude_shepherd.supervisor.session.completion_files import script_paths
+
+    found += [(path, "a completion script the shell's start-up files load") for path in script_paths(home)]
     tmux = tmux_path(env)
     if tmux is not None:
         found.append((tmux, "the tmux the hooks run"))
@@ -145,11 +155,23 @@ def _other_session(path: str, root: str, own_session: str | None) -> bool:
     return name != own_session or os.sep not in relative
 
 
+def _own_project(env: t.Mapping[str, str]) -> set[str]:
+    """The project Claude Code started in (``CLAUDE_PROJECT_DIR``, which a `cd` does not move), if set."""
+    project = env.get(PROJECT_DIR_ENV, "").strip()
+    return {project, os.path.realpath(project)} if project and os.path.isabs(project) else set()
+
+
+def _roots_of(projects: set[str], env: t.Mapping[str, str]) -> set[str]:
+    """The sessions root of each of *projects*, as written and symlink-resolved."""
+    found = {str(sessions_root(cwd=project, env=env)) for project in projects}
+    return found | {os.path.realpath(root) for root in found}
+
+
 def _foreign_root(path: str, recorded: t.AbstractSet[str], own: set[str], here: set[str]) -> str | None:
     """The recorded sessions root, not the caller's own, that holds *path*, if any (each protected whole).
 
     One set lookup per ancestor of *path*, however many roots are recorded. A recorded root around
-    the caller's working directory or own root (``/``, a home) protects nothing for it, and one
+    the caller's project or own root (``/``, a home) protects nothing for it, and one
     inside its own root adds nothing: anyone may record a root, so a root can add protection but
     never stop another agent's work in its own project.
     """
@@ -177,7 +199,11 @@ def protected_reason(call: ToolCall, caller: Caller, cwd: str, env: t.Mapping[st
 
     roots = {root, os.path.realpath(root)}
     recorded = known_roots(env)
-    here = {os.path.realpath(cwd), *roots}
+    # The caller's own root and project come from where Claude Code started it, never from the hook's cwd:
+    # the agent moves that with `cd`, into another root it must not be exempted from.
+    project = _own_project(env)
+    own_roots = _roots_of(project, env) if project else roots
+    here = {*own_roots, *project}
     protected = _protected(cwd, root, env)
     for form in _forms(path, cwd, home):
         what = None
@@ -186,7 +212,7 @@ def protected_reason(call: ToolCall, caller: Caller, cwd: str, env: t.Mapping[st
             what = "a session's state file (or its lock)"
         elif any(_other_session(form, r, own) for r in roots):
             what = "outside your own session folder in the sessions root"
-        elif _foreign_root(form, recorded, roots, here) is not None:
+        elif _foreign_root(form, recorded, own_roots, here) is not None:
             what = "in another sessions root (its sessions belong to other agents)"
         else:
             for place, kind in protected:

@@ -1,13 +1,14 @@
 """May the session gate let a Read through before a session is active?
 
 Only to load standards and session material: the standards of ``~/.claude/``
-(and ``$CLAUDE_CONFIG_DIR``) — its top-level markdown (``CLAUDE.md``, …),
-``settings.json`` and the folders ``agents/``, ``commands/``, ``skills/``,
-``plugins/``, ``output-styles/`` and ``.directives/`` — the project's
+(and ``$CLAUDE_CONFIG_DIR``) — its top-level markdown (``CLAUDE.md``, …) and
+the folders ``agents/``, ``commands/``, ``skills/``, ``plugins/``,
+``output-styles/`` and ``.directives/`` but no ``.git`` in them — the project's
 ``.claude/``, the sessions root, or a file named ``CLAUDE.md`` / ``MEMORY.md``.
 Everything else in ``~/.claude`` is secret or conversation data
-(``.credentials.json``, ``history.jsonl``, ``projects/``' transcripts, ``todos/``,
-shell snapshots …) and is not read before a session is active; credential files
+(``.credentials.json``, ``settings.json``'s ``env`` and ``apiKeyHelper``, a
+plugin checkout's ``.git/config`` tokens, ``history.jsonl``, ``projects/``'
+transcripts, ``todos/``, shell snapshots …) and is not read before a session is active; credential files
 (``.credentials*``, ``.env*``, ``*.pem``, ``*.key``) are never whitelisted anywhere.
 The bash original matched the raw string, so ``/etc/.claude/../passwd`` passed
 (docs/DESIGN.md appendix A). Here the path is made absolute against the hook's
@@ -29,7 +30,8 @@ if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are ne
 STANDARD_FILE_NAMES = frozenset({"CLAUDE.md", "MEMORY.md"})
 STANDARD_FOLDERS = ("agents", "commands", "skills", "plugins", "output-styles", ".directives")
 """The folders of a Claude config dir that hold standards (``.directives`` is the bash era's)."""
-STANDARD_SETTINGS = "settings.json"
+GIT_DIR = ".git"
+"""Never a standard: a checkout's ``.git/config`` may hold the token it was cloned with."""
 SECRET_PREFIXES = (".credentials", ".env")
 SECRET_SUFFIXES = (".pem", ".key")
 
@@ -70,8 +72,8 @@ def _standard_entry(relative: str) -> bool:
     """Is *relative* (to a config dir) one of its standards?"""
     first, _, rest = relative.partition(os.sep)
     if rest:
-        return first in STANDARD_FOLDERS
-    return first in STANDARD_FOLDERS or first == STANDARD_SETTINGS or first.endswith(".md")
+        return first in STANDARD_FOLDERS and GIT_DIR not in rest.split(os.sep)
+    return first in STANDARD_FOLDERS or first.endswith(".md")
 
 
 def standards_verdict(real: str, env: t.Mapping[str, str]) -> bool | None:
@@ -89,8 +91,8 @@ def standards_verdict(real: str, env: t.Mapping[str, str]) -> bool | None:
     for config in configs:
         for name in STANDARD_FOLDERS:
             linked = os.path.join(config, name)
-            if os.path.islink(linked) and is_under(real, os.path.realpath(linked)):
-                return True
+            if os.path.islink(linked) and is_under(real, target := os.path.realpath(linked)):
+                return GIT_DIR not in os.path.relpath(real, target).split(os.sep)
     return None
 
 

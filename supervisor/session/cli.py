@@ -439,10 +439,12 @@ def _own_claude() -> tuple[int, str | None]:
     return current, start_token(current)
 
 
-def _restart_wait() -> float:
+def restart_wait(env: t.Mapping[str, str] | None = None) -> float:
+    """Seconds a restart waits for its Claude to be gone: the PreToolUse hook refuses a Bash timeout below it."""
     from claude_shepherd.supervisor.claude_run.watchdog import DEFAULT_GRACE
 
-    grace = parse_decimal(os.environ.get(KILL_GRACE_ENV, "").strip(), maximum=3600)
+    env = os.environ if env is None else env
+    grace = parse_decimal(env.get(KILL_GRACE_ENV, "").strip(), maximum=3600)
     return (DEFAULT_GRACE if grace is None else grace) + RESTART_MARGIN
 
 
@@ -473,7 +475,7 @@ def _end_this_claude(watchdog: int | None, prompt: str) -> None:
         _say(f"  claude {json.dumps(prompt)}")
         return
     claude = _own_claude()
-    limit = _restart_wait()
+    limit = restart_wait()
     _say(f"Restart prepared. Signaling watchdog (PID {watchdog}) to kill Claude...")
     sys.stdout.flush()
     try:

@@ -59,13 +59,15 @@ def install(prog: str, shell: str, home: Path) -> tuple[Path, Path | None]:
     """Write the completion script and load it from the shell's start-up file; (script, start-up file)."""
     rc: Path | None
     line: str | None
+    from claude_shepherd.supervisor.session.completion_files import script_path
+
+    path = Path(script_path(prog, shell, str(home)))
     if shell == "bash":
-        path = home / ".bash_completions" / f"{prog}.sh"
         rc, line = home / ".bashrc", f"source '{path}'"
     elif shell == "zsh":
-        path, rc, line = home / ".zfunc" / f"_{prog}", home / ".zshrc", "fpath+=~/.zfunc; autoload -Uz compinit; compinit"
+        rc, line = home / ".zshrc", "fpath+=~/.zfunc; autoload -Uz compinit; compinit"
     else:
-        path, rc, line = home / ".config" / "fish" / "completions" / f"{prog}.fish", None, None
+        rc, line = None, None
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(script(prog, shell) + "\n", encoding="utf-8")
     if rc is not None and line is not None:

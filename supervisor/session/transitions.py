@@ -65,9 +65,10 @@ PROTECTED_FROM_STDIN: frozenset[str] = frozenset(
 """Fields an activation's stdin JSON may not set: they belong to the transitions
 (the skill is the command line's, validated there; the phase only moves by ``session phase``)."""
 
-PROTECTED_FROM_UPDATE: frozenset[str] = PROTECTED_FROM_STDIN | {F.PHASES}
-"""Fields ``session update`` may not set: ``phases`` is declared once, at activation,
-so redeclaring it cannot open a path around the phase order and its proofs."""
+PROTECTED_FROM_UPDATE: frozenset[str] = PROTECTED_FROM_STDIN | {F.PHASES, F.LOG_TEMPLATE}
+"""Fields ``session update`` may not set: ``phases`` and ``logTemplate`` are declared at
+activation, so redeclaring them cannot open a path around the phase order and its proofs,
+nor move the heartbeat's template onto another file."""
 
 
 class TransitionError(ShepherdError):
@@ -190,6 +191,8 @@ def activate(
     state[F.LIFECYCLE] = Lifecycle.DEHYDRATING if dehydrating else Lifecycle.ACTIVE
     if grant_bootstrap:
         state[F.LOADING] = True
+    elif state.get(F.BOOTSTRAP_CONVERSATION) != session_id:
+        state.pop(F.LOADING, None)  # a bootstrap left by another conversation is not this one's to finish
     if carried is not None:
         carry_tool_calls(state, carried)
     state[F.OVERFLOWED] = still_overflowed

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -171,8 +173,8 @@ def test_dehydrating_without_an_overflow_is_counted(project: Path, env: dict[str
 
 def test_phase_resets_counters_and_loading_gates_counting(project: Path, env: dict[str, str], run_session) -> None:
     """Through the real CLI: activate (loading) → uncounted; phase → counting starts from {}."""
-    assert run_session("activate", "sessions/2026_11_22_CLI", "implement").returncode == 0
-    assert run_session("update", "sessions/2026_11_22_CLI", "logTemplate", TEMPLATE).returncode == 0
+    assert run_session("activate", "sessions/2026_11_22_CLI", "implement",
+                       input='{"logTemplate": "%s"}' % TEMPLATE).returncode == 0
     session_dir = project / "sessions" / "2026_11_22_CLI"
     for _ in range(4):
         answer = call("pre-tool-use", grep(project), env)
@@ -234,3 +236,46 @@ def test_releasing_and_retaking_a_session_does_not_reopen_bootstrap(project: Pat
     assert run_session("deactivate", a, input="done", env=conv).returncode == 0
     assert run_session("activate", a, "implement", "--user-approved", "Reason: again", env={"CLAUDE_CODE_SESSION_ID": "conv-2"}).returncode == 0
     assert state(project / a).get(F.LOADING) is True
+
+
+def _dead_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+def test_a_bootstrap_another_conversation_left_is_not_taken_over(
+    project: Path, env: dict[str, str], run_session
+) -> None:
+    """A conversation past its bootstrap that takes over a session still loading for another
+    (dead) conversation gets no second passthrough, and its first phase there lowers nothing."""
+    conv = {"CLAUDE_CODE_SESSION_ID": "conv-1"}
+    left = activate(project, "2026_11_22_LEFT", logTemplate=TEMPLATE)
+    set_fields(left, loading=True, bootstrapConversation="conv-0", sessionId="conv-0", pid=_dead_pid(), pidStart=None)
+    mine = "sessions/2026_11_22_MINE"
+    assert run_session("activate", mine, "implement", input='{"logTemplate": "%s"}' % TEMPLATE, env=conv).returncode == 0
+    assert run_session("phase", mine, "2: Work", env=conv).returncode == 0
+    hook = dict(env, CLAUDE_CODE_SESSION_ID="conv-1")
+    assert [call("pre-tool-use", grep(project), hook).denied for _ in range(10)][-1]
+    assert run_session("activate", "sessions/2026_11_22_LEFT", "implement", env=conv).returncode == 0
+    assert state(left).get(F.LOADING) is not True
+    assert call("pre-tool-use", grep(project), hook).denied
+    assert run_session("phase", "sessions/2026_11_22_LEFT", "2: Work", env=conv).returncode == 0
+    assert call("pre-tool-use", grep(project), hook).denied, "the first phase there starts nothing afresh"
+
+
+def test_the_log_template_is_declared_at_activation_and_names_no_free_read(
+    project: Path, env: dict[str, str], run_session
+) -> None:
+    """`session update` cannot move the template, and a template outside the standards is read counted."""
+    name = "sessions/2026_11_22_TPL"
+    notes = project / "docs" / "design.md"
+    notes.parent.mkdir()
+    notes.write_text("design\n")
+    assert run_session("activate", name, "implement", input='{"logTemplate": "docs/design.md"}').returncode == 0
+    assert run_session("phase", name, "2: Work").returncode == 0
+    moved = run_session("update", name, "logTemplate", "docs/other.md")
+    assert moved.returncode != 0 and "logTemplate" in moved.stderr
+    assert state(project / name)[F.LOG_TEMPLATE] == "docs/design.md"
+    assert call("pre-tool-use", tool(project, "Read", file_path=str(notes)), env).allowed
+    assert counter(project / name) == 1

@@ -359,3 +359,47 @@ def test_a_stored_reading_from_the_future_does_not_outvote_the_transcript(projec
     activate(project, contextUsage=0.01, contextUsageAt="2999-01-01T00:00:00Z")
     write_transcript(project, assistant_line(170_000, timestamp="2026-11-22T10:00:00.000Z"))
     assert OVERFLOW in call("pre-tool-use", grep(project), env).reason
+
+
+# --------------------------------------------------------------------------- a restart that returns to the model
+
+RESTART = "session restart sessions/2026_11_22_TOPIC"
+DEHYDRATE = "session dehydrate sessions/2026_11_22_TOPIC <<'EOF'\n# Handover\nEOF"
+
+
+@pytest.mark.parametrize("command", [RESTART, DEHYDRATE])
+@pytest.mark.parametrize("extra", [
+    {"run_in_background": True}, {"run_in_background": "true"}, {"run_in_background": 1},
+    {"run_in_background": "false"}, {"timeout": 1000}, {"timeout": 4999.5}, {"timeout": "100"},
+    {"timeout": True}, {"timeout": -1}, {"timeout": float("nan")}, {"timeout": 10**30}, {"timeout": [6000]},
+    {"timeout": 600000, "run_in_background": True},
+])
+def test_a_restart_the_bash_tool_would_return_from_is_denied(
+    project: Path, env: dict[str, str], command: str, extra: dict
+) -> None:
+    """In the background, or killed by a timeout before the watchdog acts, the model would read its result."""
+    answer = call("pre-tool-use", bash(project, command, **extra), env)
+    assert answer.denied, extra
+    assert "in the foreground (no run_in_background) and without a timeout" in answer.reason
+    assert "5000 ms" in answer.reason, "the watchdog's grace (3 s) and the restart's margin (2 s)"
+
+
+@pytest.mark.parametrize("command, extra", [
+    (RESTART, {}), (RESTART, {"run_in_background": False}), (RESTART, {"timeout": 5000}),
+    (DEHYDRATE, {"timeout": "600000"}),
+    ("session dehydrate sessions/2026_11_22_TOPIC --no-restart <<'EOF'\n# Handover\nEOF", {"run_in_background": True}),
+    ("session find", {"run_in_background": True, "timeout": 1}),
+    ("session restart --help", {}),
+])
+def test_a_restart_in_the_foreground_and_other_session_commands_pass(
+    project: Path, env: dict[str, str], command: str, extra: dict
+) -> None:
+    assert call("pre-tool-use", bash(project, command, **extra), env).allowed
+
+
+def test_the_restart_timeout_follows_the_watchdogs_grace(project: Path) -> None:
+    """Through the installed claude-hook: a longer grace needs a longer timeout."""
+    env = hook_env(project, CLAUDE_RUN_KILL_GRACE="10")
+    denied = run("pre-tool-use", bash(project, RESTART, timeout=6000), env, cwd=project)
+    assert denied.returncode == 0 and "at least 12000 ms" in denied.stdout
+    assert run("pre-tool-use", bash(project, RESTART, timeout=12000), env, cwd=project).stdout == ""

@@ -83,7 +83,7 @@ def theirs(proc: subprocess.Popen[bytes], **fields: t.Any) -> dict[str, t.Any]:
         (["dehydrate", S], "# Handover\nplanted\n"),
         (["dehydrate", S, "--no-restart"], "# Handover\nplanted\n"),
         (["update", S, "toolUseWithoutLogsBlockAfter", "1"], ""),
-        (["update", S, "logTemplate", "/tmp/TEMPLATE_EVIL_LOG.md"], ""),
+        (["update", S, "toolUseWithoutLogsWarnAfter", "5"], ""),
         (["phase", S, "3: Ship"], ""),
         (["log", S], "an entry in someone else's log\n"),
         (["target", S, "/etc/passwd"], ""),
@@ -122,6 +122,7 @@ def test_a_session_without_owner_is_not_writable_until_activated(project: Path, 
 def test_a_log_template_cannot_name_our_own_files(project: Path, run_session: Run, template: str) -> None:
     write_state(project, mine())
     before = snapshot(project / S)
+    refused(run_session("activate", S, "implement", input=json.dumps({"logTemplate": template})), "logTemplate")
     refused(run_session("update", S, "logTemplate", template), "logTemplate")
     assert snapshot(project / S) == before
 
@@ -328,6 +329,14 @@ def _write_targets(project: Path) -> dict[str, str]:
         "other session's handover": "sessions/THEIRS/DEHYDRATED_CONTEXT.md",
         "other session's log": str(project / "sessions/THEIRS/IMPLEMENTATION_LOG.md"),
         "shell snapshot": "~/.claude/shell-snapshots/snapshot-bash-1.sh",
+        "session's bash completion": "~/.bash_completions/session.sh",
+        "session's zsh completion": "~/.zfunc/_session",
+        "session's fish completion": "~/.config/fish/completions/session.fish",
+        "fleet's bash completion": "~/.bash_completions/fleet.sh",
+        "fleet's zsh completion": "~/.zfunc/_fleet",
+        "fleet's fish completion": "~/.config/fish/completions/fleet.fish",
+        "Claude's user config": "~/.claude.json",
+        "the project's MCP servers": ".mcp.json",
         "bashrc": str(home / ".bashrc"),
         "user settings": "~/.claude/settings.json",
         "project settings": ".claude/settings.local.json",
@@ -457,6 +466,33 @@ def test_the_registry_of_roots_is_protected_and_protects_no_project_of_the_calle
         assert run("pre-tool-use", tool(project, "Write", file_path=path), env, cwd=project).stdout == "", path
 
 
+@pytest.mark.parametrize("cwd", ["", "sessions", "sessions/THEIRS"])
+def test_cd_into_another_recorded_root_exempts_nothing(project: Path, other_root: Path, cwd: str) -> None:
+    """The hook's cwd follows the agent's `cd`; the root and project it is exempted from do not."""
+    write_state(project, mine())
+    env = hook_env(project, CLAUDE_PROJECT_DIR=str(project))
+    where = other_root.parent / cwd
+    payload = dict(tool(project, "Write", file_path=str(other_root / "THEIRS" / "DEHYDRATED_CONTEXT.md")), cwd=str(where))
+    out = run("pre-tool-use", payload, env, cwd=where).stdout
+    assert "§CMD_PROTECTED_FILE" in out and "another sessions root" in out, cwd
+    relative = dict(env, CLAUDE_SESSIONS_DIR="sessions")  # a root named relative to the cwd moves with it too
+    assert "§CMD_PROTECTED_FILE" in run("pre-tool-use", payload, relative, cwd=where).stdout, cwd
+
+
+def test_the_completion_scripts_a_person_installed_are_protected(project: Path, run_session: Run) -> None:
+    """Where `session --install-completion` writes (taken from the installer itself) is where the hook guards."""
+    home = project.parent / "home"
+    write_state(project, mine())
+    for shell in ("bash", "zsh", "fish"):
+        r = run_session("--install-completion", shell, env={"HOME": str(home), "CLAUDECODE": ""})
+        assert r.returncode == 0, r.stderr
+        written = Path(r.stdout.split(" completion installed in ")[1].split(";")[0].split(", loaded")[0])
+        assert written.is_file() and written.is_relative_to(home)
+        out = run("pre-tool-use", tool(project, "Write", file_path=str(written), content="session() { :; }"),
+                  hook_env(project), cwd=project).stdout
+        assert "§CMD_PROTECTED_FILE" in out and "completion script" in out, written
+
+
 @pytest.mark.parametrize("path", [f"{S}/notes.md", f"{S}/DEHYDRATED_CONTEXT.md", "src/app.py", "/tmp/scratch.txt"])
 def test_ordinary_files_and_the_own_session_folder_stay_writable(project: Path, path: str) -> None:
     write_state(project, mine())
@@ -472,12 +508,15 @@ def _read_before_activation(project: Path, path: str, cwd: Path | None = None) -
     return run("pre-tool-use", payload, env, cwd=cwd or project).stdout
 
 
-STANDARDS = ["~/.claude/CLAUDE.md", "~/.claude/COMMANDS.md", "~/.claude/settings.json", "~/.claude/agents/ops.md",
-             "~/.claude/commands/review.md", "~/.claude/skills/implement/SKILL.md",
-             "~/.claude/plugins/marketplaces/x/README.md", "~/.claude/.directives/INVARIANTS.md"]
+STANDARDS = ["~/.claude/CLAUDE.md", "~/.claude/COMMANDS.md", "~/.claude/agents/ops.md",
+             "~/.claude/commands/review.md", "~/.claude/skills/implement/SKILL.md", "~/.claude/output-styles/terse.md",
+             "~/.claude/plugins/marketplaces/x/README.md", "~/.claude/.directives/INVARIANTS.md",
+             "~/.claude/plugins/marketplaces/x/.gitignore"]
 SECRETS = ["~/.claude/.credentials.json", "~/.claude/history.jsonl", "~/.claude/projects/p/main.jsonl",
            "~/.claude/todos/t.json", "~/.claude/settings.local.json", "~/.claude/shell-snapshots/s.sh",
-           "~/.claude/statsig/x", "~/.claude", "~/.claude/skills/implement/.env", "~/.claude/plugins/x/.credentials.json"]
+           "~/.claude/statsig/x", "~/.claude", "~/.claude/skills/implement/.env", "~/.claude/plugins/x/.credentials.json",
+           "~/.claude/settings.json", "~/.claude/plugins/marketplaces/x/.git/config",
+           "~/.claude/skills/mine/.git/config", "~/.claude/.git/config"]
 
 
 @pytest.mark.parametrize("path", STANDARDS)
@@ -505,6 +544,7 @@ def test_no_route_reads_the_credentials_before_activation(project: Path, tmp_pat
     dotfiles.mkdir()
     (home / ".claude" / "agents").symlink_to(dotfiles)  # a standards folder kept elsewhere is still standards
     assert _read_before_activation(project, "~/.claude/agents/ops.md") == ""
+    assert "§CMD_REQUIRE_ACTIVE_SESSION" in _read_before_activation(project, "~/.claude/agents/.git/config")
 
 
 # --------------------------------------------------------------------------- 6. code on the gate's path
