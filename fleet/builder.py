@@ -209,7 +209,8 @@ def build(layout: Layout, server: FleetServer, env: t.Mapping[str, str] | None =
             args = options + args  # server-wide options before the first pane exists
             args += [NEXT, *notify]  # in the same invocation: before any hook can read it
             args += [NEXT, "set-option", "-t", f"={layout.name}:", LAYOUT_OPTION, str(layout.source)]
-        lines = server.run(*args, path=path)
+        # The first invocation may start the server: it keeps its first client's (the captured) environment.
+        lines = server.run(*args, env=fleet_env) if number == 0 else server.run(*args, path=path)
         ids = _ids(lines)
         for pane, pane_id in zip(window.panes, ids):
             reports.append(PaneReport(window.name, pane.label, pane_id, "started", agent=pane.runs_agent))

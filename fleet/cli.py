@@ -14,6 +14,7 @@ not running, 127 tmux is missing.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -549,10 +550,13 @@ def doctor(
         where = target.Target(FLEET_SOCKET)
     layouts = [where.layout] if where.layout else []
     servers = [where.server()]
-    examined = dr.examine(layouts, servers)
-    findings = [finding for finding in examined if not finding.info]
-    if fix:
-        with _locked(where.socket, "fleet doctor --fix"):
+    with contextlib.ExitStack() as held:
+        if fix:  # what is repaired is decided under the locks of every fleet it may touch
+            for name in _fleet_sockets(where.socket):
+                held.enter_context(_locked(name, "fleet doctor --fix"))
+        examined = dr.examine(layouts, servers)
+        findings = [finding for finding in examined if not finding.info]
+        if fix:
             dr.repair(findings)
     for note in dr.refresh_caches(examined):  # after the fixes, which may change state files
         say(f"{note.kind}: {note.fixed}")
@@ -569,6 +573,14 @@ def doctor(
     if unfixed:
         hint = "" if fix else "; run `fleet doctor --fix` to repair"
         raise FleetFailure(f"{len(unfixed)} problem(s) {'left' if fix else 'found'}{hint}")
+
+
+def _fleet_sockets(mine: str) -> list[str]:
+    """*mine* and every fleet socket with a server, in one order (two callers locking several never
+    wait on each other in a circle)."""
+    from claude_shepherd.fleet.live import live_fleets
+
+    return sorted({mine, *(server.socket_name for server in live_fleets().servers.values())})
 
 
 # --------------------------------------------------------------------------- entry point

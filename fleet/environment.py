@@ -4,11 +4,18 @@ A pane runs ``claude-run`` (and its agent runs ``session`` and ``fleet``) by
 name. Which program that name finds must not depend on the terminal a verb is
 typed in: ``fleet start`` from a shell whose venv is not activated would
 otherwise start agents that die with "claude-run: not found", and a respawn
-from another terminal would run another installation's. So ``fleet start``
-writes the environment it runs in into the fleet session's tmux environment,
-with this installation's scripts first on ``PATH``; tmux gives that
-environment to every pane it creates or respawns in the session (new window,
-split, ``respawn-pane``), whoever asks.
+from another terminal would run another installation's.
+
+tmux gives a pane it creates or respawns its *client's* ``PATH`` (the
+session's other variables come from the server and the session). So the fleet
+keeps its ``PATH`` — a folder holding links to this installation's four
+scripts, then the caller's ``PATH`` — in its session's environment, and every
+tmux command that spawns a pane runs as a client with that ``PATH``. A server
+``fleet start`` starts inherits the rest of the captured environment from its
+first client; no value other than ``PATH`` is ever put on a command line
+(another user could read it there). The scripts folder holds only our scripts,
+never the venv's ``python`` or ``pip``: an agent's ``pip install`` must not
+reach the supervisor's venv.
 """
 
 from __future__ import annotations
@@ -17,18 +24,24 @@ import os
 import sys
 import sysconfig
 import typing as t
+import zlib
 from pathlib import Path
 
 SCRIPTS = ("claude-run", "session", "fleet", "claude-hook")
 
+AGENT_VARIABLES = (
+    "CLAUDE_SUPERVISOR_PID", "CLAUDE_PID", "WATCHDOG_PID", "CLAUDECODE", "CLAUDE_CODE_SESSION_ID",
+    "CLAUDE_CODE_ENTRYPOINT", "SESSION_REQUIRED",
+)  # fmt: skip
+"""An agent's identity, when fleet runs inside one: each pane's claude-run sets its own."""
 NOT_CAPTURED = frozenset({
     # tmux's own and the terminal's: a pane gets its own
     "TMUX", "TMUX_PANE", "TERM", "TERM_PROGRAM", "TERM_PROGRAM_VERSION", "COLORTERM", "COLUMNS", "LINES",
     "SHLVL", "PWD", "OLDPWD", "_", "STY", "WINDOW", "WINDOWID", "TTY",
-    # an agent's identity, when fleet runs inside one: each pane's claude-run sets its own
-    "CLAUDE_SUPERVISOR_PID", "CLAUDE_PID", "WATCHDOG_PID", "CLAUDECODE", "CLAUDE_CODE_SESSION_ID",
-    "CLAUDE_CODE_ENTRYPOINT", "SESSION_REQUIRED",
+    *AGENT_VARIABLES,
 })  # fmt: skip
+AGENT_ROOT = "CLAUDE_SESSIONS_DIR"
+"""Inside an agent, its claude-run set this to the agent's own sessions root: not the new fleet's."""
 
 
 def scripts_dir(argv0: str | None = None) -> Path | None:
@@ -53,21 +66,44 @@ def scripts_dir(argv0: str | None = None) -> Path | None:
     return None
 
 
+def scripts_link_dir(scripts: Path, env: t.Mapping[str, str] | None = None) -> Path:
+    """A folder holding links to our four scripts in *scripts* and nothing else (made when missing);
+    *scripts* itself when it cannot be made."""
+    env = os.environ if env is None else env
+    state = env.get("XDG_STATE_HOME") or os.path.join(env.get("HOME") or str(Path.home()), ".local", "state")
+    folder = Path(state) / "claude-shepherd" / f"bin-{zlib.crc32(str(scripts).encode()):08x}"
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        for name in SCRIPTS:
+            link, target = folder / name, scripts / name
+            if os.path.lexists(link) and os.path.realpath(link) == os.path.realpath(target):
+                continue
+            tmp = folder / f".{name}.{os.getpid()}"
+            if os.path.lexists(tmp):
+                tmp.unlink()
+            tmp.symlink_to(target)
+            os.replace(tmp, link)  # atomic: another fleet start may be doing the same
+    except OSError:
+        return scripts
+    return folder
+
+
 def captured(env: t.Mapping[str, str] | None = None, *, scripts: Path | None = None) -> dict[str, str]:
     """The environment every pane of the fleet runs in: *env* (the caller's) without what belongs
-    to a terminal or an agent, with *scripts* (this installation's) first on ``PATH``."""
+    to a terminal or an agent, with this installation's scripts first on ``PATH``."""
     env = os.environ if env is None else env
     out = {k: v for k, v in env.items() if k not in NOT_CAPTURED and "\0" not in k + v and "=" not in k}
+    if env.get("CLAUDE_SUPERVISOR_PID"):  # run by an agent: its sessions root is not the fleet's
+        out.pop(AGENT_ROOT, None)
     scripts = scripts_dir() if scripts is None else scripts
     if scripts is not None:
-        rest = [p for p in out.get("PATH", os.defpath).split(os.pathsep) if p and Path(p) != scripts]
-        out["PATH"] = os.pathsep.join([str(scripts), *rest])
+        first = scripts_link_dir(scripts, env)
+        rest = [p for p in out.get("PATH", os.defpath).split(os.pathsep) if p and Path(p) != first]
+        out["PATH"] = os.pathsep.join([str(first), *rest])
     return out
 
 
 def session_args(env: t.Mapping[str, str]) -> list[str]:
-    """``new-session`` arguments that give the session *env* (``-e NAME=VALUE`` each)."""
-    args: list[str] = []
-    for name, value in sorted(env.items()):
-        args += ["-e", f"{name}={value}"]
-    return args
+    """``new-session`` arguments that keep the fleet's ``PATH`` in its session (the only value put on a
+    command line: the rest reaches a new server through its first client's environment)."""
+    return ["-e", f"PATH={env['PATH']}"] if "PATH" in env else []

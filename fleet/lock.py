@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import stat
 import sys
 import time
 import typing as t
@@ -68,12 +69,17 @@ def holder_of(socket_name: str) -> str:
 
 
 def _ensure_dir(path: Path) -> None:
-    """tmux's socket directory, created as tmux would (0700) when no server ever ran."""
+    """tmux's socket directory, created as tmux would (0700) when no server ever ran, and refused as
+    tmux refuses it when it is not this user's own private folder."""
     try:
         path.mkdir(mode=0o700, parents=False, exist_ok=True)
     except FileNotFoundError:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.mkdir(mode=0o700, exist_ok=True)
+    info = os.lstat(path)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
+        raise ShepherdError(f"{path} is not a private folder of yours (tmux refuses it too); "
+                            "remove it, or set TMUX_TMPDIR to a folder of your own")  # fmt: skip
 
 
 @contextlib.contextmanager

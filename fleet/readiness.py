@@ -23,8 +23,10 @@ from claude_shepherd.supervisor.env import FLEET_START_WAIT_ENV
 
 DEFAULT_WAIT = 10.0
 """Seconds to wait for every agent (tunable: ``--wait``, ``$FLEET_START_WAIT``)."""
-SETTLE = 1.0
+SETTLE = 2.0
 """How long a Claude must have been running to count as up (a crash loop's Claude lives less)."""
+STATUS_GRACE = 1.0
+"""tmux may show a pane dead a moment before it has reaped its process and knows how it ended."""
 POLL = 0.2
 DEAD_BANNER = "Pane is dead"
 """How tmux's ``remain-on-exit`` marks a dead pane's last line: not the agent's words."""
@@ -123,6 +125,7 @@ def wait_running(
     deadline = clock() + timeout
     pending = list(dict.fromkeys(pane_ids))
     outcomes: dict[str, Outcome] = {}
+    dead_since: dict[str, float] = {}
     while pending:
         panes = {p.pane_id: p for p in list_panes(server)}
         table = pane_trees(panes[pane_id].pid for pane_id in pending if pane_id in panes and not panes[pane_id].dead)
@@ -131,6 +134,9 @@ def wait_running(
         for pane_id in list(pending):
             pane = panes.get(pane_id)
             up, detail = _look(pane, table, now, settle)
+            if pane is not None and pane.dead and not (pane.dead_status or pane.dead_signal) and not last_round \
+                    and clock() - dead_since.setdefault(pane_id, clock()) < STATUS_GRACE:
+                continue  # its exit status is on its way
             if up:
                 outcomes[pane_id] = Outcome(pane_id, True, detail)
             elif pane is None or pane.dead or last_round:

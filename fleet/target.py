@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from claude_shepherd.fleet.layout import Layout, LayoutError, load_layout
-from claude_shepherd.fleet.lookup import LayoutNotFoundError, find_layout
+from claude_shepherd.fleet.lookup import LayoutNotFoundError, find_layout, is_path
 from claude_shepherd.fleet.tmux import LAYOUT_OPTION, FleetServer, is_fleet_socket
 from claude_shepherd.supervisor.errors import NotRunningError, ShepherdError, UsageError
 from claude_shepherd.supervisor.session.identity import FLEET_SOCKET, fleet_socket
@@ -88,6 +88,16 @@ def resolve(layout_arg: str | None, socket: str | None, env: t.Mapping[str, str]
             if named is None:
                 raise
             return named
+        if layout.name != layout_arg and not is_path(layout_arg):
+            other = _running_named(layout_arg, socket)
+            if other is not None and socket is not None:
+                return other  # --socket says which: the running fleet named so there
+            if other is not None:  # the layout file x names fleet y, and a fleet named x runs: which?
+                raise UsageError(
+                    f"{layout_arg!r} is both the layout {layout.source} (fleet {layout.name!r}) and the running "
+                    f"fleet {layout_arg!r} (socket {other.socket}); name the layout by its path, or the fleet "
+                    f"with --socket {other.socket}"
+                )
         return Target(layout.socket_name, layout)
     if socket:
         return Target(_check_socket(socket))

@@ -126,11 +126,15 @@ class FleetServer:
         self.tmux_bin = find_tmux(tmux_bin)
         self.timeout = default_timeout() if timeout is None else timeout
 
-    def cmd(self, cmd: str, *args: t.Any, target: str | int | None = None, path: str | None = None) -> TmuxResult:
+    def cmd(
+        self, cmd: str, *args: t.Any, target: str | int | None = None, path: str | None = None,
+        env: t.Mapping[str, str] | None = None,
+    ) -> TmuxResult:
         """Run one tmux invocation with the deadline.
 
         *path*: the ``PATH`` a pane this invocation creates or respawns runs with. tmux gives such a
-        pane the PATH of the client that asked (not the session's), so the client gets it.
+        pane the PATH of the client that asked (not the session's), so the client gets it. *env*: the
+        client's whole environment (a server this invocation starts keeps it as its own).
         """
         argv: list[str] = [str(self.tmux_bin)]
         if self.config_file:
@@ -154,7 +158,8 @@ class FleetServer:
                 timeout=self.timeout,
                 check=False,
                 stdin=subprocess.DEVNULL,
-                env=None if path is None else {**os.environ, "PATH": path},
+                env=None if path is None and env is None else {**(os.environ if env is None else env),
+                                                               **({"PATH": path} if path else {})},
             )
         except subprocess.TimeoutExpired:
             raise TmuxError(
@@ -168,9 +173,12 @@ class FleetServer:
             out.pop()
         return TmuxResult(argv, proc.returncode, out, [line for line in proc.stderr.split("\n") if line])
 
-    def run(self, cmd: str, *args: t.Any, target: str | int | None = None, path: str | None = None) -> list[str]:
+    def run(
+        self, cmd: str, *args: t.Any, target: str | int | None = None, path: str | None = None,
+        env: t.Mapping[str, str] | None = None,
+    ) -> list[str]:
         """Run a command, return its stdout lines, or raise :class:`TmuxError` with tmux's reason."""
-        result = self.cmd(cmd, *args, target=target, path=path)
+        result = self.cmd(cmd, *args, target=target, path=path, env=env)
         if result.returncode != 0 or result.stderr:
             reason = result.stderr[0] if result.stderr else f"exit status {result.returncode}"
             raise TmuxError(f"tmux {cmd} failed on socket {self.socket_name}: {reason}")

@@ -100,8 +100,8 @@ def _protected(cwd: str, root: str, env: t.Mapping[str, str]) -> list[tuple[str,
     bindir = os.path.dirname(sys.executable)
     from claude_shepherd.supervisor.session.roots import registry_dir
 
-    found: list[tuple[str, str]] = [(os.path.join(root, INDEX_DIRNAME), "the session index"),
-                                    (registry_dir(env), "the registry of sessions roots")]
+    state = "claude-shepherd's state (the registry of sessions roots, pane logs, the fleet's scripts)"
+    found: list[tuple[str, str]] = [(os.path.join(root, INDEX_DIRNAME), "the session index"), (registry_dir(env), state)]
     found += _code_paths()
     found += [(os.path.join(bindir, s), "claude-shepherd's installed commands") for s in OUR_SCRIPTS]
     found.append((sys.executable, "the interpreter the hooks run on"))

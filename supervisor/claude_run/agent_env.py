@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     import typing as t
 
 SESSION_COMMAND = "session"
+NESTED_MARKERS = ("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT")
+"""What Claude Code exports to its tools; a Claude that inherits them refuses to start ("nested")."""
 SHIM_PARENT = "claude-shepherd"
 
 
@@ -95,5 +97,7 @@ def claude_environment(
     env[SESSION_REQUIRED_ENV] = "1"
     env[SESSIONS_DIR_ENV] = str(sessions_root)
     env.pop(WATCHDOG_PID_ENV, None)
+    for marker in NESTED_MARKERS:  # claude-run starts a Claude of its own, never one nested in a caller's
+        env.pop(marker, None)
     env["PATH"], warning = path_with_session(env)
     return env, [warning] if warning else []

@@ -261,8 +261,19 @@ def fleet_socket(env: t.Mapping[str, str] | None = None) -> str | None:
 
 
 def is_fleet_socket(name: str) -> bool:
-    """``fleet`` or ``fleet-NAME``: the only tmux servers the fleet and its hooks act on (one test for all)."""
-    return name == FLEET_SOCKET or (name.startswith(FLEET_SOCKET + "-") and len(name) > len(FLEET_SOCKET) + 1)
+    """``fleet`` or ``fleet-NAME``: the only tmux servers the fleet and its hooks act on (one test for all).
+
+    NAME is ASCII letters, digits, ``_``, ``.`` and ``-``, never ``..``: a socket name becomes a file
+    name beside tmux's sockets (and the fleet's lock), so it must not lead out of that folder.
+    """
+    if name == FLEET_SOCKET:
+        return True
+    rest = name[len(FLEET_SOCKET) + 1 :]
+    return (name.startswith(FLEET_SOCKET + "-") and 0 < len(rest) <= 64 and ".." not in rest
+            and all(c in _SOCKET_CHARS for c in rest))  # fmt: skip
+
+
+_SOCKET_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
 
 
 def one_line_field(name: str) -> str:

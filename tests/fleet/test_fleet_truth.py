@@ -49,10 +49,12 @@ def test_start_from_a_terminal_without_the_venv_runs_this_installations_claude_r
     assert done.returncode == 0, done.stdout + done.stderr
     assert all(", running (claude-run " in line for line in done.stdout.splitlines()[1:3]), done.stdout
     for label, pid in supervisors(world).items():
-        assert Path(psutil.Process(pid).cmdline()[1]) == BIN / "claude-run", label
-    # The session keeps the fleet's environment: this installation's scripts first on its PATH.
-    session_path = world.tmux("show-environment", "-t", "duo", "PATH").partition("=")[2]
-    assert session_path.split(os.pathsep)[0] == str(BIN)
+        assert Path(psutil.Process(pid).cmdline()[1]).resolve() == (BIN / "claude-run").resolve(), label
+    # The session keeps the fleet's PATH: first a folder of links to our four scripts and nothing else
+    # (the venv's python and pip stay off the agents' PATH).
+    first = Path(world.tmux("show-environment", "-t", "duo", "PATH").partition("=")[2].split(os.pathsep)[0])
+    assert sorted(p.name for p in first.iterdir()) == ["claude-hook", "claude-run", "fleet", "session"]
+    assert all(p.resolve() == (BIN / p.name).resolve() for p in first.iterdir())
 
 
 def test_a_respawn_asked_from_another_terminal_runs_in_the_fleets_environment(world: FleetWorld) -> None:
@@ -65,7 +67,7 @@ def test_a_respawn_asked_from_another_terminal_runs_in_the_fleets_environment(wo
     again = fleet_at(world, "start", "duo", "--no-attach")
     assert again.returncode == 0, again.stdout + again.stderr
     assert re.search(r"agents:A  respawned \(.*\), running \(claude-run \d+, Claude \d+\)", again.stdout), again.stdout
-    assert Path(psutil.Process(supervisors(world)["A"]).cmdline()[1]) == BIN / "claude-run"
+    assert Path(psutil.Process(supervisors(world)["A"]).cmdline()[1]).resolve() == (BIN / "claude-run").resolve()
 
 
 def test_start_fails_naming_each_agent_that_did_not_come_up_with_its_status_and_last_lines(world: FleetWorld) -> None:
@@ -117,7 +119,7 @@ def test_status_fails_and_doctor_reports_a_dead_agent_and_fixes_it(world: FleetW
     fixed = fleet_at(world, "doctor", "duo", "--fix")
     assert "fixed: respawned" in fixed.stdout, fixed.stdout
     wait_until(lambda: world.fleet("status", "duo").returncode == 0, 10, "B running again")
-    assert Path(psutil.Process(supervisors(world)["B"]).cmdline()[1]) == BIN / "claude-run"
+    assert Path(psutil.Process(supervisors(world)["B"]).cmdline()[1]).resolve() == (BIN / "claude-run").resolve()
 
 
 def test_an_agent_stopped_on_request_is_no_dead_agent(world: FleetWorld) -> None:
@@ -280,3 +282,53 @@ def test_a_running_fleet_without_the_death_alert_gets_it_from_fleet_start(world:
     assert world.fleet("start", "duo", "--no-attach").returncode == 0
     assert "pane-died" in world.tmux("show-hooks", "-g", "pane-died")
     assert "pane-died" in world.tmux("show-hooks", "-g", "pane-died").split("run-shell", 1)[1]
+
+
+def test_a_fleet_started_by_an_agent_gives_its_agents_nothing_of_the_callers_identity(world: FleetWorld) -> None:
+    duo(world, "A")
+    elsewhere = world.base / "other-project" / "sessions"
+    caller = {"CLAUDECODE": "1", "CLAUDE_CODE_ENTRYPOINT": "cli", "CLAUDE_SUPERVISOR_PID": "4242",
+              "CLAUDE_PID": "4444", "WATCHDOG_PID": "4343", "CLAUDE_SESSIONS_DIR": str(elsewhere)}  # fmt: skip
+    assert world.fleet("start", "duo", "--no-attach", env=caller).returncode == 0
+    (start,) = world.wait_starts("A", 1)
+    env = start["env"]
+    assert "CLAUDECODE" not in env and "CLAUDE_CODE_ENTRYPOINT" not in env, "Claude refuses to start nested"
+    assert env["CLAUDE_SUPERVISOR_PID"] == world.panes()["A"]["pane_pid"]
+    assert env.get("CLAUDE_PID") != "4444" and env.get("WATCHDOG_PID") != "4343"
+    assert env["CLAUDE_SESSIONS_DIR"] == str(world.project / "sessions"), "the fleet's own sessions root"
+
+
+def test_doctor_fix_decides_under_the_locks_of_the_fleets_it_repairs(world: FleetWorld) -> None:
+    duo(world, "A")
+    assert world.fleet("start", "duo", "--no-attach").returncode == 0
+    holder = _hold(world)
+    try:
+        refused = world.fleet("doctor", "duo", "--fix", env={"FLEET_LOCK_TIMEOUT": "0.5"})
+    finally:
+        holder.kill()
+        holder.wait()
+    assert refused.returncode == 1
+    assert "has been changing the fleet" in refused.stderr, refused.stderr
+    assert "fixed:" not in refused.stdout
+
+
+def test_a_name_that_is_a_layout_file_and_another_running_fleet_is_refused(world: FleetWorld) -> None:
+    duo(world, "A", name="x")  # tmuxinator/x.yml runs fleet 'x' ...
+    assert world.fleet("start", "x", "--no-attach").returncode == 0
+    world.layout("y", "  - w:\n      panes:\n        - B: claude-run\n")
+    (world.project / "tmuxinator" / "y.yml").rename(world.project / "tmuxinator" / "x-file.yml")
+    (world.project / "tmuxinator" / "x.yml").rename(world.project / "tmuxinator" / "x-real.yml")
+    (world.project / "tmuxinator" / "x-file.yml").rename(world.project / "tmuxinator" / "x.yml")  # ... x.yml: fleet 'y'
+    stop = world.fleet("stop", "x", socket=False)
+    assert stop.returncode == 2, stop.stdout + stop.stderr
+    assert "is both the layout" in stop.stderr and "--socket" in stop.stderr
+    assert world.fleet("status", "x", "--socket", world.socket, socket=False).returncode == 0
+    assert world.server_alive(), "nothing was stopped on a guess"
+
+
+def test_a_socket_name_that_leads_out_of_tmuxs_folder_is_refused(world: FleetWorld) -> None:
+    for name in ("fleet-x/../../escape", "fleet-..", "fleet-a b"):
+        done = world.fleet("status", "--socket", name, socket=False)
+        assert done.returncode != 0 and "Traceback" not in done.stderr, (name, done.stderr)
+        assert "not a fleet socket" in done.stderr, done.stderr
+    assert not list(world.tmux_tmpdir.rglob("*escape*"))
