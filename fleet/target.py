@@ -33,6 +33,8 @@ class Target:
     layout: Layout | None = None
     session_name: str | None = None
     """A running fleet's session, when it was named without its layout file."""
+    layout_problem: str | None = None
+    """Why the layout file the fleet recorded cannot be used, when it cannot."""
 
     @property
     def session(self) -> str | None:
@@ -61,7 +63,8 @@ class Target:
     def require_layout(self, verb: str) -> Layout:
         """The layout *verb* needs (its file may be gone since the fleet was built)."""
         if self.layout is None:
-            raise UsageError(f"fleet {verb} needs the fleet's layout; name it: fleet {verb} LAYOUT")
+            why = f" ({self.layout_problem})" if self.layout_problem else ""
+            raise UsageError(f"fleet {verb} needs the fleet's layout{why}; name it: fleet {verb} LAYOUT")
         return self.layout
 
 
@@ -146,14 +149,17 @@ def _recorded_layout(server: FleetServer, session: str) -> str:
 
 def _target_of(socket: str, session: str, layout_file: str) -> Target:
     """A running fleet's target, with its layout when the recorded file still loads as that fleet."""
+    problem = None
     if layout_file:
         try:
             layout = load_layout(Path(layout_file))
-        except (LayoutError, OSError):
-            layout = None
+        except (LayoutError, OSError) as exc:
+            layout, problem = None, f"its recorded layout {layout_file} does not load: {exc}"
         if layout is not None and layout.name == session:
             return Target(socket, layout.with_socket(socket) if layout.socket_name != socket else layout)
-    return Target(socket, session_name=session)
+        if layout is not None:
+            problem = f"its recorded layout {layout_file} now names fleet {layout.name!r}"
+    return Target(socket, session_name=session, layout_problem=problem)
 
 
 def _running_named(name: str, socket: str | None) -> Target | None:

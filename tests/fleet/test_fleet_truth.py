@@ -332,3 +332,12 @@ def test_a_socket_name_that_leads_out_of_tmuxs_folder_is_refused(world: FleetWor
         assert done.returncode != 0 and "Traceback" not in done.stderr, (name, done.stderr)
         assert "not a fleet socket" in done.stderr, done.stderr
     assert not list(world.tmux_tmpdir.rglob("*escape*"))
+
+
+def test_restart_says_why_the_recorded_layout_cannot_be_used(world: FleetWorld) -> None:
+    path = duo(world, "A")
+    assert world.fleet("start", "duo", "--no-attach").returncode == 0
+    path.write_text(path.read_text().replace("name: duo", "name: renamed"))
+    done = world.fleet("restart", socket=False)
+    assert done.returncode == 2
+    assert f"its recorded layout {path} now names fleet 'renamed'" in done.stderr, done.stderr
