@@ -30,7 +30,7 @@ from filelock import FileLock, Timeout
 from claude_shepherd.fleet.live import socket_dir
 from claude_shepherd.supervisor.env import FLEET_LOCK_TIMEOUT_ENV
 from claude_shepherd.supervisor.errors import ShepherdError
-from claude_shepherd.supervisor.session.numbers import parse_pid
+from claude_shepherd.supervisor.session.numbers import parse_pid, seconds_from
 
 DEFAULT_TIMEOUT = 60.0
 """Seconds a verb waits for another one on the same fleet (a stop with its grace fits well inside)."""
@@ -49,12 +49,8 @@ def _holder_path(socket_name: str) -> Path:
 
 
 def default_timeout(env: t.Mapping[str, str] | None = None) -> float:
-    raw = (os.environ if env is None else env).get(FLEET_LOCK_TIMEOUT_ENV, "").strip()
-    try:
-        value = float(raw) if raw else DEFAULT_TIMEOUT
-    except ValueError:
-        return DEFAULT_TIMEOUT
-    return value if 0 <= value < 86400 else DEFAULT_TIMEOUT
+    return seconds_from(os.environ if env is None else env, FLEET_LOCK_TIMEOUT_ENV, default=DEFAULT_TIMEOUT,
+                        maximum=86400)  # fmt: skip
 
 
 def holder_of(socket_name: str) -> str:

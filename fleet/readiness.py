@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from claude_shepherd.fleet import procs as pr
 from claude_shepherd.fleet.tmux import FleetServer, PaneInfo, list_panes, pane_history
 from claude_shepherd.supervisor.env import FLEET_START_WAIT_ENV
+from claude_shepherd.supervisor.session.numbers import seconds_from
 
 DEFAULT_WAIT = 10.0
 """Seconds to wait for every agent (tunable: ``--wait``, ``$FLEET_START_WAIT``)."""
@@ -44,12 +45,7 @@ class Outcome:
 
 
 def default_wait(env: t.Mapping[str, str] | None = None) -> float:
-    raw = (os.environ if env is None else env).get(FLEET_START_WAIT_ENV, "").strip()
-    try:
-        value = float(raw) if raw else DEFAULT_WAIT
-    except ValueError:
-        return DEFAULT_WAIT
-    return value if 0 <= value <= 3600 else DEFAULT_WAIT
+    return seconds_from(os.environ if env is None else env, FLEET_START_WAIT_ENV, default=DEFAULT_WAIT, maximum=3600)
 
 
 def _children(pid: int) -> list[int]:

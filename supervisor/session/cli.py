@@ -32,6 +32,7 @@ from claude_shepherd.supervisor.session.identity import (
     ANCESTRY_DEPTH,
     current_pane_id,
     is_ancestor,
+    lineage,
     is_watchdog,
     owner_alive,
     parent_pid,
@@ -696,20 +697,13 @@ CLAUDE_NAME = "claude"
 
 def _claude_above() -> bool:
     """Is a Claude Code process (named ``claude``) one of our ancestors? Read from /proc."""
-    current = os.getppid()
-    for _ in range(ANCESTRY_DEPTH):
-        if current <= 1:
-            return False
+    for current in lineage(os.getppid()):
         try:
             with open(f"/proc/{current}/comm", "rb") as handle:
                 if handle.read().strip() == CLAUDE_NAME.encode():
                     return True
         except OSError:
             return False
-        parent = parent_pid(current)
-        if parent is None:
-            return False
-        current = parent
     return False
 
 

@@ -35,24 +35,27 @@ def valid_pid(value: t.Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and 0 < value <= PID_MAX
 
 
+def lineage(of: int | None = None) -> t.Iterator[int]:
+    """The process *of* (default: this one), then its parent, and so on up to (not including) init,
+    at most :data:`ANCESTRY_DEPTH` of them. Read from ``/proc``, which the agent cannot write."""
+    current = os.getpid() if of is None else of
+    for _ in range(ANCESTRY_DEPTH):
+        if current <= 1:
+            return
+        yield current
+        parent = parent_pid(current)
+        if parent is None:
+            return
+        current = parent
+
+
 def is_ancestor(pid: int, of: int | None = None) -> bool:
     """Is *pid* the process *of* (default: this one) or one of its ancestors?
 
-    Read from ``/proc``, which the agent cannot write: an environment variable
-    naming a supervisor is believed only when that supervisor really is above
-    us in the process tree.
+    An environment variable naming a supervisor is believed only when that
+    supervisor really is above us in the process tree.
     """
-    current = os.getpid() if of is None else of
-    for _ in range(ANCESTRY_DEPTH):
-        if current == pid:
-            return True
-        if current <= 1:
-            return False
-        parent = parent_pid(current)
-        if parent is None:
-            return False
-        current = parent
-    return False
+    return pid == 1 or any(current == pid for current in lineage(of))  # init is everyone's (and owns nothing)
 
 
 def supervisor_pid(env: t.Mapping[str, str] | None = None) -> int:

@@ -42,6 +42,12 @@ def parse_pid(raw: t.Any) -> int | None:
     return value if value else None
 
 
+def seconds_from(env: t.Mapping[str, str], name: str, *, default: float, maximum: float) -> float:
+    """A number of seconds ``0..maximum`` from variable *name* of *env*; *default* when unset or not one."""
+    value = parse_decimal(env.get(name, "").strip(), maximum=maximum)
+    return default if value is None else value
+
+
 def parse_decimal(raw: t.Any, *, maximum: float) -> float | None:
     """A number ``0..maximum`` written as ASCII digits with at most one ``.`` (``12``, ``0.76``, ``.5``);
     None for anything else (signs, exponents, ``nan``, ``inf``, whitespace, other scripts' digits)."""
