@@ -365,7 +365,7 @@ def test_file_tools_cannot_write_what_the_gates_rely_on(project: Path, what: str
 
 
 def _code_targets() -> dict[str, str]:
-    """Where a planted module would run inside every `session` call or hook (found by a red-team review)."""
+    """Where a planted module would run inside every `session` call or hook."""
     import os as _os
 
     import claude_shepherd.hooks as our_hooks
