@@ -28,7 +28,7 @@ from claude_shepherd.supervisor.printable import printable
 from claude_shepherd.supervisor.session.paths import sessions_root
 
 MAX_AMOUNT = 1e9
-"""Larger restart counts, percents or dollars in a pane option are not believed (shown as unknown)."""
+"""Larger percents or dollars in a pane option are not believed (shown as unknown)."""
 
 
 @dataclass(frozen=True)

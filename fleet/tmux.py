@@ -315,8 +315,9 @@ def list_panes(server: FleetServer, session: str | None = None) -> list[PaneInfo
 def _signal_name(number: str) -> str:
     import signal
 
+    value = parse_count(number, maximum=255)
     try:
-        return signal.Signals(int(number)).name if number.isascii() and number.isdigit() else f"signal {number}"
+        return signal.Signals(value).name if value is not None else f"signal {number}"
     except ValueError:
         return f"signal {number}"
 

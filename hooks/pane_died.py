@@ -32,6 +32,7 @@ from claude_shepherd.hooks.pane_notify import (
     state_commands,
 )
 from claude_shepherd.supervisor.session.identity import fleet_socket, one_line_field
+from claude_shepherd.supervisor.session.numbers import parse_pid
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
@@ -42,7 +43,6 @@ USAGE = "usage: claude-hook pane-died %PANE PID [STATUS]  (run by the fleet serv
 _SEP = "\x1f"
 _FIELDS = ("pane_dead", "pane_pid", "pane_current_path", STOPPING_OPTION, RESTARTS_OPTION, *ALERT_FIELDS)
 _PANE = re.compile(r"%[0-9]{1,9}")
-_PID = re.compile(r"[0-9]{1,10}")
 
 
 def _tmux(socket: str, args: list[str], env: t.Mapping[str, str]) -> t.Any:
@@ -88,7 +88,7 @@ def record(socket: str, pane: str, pid: str, env: t.Mapping[str, str], now: floa
 def main(args: list[str], env: t.Mapping[str, str] | None = None) -> int:
     """Validate what tmux passed (only our own format values), then :func:`record`."""
     env = os.environ if env is None else env
-    if len(args) not in (2, 3) or not _PANE.fullmatch(args[0]) or not _PID.fullmatch(args[1]):
+    if len(args) not in (2, 3) or not _PANE.fullmatch(args[0]) or parse_pid(args[1]) is None:
         import sys
 
         sys.stderr.write(USAGE + "\n")

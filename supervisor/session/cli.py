@@ -40,7 +40,6 @@ from claude_shepherd.supervisor.session.identity import (
     same_owner,
     start_token,
     supervisor_pid,
-    valid_pid,
 )
 from claude_shepherd.supervisor.printable import printable
 from claude_shepherd.supervisor.session.lookup import find_session, sessions_on_pane, sessions_owned_by
@@ -710,8 +709,8 @@ def _claude_above() -> bool:
 def _vouched(var: str) -> bool:
     """Does *var* name a process above us? (Any text may be in it: only short ASCII digits are read.)"""
     raw = os.environ.get(var, "").strip()
-    pid = int(raw) if raw.isascii() and raw.isdigit() and len(raw) <= 10 else 0
-    return valid_pid(pid) and pid != 1 and is_ancestor(pid)  # init is above everyone: it vouches for no one
+    pid = parse_pid(raw)
+    return pid is not None and pid != 1 and is_ancestor(pid)  # init is above everyone: it vouches for no one
 
 
 def is_agent() -> bool:

@@ -541,6 +541,16 @@ def test_an_agent_that_comes_back_is_chosen_again(tmp_path: Path, monkeypatch: p
     assert chosen is not None and chosen.status.pane == "%9" and title == "fleet watch — duo: 3 agents, 1 needs you"
 
 
+def _running_duo(world: FleetWorld, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A running fleet 'duo' of agents A and B, both ready, that the watch (in this process) can see."""
+    world.layout("duo", "  - agents:\n      panes:\n        - A: claude-run\n        - B: claude-run\n")
+    for label in ("A", "B"):
+        world.plan(label, [{"mark": "ready"}, {"wait": None}])
+    assert world.fleet("start", "duo", "--no-attach").returncode == 0
+    world.wait_event("B", "mark", name="ready")
+    monkeypatch.setenv("TMUX_TMPDIR", str(world.tmux_tmpdir))
+
+
 def test_a_closed_pane_started_again_shows_its_row_again(world: FleetWorld, monkeypatch: pytest.MonkeyPatch) -> None:
     """The chosen agent's pane is closed: the watch says it is gone; fleet start adds it again: its row is
     back and chosen."""
@@ -548,12 +558,7 @@ def test_a_closed_pane_started_again_shows_its_row_again(world: FleetWorld, monk
 
     from claude_shepherd.fleet.watch_app import WatchApp
 
-    world.layout("duo", "  - agents:\n      panes:\n        - A: claude-run\n        - B: claude-run\n")
-    for label in ("A", "B"):
-        world.plan(label, [{"mark": "ready"}, {"wait": None}])
-    assert world.fleet("start", "duo", "--no-attach").returncode == 0
-    world.wait_event("B", "mark", name="ready")
-    monkeypatch.setenv("TMUX_TMPDIR", str(world.tmux_tmpdir))
+    _running_duo(world, monkeypatch)
 
     async def scenario() -> tuple[str, str]:
         app = WatchApp(interval=0.2)
@@ -622,12 +627,7 @@ def test_the_watchs_keys_hold_the_fleets_lock_and_restart_in_the_fleets_environm
     from claude_shepherd.fleet.watch_app import WatchApp
     from claude_shepherd.supervisor.env import FLEET_LOCK_TIMEOUT_ENV
 
-    world.layout("duo", "  - agents:\n      panes:\n        - A: claude-run\n        - B: claude-run\n")
-    for label in ("A", "B"):
-        world.plan(label, [{"mark": "ready"}, {"wait": None}])
-    assert world.fleet("start", "duo", "--no-attach").returncode == 0
-    world.wait_event("B", "mark", name="ready")
-    monkeypatch.setenv("TMUX_TMPDIR", str(world.tmux_tmpdir))
+    _running_duo(world, monkeypatch)
     monkeypatch.setenv("PATH", "/usr/bin:/bin")  # the watch's own: no claude-run on it
     holder = f"fleet start (pid {__import__('os').getpid()})"
 
