@@ -40,7 +40,6 @@ import uuid
 from pathlib import Path
 
 import psutil
-
 from bytecode import compile_package  # bench/, this script's folder
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -129,7 +128,9 @@ def alert_cost(rounds: int) -> dict[str, float]:
             # A fleet session per setting, so every call of each is a transition of its own pane.
             session = f"bench{number}"
             run_tmux("-f", "/dev/null", "new-session", "-d", "-s", session, "sleep 600")
-            run_tmux("new-window", "-d", "-t", f"{session}:", "sleep 600")  # the bell is flagged on a window not shown
+            run_tmux(
+                "new-window", "-d", "-t", f"{session}:", "sleep 600"
+            )  # the bell is flagged on a window not shown
             run_tmux("set-option", "-p", "-t", f"{session}:0", "@pane_label", "A")
             run_tmux("set-option", "-t", f"{session}:", "@fleet_notify", value)
             pane = run_tmux("display-message", "-p", "-t", f"{session}:0", "#{pane_id}")
@@ -189,7 +190,9 @@ def one_round(base: Path, panes: int, grace: float) -> tuple[float, float, float
                 break
             time.sleep(0.01)
         if any(s is None for s in starts):
-            raise SystemExit(f"only {sum(s is not None for s in starts)} of {panes} Claudes started within 60 s")
+            raise SystemExit(
+                f"only {sum(s is not None for s in starts)} of {panes} Claudes started within 60 s"
+            )
         start_time = max(t for t in starts if t is not None) - began
         refresh = watch_refresh(tmux_dir, panes)
 
@@ -247,12 +250,18 @@ def main() -> None:
     cli, start, stop, refresh = (statistics.median(column) for column in zip(*results))
     print(f"fleet of {args.panes} panes, {args.rounds} rounds, median (min..max); {os.cpu_count()} CPUs")
     print(f"  fleet start returns            {cli:6.2f} s")
-    print(f"  start -> every Claude running  {start:6.2f} s  ({min(r[1] for r in results):.2f}..{max(r[1] for r in results):.2f})"
-          f"   goal <= 3 s")
-    print(f"  stop -> no process left        {stop:6.2f} s  ({min(r[2] for r in results):.2f}..{max(r[2] for r in results):.2f})"
-          f"   goal <= grace + 1 = {args.grace + 1:g} s")
-    print(f"  fleet watch refresh            {refresh * 1000:6.1f} ms ({refresh * 100:.1f}% of its 1 s interval, "
-          f"{refresh * 1000 / args.panes:.1f} ms per pane)")
+    print(
+        f"  start -> every Claude running  {start:6.2f} s  ({min(r[1] for r in results):.2f}..{max(r[1] for r in results):.2f})"
+        f"   goal <= 3 s"
+    )
+    print(
+        f"  stop -> no process left        {stop:6.2f} s  ({min(r[2] for r in results):.2f}..{max(r[2] for r in results):.2f})"
+        f"   goal <= grace + 1 = {args.grace + 1:g} s"
+    )
+    print(
+        f"  fleet watch refresh            {refresh * 1000:6.1f} ms ({refresh * 100:.1f}% of its 1 s interval, "
+        f"{refresh * 1000 / args.panes:.1f} ms per pane)"
+    )
     supervisor = cpu_per_start([str(BIN / "claude-run"), "--help"])
     costs = alert_cost(max(args.rounds * 7, 10))
     floor = next(iter(costs.values()))
@@ -260,12 +269,16 @@ def main() -> None:
     for name, p50 in costs.items():
         print(f"    {name:38s} {p50 * 1000:6.1f} ms  {p50 / floor:5.2f}x the floor")
     on, off = list(costs.values())[1:]
-    print(f"    alerts add {(on - off) * 1000:+.1f} ms to a transition ({on / off:.2f}x): one posix_spawn; the"
-          f" transition itself is one tmux call (the floor runs site, the hook -S)")
+    print(
+        f"    alerts add {(on - off) * 1000:+.1f} ms to a transition ({on / off:.2f}x): one posix_spawn; the"
+        f" transition itself is one tmux call (the floor runs site, the hook -S)"
+    )
     interpreter = cpu_per_start([sys.executable, "-c", "pass"])
     cpus = os.cpu_count() or 1
-    print(f"  CPU per claude-run start-up    {supervisor:6.3f} s  (python alone {interpreter:.3f} s); "
-          f"{args.panes} panes need >= {args.panes * (supervisor + 2 * interpreter) / cpus:.2f} s on {cpus} CPU(s)")
+    print(
+        f"  CPU per claude-run start-up    {supervisor:6.3f} s  (python alone {interpreter:.3f} s); "
+        f"{args.panes} panes need >= {args.panes * (supervisor + 2 * interpreter) / cpus:.2f} s on {cpus} CPU(s)"
+    )
 
 
 if __name__ == "__main__":

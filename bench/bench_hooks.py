@@ -71,33 +71,61 @@ def make_project(base: Path, sessions: int) -> tuple[Path, dict[str, str], Path]
         HOME=str(base / "home"),
     )
     active = "sessions/2026_11_22_BENCH"
-    subprocess.run([str(BIN / "session"), "activate", active, "implement"], cwd=project, env=env,
-                   check=True, capture_output=True, stdin=subprocess.DEVNULL)
+    subprocess.run(
+        [str(BIN / "session"), "activate", active, "implement"],
+        cwd=project,
+        env=env,
+        check=True,
+        capture_output=True,
+        stdin=subprocess.DEVNULL,
+    )
     transcript = base / "home" / ".claude" / "projects" / "-proj" / "bench.jsonl"
     transcript.parent.mkdir(parents=True)
-    line = {"type": "assistant", "timestamp": "2026-11-22T10:00:00.000Z",
-            "message": {"model": "claude-opus-5-5", "role": "assistant", "content": [],
-                        "usage": {"input_tokens": 1000, "cache_creation_input_tokens": 5000,
-                                  "cache_read_input_tokens": 150000, "output_tokens": 50}}}
-    transcript.write_text("\n".join(json.dumps({"type": "user", "n": i}) for i in range(50)) + "\n"
-                          + json.dumps(line) + "\n")
+    line = {
+        "type": "assistant",
+        "timestamp": "2026-11-22T10:00:00.000Z",
+        "message": {
+            "model": "claude-opus-5-5",
+            "role": "assistant",
+            "content": [],
+            "usage": {
+                "input_tokens": 1000,
+                "cache_creation_input_tokens": 5000,
+                "cache_read_input_tokens": 150000,
+                "output_tokens": 50,
+            },
+        },
+    }
+    transcript.write_text(
+        "\n".join(json.dumps({"type": "user", "n": i}) for i in range(50)) + "\n" + json.dumps(line) + "\n"
+    )
     return project, env, transcript
 
 
 def payload(project: Path, transcript: Path) -> bytes:
-    return json.dumps({
-        "session_id": "bench", "transcript_path": str(transcript), "cwd": str(project),
-        "hook_event_name": "PreToolUse", "tool_name": "Bash",
-        "tool_input": {"command": "git status", "description": "status"}, "tool_use_id": "toolu_1",
-    }).encode()
+    return json.dumps(
+        {
+            "session_id": "bench",
+            "transcript_path": str(transcript),
+            "cwd": str(project),
+            "hook_event_name": "PreToolUse",
+            "tool_name": "Bash",
+            "tool_input": {"command": "git status", "description": "status"},
+            "tool_use_id": "toolu_1",
+        }
+    ).encode()
 
 
 def status_payload(project: Path) -> bytes:
     """What Claude Code pipes to the status line after a turn (cost and context known)."""
-    return json.dumps({
-        "session_id": "bench", "cwd": str(project), "cost": {"total_cost_usd": 1.25},
-        "context_window": {"used_percentage": 30, "context_window_size": 200000},
-    }).encode()
+    return json.dumps(
+        {
+            "session_id": "bench",
+            "cwd": str(project),
+            "cost": {"total_cost_usd": 1.25},
+            "context_window": {"used_percentage": 30, "context_window_size": 200000},
+        }
+    ).encode()
 
 
 DRIVER = """\
@@ -120,8 +148,16 @@ os.replace(cfg["out"] + ".tmp", cfg["out"])
 """
 
 
-def in_fleet_pane(base: Path, project: Path, env: dict[str, str], stdin: bytes, hook: list[str],
-                  rounds: int, *, quiet: bool = True) -> dict[str, list[float]]:
+def in_fleet_pane(
+    base: Path,
+    project: Path,
+    env: dict[str, str],
+    stdin: bytes,
+    hook: list[str],
+    rounds: int,
+    *,
+    quiet: bool = True,
+) -> dict[str, list[float]]:
     """Floor and hook times measured by a driver running in a fleet pane (see the module's docstring)."""
     import shutil
     import uuid
@@ -155,8 +191,13 @@ def in_fleet_pane(base: Path, project: Path, env: dict[str, str], stdin: bytes, 
         run_tmux("set-option", "-p", "-t", "bench:w", "@pane_label", "A")
         deadline = time.monotonic() + 60 + rounds * 2
         while not out.exists():
-            if time.monotonic() > deadline or run_tmux("display-message", "-p", "-t", "bench:w", "#{pane_dead}") == "1\n":
-                raise SystemExit("the fleet-pane driver failed:\n" + run_tmux("capture-pane", "-p", "-t", "bench:w"))
+            if (
+                time.monotonic() > deadline
+                or run_tmux("display-message", "-p", "-t", "bench:w", "#{pane_dead}") == "1\n"
+            ):
+                raise SystemExit(
+                    "the fleet-pane driver failed:\n" + run_tmux("capture-pane", "-p", "-t", "bench:w")
+                )
             time.sleep(0.2)
         return json.loads(out.read_text())
     finally:
@@ -183,11 +224,21 @@ def main() -> None:
         # A second active session whose heartbeat counts: every call writes the state.
         counting = "sessions/2026_11_22_COUNTING"
         counting_env["CLAUDE_SUPERVISOR_PID"] = str(os.getppid())
-        settings = json.dumps({F.LOG_TEMPLATE: "~/.claude/TEMPLATE_IMPLEMENTATION_LOG.md",
-                               F.BLOCK_AFTER: 50, F.WARN_AFTER: 50}).encode()
-        for argv, given in ((["activate", counting, "implement"], settings), (["phase", counting, "2: Work"], b"")):
-            subprocess.run([str(BIN / "session"), *argv], cwd=project, env=counting_env, check=True,
-                           capture_output=True, input=given)
+        settings = json.dumps(
+            {F.LOG_TEMPLATE: "~/.claude/TEMPLATE_IMPLEMENTATION_LOG.md", F.BLOCK_AFTER: 50, F.WARN_AFTER: 50}
+        ).encode()
+        for argv, given in (
+            (["activate", counting, "implement"], settings),
+            (["phase", counting, "2: Work"], b""),
+        ):
+            subprocess.run(
+                [str(BIN / "session"), *argv],
+                cwd=project,
+                env=counting_env,
+                check=True,
+                capture_output=True,
+                input=given,
+            )
         commands["installed, heartbeat writing state"] = (installed, counting_env)
 
         for argv, run_env in commands.values():  # warm up: bytecode, index, page cache
@@ -204,12 +255,21 @@ def main() -> None:
         state = json.loads((project / counting / STATE_FILE).read_text())
         counted = sum(state.get(F.TOOL_CALLS_BY_TRANSCRIPT, {}).values())
         pane = in_fleet_pane(Path(tmp), project, env, stdin, installed, args.rounds)
-        status_line = in_fleet_pane(Path(tmp), project, env, status_payload(project),
-                                    shlex.split(hook_command(STATUS_LINE)), args.rounds, quiet=False)
+        status_line = in_fleet_pane(
+            Path(tmp),
+            project,
+            env,
+            status_payload(project),
+            shlex.split(hook_command(STATUS_LINE)),
+            args.rounds,
+            quiet=False,
+        )
 
     floor = statistics.median(times[next(iter(times))])
-    print(f"PreToolUse hook latency, fresh process each call: {args.sessions} sessions on disk, "
-          f"{args.rounds} rounds, {os.cpu_count()} CPUs, Python {sys.version.split()[0]}")
+    print(
+        f"PreToolUse hook latency, fresh process each call: {args.sessions} sessions on disk, "
+        f"{args.rounds} rounds, {os.cpu_count()} CPUs, Python {sys.version.split()[0]}"
+    )
     print(f"{'command':45s} {'p50 ms':>8s} {'p90 ms':>8s} {'p50/floor':>10s}")
     for name, samples in times.items():
         samples.sort()
@@ -218,11 +278,15 @@ def main() -> None:
         print(f"{name:45s} {p50 * 1000:8.1f} {p90 * 1000:8.1f} {p50 / floor:10.2f}")
     print(f"(heartbeat counted {counted} calls in the writing session: every call wrote the state)")
     pane_floor, pane_hook = statistics.median(pane["floor"]), statistics.median(pane["hook"])
-    print(f"in a fleet pane (tmux identity and state each call): floor {pane_floor * 1000:.1f} ms, "
-          f"installed hook {pane_hook * 1000:.1f} ms = {pane_hook / pane_floor:.2f}x its floor")
+    print(
+        f"in a fleet pane (tmux identity and state each call): floor {pane_floor * 1000:.1f} ms, "
+        f"installed hook {pane_hook * 1000:.1f} ms = {pane_hook / pane_floor:.2f}x its floor"
+    )
     line_floor, line_hook = statistics.median(status_line["floor"]), statistics.median(status_line["hook"])
-    print(f"status line in a fleet pane (binds the session, publishes context and cost): floor "
-          f"{line_floor * 1000:.1f} ms, installed {line_hook * 1000:.1f} ms = {line_hook / line_floor:.2f}x its floor")
+    print(
+        f"status line in a fleet pane (binds the session, publishes context and cost): floor "
+        f"{line_floor * 1000:.1f} ms, installed {line_hook * 1000:.1f} ms = {line_hook / line_floor:.2f}x its floor"
+    )
 
 
 if __name__ == "__main__":

@@ -56,8 +56,16 @@ def main() -> None:
         for n in range(args.agents):
             project = base / f"p{n}"
             (project / "sessions").mkdir(parents=True)
-            runs.append(subprocess.Popen([str(BIN / "claude-run")], cwd=project, env=env, stdin=subprocess.DEVNULL,
-                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+            runs.append(
+                subprocess.Popen(
+                    [str(BIN / "claude-run")],
+                    cwd=project,
+                    env=env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
+            )
         try:
             deadline = time.monotonic() + 30
             watchdogs: dict[int, int] = {}
@@ -75,9 +83,13 @@ def main() -> None:
                 run.terminate()
             for run in runs:
                 run.wait(timeout=30)
-    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cpus; {args.agents} supervised agents side by side")
-    print(f"PSS per agent: claude-run {supervisors:.1f} MiB + watchdog {dogs:.1f} MiB = "
-          f"{supervisors + dogs:.1f} MiB (goal <= 10 MiB)")
+    print(
+        f"python {sys.version.split()[0]}, {os.cpu_count()} cpus; {args.agents} supervised agents side by side"
+    )
+    print(
+        f"PSS per agent: claude-run {supervisors:.1f} MiB + watchdog {dogs:.1f} MiB = "
+        f"{supervisors + dogs:.1f} MiB (goal <= 10 MiB)"
+    )
 
 
 if __name__ == "__main__":

@@ -96,8 +96,10 @@ def main() -> None:
             )
         cli_ratio = results[args.sessions][0] / results[10][0]
         lib_ratio = results[args.sessions][1] / results[10][1]
-        print(f"ratio {args.sessions:,} / 10: `session find` {cli_ratio:.2f}x, stdlib lookup {lib_ratio:.2f}x "
-              f"(goal <= 1.3)")
+        print(
+            f"ratio {args.sessions:,} / 10: `session find` {cli_ratio:.2f}x, stdlib lookup {lib_ratio:.2f}x "
+            f"(goal <= 1.3)"
+        )
 
         target = make_root(base, 2) / "2026_01_01_MINE"
         env = dict(os.environ)

@@ -42,5 +42,7 @@ def nested_hint(socket: str, env: t.Mapping[str, str] | None = None) -> str | No
     outer = inside_socket(env)
     if outer is None or outer == socket:
         return None
-    return (f"Attaching to the fleet inside your tmux ({outer}): keys go to your tmux first; "
-            "press its prefix twice to reach the fleet's (C-b C-b d detaches)")
+    return (
+        f"Attaching to the fleet inside your tmux ({outer}): keys go to your tmux first; "
+        "press its prefix twice to reach the fleet's (C-b C-b d detaches)"
+    )

@@ -21,19 +21,27 @@ import subprocess
 import typing as t
 from dataclasses import dataclass
 
+from claude_shepherd.fleet.environment import captured, session_args
 from claude_shepherd.fleet.layout import Layout, PaneSpec, WindowSpec, pane_script
 from claude_shepherd.fleet.style import PANE_DIED_HOOK, fleet_options, pane_died_hook
-from claude_shepherd.fleet.environment import captured, session_args
-from claude_shepherd.fleet.tmux import AGENT_OPTION, LAYOUT_OPTION, NEXT, FleetServer, PaneInfo, TmuxError, list_panes
+from claude_shepherd.fleet.tmux import (
+    AGENT_OPTION,
+    LAYOUT_OPTION,
+    NEXT,
+    FleetServer,
+    PaneInfo,
+    TmuxError,
+    list_panes,
+)
 from claude_shepherd.hooks import alerts
 from claude_shepherd.hooks.pane_notify import CONTEXT_OPTION, COST_OPTION, FLEET_NOTIFY_OPTION, PANE_OPTION
 from claude_shepherd.supervisor.env import FLEET_NOTIFY_COMMAND_ENV
-from claude_shepherd.supervisor.session.programs import TMUX_ENV
 from claude_shepherd.supervisor.errors import ShepherdError
 from claude_shepherd.supervisor.session.fields import F
 from claude_shepherd.supervisor.session.identity import owner_alive
 from claude_shepherd.supervisor.session.lookup import sessions_on_pane
 from claude_shepherd.supervisor.session.paths import sessions_root
+from claude_shepherd.supervisor.session.programs import TMUX_ENV
 
 PANE_SHELL = "/bin/sh"
 DEFAULT_SIZE = (200, 60)
@@ -56,7 +64,9 @@ class PaneReport:
     window: str
     label: str | None
     pane_id: str
-    action: str  # "started" | "added" | "respawned" | "running" | "idle" (a finished non-agent pane) | LEFT_ALONE
+    action: (
+        str  # "started" | "added" | "respawned" | "running" | "idle" (a finished non-agent pane) | LEFT_ALONE
+    )
     detail: str = ""
     agent: bool = False
     """Does the pane run a supervised Claude (so ``fleet start`` waits until it runs)?"""
@@ -78,7 +88,9 @@ class StartResult:
     @property
     def launched(self) -> list[PaneReport]:
         """The agent panes this start created or respawned: those whose agent must now be seen running."""
-        return [p for p in self.panes if p.agent and p.pane_id and p.action in ("started", "added", "respawned")]
+        return [
+            p for p in self.panes if p.agent and p.pane_id and p.action in ("started", "added", "respawned")
+        ]
 
     @property
     def left_alone(self) -> list[str]:
@@ -176,7 +188,11 @@ def build(layout: Layout, server: FleetServer, env: t.Mapping[str, str] | None =
     renamed = look_alikes(layout, server)
     elsewhere = running_elsewhere(layout, server, layout.pane_ids())
     if renamed or elsewhere:
-        where = [f"session {', '.join(map(repr, renamed))} has its windows, labels and sessions"] if renamed else []
+        where = (
+            [f"session {', '.join(map(repr, renamed))} has its windows, labels and sessions"]
+            if renamed
+            else []
+        )
         where += [f"{pane} runs as {running}" for pane, running in sorted(elsewhere.items())]
         raise StartError(
             f"fleet {layout.name!r} seems to run under another name ({'; '.join(where)}); if that is this fleet, "
@@ -250,8 +266,10 @@ def reconcile(layout: Layout, server: FleetServer) -> StartResult:
                 reports += held
                 continue
             ids = _ids(server.run(*_window_commands(layout, window, first), path=path))
-            reports += [PaneReport(window.name, p.label, i, "added", "new window", agent=p.runs_agent)
-                        for p, i in zip(window.panes, ids)]
+            reports += [
+                PaneReport(window.name, p.label, i, "added", "new window", agent=p.runs_agent)
+                for p, i in zip(window.panes, ids)
+            ]
             continue
         reports += _reconcile_window(layout, window, here, server, elsewhere, path)
     reports += extra_panes(layout, existing)
@@ -265,7 +283,11 @@ def extra_panes(layout: Layout, existing: list[PaneInfo]) -> list[PaneReport]:
     for info in existing:
         if info.identity is None or info.identity in wanted:
             continue
-        state = "dead" if info.dead else f"still running (pid {info.pid}); stop it with fleet stop --pane {info.label}"
+        state = (
+            "dead"
+            if info.dead
+            else f"still running (pid {info.pid}); stop it with fleet stop --pane {info.label}"
+        )
         reports.append(PaneReport(info.window, info.label, info.pane_id, "not in the layout", state))
     return reports
 
@@ -295,12 +317,23 @@ def running_elsewhere(layout: Layout, server: FleetServer, identities: t.Iterabl
             for hit in sessions_on_pane(root, identity):
                 owner = hit.state.get(F.PID)
                 proc = table.by_pid.get(owner) if isinstance(owner, int) else None
-                if proc is None or not proc.is_supervisor or not owner_alive(owner, hit.state.get(F.PID_START)):
+                if (
+                    proc is None
+                    or not proc.is_supervisor
+                    or not owner_alive(owner, hit.state.get(F.PID_START))
+                ):
                     continue
                 pane = panes.get(proc.tmux_pane or "")
-                if proc.tmux_socket and os.path.realpath(proc.tmux_socket) == socket and pane is not None \
-                        and pane.label == label and pane.identity != identity:
-                    found[identity] = f"supervisor {owner} in pane {pane.pane_id} of {pane.session}:{pane.window}"
+                if (
+                    proc.tmux_socket
+                    and os.path.realpath(proc.tmux_socket) == socket
+                    and pane is not None
+                    and pane.label == label
+                    and pane.identity != identity
+                ):
+                    found[identity] = (
+                        f"supervisor {owner} in pane {pane.pane_id} of {pane.session}:{pane.window}"
+                    )
     return found
 
 
@@ -369,8 +402,11 @@ def _held(layout: Layout, window: WindowSpec, elsewhere: t.Mapping[str, str]) ->
 
 
 def _reconcile_window(
-    layout: Layout, window: WindowSpec, here: list[PaneInfo], server: FleetServer,
-    elsewhere: t.Mapping[str, str] = {},  # noqa: B006  (read only)
+    layout: Layout,
+    window: WindowSpec,
+    here: list[PaneInfo],
+    server: FleetServer,
+    elsewhere: t.Mapping[str, str] = {},
     path: str | None = None,
 ) -> list[PaneReport]:
     shared = _shared_labels(here)
@@ -393,13 +429,21 @@ def _reconcile_window(
                 *pane_argv(layout, window, pane), *_label(pane),
                 NEXT, "select-layout", "-t", window_id, window.layout or "tiled", path=path,
             )  # fmt: skip
-            reports.append(PaneReport(window.name, pane.label, _ids(lines)[0], "added", agent=pane.runs_agent))
+            reports.append(
+                PaneReport(window.name, pane.label, _ids(lines)[0], "added", agent=pane.runs_agent)
+            )
         elif match.dead and not pane.runs_agent:
-            reports.append(PaneReport(window.name, pane.label, match.pane_id, "idle", f"{match.death}; not an agent, left alone"))
+            reports.append(
+                PaneReport(
+                    window.name, pane.label, match.pane_id, "idle", f"{match.death}; not an agent, left alone"
+                )
+            )
         elif match.dead:
             status = match.death
             respawn(server, match.pane_id, root=window.root, argv=pane_argv(layout, window, pane), path=path)
-            reports.append(PaneReport(window.name, pane.label, match.pane_id, "respawned", status, agent=True))
+            reports.append(
+                PaneReport(window.name, pane.label, match.pane_id, "respawned", status, agent=True)
+            )
         else:
             reports.append(PaneReport(window.name, pane.label, match.pane_id, "running", f"pid {match.pid}"))
     return reports
@@ -415,8 +459,14 @@ def fleet_path(server: FleetServer, target: str) -> str:
     return server.session_path(target) or captured().get("PATH", os.defpath)
 
 
-def respawn(server: FleetServer, pane_id: str, *, root: os.PathLike[str] | str | None = None,
-            argv: t.Sequence[str] = (), path: str | None = None) -> None:
+def respawn(
+    server: FleetServer,
+    pane_id: str,
+    *,
+    root: os.PathLike[str] | str | None = None,
+    argv: t.Sequence[str] = (),
+    path: str | None = None,
+) -> None:
     """Start a finished pane again: *argv* (the layout's), else the command the pane was created with,
     in the fleet's environment whoever asks (*path*, else the fleet session's)."""
     args: list[t.Any] = ["respawn-pane", "-k", "-t", pane_id, *(["-c", root] if root else []), *argv]

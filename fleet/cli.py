@@ -24,8 +24,8 @@ import typer
 
 from claude_shepherd.supervisor.env import FLEET_SOCKET_ENV, FLEET_START_WAIT_ENV, FLEET_STOP_GRACE_ENV
 from claude_shepherd.supervisor.errors import ShepherdError, UsageError, run_main
-from claude_shepherd.supervisor.session.identity import FLEET_SOCKET
 from claude_shepherd.supervisor.printable import printable
+from claude_shepherd.supervisor.session.identity import FLEET_SOCKET
 
 PROG = "fleet"
 
@@ -58,7 +58,7 @@ def _main(
 
 
 LayoutArg = t.Annotated[
-    t.Optional[str],
+    str | None,
     typer.Argument(
         metavar="LAYOUT",
         help="A layout file, or a name in ./tmuxinator/, ~/.config/tmuxinator/, ~/.tmuxinator/ "
@@ -72,17 +72,17 @@ GraceOpt = t.Annotated[
                  help="Seconds agents get to stop after SIGTERM before they are killed."),
 ]  # fmt: skip
 PaneOpt = t.Annotated[
-    t.Optional[list[str]],
+    list[str] | None,
     typer.Option("--pane", metavar="LABEL", help="Only the agent of this pane (repeatable)."),
 ]
 WaitOpt = t.Annotated[
-    t.Optional[float],
+    float | None,
     typer.Option("--wait", envvar=FLEET_START_WAIT_ENV, metavar="S", min=0, show_default=False,
                  help="Seconds to wait for each started agent's supervisor and Claude to run (default 10; "
                       "0: do not check)."),
 ]  # fmt: skip
 SocketOpt = t.Annotated[
-    t.Optional[str],
+    str | None,
     typer.Option("--socket", "-L", envvar=FLEET_SOCKET_ENV, metavar="NAME",
                  help="The fleet's tmux socket (fleet or fleet-NAME), instead of the layout's."),
 ]  # fmt: skip
@@ -103,7 +103,9 @@ class FleetFailure(ShepherdError):
 @app.command()
 def start(
     layout: LayoutArg = None,
-    no_attach: t.Annotated[bool, typer.Option("--no-attach", help="Do not attach, even from a terminal.")] = False,
+    no_attach: t.Annotated[
+        bool, typer.Option("--no-attach", help="Do not attach, even from a terminal.")
+    ] = False,
     socket: SocketOpt = None,
     wait: WaitOpt = None,
 ) -> None:
@@ -124,8 +126,10 @@ def start(
         if running:
             say(f"Fleet {spec.name!r} is running (socket {where.socket}); reconciling with {spec.source}")
         else:
-            say(f"Starting fleet {spec.name!r} (socket {where.socket}): {windows} window{'s' * (windows != 1)}, "
-                f"{spec.pane_count} pane{'s' * (spec.pane_count != 1)}")
+            say(
+                f"Starting fleet {spec.name!r} (socket {where.socket}): {windows} window{'s' * (windows != 1)}, "
+                f"{spec.pane_count} pane{'s' * (spec.pane_count != 1)}"
+            )
         result = builder.start(spec, server)
         failed = _report_started(server, result, wait)
         _refuse_left_alone(result, where.socket)
@@ -148,7 +152,9 @@ def _report_started(server: t.Any, result: t.Any, wait: float | None) -> list[st
 
     timeout = readiness.default_wait() if wait is None else wait
     launched = {p.pane_id for p in result.launched}
-    outcomes = readiness.wait_running(server, sorted(launched), timeout=timeout) if launched and timeout > 0 else {}
+    outcomes = (
+        readiness.wait_running(server, sorted(launched), timeout=timeout) if launched and timeout > 0 else {}
+    )
     width = max((len(p.name) for p in result.panes), default=0)
     failed: list[str] = []
     for pane in result.panes:
@@ -250,8 +256,11 @@ def _refuse_agents_elsewhere(where: t.Any, server: t.Any, done: str) -> None:
     renamed = look_alikes(layout, server)
     elsewhere = running_elsewhere(layout, server, layout.pane_ids())
     if renamed or elsewhere:
-        what = f"session {', '.join(map(repr, renamed))} has its windows, labels and sessions" if renamed else \
-            f"the agents of {', '.join(sorted(elsewhere))} still run"
+        what = (
+            f"session {', '.join(map(repr, renamed))} has its windows, labels and sessions"
+            if renamed
+            else f"the agents of {', '.join(sorted(elsewhere))} still run"
+        )
         raise FleetFailure(
             f"{done}, but {what} (was its session renamed? `fleet status --socket {where.socket}` lists every "
             f"session); rename it back (tmux -L {where.socket} rename-session -t OLD {layout.name}) and stop again"
@@ -265,10 +274,14 @@ def _stop(where: t.Any, server: t.Any, sessions: list[str], grace: float, labels
     pane_ids: set[str] | None = None
     if labels:
         pane_ids = {found.pane_id for found in _labelled(where, server, sessions, labels)}
-        say(f"Stopping {', '.join(labels)} of {', '.join(repr(s) for s in sessions)} (socket {where.socket})...")
+        say(
+            f"Stopping {', '.join(labels)} of {', '.join(repr(s) for s in sessions)} (socket {where.socket})..."
+        )
     else:
         say(f"Stopping {', '.join(repr(s) for s in sessions)} (socket {where.socket})...")
-    result = stop_fleet(server, sessions, grace=grace, progress=lambda line: say(f"  {line}"), pane_ids=pane_ids)
+    result = stop_fleet(
+        server, sessions, grace=grace, progress=lambda line: say(f"  {line}"), pane_ids=pane_ids
+    )
     width = max((len(p.name) for p in result.panes), default=0)
     for pane in result.panes:
         say(f"  {pane.name:<{width}}  {pane.outcome}")
@@ -327,7 +340,9 @@ def _pane(where: t.Any, server: t.Any, sessions: list[str], label: str) -> t.Any
 @app.command()
 def attach(
     layout: LayoutArg = None,
-    pane: t.Annotated[t.Optional[str], typer.Option("--pane", metavar="LABEL", help="Select this agent's pane.")] = None,
+    pane: t.Annotated[
+        str | None, typer.Option("--pane", metavar="LABEL", help="Select this agent's pane.")
+    ] = None,
     socket: SocketOpt = None,
 ) -> None:
     """Attach to the fleet (switch to it inside its tmux; nested inside another), with an agent's pane selected.
@@ -352,8 +367,12 @@ def attach(
 def logs(
     layout: LayoutArg = None,
     pane: t.Annotated[str, typer.Option("--pane", metavar="LABEL", help="The agent's pane.")] = ...,  # type: ignore[assignment]
-    lines: t.Annotated[int, typer.Option("-n", "--lines", metavar="N", min=1, help="How many lines of each.")] = 50,
-    follow: t.Annotated[bool, typer.Option("-f", "--follow", help="Keep printing new lines of both.")] = False,
+    lines: t.Annotated[
+        int, typer.Option("-n", "--lines", metavar="N", min=1, help="How many lines of each.")
+    ] = 50,
+    follow: t.Annotated[
+        bool, typer.Option("-f", "--follow", help="Keep printing new lines of both.")
+    ] = False,
     socket: SocketOpt = None,
 ) -> None:
     """An agent's claude-run log (its starts, resumes, restarts and exits, kept across restarts), then its screen.
@@ -377,7 +396,10 @@ def logs(
         return [printable(line) for line in pane_history(server, found.pane_id, count)]
 
     kept = tail(path, lines)
-    say(f"==> claude-run's log of {identity}: {path}" + (f" (last {len(kept)} lines) <==" if kept else " (none yet) <=="))
+    say(
+        f"==> claude-run's log of {identity}: {path}"
+        + (f" (last {len(kept)} lines) <==" if kept else " (none yet) <==")
+    )
     for line in kept:
         say(line)
     shown = history(lines)[-lines:]
@@ -421,8 +443,10 @@ def restart(
         labels = pane or [p.label for w in spec.windows for p in w.panes if p.label and p.runs_agent]
         blocked = builder.blockers(spec, server)
         if blocked:  # before anything is stopped: a restart must not end in agents it cannot start again
-            raise FleetFailure(f"nothing restarted: {'; '.join(blocked)}; an agent may have relabelled its pane or "
-                               "renamed its window; fix that (see `fleet status`) and restart again")
+            raise FleetFailure(
+                f"nothing restarted: {'; '.join(blocked)}; an agent may have relabelled its pane or "
+                "renamed its window; fix that (see `fleet status`) and restart again"
+            )
         _stop(where, server, sessions, grace, labels)
         result = builder.start(spec, server)
         failed = _report_started(server, _changed_only(result), wait)
@@ -462,7 +486,9 @@ def status(
         if not as_json:
             raise
         # --json always prints JSON: a script reading it needs no second parser for errors.
-        typer.echo(json.dumps({"error": str(exc), "exit_code": exc.exit_code}))  # ASCII: escapes come out \u-quoted
+        typer.echo(
+            json.dumps({"error": str(exc), "exit_code": exc.exit_code})
+        )  # ASCII: escapes come out \u-quoted
         raise typer.Exit(exc.exit_code) from None
     dead = [row for row in rows if row.agent and row.state.startswith("exited")]
     if as_json:
@@ -470,7 +496,9 @@ def status(
     else:
         costs = [row.cost_usd for row in rows if row.cost_usd is not None]
         total = f", ${sum(costs):.2f} spent" if costs else ""
-        say(f"Fleet {', '.join(repr(s) for s in sessions)} (socket {where.socket}): {len(rows)} pane(s){total}")
+        say(
+            f"Fleet {', '.join(repr(s) for s in sessions)} (socket {where.socket}): {len(rows)} pane(s){total}"
+        )
         st.render(rows)
     if dead:
         names = ", ".join(f"{row.label or row.pane} ({row.state})" for row in dead)
@@ -491,7 +519,7 @@ def watch(
     ] = 1.0,
     grace: GraceOpt = 10.0,
     fleet: t.Annotated[
-        t.Optional[list[str]],
+        list[str] | None,
         typer.Option("--fleet", metavar="NAME", help="Only this fleet (its name or socket; repeatable)."),
     ] = None,
 ) -> None:
@@ -566,7 +594,11 @@ def doctor(
     for finding in findings:
         say(f"{finding.kind}: {finding.message}")
         if finding.fixed:
-            say(f"  fixed: {finding.fixed}" if not finding.fixed.startswith("not fixed") else f"  {finding.fixed}")
+            say(
+                f"  fixed: {finding.fixed}"
+                if not finding.fixed.startswith("not fixed")
+                else f"  {finding.fixed}"
+            )
         elif fix and finding.fix is None:
             say("  not fixed: repair it by hand")
     unfixed = [f for f in findings if not f.fixed or f.fixed.startswith("not fixed")]

@@ -39,14 +39,14 @@ from claude_shepherd.fleet.layout import Layout
 from claude_shepherd.fleet.live import Fleet, live_fleets, socket_dir
 from claude_shepherd.fleet.tmux import FleetServer, PaneInfo, is_fleet_socket
 from claude_shepherd.hooks.pane_notify import STOPPED
+from claude_shepherd.supervisor.claude_run.transcripts import config_dir
+from claude_shepherd.supervisor.errors import ShepherdError
 from claude_shepherd.supervisor.session import index
 from claude_shepherd.supervisor.session import transitions as tr
-from claude_shepherd.supervisor.errors import ShepherdError
 from claude_shepherd.supervisor.session.fields import STATE_FILE, F
 from claude_shepherd.supervisor.session.identity import owner_alive, pid_exists
 from claude_shepherd.supervisor.session.paths import sessions_root
 from claude_shepherd.supervisor.session.store import StateError, read_state, update_state
-from claude_shepherd.supervisor.claude_run.transcripts import config_dir
 
 ORPHAN_GRACE = 3.0
 
@@ -142,7 +142,9 @@ def _scan_states(root: Path) -> dict[str, dict[str, t.Any]]:
 def _release(session_dir: Path, pane_id: str) -> t.Callable[[], str]:
     def fix() -> str:
         def apply(state: dict[str, t.Any]) -> None:
-            if state.get(F.FLEET_PANE_ID) == pane_id and not owner_alive(state.get(F.PID), state.get(F.PID_START)):
+            if state.get(F.FLEET_PANE_ID) == pane_id and not owner_alive(
+                state.get(F.PID), state.get(F.PID_START)
+            ):
                 tr.release_pane(state)
 
         update_state(session_dir, apply)
@@ -178,14 +180,21 @@ def find_stale_bindings(roots: t.Iterable[Path], fleet: Fleet, layouts: t.Sequen
             if gone:
                 for name in dead:
                     findings.append(
-                        Finding("stale-binding", f"session {root / name} is bound to pane {pane}, but {where}",
-                                _release(root / name, pane))
+                        Finding(
+                            "stale-binding",
+                            f"session {root / name} is bound to pane {pane}, but {where}",
+                            _release(root / name, pane),
+                        )
                     )
             elif len(names) > 1:
                 # One pane, one session: keep the most recently active, release the others (dead owners only).
-                ordered = sorted(names, key=lambda n: str(states[n].get(F.LAST_HEARTBEAT) or ""), reverse=True)
+                ordered = sorted(
+                    names, key=lambda n: str(states[n].get(F.LAST_HEARTBEAT) or ""), reverse=True
+                )
                 keep, rest = ordered[0], [n for n in ordered[1:] if n in dead]
-                message = f"{len(names)} sessions are bound to pane {pane}: {', '.join(ordered)} (keeping {keep})"
+                message = (
+                    f"{len(names)} sessions are bound to pane {pane}: {', '.join(ordered)} (keeping {keep})"
+                )
                 fixes = [_release(root / n, pane) for n in rest]
                 findings.append(Finding("duplicate-binding", message, _all_of(fixes) if fixes else None))
     return findings
@@ -234,7 +243,9 @@ def find_dead_agents(fleet: Fleet) -> list[Finding]:
     for path, panes in sorted(fleet.panes.items()):
         server = fleet.servers[path]
         for pane in panes:
-            if not (pane.agent and pane.dead) or pane.notify == STOPPED:  # fleet stop --pane ended it: asked for
+            if (
+                not (pane.agent and pane.dead) or pane.notify == STOPPED
+            ):  # fleet stop --pane ended it: asked for
                 continue
             status = pane.death
             name = pane.identity or f"{pane.session}:{pane.window}:{pane.pane_id}"
@@ -268,7 +279,9 @@ def find_duplicate_panes(fleet: Fleet, table: pr.Table, roots: t.Sequence[Path] 
             if len(group) < 2:
                 continue
             owners = _session_owners(identity, roots)
-            holders = [p for p in group if (sup := table.agent_of(socket, p)[1]) is not None and sup.pid in owners]
+            holders = [
+                p for p in group if (sup := table.agent_of(socket, p)[1]) is not None and sup.pid in owners
+            ]
             if len(holders) > 1:
                 ids = ", ".join(p.pane_id for p in group)
                 findings.append(Finding(
@@ -428,8 +441,11 @@ def index_is_stale(root: Path) -> bool:
 
 def index_refreshes(roots: t.Iterable[Path]) -> list[Finding]:
     """One cache finding per sessions root: its fix refreshes the index when it is stale then."""
-    return [Finding("index", f"the session index of {root}", _refresh_index(root), info=True)
-            for root in roots if root.is_dir()]
+    return [
+        Finding("index", f"the session index of {root}", _refresh_index(root), info=True)
+        for root in roots
+        if root.is_dir()
+    ]
 
 
 def refresh_caches(findings: list[Finding]) -> list[Finding]:

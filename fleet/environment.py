@@ -57,7 +57,9 @@ def scripts_dir(argv0: str | None = None) -> Path | None:
     candidates.append(Path(sys.executable).parent)
     for scheme in (None, f"{os.name}_user"):
         try:
-            candidates.append(Path(sysconfig.get_path("scripts", scheme) if scheme else sysconfig.get_path("scripts")))
+            candidates.append(
+                Path(sysconfig.get_path("scripts", scheme) if scheme else sysconfig.get_path("scripts"))
+            )
         except KeyError:
             continue
     for folder in candidates:

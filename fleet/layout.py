@@ -27,7 +27,6 @@ around such a pane is only a name.
 from __future__ import annotations
 
 import difflib
-
 import re
 import shlex
 import typing as t
@@ -36,8 +35,8 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from claude_shepherd.hooks.alerts import ALERT_STATES, DEFAULT_ON
 from claude_shepherd.fleet.tmux import is_fleet_socket
+from claude_shepherd.hooks.alerts import ALERT_STATES, DEFAULT_ON
 from claude_shepherd.supervisor.errors import ShepherdError
 from claude_shepherd.supervisor.session.identity import FLEET_SOCKET
 from claude_shepherd.supervisor.session.numbers import parse_count
@@ -166,9 +165,13 @@ class Layout(_Frozen):
                 continue
             if window.root_line is None or not self.root.is_dir():
                 where = f"{self.source}:{self.root_line}" if self.root_line else str(self.source)
-                return f"{where}: root: {self.root} is not a directory; create it or change the layout's root:"
-            return (f"{self.source}:{window.root_line}: windows[{index}].{window.name}.root: {window.root} is not "
-                    "a directory; create it or change the window's root:")
+                return (
+                    f"{where}: root: {self.root} is not a directory; create it or change the layout's root:"
+                )
+            return (
+                f"{self.source}:{window.root_line}: windows[{index}].{window.name}.root: {window.root} is not "
+                "a directory; create it or change the window's root:"
+            )
         return None
 
     def window(self, name: str) -> WindowSpec | None:
@@ -272,10 +275,13 @@ class _RawPane(BaseModel):
                     f"a labelled pane is one `LABEL: COMMAND` entry, got {len(value)} keys "
                     f"({', '.join(map(str, value))})"
                 )
-            (label, body), = value.items()
+            ((label, body),) = value.items()
             if label is None or isinstance(label, (dict, list)):
                 raise ValueError("a pane label must be a name")
-            return {"label": _check_name(str(label), "pane label"), "commands": _commands(body, f"pane {label}")}
+            return {
+                "label": _check_name(str(label), "pane label"),
+                "commands": _commands(body, f"pane {label}"),
+            }
         return {"commands": _commands(value, "pane")}
 
 
@@ -297,7 +303,9 @@ class _RawWindow(BaseModel):
                 if key in REFUSED_WINDOW_KEYS:
                     raise _Refused(str(key), REFUSED_WINDOW_KEYS[key])
                 if key not in WINDOW_KEYS:
-                    raise _KeyProblem(str(key), f"unknown window key {key!r} (a window takes {', '.join(WINDOW_KEYS)})")
+                    raise _KeyProblem(
+                        str(key), f"unknown window key {key!r} (a window takes {', '.join(WINDOW_KEYS)})"
+                    )
             value = dict(value)
             if "pre" in value:
                 value["pre"] = _commands(value["pre"], "pre")
@@ -345,8 +353,8 @@ class _RawLayout(BaseModel):
     startup_pane: int | None = Field(None, ge=0)
     attach: bool = True
     windows: list[dict[str, _RawWindow]]
-    notify: t.Union[bool, list[str], None] = None
-    notify_on: t.Optional[list[str]] = None
+    notify: bool | list[str] | None = None
+    notify_on: list[str] | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -359,7 +367,9 @@ class _RawLayout(BaseModel):
             if key not in HONOURED_KEYS:
                 close = difflib.get_close_matches(str(key), HONOURED_KEYS, n=1)
                 hint = f"did you mean {close[0]!r}? " if close else ""
-                raise _KeyProblem(str(key), f"unknown key {key!r} ({hint}fleet honours: {', '.join(HONOURED_KEYS)})")
+                raise _KeyProblem(
+                    str(key), f"unknown key {key!r} ({hint}fleet honours: {', '.join(HONOURED_KEYS)})"
+                )
         value = dict(value)
         for key in ("on_project_start", "pre_window"):
             if key in value:
@@ -381,7 +391,9 @@ class _RawLayout(BaseModel):
     @field_validator("notify", mode="before")
     @classmethod
     def _notify(cls, value: t.Any) -> t.Any:
-        example = 'a list of arguments, e.g. ["notify-send", "{fleet}", "{label}: {state}"] (never run by a shell)'
+        example = (
+            'a list of arguments, e.g. ["notify-send", "{fleet}", "{label}: {state}"] (never run by a shell)'
+        )
         if isinstance(value, str):
             raise ValueError(f"is {example}, or false; got a string")
         if isinstance(value, list) and (not value or not all(isinstance(a, str) and a for a in value)):
@@ -409,7 +421,7 @@ class _RawLayout(BaseModel):
 # --------------------------------------------------------------------------- line numbers
 
 
-YamlPath = tuple[t.Union[str, int], ...]
+YamlPath = tuple[str | int, ...]
 
 
 def _line_map(node: yaml.Node | None) -> dict[YamlPath, int]:
@@ -432,7 +444,7 @@ def _line_map(node: yaml.Node | None) -> dict[YamlPath, int]:
     return lines
 
 
-def _where(loc: t.Sequence[t.Union[str, int]], lines: dict[YamlPath, int]) -> tuple[int | None, str]:
+def _where(loc: t.Sequence[str | int], lines: dict[YamlPath, int]) -> tuple[int | None, str]:
     """The line of the deepest known prefix of *loc*, and *loc* as ``a.b[0].c``."""
     path: YamlPath = tuple(loc)
     line = None
@@ -467,14 +479,20 @@ def _yaml_problem(exc: yaml.YAMLError) -> tuple[t.Any, str]:
         bracket = "[" if "sequence" in context else "{"
         return opened, f"this {bracket} is never closed; close it, or put the value in quotes"
     if "mapping values are not allowed" in problem:
-        return at, ("a 'key: value' where none can start; indent this line like the keys it belongs with, "
-                    "or quote a value that contains ': '")
+        return at, (
+            "a 'key: value' where none can start; indent this line like the keys it belongs with, "
+            "or quote a value that contains ': '"
+        )
     if "could not find expected ':'" in problem:
-        return opened, ("this line is neither 'key: value' nor a '- item'; add the ':' or indent it like the lines "
-                        "it belongs with")
+        return opened, (
+            "this line is neither 'key: value' nor a '- item'; add the ':' or indent it like the lines "
+            "it belongs with"
+        )
     if "expected <block end>" in problem or "expected <block" in problem:
-        return at, ("this line is indented differently from the lines it belongs with; line it up with them "
-                    "(the '- ' of one list in one column, the keys of one mapping in one column)")
+        return at, (
+            "this line is indented differently from the lines it belongs with; line it up with them "
+            "(the '- ' of one list in one column, the keys of one mapping in one column)"
+        )
     if "undefined alias" in problem:
         return at, "*NAME refers to no &NAME anchor; put the value in quotes if the * is meant literally"
     if "another document" in problem:
@@ -553,7 +571,9 @@ def parse_layout(text: str, source: Path, *, cwd: Path | None = None) -> Layout:
     cwd = Path.cwd() if cwd is None else cwd
     for number, row in enumerate(text.splitlines(), 1):
         if "<%" in row:
-            raise _error(source, number, "", "ERB templates (<% ... %>) are not supported; write the values out")
+            raise _error(
+                source, number, "", "ERB templates (<% ... %>) are not supported; write the values out"
+            )
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
         data = yaml.safe_load(text)
@@ -616,8 +636,11 @@ def _build(raw: _RawLayout, source: Path, lines: dict[YamlPath, int], cwd: Path)
         fail(next(iter(sockets.values())), f"two different sockets are named: {', '.join(sockets)}")
     socket = next(iter(sockets), FLEET_SOCKET)
     if not is_fleet_socket(socket):
-        fail(sockets.get(socket, ()), f"socket {socket!r} is not a fleet socket; name it fleet or fleet-SOMETHING "
-             f"(hooks and pane ids act only on fleet sockets)")
+        fail(
+            sockets.get(socket, ()),
+            f"socket {socket!r} is not a fleet socket; name it fleet or fleet-SOMETHING "
+            f"(hooks and pane ids act only on fleet sockets)",
+        )
 
     root = Path(raw.root).expanduser() if raw.root else cwd
     root = root if root.is_absolute() else cwd / root
@@ -632,9 +655,12 @@ def _build(raw: _RawLayout, source: Path, lines: dict[YamlPath, int], cwd: Path)
     seen_windows: set[str] = set()
     for i, item in enumerate(raw.windows):
         if len(item) != 1:
-            fail(("windows", i), f"a window is one `- NAME: ...` entry, got {len(item)} keys ({', '.join(item)}); "
-                 f"indent the window's settings under its name")
-        (name, body), = item.items()
+            fail(
+                ("windows", i),
+                f"a window is one `- NAME: ...` entry, got {len(item)} keys ({', '.join(item)}); "
+                f"indent the window's settings under its name",
+            )
+        ((name, body),) = item.items()
         where: YamlPath = ("windows", i, name)
         try:
             _check_name(name, "window name")
@@ -647,7 +673,9 @@ def _build(raw: _RawLayout, source: Path, lines: dict[YamlPath, int], cwd: Path)
         window_root = window_root if window_root.is_absolute() else root / window_root
         panes: list[PaneSpec] = []
         labels: dict[str, int] = {}
-        for j, raw_pane in enumerate(body.panes if body.panes is not None else [_RawPane.model_construct(label=None, commands=[])]):
+        for j, raw_pane in enumerate(
+            body.panes if body.panes is not None else [_RawPane.model_construct(label=None, commands=[])]
+        ):
             pane_path: YamlPath = (*where, "panes", j)
             # A bash-era pane sets its own label; that label is the identity its sessions are
             # bound to, so it wins over the mapping key (then only tmuxinator's pane title).
@@ -655,8 +683,11 @@ def _build(raw: _RawLayout, source: Path, lines: dict[YamlPath, int], cwd: Path)
             label = self_label or raw_pane.label
             if label:
                 if label in labels:
-                    fail(pane_path, f"label {label!r} is used twice in window {name!r} "
-                         f"(panes {labels[label] + 1} and {j + 1}); each pane needs its own identity")
+                    fail(
+                        pane_path,
+                        f"label {label!r} is used twice in window {name!r} "
+                        f"(panes {labels[label] + 1} and {j + 1}); each pane needs its own identity",
+                    )
                 labels[label] = j
             panes.append(
                 PaneSpec(

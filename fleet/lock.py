@@ -59,7 +59,13 @@ def holder_of(socket_name: str) -> str:
         data = json.loads(_holder_path(socket_name).read_text(encoding="utf-8"))
         pid = parse_pid(str(data["pid"]))
         command = data["command"]
-    except (OSError, ValueError, KeyError, TypeError, RecursionError):  # any process of this user may write it
+    except (
+        OSError,
+        ValueError,
+        KeyError,
+        TypeError,
+        RecursionError,
+    ):  # any process of this user may write it
         return ""
     return f"{str(command)[:60]} (pid {pid})" if pid is not None and isinstance(command, str) else ""
 

@@ -13,14 +13,15 @@ import os
 import typing as t
 from pathlib import Path
 
-from claude_shepherd.supervisor.env import FLEET_LAYOUT_ENV as LAYOUT_ENV
 from claude_shepherd.fleet.layout import LayoutError
+from claude_shepherd.supervisor.env import FLEET_LAYOUT_ENV as LAYOUT_ENV
 
 DEFAULT_LAYOUT = "fleet"
 
 
 class LayoutNotFoundError(LayoutError):
     """No layout file by that name or path."""
+
 
 SUFFIXES = (".yml", ".yaml")
 
@@ -52,9 +53,7 @@ def is_path(arg: str) -> bool:
     return "/" in arg or arg.endswith(SUFFIXES)
 
 
-def find_layout(
-    arg: str | None, cwd: Path | None = None, env: t.Mapping[str, str] | None = None
-) -> Path:
+def find_layout(arg: str | None, cwd: Path | None = None, env: t.Mapping[str, str] | None = None) -> Path:
     """The layout file for *arg* (a path or a name), or :class:`LayoutError` saying where we looked."""
     env = os.environ if env is None else env
     cwd = Path.cwd() if cwd is None else cwd
@@ -72,7 +71,11 @@ def find_layout(
                 return candidate
     where = ", ".join(_tilde(d, cwd, env) for d in search_dirs(cwd, env))
     known = available(cwd, env)
-    hint = f"; available: {', '.join(known)}" if known else "; see tmuxinator/ in the claude-shepherd repository for examples"
+    hint = (
+        f"; available: {', '.join(known)}"
+        if known
+        else "; see tmuxinator/ in the claude-shepherd repository for examples"
+    )
     raise LayoutNotFoundError(f"no layout named {name!r} in {where}{hint}")
 
 

@@ -121,7 +121,9 @@ class Table:
         now = self.by_pid.get(proc.pid)
         return now if now is not None and abs(now.create_time - proc.create_time) <= 0.05 else None
 
-    def of_pane(self, pane_pid: int, pane_started: float | None = None, known: t.Iterable[Proc] = ()) -> list[Proc]:
+    def of_pane(
+        self, pane_pid: int, pane_started: float | None = None, known: t.Iterable[Proc] = ()
+    ) -> list[Proc]:
         """The pane's process tree, and the trees of the *known* members still running.
 
         With *pane_started* (the create time seen earlier), the tree is followed
@@ -141,7 +143,9 @@ class Table:
         candidates = [child for child in children if not child.is_watchdog]
         return min(candidates, key=lambda p: (p.create_time, p.pid)) if candidates else None
 
-    def agent_of(self, socket_path: str | None, pane: PaneInfo) -> tuple[list[Proc], Proc | None, Proc | None]:
+    def agent_of(
+        self, socket_path: str | None, pane: PaneInfo
+    ) -> tuple[list[Proc], Proc | None, Proc | None]:
         """A pane's processes, its supervisor and the Claude it runs: the pane -> supervisor -> Claude walk.
 
         Only the tree under the pane's process counts, so *socket_path* (the pane's server) is not needed.

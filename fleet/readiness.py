@@ -26,7 +26,7 @@ DEFAULT_WAIT = 10.0
 """Seconds to wait for every agent (tunable: ``--wait``, ``$FLEET_START_WAIT``)."""
 SETTLE = 2.0
 """How long a Claude must have been running to count as up (a crash loop's Claude lives less)."""
-STATUS_GRACE = 1.0
+STATUS_GRACE = 3.0
 """tmux may show a pane dead a moment before it has reaped its process and knows how it ended."""
 POLL = 0.2
 DEAD_BANNER = "Pane is dead"
@@ -45,7 +45,9 @@ class Outcome:
 
 
 def default_wait(env: t.Mapping[str, str] | None = None) -> float:
-    return seconds_from(os.environ if env is None else env, FLEET_START_WAIT_ENV, default=DEFAULT_WAIT, maximum=3600)
+    return seconds_from(
+        os.environ if env is None else env, FLEET_START_WAIT_ENV, default=DEFAULT_WAIT, maximum=3600
+    )
 
 
 def _children(pid: int) -> list[int]:
@@ -124,15 +126,21 @@ def wait_running(
     dead_since: dict[str, float] = {}
     while pending:
         panes = {p.pane_id: p for p in list_panes(server)}
-        table = pane_trees(panes[pane_id].pid for pane_id in pending if pane_id in panes and not panes[pane_id].dead)
+        table = pane_trees(
+            panes[pane_id].pid for pane_id in pending if pane_id in panes and not panes[pane_id].dead
+        )
         now = wall()
         last_round = clock() >= deadline
         for pane_id in list(pending):
             pane = panes.get(pane_id)
             up, detail = _look(pane, table, now, settle)
-            if pane is not None and pane.dead and not (pane.dead_status or pane.dead_signal) and not last_round \
-                    and clock() - dead_since.setdefault(pane_id, clock()) < STATUS_GRACE:
-                continue  # its exit status is on its way
+            if (
+                pane is not None
+                and pane.dead
+                and not (pane.dead_status or pane.dead_signal)
+                and clock() - dead_since.setdefault(pane_id, clock()) < STATUS_GRACE
+            ):
+                continue  # its exit status is on its way (a loaded machine may take a moment to reap it)
             if up:
                 outcomes[pane_id] = Outcome(pane_id, True, detail)
             elif pane is None or pane.dead or last_round:

@@ -19,12 +19,12 @@ from claude_shepherd.fleet import procs as pr
 from claude_shepherd.fleet.tmux import FleetServer, PaneInfo, list_panes
 from claude_shepherd.hooks.pane_notify import STOPPED
 from claude_shepherd.supervisor.claude_run.fleet_pane import restart_count
+from claude_shepherd.supervisor.env import SESSIONS_DIR_ENV
+from claude_shepherd.supervisor.printable import printable
 from claude_shepherd.supervisor.session.fields import F
 from claude_shepherd.supervisor.session.identity import start_token
 from claude_shepherd.supervisor.session.lookup import Found, sessions_on_pane, sessions_owned_by
 from claude_shepherd.supervisor.session.numbers import parse_decimal
-from claude_shepherd.supervisor.env import SESSIONS_DIR_ENV
-from claude_shepherd.supervisor.printable import printable
 from claude_shepherd.supervisor.session.paths import sessions_root
 
 MAX_AMOUNT = 1e9
@@ -164,7 +164,19 @@ def render(rows: list[PaneStatus]) -> None:
     from rich.text import Text
 
     table = Table(box=None, header_style="bold", pad_edge=False)
-    for column in ("PANE", "SUPERVISOR", "CLAUDE", "SESSION", "SKILL", "PHASE", "LIFECYCLE", "OVERFLOW", "CTX", "COST", "STATE"):
+    for column in (
+        "PANE",
+        "SUPERVISOR",
+        "CLAUDE",
+        "SESSION",
+        "SKILL",
+        "PHASE",
+        "LIFECYCLE",
+        "OVERFLOW",
+        "CTX",
+        "COST",
+        "STATE",
+    ):
         table.add_column(column, no_wrap=column in ("PANE", "SUPERVISOR", "CLAUDE", "CTX", "COST"))
     for row in rows:
         name = f"{row.window}:{row.label}" if row.label else f"{row.window}:{row.pane} (no label)"

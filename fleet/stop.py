@@ -101,7 +101,11 @@ def stop(
     person chose, never a label an agent could have copied), keeping the fleet's tmux session and the
     stopped panes (dead, resumable by ``fleet start``); see the module docstring for the order."""
     started = time.monotonic()
-    panes = [p for p in list_panes(server) if (p.session in sessions if pane_ids is None else p.pane_id in pane_ids)]
+    panes = [
+        p
+        for p in list_panes(server)
+        if (p.session in sessions if pane_ids is None else p.pane_id in pane_ids)
+    ]
     table = pr.snapshot(with_env=False)
     reports = []
     for pane in panes:
@@ -121,8 +125,10 @@ def stop(
             pr.send(report.members, signal.SIGHUP)
     agents = sum(1 for r in reports if r.supervisors)
     if progress and agents:
-        progress(f"Asked {agents} agent{'s' * (agents != 1)} to stop (SIGTERM to {'each' if agents != 1 else 'its'} "
-                 f"claude-run); waiting up to {grace:g}s")
+        progress(
+            f"Asked {agents} agent{'s' * (agents != 1)} to stop (SIGTERM to {'each' if agents != 1 else 'its'} "
+            f"claude-run); waiting up to {grace:g}s"
+        )
 
     # 2. Wait, all panes together, for the supervisors and then for what they ran.
     deadline = started + grace
@@ -148,7 +154,10 @@ def stop(
     # 4. Let tmux reap its panes, close the sessions (not for some panes), then make sure nothing came back.
     _wait_reaped(server, {r.pane.pane_id for r in reports})
     if pane_ids is not None:  # the panes stay: they say they were stopped (the pane-died hook may come later)
-        _mark(server, [set_if_still_dead(r.pane.pane_id, str(r.pane.pid), STOPPED) for r in reports if not r.pane.dead])
+        _mark(
+            server,
+            [set_if_still_dead(r.pane.pane_id, str(r.pane.pid), STOPPED) for r in reports if not r.pane.dead],
+        )
     else:
         for name in sessions:
             server.cmd("kill-session", "-t", f"={name}")

@@ -64,14 +64,20 @@ def pane_died_hook(python: str | None = None, root: Path | None = None) -> str:
     with only tmux's own values (pane id, pid, exit status) — never a label an agent could have set."""
     from claude_shepherd.hooks.install import hook_command
 
-    shell = hook_command("pane-died", python or sys.executable, root).replace("#", "##")  # literal in a format
+    shell = hook_command("pane-died", python or sys.executable, root).replace(
+        "#", "##"
+    )  # literal in a format
     return f"run-shell -b {tmux_quoted(shell + ' #{pane_id} #{pane_pid} #{pane_dead_status}')}"
 
 
 def fleet_options() -> list[tuple[str, str, str]]:
     """``(scope flag, option, value)`` set globally on the fleet's own server."""
     return [
-        ("-g", PANE_DIED_HOOK, pane_died_hook()),  # an agent's death is an alert (claude_shepherd.hooks.pane_died)
+        (
+            "-g",
+            PANE_DIED_HOOK,
+            pane_died_hook(),
+        ),  # an agent's death is an alert (claude_shepherd.hooks.pane_died)
         ("-g", "destroy-unattached", "off"),  # a detached fleet must survive
         ("-wg", "remain-on-exit", "on"),  # a finished agent's pane stays readable
         ("-wg", "allow-rename", "off"),  # window names are part of each pane's identity

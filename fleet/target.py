@@ -70,7 +70,9 @@ class Target:
 
 def _check_socket(name: str) -> str:
     if not is_fleet_socket(name):
-        raise ShepherdError(f"socket {name!r} is not a fleet socket; use {FLEET_SOCKET} or {FLEET_SOCKET}-NAME")
+        raise ShepherdError(
+            f"socket {name!r} is not a fleet socket; use {FLEET_SOCKET} or {FLEET_SOCKET}-NAME"
+        )
     return name
 
 
@@ -180,5 +182,7 @@ def the_running_fleet(socket: str | None = None) -> Target:
         raise NotRunningError("no fleet is running; start one: fleet start LAYOUT")
     if len(fleets) > 1:
         names = ", ".join(f"{session} (socket {sock})" for sock, session, _ in fleets)
-        raise UsageError(f"{len(fleets)} fleets are running: {names}; name one, e.g. fleet status {fleets[0][1]}")
+        raise UsageError(
+            f"{len(fleets)} fleets are running: {names}; name one, e.g. fleet status {fleets[0][1]}"
+        )
     return _target_of(*fleets[0])

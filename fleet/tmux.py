@@ -22,13 +22,12 @@ import subprocess
 import typing as t
 from dataclasses import dataclass
 
-from claude_shepherd.supervisor.env import FLEET_TMUX_TIMEOUT_ENV as TIMEOUT_ENV
-from claude_shepherd.supervisor.errors import EXIT_FAILURE, EXIT_NOT_FOUND, ShepherdError
-from claude_shepherd.supervisor.session.identity import FLEET_SOCKET, is_fleet_socket  # noqa: F401  (the one test, re-exported)
-from claude_shepherd.supervisor.session.identity import one_line_field
-from claude_shepherd.supervisor.session.numbers import PID_MAX, parse_count, parse_decimal
 from claude_shepherd.hooks.pane_notify import COST_OPTION
 from claude_shepherd.supervisor.claude_run.fleet_pane import RESTARTS_OPTION
+from claude_shepherd.supervisor.env import FLEET_TMUX_TIMEOUT_ENV as TIMEOUT_ENV
+from claude_shepherd.supervisor.errors import EXIT_FAILURE, EXIT_NOT_FOUND, ShepherdError
+from claude_shepherd.supervisor.session.identity import FLEET_SOCKET, is_fleet_socket, one_line_field
+from claude_shepherd.supervisor.session.numbers import PID_MAX, parse_count, parse_decimal
 
 AGENT_OPTION = "@pane_agent"
 """``1`` on a pane ``fleet start`` made to run a supervised Claude: a dead one is a dead agent."""
@@ -73,7 +72,7 @@ def default_timeout() -> float:
     return value if value else DEFAULT_TIMEOUT
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def find_tmux(tmux_bin: str | None = None) -> str:
     """The absolute path of tmux, checked to be recent enough for the formats the fleet reads."""
     name = tmux_bin or "tmux"
@@ -83,7 +82,9 @@ def find_tmux(tmux_bin: str | None = None) -> str:
             f"{name} not found on PATH; install tmux {MIN_VERSION[0]}.{MIN_VERSION[1]} or newer"
         )
     try:
-        out = subprocess.run([path, "-V"], capture_output=True, text=True, timeout=default_timeout(), check=False)
+        out = subprocess.run(
+            [path, "-V"], capture_output=True, text=True, timeout=default_timeout(), check=False
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise TmuxMissingError(f"{path} -V failed ({exc}); is it a working tmux?") from None
     match = re.search(r"(\d+)\.(\d+)", out.stdout)
@@ -127,7 +128,11 @@ class FleetServer:
         self.timeout = default_timeout() if timeout is None else timeout
 
     def cmd(
-        self, cmd: str, *args: t.Any, target: str | int | None = None, path: str | None = None,
+        self,
+        cmd: str,
+        *args: t.Any,
+        target: str | int | None = None,
+        path: str | None = None,
         env: t.Mapping[str, str] | None = None,
     ) -> TmuxResult:
         """Run one tmux invocation with the deadline.
@@ -158,8 +163,9 @@ class FleetServer:
                 timeout=self.timeout,
                 check=False,
                 stdin=subprocess.DEVNULL,
-                env=None if path is None and env is None else {**(os.environ if env is None else env),
-                                                               **({"PATH": path} if path else {})},
+                env=None
+                if path is None and env is None
+                else {**(os.environ if env is None else env), **({"PATH": path} if path else {})},
             )
         except subprocess.TimeoutExpired:
             raise TmuxError(
@@ -174,7 +180,11 @@ class FleetServer:
         return TmuxResult(argv, proc.returncode, out, [line for line in proc.stderr.split("\n") if line])
 
     def run(
-        self, cmd: str, *args: t.Any, target: str | int | None = None, path: str | None = None,
+        self,
+        cmd: str,
+        *args: t.Any,
+        target: str | int | None = None,
+        path: str | None = None,
         env: t.Mapping[str, str] | None = None,
     ) -> list[str]:
         """Run a command, return its stdout lines, or raise :class:`TmuxError` with tmux's reason."""
@@ -195,7 +205,7 @@ class FleetServer:
         """The ``PATH`` in the environment of *target*'s session (a session or a pane), if it has one."""
         result = self.cmd("show-environment", "-t", target, "PATH")
         line = result.stdout[0] if result.returncode == 0 and result.stdout else ""
-        return line[len("PATH="):] if line.startswith("PATH=") else None
+        return line[len("PATH=") :] if line.startswith("PATH=") else None
 
     def socket_file(self) -> str | None:
         """The server's socket path (to tell its panes' processes apart from other servers')."""
@@ -283,8 +293,10 @@ def list_panes(server: FleetServer, session: str | None = None) -> list[PaneInfo
         if len(parts) != len(PANE_FIELDS):
             # Each field is one line without separators: a row that does not parse means a tmux that
             # cannot say so (before 2.9); a pane must never silently go missing (doctor would end it).
-            raise TmuxError(f"tmux {server.socket_name} listed a pane fleet cannot read: {line[:80]!r}; "
-                            "fleet needs tmux 3.0 or later")
+            raise TmuxError(
+                f"tmux {server.socket_name} listed a pane fleet cannot read: {line[:80]!r}; "
+                "fleet needs tmux 3.0 or later"
+            )
         row = dict(zip(PANE_FIELDS, parts))
         panes.append(
             PaneInfo(
@@ -349,4 +361,9 @@ def new_lines(before: list[str], after: list[str]) -> list[str]:
     import difflib
 
     matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
-    return [line for tag, _, _, j1, j2 in matcher.get_opcodes() if tag in ("insert", "replace") for line in after[j1:j2]]
+    return [
+        line
+        for tag, _, _, j1, j2 in matcher.get_opcodes()
+        if tag in ("insert", "replace")
+        for line in after[j1:j2]
+    ]

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import os
 import time
 import typing as t
 from dataclasses import dataclass
@@ -25,10 +24,9 @@ from claude_shepherd.fleet import procs as pr
 from claude_shepherd.fleet.live import live_fleets
 from claude_shepherd.fleet.status import PaneStatus, pane_rows
 from claude_shepherd.fleet.tmux import FleetServer, pane_history
+from claude_shepherd.hooks.pane_notify import DONE, ERROR, EXITED, NEEDS_YOU, STOPPED, WORKING
 from claude_shepherd.supervisor.printable import printable
 from claude_shepherd.supervisor.session.paths import display_name
-
-from claude_shepherd.hooks.pane_notify import DONE, ERROR, EXITED, NEEDS_YOU, STOPPED, WORKING
 
 URGENCY: dict[str, int] = {NEEDS_YOU: 0, ERROR: 1, EXITED: 2, WORKING: 3, DONE: 4, "": 5, STOPPED: 6}
 """The order of the rows: what needs the person first; an agent with no state yet, then one stopped on
@@ -120,7 +118,9 @@ def fit(rows: t.Sequence[t.Sequence[str]], width: int, *, leave_out: t.Collectio
     only then are whole columns hidden (:data:`HIDDEN_FIRST`), and :attr:`Fit.hidden` names them so
     the screen can say so. *leave_out* are columns not wanted at all (FLEET with one fleet).
     """
-    natural = [min(WIDEST, max([cell_len(name), *(cell_len(r[i]) for r in rows)])) for i, name in enumerate(COLUMNS)]
+    natural = [
+        min(WIDEST, max([cell_len(name), *(cell_len(r[i]) for r in rows)])) for i, name in enumerate(COLUMNS)
+    ]
     wanted = [i for i, name in enumerate(COLUMNS) if name not in leave_out]
     hideable = [name for name in HIDDEN_FIRST if name not in leave_out]
     for count in range(len(hideable) + 1):
@@ -193,8 +193,11 @@ def gather(only: t.Collection[str] = ()) -> Gathered:
     rows: list[AgentRow] = []
     for path, server in fleets.servers.items():
         panes = [p for p in fleets.panes[path] if not only or p.session in only or server.socket_name in only]
-        rows += [AgentRow(server.socket_name, status) for status in pane_rows(path, panes, table)
-                 if status.label or status.supervisor_alive]  # not an unlabelled shell (or this watch)
+        rows += [
+            AgentRow(server.socket_name, status)
+            for status in pane_rows(path, panes, table)
+            if status.label or status.supervisor_alive
+        ]  # not an unlabelled shell (or this watch)
     return Gathered(ordered(rows), silent)
 
 
@@ -215,7 +218,11 @@ def totals(rows: t.Sequence[AgentRow]) -> list[str]:
         mine = [r for r in rows if (r.fleet, r.socket) == fleet]
         counts = [f"{n} {state}" for state in URGENCY if state and (n := sum(r.state == state for r in mine))]
         costs = [r.status.cost_usd for r in mine if r.status.cost_usd is not None]
-        parts = [f"{fleet_name(*fleet)}: {len(mine)} agent{'s' * (len(mine) != 1)}", *counts, f"${sum(costs):.2f}"]
+        parts = [
+            f"{fleet_name(*fleet)}: {len(mine)} agent{'s' * (len(mine) != 1)}",
+            *counts,
+            f"${sum(costs):.2f}",
+        ]
         lines.append(" · ".join(parts))
     return lines
 
@@ -269,7 +276,11 @@ def _never() -> bool:
 
 @contextlib.contextmanager
 def fleet_held(
-    row: AgentRow, verb: str, *, told: Told = _quiet, cancelled: t.Callable[[], bool] = _never,
+    row: AgentRow,
+    verb: str,
+    *,
+    told: Told = _quiet,
+    cancelled: t.Callable[[], bool] = _never,
     timeout: float | None = None,
 ) -> t.Iterator[None]:
     """Hold *row*'s fleet's lock (see :mod:`claude_shepherd.fleet.lock`) while a key's action runs.
@@ -303,7 +314,9 @@ def fleet_held(
         yield
 
 
-def stop_agent(row: AgentRow, grace: float, *, told: Told = _quiet, cancelled: t.Callable[[], bool] = _never) -> str:
+def stop_agent(
+    row: AgentRow, grace: float, *, told: Told = _quiet, cancelled: t.Callable[[], bool] = _never
+) -> str:
     """Stop *row*'s agent as ``fleet stop --pane`` does (its pane stays; its conversation resumable),
     holding its fleet's lock.
 

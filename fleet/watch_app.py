@@ -65,7 +65,10 @@ class ConfirmScreen(ModalScreen[bool]):
         self.confirm_key = key
 
     def compose(self) -> ComposeResult:
-        yield Static(f"{self.question}\nPress {self.confirm_key} again to confirm; any other key cancels.", markup=False)
+        yield Static(
+            f"{self.question}\nPress {self.confirm_key} again to confirm; any other key cancels.",
+            markup=False,
+        )
 
     def on_key(self, event: events.Key) -> None:
         event.stop()
@@ -132,7 +135,12 @@ class WatchApp(App[None]):
         """The columns the table has now."""
 
     def notify(
-        self, message: str, *, title: str = "", severity: t.Any = "information", timeout: float | None = None,
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: t.Any = "information",
+        timeout: float | None = None,
         markup: bool = False,
     ) -> None:
         """Every toast as plain text: they name agents and quote errors, which carry what agents wrote.
@@ -264,12 +272,16 @@ class WatchApp(App[None]):
             return printable(f"fleet watch — {what}{silent}")
         fleets = w.fleets_of(rows)
         waiting = sum(row.state == w.NEEDS_YOU for row in rows)
-        title = "fleet watch — " + (f"{fleets[0][0]}: " if len(fleets) == 1 else "")  # its socket: in the totals
+        title = "fleet watch — " + (
+            f"{fleets[0][0]}: " if len(fleets) == 1 else ""
+        )  # its socket: in the totals
         title += f"{len(rows)} agent{'s' * (len(rows) != 1)}"
         title += f", {waiting} need{'s' * (waiting == 1)} you" if waiting else ""
         if self.fit.hidden:
-            title += f" — +{len(self.fit.hidden)} column{'s' * (len(self.fit.hidden) != 1)} " \
-                     f"({', '.join(self.fit.hidden)}): widen"
+            title += (
+                f" — +{len(self.fit.hidden)} column{'s' * (len(self.fit.hidden) != 1)} "
+                f"({', '.join(self.fit.hidden)}): widen"
+            )
         if self.gone is not None and not self.query_one(AgentTable).show_cursor:
             title += f" — {self.gone.name} is gone; ↑/↓ to choose an agent"
         return printable(title + silent)

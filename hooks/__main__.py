@@ -21,6 +21,6 @@ if not __package__:
         package.__path__ = [here]
         sys.modules["claude_shepherd"] = package
 
-from claude_shepherd.hooks.cli import main  # noqa: E402
+from claude_shepherd.hooks.cli import main
 
 sys.exit(main())

@@ -58,7 +58,9 @@ class Config:
 
     __slots__ = ("command", "on", "tmux")
 
-    def __init__(self, command: tuple[str, ...] | None = None, on: tuple[str, ...] = DEFAULT_ON, tmux: bool = True) -> None:
+    def __init__(
+        self, command: tuple[str, ...] | None = None, on: tuple[str, ...] = DEFAULT_ON, tmux: bool = True
+    ) -> None:
         self.command = command
         self.on = on
         self.tmux = tmux
@@ -108,7 +110,8 @@ def message(state: str, label: str) -> str:
     """The line shown on the fleet's clients: ``#`` and ``%`` doubled, since tmux expands formats and
     strftime in it, and no escapes (an agent can relabel its pane)."""
     text = {"needs-you": f"{label} needs you", "done": f"{label} is done", "exited": f"{label} exited"}.get(
-        state, f"{label}: {state}")
+        state, f"{label}: {state}"
+    )
     return "fleet: " + printable(text).replace("#", "##").replace("%", "%%")
 
 
@@ -145,7 +148,7 @@ def dispatch(
     main = os.path.join(os.path.dirname(os.path.abspath(__file__)), "__main__.py")
     # The interpreter starts after a short sleep: started at once, its start-up competes for the CPU
     # with the hook's own exit, which the agent waits for (measured in bench/bench_fleet.py).
-    later = f"/bin/sleep {START_DELAY}; exec \"$0\" \"$@\""
+    later = f'/bin/sleep {START_DELAY}; exec "$0" "$@"'
     argv = ["/bin/sh", "-c", later, sys.executable, "-I", "-S", main, ALERT_COMMAND, json.dumps(payload)]
     nowhere = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)]
     try:  # posix_spawn, not subprocess: importing subprocess would cost the hook ~7 ms
@@ -181,21 +184,38 @@ def main(args: list[str]) -> int:
 
 
 def _alert(
-    config: Config, *, state: str, socket: str, fleet: str, window: str, label: str, tty: str, env: t.Mapping[str, str]
+    config: Config,
+    *,
+    state: str,
+    socket: str,
+    fleet: str,
+    window: str,
+    label: str,
+    tty: str,
+    env: t.Mapping[str, str],
 ) -> None:
     from claude_shepherd.supervisor.session.programs import run_tmux
 
     if config.tmux:
         if state != "exited":
             ring_bell(tty)
-        listed = run_tmux(socket, ["list-clients", "-t", f"={fleet}", "-F", "#{client_name}\x1f#{client_tty}"], env)
+        listed = run_tmux(
+            socket, ["list-clients", "-t", f"={fleet}", "-F", "#{client_name}\x1f#{client_tty}"], env
+        )
         for line in listed.stdout.splitlines() if listed is not None and listed.returncode == 0 else []:
             client, _, client_tty = line.partition("\x1f")
             if state == "exited":  # a dead pane's terminal is closed: ring the person's own terminal
                 ring_bell(client_tty)
-            run_tmux(socket, ["display-message", "-c", client, "-d", str(MESSAGE_MS), message(state, label)], env)
+            run_tmux(
+                socket, ["display-message", "-c", client, "-d", str(MESSAGE_MS), message(state, label)], env
+            )
     if config.command:
-        values = {"fleet": fleet, "label": label, "state": state, "session": session_of(fleet, window, label, env)}
+        values = {
+            "fleet": fleet,
+            "label": label,
+            "state": state,
+            "session": session_of(fleet, window, label, env),
+        }
         run_command(substitute(config.command, values), timeout(env))
 
 
@@ -223,7 +243,7 @@ def session_of(fleet: str, window: str, label: str, env: t.Mapping[str, str]) ->
 
     try:
         found = sessions_on_pane(sessions_root(env=env), f"{fleet}:{window}:{label}")
-    except Exception:  # noqa: BLE001 - an alert goes out even when the sessions root is unreadable
+    except Exception:
         return ""
     name = display_name(found[0].session_dir) if found else ""
     return "" if name.startswith("-") else name  # a folder made by hand: it must not read as an option

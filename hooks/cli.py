@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are ne
     import typing as t
 
 from claude_shepherd.hooks.protocol import HOOK_EVENTS
+
 SETUP_COMMANDS = ("install", "uninstall")
 USAGE = (
     "usage: claude-hook EVENT < hook-input.json\n"
@@ -58,8 +59,12 @@ def _late_answer(event: str, limit: float) -> str:
         from claude_shepherd.hooks.pre_tool_use import failure_reason
         from claude_shepherd.hooks.protocol import deny
 
-        return deny(failure_reason(f"it found no answer within {limit:g} s (a FIFO or a huge file in the sessions "
-                                   "root can do that; `fleet doctor` lists them)"))
+        return deny(
+            failure_reason(
+                f"it found no answer within {limit:g} s (a FIFO or a huge file in the sessions "
+                "root can do that; `fleet doctor` lists them)"
+            )
+        )
     if event == "status-line":
         return f"No session · claude-hook status-line: no answer within {limit:g} s"
     return ""
@@ -76,12 +81,14 @@ def main(argv: list[str] | None = None) -> int:
         deadline.arm(limit, _late_answer(command, limit), emit)
         try:
             out = run_hook(command, read_stdin())
-        except Exception as exc:  # noqa: BLE001 - the event modules answer for themselves; belt and braces
+        except Exception as exc:
             from claude_shepherd.hooks.protocol import deny, note, one_line
 
             out = ""
             if command == "pre-tool-use":
-                out = deny(one_line(f"claude-hook pre-tool-use failed ({type(exc).__name__}: {exc}); blocked."))
+                out = deny(
+                    one_line(f"claude-hook pre-tool-use failed ({type(exc).__name__}: {exc}); blocked.")
+                )
             else:
                 note(f"claude-hook {command} failed ({type(exc).__name__}: {exc})")
         deadline.answer(out, emit)
@@ -90,7 +97,9 @@ def main(argv: list[str] | None = None) -> int:
         from claude_shepherd.hooks.alerts import main as alert_main
 
         return alert_main(args[1:])
-    if command == "pane-died":  # internal: the fleet server's pane-died hook (claude_shepherd.hooks.pane_died)
+    if (
+        command == "pane-died"
+    ):  # internal: the fleet server's pane-died hook (claude_shepherd.hooks.pane_died)
         from claude_shepherd.hooks.pane_died import main as pane_died_main
 
         return pane_died_main(args[1:])

@@ -17,7 +17,10 @@ from claude_shepherd.supervisor.env import (
     SESSION_REQUIRED_ENV,
     THRESHOLD_ENV,
 )
-from claude_shepherd.supervisor.session.fields import DEFAULT_DEHYDRATE_CALL_BUDGET, DEFAULT_OVERFLOW_THRESHOLD
+from claude_shepherd.supervisor.session.fields import (
+    DEFAULT_DEHYDRATE_CALL_BUDGET,
+    DEFAULT_OVERFLOW_THRESHOLD,
+)
 from claude_shepherd.supervisor.session.numbers import parse_count, parse_decimal
 
 TYPE_CHECKING = False

@@ -108,8 +108,12 @@ def stored_usage(state: t.Mapping[str, t.Any], now: float | None = None) -> Usag
         return None
     at = state.get(F.CONTEXT_USAGE_AT)
     stamp = _stamp(at) if isinstance(at, str) else None
-    latest = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime((time.time() if now is None else now) + CLOCK_SKEW))
-    return Usage(fraction, at if isinstance(at, str) and stamp is not None and stamp <= latest else "", "status line")
+    latest = time.strftime(
+        "%Y-%m-%dT%H:%M:%S", time.gmtime((time.time() if now is None else now) + CLOCK_SKEW)
+    )
+    return Usage(
+        fraction, at if isinstance(at, str) and stamp is not None and stamp <= latest else "", "status line"
+    )
 
 
 def window_for_model(model: t.Any) -> int | None:
@@ -123,7 +127,7 @@ def window_for_model(model: t.Any) -> int | None:
     return None
 
 
-def _usage_of(entry: t.Any, recorded_window: int | None) -> Usage | None | bool:
+def _usage_of(entry: t.Any, recorded_window: int | None) -> Usage | bool | None:
     """The reading in one transcript line; False when the line carries none (look further back)."""
     if not isinstance(entry, dict) or entry.get("type") != "assistant" or entry.get("isSidechain") is True:
         return False

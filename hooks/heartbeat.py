@@ -85,7 +85,7 @@ def _loading(state: dict[str, t.Any], call: ToolCall, dir_arg: str) -> Verdict:
         deny=(
             f"{TAG}: {count} tool calls while loading the skill. Tool DENIED.\n"
             "Loading is over: enter your first phase before any more tool calls:\n"
-            f"  session phase {dir_arg} \"<first phase of your skill>\""
+            f'  session phase {dir_arg} "<first phase of your skill>"'
         )
     )
 

@@ -99,13 +99,20 @@ def check_installation(python: str, root: Path) -> None:
     for package in ("hooks", "supervisor"):
         if not (root / package / "__init__.py").is_file():
             raise SettingsError(f"{root} does not hold the {package} package; reinstall claude-shepherd")
-    probe = json.dumps({"hook_event_name": "PreToolUse", "tool_name": "AskUserQuestion", "tool_input": {}, "cwd": "/"})
+    probe = json.dumps(
+        {"hook_event_name": "PreToolUse", "tool_name": "AskUserQuestion", "tool_input": {}, "cwd": "/"}
+    )
     env = {k: v for k, v in os.environ.items() if k != "SESSION_REQUIRED"}
     env["CLAUDE_SESSIONS_DIR"] = str(Path(tempfile.gettempdir()) / "claude-hook-install-probe-none")
     try:
         done = subprocess.run(
             shlex.split(hook_command(PRE_TOOL_USE, python, root)),
-            input=probe, capture_output=True, text=True, timeout=30, env=env, check=False,
+            input=probe,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            env=env,
+            check=False,
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise SettingsError(f"the hook command does not run: {exc}") from None
@@ -287,7 +294,9 @@ def target_for(args: argparse.Namespace) -> Target:
 # --------------------------------------------------------------------------- install / uninstall
 
 
-def install(target: Target, *, dry_run: bool, replace_status_line: bool, say: t.Callable[[str], None]) -> None:
+def install(
+    target: Target, *, dry_run: bool, replace_status_line: bool, say: t.Callable[[str], None]
+) -> None:
     commands = {event: hook_command(event) for event in HOOK_EVENTS}
     check_installation(sys.executable, package_root())
     if target.named and not Path(os.path.realpath(target.settings)).parent.is_dir():
@@ -308,7 +317,9 @@ def install(target: Target, *, dry_run: bool, replace_status_line: bool, say: t.
             backup = backup_path(target.settings)
             if text is None:  # nothing to keep: uninstall removes the file once only our entries are left
                 write_file(target.settings, new_text)
-                say(f"Settings: {target.settings} (created: there was none; `claude-hook uninstall` removes it)")
+                say(
+                    f"Settings: {target.settings} (created: there was none; `claude-hook uninstall` removes it)"
+                )
             else:
                 if not backup.exists():
                     write_file(backup, text)
@@ -342,7 +353,9 @@ def install_skill(path: Path, *, dry_run: bool, say: t.Callable[[str], None]) ->
     elif existing is None or skill_is_ours(existing):
         if not dry_run:
             write_file(path, wanted)
-        say(f"Skill: {path} ({'would be installed' if dry_run else 'installed'}: /session continue, /session dehydrate, …)")
+        say(
+            f"Skill: {path} ({'would be installed' if dry_run else 'installed'}: /session continue, /session dehydrate, …)"
+        )
     else:
         say(
             f"Skill: {path} exists and is not ours; left alone. Without our session skill, "
@@ -366,7 +379,9 @@ def uninstall(target: Target, *, dry_run: bool, say: t.Callable[[str], None]) ->
         elif (original_text is None or original_text == "") and _pruned(stripped) == {}:
             if not dry_run:
                 os.unlink(os.path.realpath(target.settings))
-            say(f"Settings: {target.settings} {'would be' if dry_run else 'was'} removed (only our entries were in it)")
+            say(
+                f"Settings: {target.settings} {'would be' if dry_run else 'was'} removed (only our entries were in it)"
+            )
         else:
             if original is not None and _pruned(stripped) == _pruned(original):
                 new_text = original_text  # untouched since install: give back the exact bytes
@@ -389,7 +404,11 @@ def uninstall(target: Target, *, dry_run: bool, say: t.Callable[[str], None]) ->
 def known_settings() -> list[Path]:
     """The settings files Claude Code reads here: the user's and this project's (the shared skill serves them all)."""
     project = project_root(Path.cwd()) / ".claude"
-    return [base / name for base in (user_config_dir(), project) for name in ("settings.json", "settings.local.json")]
+    return [
+        base / name
+        for base in (user_config_dir(), project)
+        for name in ("settings.json", "settings.local.json")
+    ]
 
 
 def _has_our_hooks(path: Path) -> bool:
@@ -444,7 +463,8 @@ def parser(command: str) -> argparse.ArgumentParser:
     p.add_argument("--dry-run", action="store_true", help="show what would change, write nothing")
     if command == "install":
         p.add_argument(
-            "--replace-status-line", action="store_true",
+            "--replace-status-line",
+            action="store_true",
             help="use our status line even if the settings have another one (restored on uninstall)",
         )
     return p

@@ -24,7 +24,9 @@ class Caller:
 
     __slots__ = ("root", "pane", "pid", "token", "found")
 
-    def __init__(self, root: Path, pane: str | None, pid: int, token: str | None, found: Found | None) -> None:
+    def __init__(
+        self, root: Path, pane: str | None, pid: int, token: str | None, found: Found | None
+    ) -> None:
         self.root = root
         self.pane = pane  # fleet pane id, None outside a fleet
         self.pid = pid  # supervisor PID

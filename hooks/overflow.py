@@ -24,12 +24,16 @@ Standard library only.
 
 from __future__ import annotations
 
-
 from claude_shepherd.hooks.config import Config
 from claude_shepherd.hooks.context import Usage
 from claude_shepherd.hooks.tool_call import ToolCall
 from claude_shepherd.supervisor.session.fields import LIVE_LIFECYCLES, F, Lifecycle
-from claude_shepherd.supervisor.session.transitions import begin_dehydrate, count_dehydrate_call, mark_overflowed, overflowed_in
+from claude_shepherd.supervisor.session.transitions import (
+    begin_dehydrate,
+    count_dehydrate_call,
+    mark_overflowed,
+    overflowed_in,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated

@@ -52,7 +52,9 @@ def _tmux(socket: str, args: list[str], env: t.Mapping[str, str]) -> t.Any:
 
 
 def _read(socket: str, pane: str, env: t.Mapping[str, str]) -> dict[str, str] | None:
-    out = _tmux(socket, ["display-message", "-p", "-t", pane, _SEP.join(one_line_field(f) for f in _FIELDS)], env)
+    out = _tmux(
+        socket, ["display-message", "-p", "-t", pane, _SEP.join(one_line_field(f) for f in _FIELDS)], env
+    )
     if out is None or out.returncode != 0:
         return None  # the pane (or its session) is gone: nothing left to show
     values = out.stdout.rstrip("\n").split(_SEP)
@@ -66,7 +68,9 @@ def set_if_still_dead(pane: str, pid: str, state: str) -> list[str]:
     return ["if-shell", "-F", "-t", pane, still, commands]
 
 
-def record(socket: str, pane: str, pid: str, env: t.Mapping[str, str], now: float | None = None) -> str | None:
+def record(
+    socket: str, pane: str, pid: str, env: t.Mapping[str, str], now: float | None = None
+) -> str | None:
     """Mark *pane* (whose process *pid* died) ``exited`` or ``stopped``; the state set, or None."""
     row = _read(socket, pane, env)
     if row is None or row["pane_dead"] != "1" or row["pane_pid"] != pid:
@@ -81,7 +85,9 @@ def record(socket: str, pane: str, pid: str, env: t.Mapping[str, str], now: floa
             os.chdir(row["pane_current_path"])
         except OSError:
             pass
-        alert_once(EXITED, socket, pane, {f: row[f] for f in ALERT_FIELDS}, env, time.time() if now is None else now)
+        alert_once(
+            EXITED, socket, pane, {f: row[f] for f in ALERT_FIELDS}, env, time.time() if now is None else now
+        )
     return state
 
 

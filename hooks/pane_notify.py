@@ -79,7 +79,15 @@ flapping between error and working would otherwise page the person on every tool
 
 _SEP = "\x1f"
 _PREVIOUS = _SEP * 3
-_ALERT_FIELDS = (PANE_OPTION, "session_name", "window_name", "@pane_label", "pane_id", "pane_tty", FLEET_NOTIFY_OPTION)
+_ALERT_FIELDS = (
+    PANE_OPTION,
+    "session_name",
+    "window_name",
+    "@pane_label",
+    "pane_id",
+    "pane_tty",
+    FLEET_NOTIFY_OPTION,
+)
 ALERT_FIELDS = _ALERT_FIELDS
 """The pane's fields an alert needs (its state first), read in the same tmux call as the change."""
 ALERTING = frozenset({EXITED, ERROR, NEEDS_YOU, DONE})
@@ -254,13 +262,15 @@ def notify(
     before: list[str] = []
     for line in out.stdout.splitlines():
         if line.startswith(_PREVIOUS):
-            before = line[len(_PREVIOUS):].split(_SEP)
+            before = line[len(_PREVIOUS) :].split(_SEP)
     if len(before) == len(_ALERT_FIELDS) and before[0] != state:
         alert_once(state, socket, pane, dict(zip(_ALERT_FIELDS, before)), env, now)
     return True
 
 
-def alert_once(state: str, socket: str, pane: str, fields: dict[str, str], env: t.Mapping[str, str], now: float) -> bool:
+def alert_once(
+    state: str, socket: str, pane: str, fields: dict[str, str], env: t.Mapping[str, str], now: float
+) -> bool:
     """*pane* changed into *state* (*fields*: :data:`ALERT_FIELDS` as read before the change): alert,
     unless this pane alerted on the same state within :data:`ALERT_COOLDOWN` seconds."""
     if state not in ALERTING:
@@ -298,7 +308,7 @@ def publish(
     """:func:`notify` for hooks: best effort, never raises (the display must not change a decision)."""
     try:
         notify(state, context=context, cost=cost, env=env)
-    except Exception:  # noqa: BLE001
+    except Exception:
         pass
 
 
@@ -348,7 +358,7 @@ def unless_overflowed(state: str, raw: bytes, env: t.Mapping[str, str]) -> str:
         inp = parse_input(raw)
         found = locate(inp.cwd, env).found
         return shown(state, found.state if found else None, inp.data.get("session_id"))
-    except Exception:  # noqa: BLE001 - the display never fails a hook
+    except Exception:
         return state
 
 
@@ -370,13 +380,17 @@ def main(argv: list[str] | None = None) -> int:
     """``python -m claude_shepherd.hooks.pane_notify STATE [CONTEXT]``: for scripts and tmux key bindings."""
     args = sys.argv[1:] if argv is None else argv
     if not args or args[0] not in HOOK_STATES:
-        sys.stderr.write(f"usage: python -m claude_shepherd.hooks.pane_notify {{{'|'.join(HOOK_STATES)}}} [CONTEXT 0.0-1.0]\n")
+        sys.stderr.write(
+            f"usage: python -m claude_shepherd.hooks.pane_notify {{{'|'.join(HOOK_STATES)}}} [CONTEXT 0.0-1.0]\n"
+        )
         return 2
     usage: float | None = None
     if len(args) > 1:
         usage = parse_decimal(args[1], maximum=1.0)
         if usage is None:
-            sys.stderr.write(f"pane_notify: error: context {args[1]!r} is not a number from 0 to 1 like 0.42\n")
+            sys.stderr.write(
+                f"pane_notify: error: context {args[1]!r} is not a number from 0 to 1 like 0.42\n"
+            )
             return 2
     notify(args[0], context=usage)
     return 0

@@ -17,10 +17,8 @@ one command that can repair it. Standard library only.
 
 from __future__ import annotations
 
-
 from claude_shepherd.hooks import config as hook_config
-from claude_shepherd.hooks import deadline
-from claude_shepherd.hooks import pane_notify
+from claude_shepherd.hooks import deadline, pane_notify
 from claude_shepherd.hooks.context import newest, stored_usage, transcript_usage
 from claude_shepherd.hooks.gate import session_gate
 from claude_shepherd.hooks.heartbeat import Verdict, heartbeat
@@ -50,8 +48,11 @@ def failure_reason(problem: str) -> str:
 
 def decide(call: ToolCall, cwd: str, config: hook_config.Config, env: t.Mapping[str, str]) -> str:
     caller = locate(cwd, env)
-    reason = (protected_reason(call, caller, cwd, env) or restart_returns_reason(call, env)
-              or session_gate(call, caller, config, cwd, env))
+    reason = (
+        protected_reason(call, caller, cwd, env)
+        or restart_returns_reason(call, env)
+        or session_gate(call, caller, config, cwd, env)
+    )
     if reason is not None:
         return deny(reason)
     found = caller.found
@@ -60,7 +61,9 @@ def decide(call: ToolCall, cwd: str, config: hook_config.Config, env: t.Mapping[
     dir_arg = session_arg(found.session_dir, cwd)
     seen = None
     if not call.is_session_command:  # read the transcript outside the lock
-        seen = transcript_usage(call.transcript_path, found.state.get(F.CONTEXT_WINDOW_SIZE), call.tool_use_id)
+        seen = transcript_usage(
+            call.transcript_path, found.state.get(F.CONTEXT_WINDOW_SIZE), call.tool_use_id
+        )
 
     pane_state = pane_notify.WORKING
 
@@ -68,9 +71,13 @@ def decide(call: ToolCall, cwd: str, config: hook_config.Config, env: t.Mapping[
         nonlocal pane_state
         usage = newest(stored_usage(state), seen)
         if starts_dehydrate(call) and usage is not None and usage.fraction >= config.threshold:
-            mark_overflowed(state, call.conversation or None)  # dehydrating is an overflow's: this call is one
+            mark_overflowed(
+                state, call.conversation or None
+            )  # dehydrating is an overflow's: this call is one
         blocked = overflow_gate(state, call, usage, config, dir_arg)
-        pane_state = pane_notify.shown(pane_notify.WORKING, state, call.conversation)  # error until it dehydrates
+        pane_state = pane_notify.shown(
+            pane_notify.WORKING, state, call.conversation
+        )  # error until it dehydrates
         if blocked is not None:
             pane_state = pane_notify.ERROR
             return Verdict(deny=blocked)
@@ -100,7 +107,7 @@ def run(raw: bytes, env: t.Mapping[str, str]) -> str:
         if call.is_session_command:
             deadline.fallback("")  # every gate lets a lone session command through: so may a late answer
         return decide(call, inp.cwd, config, env)
-    except Exception as exc:  # noqa: BLE001 - the hook must answer, never crash (crash = fail open)
+    except Exception as exc:
         if call is not None and call.is_session_command:
             return ""
         return deny(failure_reason(f"{type(exc).__name__}: {exc}"))

@@ -7,7 +7,6 @@ context; otherwise nothing is printed. Writes no state. Standard library only.
 
 from __future__ import annotations
 
-
 from claude_shepherd.hooks import config as hook_config
 from claude_shepherd.hooks import pane_notify
 from claude_shepherd.hooks.gate import prompt_context
@@ -28,7 +27,7 @@ def run(raw: bytes, env: t.Mapping[str, str]) -> str:
         if not config.session_required:
             return ""
         text = prompt_context(locate(inp.cwd, env), config, inp.cwd)
-    except Exception as exc:  # noqa: BLE001 - a prompt hook cannot block usefully; say what failed
+    except Exception as exc:
         text = one_line(
             f"claude-hook user-prompt-submit could not check the session ({type(exc).__name__}: {exc}); "
             "run `session find` to see which session this agent is in."

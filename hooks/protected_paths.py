@@ -39,15 +39,29 @@ if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are ne
 
     from claude_shepherd.hooks.locate import Caller
 
-WRITE_TOOLS: dict[str, str] = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path",
-                               "NotebookEdit": "notebook_path"}
+WRITE_TOOLS: dict[str, str] = {
+    "Write": "file_path",
+    "Edit": "file_path",
+    "MultiEdit": "file_path",
+    "NotebookEdit": "notebook_path",
+}
 """Claude's file-writing tools and the input field naming the file each one writes."""
 
 OUR_PACKAGES = ("supervisor", "hooks", "fleet")
 OUR_SCRIPTS = ("session", "claude-hook", "claude-run", "fleet")
 SHIM_PARENT = "claude-shepherd"
-SHELL_STARTUP_FILES = (".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".bash_aliases", ".profile",
-                       ".zshrc", ".zshenv", ".zprofile", ".zlogin")
+SHELL_STARTUP_FILES = (
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".bash_aliases",
+    ".profile",
+    ".zshrc",
+    ".zshenv",
+    ".zprofile",
+    ".zlogin",
+)
 SETTINGS_FILES = ("settings.json", "settings.local.json")
 CLAUDE_JSON = ".claude.json"
 MCP_JSON = ".mcp.json"
@@ -85,7 +99,9 @@ def _code_paths() -> list[tuple[str, str]]:
     if sys.prefix != sys.base_prefix:
         found.append((sys.prefix, "the Python environment claude-shepherd runs in"))
     found.append((os.path.dirname(os.__file__), "the Python standard library the hooks run on"))
-    found.append((os.path.dirname(sys.executable), "the folder of the interpreter and commands the hooks run"))
+    found.append(
+        (os.path.dirname(sys.executable), "the folder of the interpreter and commands the hooks run")
+    )
     return found
 
 
@@ -101,7 +117,10 @@ def _protected(cwd: str, root: str, env: t.Mapping[str, str]) -> list[tuple[str,
     from claude_shepherd.supervisor.session.roots import registry_dir
 
     state = "claude-shepherd's state (the registry of sessions roots, pane logs, the fleet's scripts)"
-    found: list[tuple[str, str]] = [(os.path.join(root, INDEX_DIRNAME), "the session index"), (registry_dir(env), state)]
+    found: list[tuple[str, str]] = [
+        (os.path.join(root, INDEX_DIRNAME), "the session index"),
+        (registry_dir(env), state),
+    ]
     found += _code_paths()
     found += [(os.path.join(bindir, s), "claude-shepherd's installed commands") for s in OUR_SCRIPTS]
     found.append((sys.executable, "the interpreter the hooks run on"))
@@ -113,20 +132,26 @@ def _protected(cwd: str, root: str, env: t.Mapping[str, str]) -> list[tuple[str,
         # The overflow gate reads usage from the transcripts, as the source an agent cannot easily write.
         found.append((os.path.join(config, "projects"), "Claude's transcripts"))
         found += _session_skill(config)
-        found += [(os.path.join(config, name), "a settings file holding the hooks") for name in SETTINGS_FILES]
+        found += [
+            (os.path.join(config, name), "a settings file holding the hooks") for name in SETTINGS_FILES
+        ]
     projects = {str(project_root(cwd))}
     project_dir = env.get(PROJECT_DIR_ENV, "").strip()
     if project_dir and os.path.isabs(project_dir):
         projects.add(project_dir)
     for project in projects:
-        found += [(os.path.join(project, ".claude", name), "a settings file holding the hooks")
-                  for name in SETTINGS_FILES]
+        found += [
+            (os.path.join(project, ".claude", name), "a settings file holding the hooks")
+            for name in SETTINGS_FILES
+        ]
         found += _session_skill(os.path.join(project, ".claude"))
         found.append((os.path.join(project, MCP_JSON), STARTS_CODE))
     zdotdir = env.get("ZDOTDIR", "").strip()
     for base in {home, zdotdir} if zdotdir and os.path.isabs(zdotdir) else {home}:
-        found += [(os.path.join(base, name), "a shell start-up file (Claude's shell snapshots are made from it)")
-                  for name in SHELL_STARTUP_FILES]
+        found += [
+            (os.path.join(base, name), "a shell start-up file (Claude's shell snapshots are made from it)")
+            for name in SHELL_STARTUP_FILES
+        ]
     from claude_shepherd.supervisor.session.completion_files import script_paths
 
     found += [(path, "a completion script the shell's start-up files load") for path in script_paths(home)]
@@ -138,9 +163,14 @@ def _protected(cwd: str, root: str, env: t.Mapping[str, str]) -> list[tuple[str,
 
 def _session_skill(config: str) -> list[tuple[str, str]]:
     """Where Claude Code finds a ``/session`` skill or command: a planted one would hijack restarts."""
-    return [(os.path.join(config, "skills", "session"), "the /session skill"),
-            (os.path.join(config, "commands", "session.md"), "a /session command (it would stand in for the skill)"),
-            (os.path.join(config, "commands", "session"), "a /session command (it would stand in for the skill)")]
+    return [
+        (os.path.join(config, "skills", "session"), "the /session skill"),
+        (
+            os.path.join(config, "commands", "session.md"),
+            "a /session command (it would stand in for the skill)",
+        ),
+        (os.path.join(config, "commands", "session"), "a /session command (it would stand in for the skill)"),
+    ]
 
 
 def _other_session(path: str, root: str, own_session: str | None) -> bool:
@@ -177,8 +207,11 @@ def _foreign_root(path: str, recorded: t.AbstractSet[str], own: set[str], here: 
     """
     ancestor = path
     while ancestor and ancestor != os.sep:
-        if ancestor in recorded and not any(is_under(h, ancestor) for h in here) \
-                and not any(is_under(ancestor, o) for o in own):
+        if (
+            ancestor in recorded
+            and not any(is_under(h, ancestor) for h in here)
+            and not any(is_under(ancestor, o) for o in own)
+        ):
             return ancestor
         parent = os.path.dirname(ancestor)
         ancestor = "" if parent == ancestor else parent

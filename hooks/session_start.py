@@ -11,10 +11,9 @@ Standard library only.
 
 from __future__ import annotations
 
-
 from claude_shepherd.hooks.locate import locate
-from claude_shepherd.supervisor.session import pane_records
 from claude_shepherd.hooks.protocol import note, parse_input
+from claude_shepherd.supervisor.session import pane_records
 from claude_shepherd.supervisor.session.store import update_state
 from claude_shepherd.supervisor.session.transitions import bind_conversation, may_bind_session_id, resumed
 
@@ -55,6 +54,6 @@ def run(raw: bytes, env: t.Mapping[str, str]) -> str:
         if found is not None:  # the R1 guard is checked under the lock, in bind()
             owner = (caller.pid, caller.token)
             update_state(found.session_dir, lambda state: bind(state, session_id, owner))
-    except Exception as exc:  # noqa: BLE001 - nothing to tell the model; the next call binds again
+    except Exception as exc:
         note(f"claude-hook session-start: conversation id not bound ({type(exc).__name__}: {exc})")
     return ""

@@ -19,18 +19,17 @@ Standard library only.
 
 from __future__ import annotations
 
-
 from claude_shepherd.hooks import config as hook_config
 from claude_shepherd.hooks import pane_notify
 from claude_shepherd.hooks.context import number, statusline_reading, stored_usage
 from claude_shepherd.hooks.locate import Caller, locate
 from claude_shepherd.hooks.protocol import one_line, parse_input
 from claude_shepherd.hooks.session_start import conversation_id
+from claude_shepherd.supervisor.env import CLAUDE_PID_ENV, SUPERVISOR_PID_ENV
+from claude_shepherd.supervisor.printable import printable
 from claude_shepherd.supervisor.session import pane_records
 from claude_shepherd.supervisor.session.fields import F
 from claude_shepherd.supervisor.session.numbers import parse_pid
-from claude_shepherd.supervisor.env import CLAUDE_PID_ENV, SUPERVISOR_PID_ENV
-from claude_shepherd.supervisor.printable import printable
 from claude_shepherd.supervisor.session.paths import display_name
 from claude_shepherd.supervisor.session.phases import declared, try_parse
 from claude_shepherd.supervisor.session.store import update_state
@@ -61,15 +60,25 @@ def cost_text(cost: float | None) -> str:
     return f"${cost or 0:.2f}"
 
 
-def pane_spent(caller: Caller, session_id: str | None, data: t.Mapping[str, t.Any], usage: float | None,
-               threshold: float, env: t.Mapping[str, str]) -> float | None:
+def pane_spent(
+    caller: Caller,
+    session_id: str | None,
+    data: t.Mapping[str, t.Any],
+    usage: float | None,
+    threshold: float,
+    env: t.Mapping[str, str],
+) -> float | None:
     """Record the fleet pane's conversation (what its next start resumes) and return what the pane's
     Claudes spent in its current session — Claude's own figure restarts at zero in each new Claude."""
     cost = cost_of(data)
     if not caller.pane or not session_id:
         return cost
     found = caller.found
-    spent = (cost, env.get(CLAUDE_PID_ENV, ""), found.session_dir.name if found else "") if cost is not None else None
+    spent = (
+        (cost, env.get(CLAUDE_PID_ENV, ""), found.session_dir.name if found else "")
+        if cost is not None
+        else None
+    )
     overflowing = usage is not None and usage >= threshold
     record = pane_records.note(caller.root, caller.pane, session_id, overflowed=overflowing, cost=spent)
     return pane_records.pane_cost(record) if spent is not None else cost
@@ -131,6 +140,8 @@ def render(data: t.Mapping[str, t.Any], cwd: str, env: t.Mapping[str, str]) -> s
 def run(raw: bytes, env: t.Mapping[str, str]) -> str:
     inp = parse_input(raw)
     try:
-        return printable(render(inp.data, inp.cwd, env))  # an agent's phase must not write escapes to the terminal
-    except Exception as exc:  # noqa: BLE001 - a status line must always draw something
+        return printable(
+            render(inp.data, inp.cwd, env)
+        )  # an agent's phase must not write escapes to the terminal
+    except Exception as exc:
         return one_line(f"{NO_SESSION} · claude-hook status-line: {type(exc).__name__}: {exc}", 120)

@@ -25,7 +25,13 @@ class ToolCall:
     """The tool, its input, and what the rules need to know about it."""
 
     __slots__ = (
-        "name", "input", "invocation", "is_session_command", "transcript_path", "transcript_key", "tool_use_id",
+        "name",
+        "input",
+        "invocation",
+        "is_session_command",
+        "transcript_path",
+        "transcript_key",
+        "tool_use_id",
         "conversation",
     )
 
@@ -75,6 +81,12 @@ def classify(inp: HookInput, config: Config) -> ToolCall:
     key = os.path.basename(transcript) if transcript and "\0" not in transcript else ""
     conversation = inp.text("session_id")
     return ToolCall(
-        name, tool_input, invocation, is_session, transcript, key or UNKNOWN_TRANSCRIPT, inp.text("tool_use_id"),
+        name,
+        tool_input,
+        invocation,
+        is_session,
+        transcript,
+        key or UNKNOWN_TRANSCRIPT,
+        inp.text("tool_use_id"),
         conversation if 0 < len(conversation) <= 200 and conversation.isprintable() else "",
     )

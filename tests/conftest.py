@@ -1,3 +1,9 @@
 """The shared fixtures, as pytest plugins: tests import helpers from ``support``, never from a conftest."""
 
-pytest_plugins = ["support.fixtures", "support.claude_run", "support.fleet", "support.pane", "support.tmux_panes"]
+pytest_plugins = [
+    "support.fixtures",
+    "support.claude_run",
+    "support.fleet",
+    "support.pane",
+    "support.tmux_panes",
+]

@@ -21,7 +21,6 @@ import uuid
 from pathlib import Path
 
 import pytest
-
 from support.claude_run import FAKE_CLAUDE, TAG_ENV, reap, tagged, wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -85,7 +84,9 @@ def test_readme_install_then_fleet_start_status_stop_as_a_new_user(tmp_path: Pat
     tmux_tmpdir.mkdir(mode=0o700)
     try:
         # 1. Install and run: the supervised Claude starts, and (the stand-in) quits at once.
-        plan.write_text(json.dumps({"invocations": [[{"print": "hello from claude"}]], "default": [{"wait": None}]}))
+        plan.write_text(
+            json.dumps({"invocations": [[{"print": "hello from claude"}]], "default": [{"wait": None}]})
+        )
         done = sh(install, timeout=600)
         assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
         assert "Goodbye." in done.stdout + done.stderr

@@ -31,12 +31,18 @@ def _run(argv: list[str], timeout: float = 300, cwd: Path | None = None) -> subp
 def wheels(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """supervisord's wheel (from the package index) and ours (built from this checkout)."""
     out = tmp_path_factory.mktemp("wheels")
-    got = _run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "-d", str(out / "theirs"), "supervisor"])
+    got = _run(
+        [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "-d", str(out / "theirs"), "supervisor"]
+    )
     if got.returncode != 0:
         pytest.skip(f"supervisord could not be downloaded: {got.stderr.strip().splitlines()[-1:]}")
     source = out / "source"  # a copy: building in the checkout would leave build/ and egg-info there
-    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(".git", ".venv", "build", "*.egg-info", "__pycache__"))
-    built = _run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(out / "ours"), str(source)])
+    shutil.copytree(
+        ROOT, source, ignore=shutil.ignore_patterns(".git", ".venv", "build", "*.egg-info", "__pycache__")
+    )
+    built = _run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(out / "ours"), str(source)]
+    )
     assert built.returncode == 0, built.stderr
     return {"theirs": next((out / "theirs").glob("*.whl")), "ours": next((out / "ours").glob("*.whl"))}
 

@@ -16,14 +16,19 @@
 
 from __future__ import annotations
 
-import zlib
 import os
 import sys
 import sysconfig
+import zlib
 from pathlib import Path
 
 from claude_shepherd.supervisor.claude_run.claude_bin import which
-from claude_shepherd.supervisor.env import SESSION_REQUIRED_ENV, SESSIONS_DIR_ENV, SUPERVISOR_PID_ENV, WATCHDOG_PID_ENV
+from claude_shepherd.supervisor.env import (
+    SESSION_REQUIRED_ENV,
+    SESSIONS_DIR_ENV,
+    SUPERVISOR_PID_ENV,
+    WATCHDOG_PID_ENV,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -10,6 +10,7 @@ shell convention, which is what we use.
 from __future__ import annotations
 
 import os
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: typing costs claude-run memory in every fleet pane
     import typing as t
@@ -17,7 +18,6 @@ from pathlib import Path
 
 from claude_shepherd.supervisor.env import CLAUDE_BIN_ENV
 from claude_shepherd.supervisor.errors import ProgramMissingError
-
 
 
 class ClaudeNotFoundError(ProgramMissingError):

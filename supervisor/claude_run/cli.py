@@ -33,6 +33,15 @@ from claude_shepherd.supervisor.claude_run.agent_env import claude_environment
 from claude_shepherd.supervisor.claude_run.claude_args import split_args
 from claude_shepherd.supervisor.claude_run.claude_bin import ClaudeNotFoundError, find_claude
 from claude_shepherd.supervisor.claude_run.crashloop import CrashPolicy
+from claude_shepherd.supervisor.claude_run.fleet_pane import publish_restarts, restarts_before
+from claude_shepherd.supervisor.claude_run.foreground import ForegroundRunner
+from claude_shepherd.supervisor.claude_run.launch_plan import Owner
+from claude_shepherd.supervisor.claude_run.prompt_additions import AgentNameError, build
+from claude_shepherd.supervisor.claude_run.run_log import RunLines
+from claude_shepherd.supervisor.claude_run.subreaper import become_subreaper
+from claude_shepherd.supervisor.claude_run.supervise import DEFAULT_RESUME_WINDOW, Settings, Supervisor
+from claude_shepherd.supervisor.claude_run.watchdog import DEFAULT_GRACE
+from claude_shepherd.supervisor.env import KILL_GRACE_ENV as GRACE_ENV
 from claude_shepherd.supervisor.errors import (
     EXIT_CANNOT_EXECUTE,
     EXIT_INTERRUPTED,
@@ -42,19 +51,10 @@ from claude_shepherd.supervisor.errors import (
     run_main,
     say_error,
 )
-from claude_shepherd.supervisor.claude_run.foreground import ForegroundRunner
-from claude_shepherd.supervisor.claude_run.fleet_pane import publish_restarts, restarts_before
+from claude_shepherd.supervisor.printable import printable
 from claude_shepherd.supervisor.session.identity import current_pane_id, fleet_socket, start_token
-from claude_shepherd.supervisor.claude_run.launch_plan import Owner
 from claude_shepherd.supervisor.session.paths import sessions_root
 from claude_shepherd.supervisor.session.roots import register as register_root
-from claude_shepherd.supervisor.printable import printable
-from claude_shepherd.supervisor.claude_run.prompt_additions import AgentNameError, build
-from claude_shepherd.supervisor.claude_run.run_log import RunLines
-from claude_shepherd.supervisor.claude_run.subreaper import become_subreaper
-from claude_shepherd.supervisor.claude_run.supervise import DEFAULT_RESUME_WINDOW, Settings, Supervisor
-from claude_shepherd.supervisor.env import KILL_GRACE_ENV as GRACE_ENV
-from claude_shepherd.supervisor.claude_run.watchdog import DEFAULT_GRACE
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -80,7 +80,9 @@ def _keep(text: str) -> None:
     already = log is not None and log.failed is not None
     LINES.add(text)
     if log is not None and log.failed is not None and not already:
-        _write(f"[{PROG}] WARNING: cannot write this pane's log ({printable(log.failed)}); only the screen has these lines")
+        _write(
+            f"[{PROG}] WARNING: cannot write this pane's log ({printable(log.failed)}); only the screen has these lines"
+        )
 
 
 def say(line: str) -> None:
@@ -110,9 +112,17 @@ class Tunable:
 
     __slots__ = ("flag", "env", "default", "kind", "low", "help", "field")
 
-    def __init__(self, flag: str, env: str, default: float, kind: type, low: float, help: str, field: str) -> None:
+    def __init__(
+        self, flag: str, env: str, default: float, kind: type, low: float, help: str, field: str
+    ) -> None:
         self.flag, self.env, self.default, self.kind, self.low, self.help, self.field = (
-            flag, env, default, kind, low, help, field,
+            flag,
+            env,
+            default,
+            kind,
+            low,
+            help,
+            field,
         )
 
     def convert(self, raw: str, where: str) -> float:
@@ -175,12 +185,17 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--description", metavar="TEXT", help="an 'Agent Description:' line")
     p.add_argument("--focus", metavar="TEXT", help="a 'Focus Areas:' line")
     for knob in TUNABLES:
-        p.add_argument(knob.flag, metavar="N" if knob.kind is int else "S",
-                       help=f"{knob.help} (${knob.env}, default {knob.default:g})")
+        p.add_argument(
+            knob.flag,
+            metavar="N" if knob.kind is int else "S",
+            help=f"{knob.help} (${knob.env}, default {knob.default:g})",
+        )
     return p
 
 
-def parse(argv: list[str], env: t.Mapping[str, str]) -> tuple[argparse.Namespace, list[str], dict[str, t.Any]]:
+def parse(
+    argv: list[str], env: t.Mapping[str, str]
+) -> tuple[argparse.Namespace, list[str], dict[str, t.Any]]:
     """Our options, Claude's arguments (in order), and every knob's value (option, else environment, else default)."""
     ours, claude_args = parser().parse_known_args(argv)
     if "--" in claude_args:

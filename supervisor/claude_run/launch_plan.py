@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from claude_shepherd.supervisor.claude_run.transcripts import config_dir, find_transcript
 from claude_shepherd.supervisor.session import pane_records
 from claude_shepherd.supervisor.session import transitions as tr
 from claude_shepherd.supervisor.session.fields import F, Lifecycle
@@ -29,7 +30,6 @@ from claude_shepherd.supervisor.session.lookup import Found, find_session, sessi
 from claude_shepherd.supervisor.session.records import Factory, Record
 from claude_shepherd.supervisor.session.schema import validate_state
 from claude_shepherd.supervisor.session.store import State, StateError, read_state, update_state
-from claude_shepherd.supervisor.claude_run.transcripts import config_dir, find_transcript
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -48,8 +48,14 @@ class Plan(Record):
     """One launch: which conversation, which prompt, which of the user's first-launch arguments."""
 
     __slots__ = ("resume", "prompt", "session", "with_selectors", "with_prompt", "notes")
-    _defaults = {"resume": None, "prompt": None, "session": None, "with_selectors": False, "with_prompt": False,
-                 "notes": Factory(list)}
+    _defaults = {
+        "resume": None,
+        "prompt": None,
+        "session": None,
+        "with_selectors": False,
+        "with_prompt": False,
+        "notes": Factory(list),
+    }
     resume: str | None
     prompt: str | None
     session: Path | None
@@ -154,7 +160,9 @@ def still_restarting(session_dir: Path) -> bool:
 
 
 def restart_plan(taken: Taken) -> Plan:
-    note = f"Session {taken.session.name} asked for a restart: starting a fresh conversation that continues it"
+    note = (
+        f"Session {taken.session.name} asked for a restart: starting a fresh conversation that continues it"
+    )
     if taken.overflowed:
         note += " (the last one filled its context)"
     elif taken.had_session_id:

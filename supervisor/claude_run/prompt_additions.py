@@ -16,8 +16,8 @@ if TYPE_CHECKING:
     import typing as t
 from pathlib import Path
 
-from claude_shepherd.supervisor.errors import ShepherdError
 from claude_shepherd.supervisor.claude_run.transcripts import config_dir
+from claude_shepherd.supervisor.errors import ShepherdError
 
 AGENTS_DIRNAME = "agents"
 

@@ -34,7 +34,11 @@ _SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012345678
 def log_dir(env: t.Mapping[str, str]) -> Path:
     """``$XDG_STATE_HOME/claude-shepherd/logs`` (an absolute XDG value only, as the spec says), else ``~/.local/state/...``."""
     state = env.get("XDG_STATE_HOME", "")
-    base = Path(state) if os.path.isabs(state) else Path(env.get("HOME") or str(Path.home())) / ".local" / "state"
+    base = (
+        Path(state)
+        if os.path.isabs(state)
+        else Path(env.get("HOME") or str(Path.home())) / ".local" / "state"
+    )
     return base / "claude-shepherd" / "logs"
 
 

@@ -16,6 +16,7 @@ psutil is imported only when there is something to end: most exits leave nothing
 from __future__ import annotations
 
 import os
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import typing as t

@@ -196,7 +196,8 @@ class Supervisor:
         if resumed and outcome.status == RESUME_REFUSED_STATUS and outcome.uptime <= self.s.resume_window:
             return lp.Plan(
                 prompt=plan.prompt,
-                with_prompt=plan.with_prompt or plan.resume is not None,  # a fresh conversation gets its prompt
+                with_prompt=plan.with_prompt
+                or plan.resume is not None,  # a fresh conversation gets its prompt
                 notes=[
                     f"Claude refused to resume the conversation ({resumed}: it exited with status "
                     f"{outcome.status} after {outcome.uptime:.1f}s); starting fresh instead"

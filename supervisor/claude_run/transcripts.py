@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import re
+
 from claude_shepherd.supervisor.env import CONFIG_DIR_ENV
 
 TYPE_CHECKING = False

@@ -504,7 +504,9 @@ def watch(supervisor: int, grace: float, since: int | None = None) -> int:
             control.read()
 
 
-def _become_watchdog(read_end: int, write_end: int, supervisor: int, grace: float, since: int | None) -> t.NoReturn:
+def _become_watchdog(
+    read_end: int, write_end: int, supervisor: int, grace: float, since: int | None
+) -> t.NoReturn:
     """The forked child: drop the supervisor's plumbing, name itself, watch, and exit (never return)."""
     code = 1
     try:

@@ -17,8 +17,6 @@ import signal
 import sys
 from pathlib import Path
 
-from claude_shepherd.supervisor.session import transitions as tr
-from claude_shepherd.supervisor.session import completion
 from claude_shepherd.supervisor.env import (
     CLAUDE_PID_ENV,
     CLAUDE_SESSION_ID_ENV,
@@ -27,13 +25,16 @@ from claude_shepherd.supervisor.env import (
     WATCHDOG_PID_ENV,
 )
 from claude_shepherd.supervisor.errors import EXIT_USAGE, ShepherdError, UsageError, run_main
-from claude_shepherd.supervisor.session.fields import DEHYDRATED_FILE, DEFAULT_PHASE, STATE_FILE, F
+from claude_shepherd.supervisor.printable import printable
+from claude_shepherd.supervisor.session import completion
+from claude_shepherd.supervisor.session import transitions as tr
+from claude_shepherd.supervisor.session.fields import DEFAULT_PHASE, DEHYDRATED_FILE, STATE_FILE, F
 from claude_shepherd.supervisor.session.identity import (
     ANCESTRY_DEPTH,
     current_pane_id,
     is_ancestor,
-    lineage,
     is_watchdog,
+    lineage,
     owner_alive,
     parent_pid,
     process_stat,
@@ -41,7 +42,6 @@ from claude_shepherd.supervisor.session.identity import (
     start_token,
     supervisor_pid,
 )
-from claude_shepherd.supervisor.printable import printable
 from claude_shepherd.supervisor.session.lookup import find_session, sessions_on_pane, sessions_owned_by
 from claude_shepherd.supervisor.session.numbers import PID_MAX, parse_count, parse_decimal, parse_pid
 from claude_shepherd.supervisor.session.paths import log_file_name, resolve_session_dir, sessions_root
@@ -88,7 +88,9 @@ def _own_pane(given: str | None) -> str | None:
     current = current_pane_id()
     if given is not None and given.strip() and given.strip() != current:
         where = f"it runs in {current}" if current else "it does not run in a fleet pane"
-        raise ShepherdError(f"--fleet-pane {given.strip()} is not this agent's pane ({where}); leave the option out")
+        raise ShepherdError(
+            f"--fleet-pane {given.strip()} is not this agent's pane ({where}); leave the option out"
+        )
     return current
 
 
@@ -116,7 +118,9 @@ def _owned(session_dir: Path, mutate: t.Callable[[State], t.Any]) -> t.Any:
     pane = current_pane_id()
 
     def apply(state: State) -> t.Any:
-        tr.require_owner(state, session_dir, pid=pid, token=token, pane=pane, owner_running=_owner_running(state))
+        tr.require_owner(
+            state, session_dir, pid=pid, token=token, pane=pane, owner_running=_owner_running(state)
+        )
         return mutate(state)
 
     return _update(session_dir, apply)
@@ -204,8 +208,10 @@ def _bootstrap_spent(others: list[t.Any], conversation: str | None) -> bool:
 
 def _same_conversation(other: t.Any, conversation: str | None) -> bool:
     """Was *other* activated or bound by *conversation*? Without an id, nothing tells them apart: yes."""
-    return conversation is None or conversation in (other.state.get(F.SESSION_ID),
-                                                    other.state.get(F.BOOTSTRAP_CONVERSATION))
+    return conversation is None or conversation in (
+        other.state.get(F.SESSION_ID),
+        other.state.get(F.BOOTSTRAP_CONVERSATION),
+    )
 
 
 def _carried_tool_calls(others: list[t.Any], conversation: str | None) -> dict[str, t.Any] | None:
@@ -234,7 +240,9 @@ def activate_session(
 ) -> tr.Activation:
     """Activate *session_dir* for this supervisor and release what it claims elsewhere."""
     if not skill.strip() or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.:-]*", skill):
-        raise ShepherdError(f"skill name {skill!r} is not valid; use letters, digits, '-', '_' (e.g. implement)")
+        raise ShepherdError(
+            f"skill name {skill!r} is not valid; use letters, digits, '-', '_' (e.g. implement)"
+        )
     pid, token = _me()
     conversation = _conversation()
     others = [o for o in sessions_owned_by(session_dir.parent, pid, token) if o.session_dir != session_dir]
@@ -277,7 +285,9 @@ def activate_session(
                 if running:
                     # Never take a pane from a live agent: two agents claim it (one may have relabelled its
                     # pane); the person decides, with `fleet doctor`.
-                    _say(f"Left {other.session_dir.name} bound to {pane}: its agent (pid {running[0]}) is running")
+                    _say(
+                        f"Left {other.session_dir.name} bound to {pane}: its agent (pid {running[0]}) is running"
+                    )
                 else:
                     _say(f"Cleared stale fleetPaneId from: {other.session_dir.name}")
     for other in sessions_owned_by(root, pid, token):
@@ -346,7 +356,9 @@ def phase(dir: str, label: str, user_approved: str | None = None) -> None:
     """Enter phase LABEL (in order, when the skill declared phases); proof lines on stdin."""
     session_dir = _dir(dir)
     proof = parse_proof(read_optional_stdin())
-    change: tr.PhaseChange = _owned(session_dir, lambda s: tr.phase(s, label, approved=user_approved, proof=proof))
+    change: tr.PhaseChange = _owned(
+        session_dir, lambda s: tr.phase(s, label, approved=user_approved, proof=proof)
+    )
     if change.appended:
         _say(f"Added sub-phase to the plan: {change.label}")
     if change.forced:
@@ -513,9 +525,7 @@ def dehydrate(dir: str, no_restart: bool = False) -> None:
     session_dir = _dir(dir)
     text = read_optional_stdin()
     if not text.strip():
-        raise ShepherdError(
-            f"the handover is empty; pipe it in: session dehydrate {dir} <<'EOF' ... EOF"
-        )
+        raise ShepherdError(f"the handover is empty; pipe it in: session dehydrate {dir} <<'EOF' ... EOF")
     watchdog = None if no_restart else _watchdog()
     # Ownership first: a refused command writes nothing, the handover included.
     _owned(session_dir, (lambda s: None) if no_restart else tr.begin_dehydrate)
@@ -624,7 +634,9 @@ def parse_value(raw: str) -> t.Any:
     else:
         depth = _depth(value)
     if depth > MAX_VALUE_DEPTH:
-        raise ShepherdError(f"VALUE nests more than {MAX_VALUE_DEPTH} levels deep; give a flat value like 20 or [\"a\", \"b\"]")
+        raise ShepherdError(
+            f'VALUE nests more than {MAX_VALUE_DEPTH} levels deep; give a flat value like 20 or ["a", "b"]'
+        )
     return value
 
 
@@ -636,7 +648,9 @@ def _depth(value: t.Any) -> int:
         if isinstance(item, (dict, list)):
             deepest = max(deepest, level)
             if level <= MAX_VALUE_DEPTH:
-                stack.extend((child, level + 1) for child in (item.values() if isinstance(item, dict) else item))
+                stack.extend(
+                    (child, level + 1) for child in (item.values() if isinstance(item, dict) else item)
+                )
     return deepest
 
 
@@ -665,7 +679,7 @@ def log(dir: str) -> None:
     text = read_optional_stdin()
     if not text.strip():
         raise ShepherdError(f"nothing to log; pipe the entry in: session log {dir} <<'EOF' ... EOF")
-    entry = f"\n## {tr.timestamp()}\n{text.rstrip()}\n".encode("utf-8")
+    entry = f"\n## {tr.timestamp()}\n{text.rstrip()}\n".encode()
 
     def append(state: State) -> Path:
         name = log_file_name(state)
@@ -719,7 +733,12 @@ def is_agent() -> bool:
     A person at a shell has none of them; a session activated from there would
     be owned by that shell and refuse every later command of its own.
     """
-    return _vouched(SUPERVISOR_PID_ENV) or _vouched(CLAUDE_PID_ENV) or _claude_above() or current_pane_id() is not None
+    return (
+        _vouched(SUPERVISOR_PID_ENV)
+        or _vouched(CLAUDE_PID_ENV)
+        or _claude_above()
+        or current_pane_id() is not None
+    )
 
 
 WRITING_COMMANDS = frozenset(
@@ -754,7 +773,9 @@ def list_() -> int:
     """Print one line per session of the root: name, lifecycle, skill, phase, owner (read only)."""
     root = _root()
     try:
-        names = sorted(e.name for e in os.scandir(root) if not e.name.startswith(".") and e.is_dir(follow_symlinks=False))
+        names = sorted(
+            e.name for e in os.scandir(root) if not e.name.startswith(".") and e.is_dir(follow_symlinks=False)
+        )
     except OSError:
         names = []
     if not names:
@@ -805,7 +826,9 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{message}; see `{self.prog} --help`")
 
 
-def _command(sub: t.Any, name: str, fn: t.Callable[..., int | None], summary: str, example: str) -> argparse.ArgumentParser:
+def _command(
+    sub: t.Any, name: str, fn: t.Callable[..., int | None], summary: str, example: str
+) -> argparse.ArgumentParser:
     COMMANDS[name] = (fn, summary, example)
     return sub.add_parser(
         name, help=summary, description=summary, epilog=f"example:\n  {example}",
@@ -814,7 +837,10 @@ def _command(sub: t.Any, name: str, fn: t.Callable[..., int | None], summary: st
 
 
 _DIR = ("dir", {"metavar": "DIR", "help": DIR_HELP})
-_OWN_PANE = ("--fleet-pane", {"metavar": "ID", "help": "this agent's fleet pane id (only its own is accepted)"})
+_OWN_PANE = (
+    "--fleet-pane",
+    {"metavar": "ID", "help": "this agent's fleet pane id (only its own is accepted)"},
+)
 _APPROVED = ("--user-approved", {"metavar": "REASON", "help": APPROVED_HELP})
 
 COMMAND_LINE: tuple[tuple[str, t.Callable[..., int | None], str, str, tuple[tuple[str, dict[str, t.Any]], ...]], ...] = (

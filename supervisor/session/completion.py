@@ -45,7 +45,9 @@ def shell_of(name: str | None, env: t.Mapping[str, str] | None = None) -> str:
     shell = name or Path(env.get("SHELL", "")).name
     if shell not in SHELLS:
         got = f"shell {shell!r}" if shell else "no $SHELL"
-        raise UsageError(f"{got}: completion is for {', '.join(SHELLS)}; name one, e.g. --show-completion bash")
+        raise UsageError(
+            f"{got}: completion is for {', '.join(SHELLS)}; name one, e.g. --show-completion bash"
+        )
     return shell
 
 
@@ -73,7 +75,9 @@ def install(prog: str, shell: str, home: Path) -> tuple[Path, Path | None]:
     if rc is not None and line is not None:
         text = rc.read_text(encoding="utf-8") if rc.is_file() else ""
         if line not in text.splitlines():
-            rc.write_text(f"{text}{'' if not text or text.endswith(chr(10)) else chr(10)}{line}\n", encoding="utf-8")
+            rc.write_text(
+                f"{text}{'' if not text or text.endswith(chr(10)) else chr(10)}{line}\n", encoding="utf-8"
+            )
     return path, rc
 
 
@@ -87,7 +91,9 @@ def refuse_agent(prog: str, env: t.Mapping[str, str] | None = None) -> None:
 class ShowCompletion(argparse.Action):
     """``--show-completion [SHELL]``: print the script, like ``--version`` prints the version."""
 
-    def __call__(self, parser: argparse.ArgumentParser, namespace: t.Any, values: t.Any, option: str | None = None) -> None:
+    def __call__(
+        self, parser: argparse.ArgumentParser, namespace: t.Any, values: t.Any, option: str | None = None
+    ) -> None:
         sys.stdout.write(script(parser.prog, shell_of(values)) + "\n")
         parser.exit()
 
@@ -95,7 +101,9 @@ class ShowCompletion(argparse.Action):
 class InstallCompletion(argparse.Action):
     """``--install-completion [SHELL]``: install it for the person (refused inside an agent's tools)."""
 
-    def __call__(self, parser: argparse.ArgumentParser, namespace: t.Any, values: t.Any, option: str | None = None) -> None:
+    def __call__(
+        self, parser: argparse.ArgumentParser, namespace: t.Any, values: t.Any, option: str | None = None
+    ) -> None:
         refuse_agent(parser.prog)
         shell = shell_of(values)
         path, rc = install(parser.prog, shell, Path.home())

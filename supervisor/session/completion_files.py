@@ -26,4 +26,6 @@ def script_path(prog: str, shell: str, home: str) -> str:
 
 def script_paths(home: str) -> list[str]:
     """Every completion script our commands install under *home*."""
-    return [script_path(prog, shell, home) for prog in COMPLETED_PROGRAMS for shell in ("bash", "zsh", "fish")]
+    return [
+        script_path(prog, shell, home) for prog in COMPLETED_PROGRAMS for shell in ("bash", "zsh", "fish")
+    ]

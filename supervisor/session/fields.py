@@ -57,9 +57,7 @@ class F:
     LAST_HEARTBEAT = "lastHeartbeat"
 
 
-ALL_FIELDS: frozenset[str] = frozenset(
-    value for name, value in vars(F).items() if name.isupper()
-)
+ALL_FIELDS: frozenset[str] = frozenset(value for name, value in vars(F).items() if name.isupper())
 """Every key the schema knows; anything else on disk is kept untouched."""
 
 
@@ -81,9 +79,7 @@ LIFECYCLES: tuple[str, ...] = (
     Lifecycle.RESUMING,
 )
 
-LIVE_LIFECYCLES: frozenset[str] = frozenset(
-    {Lifecycle.ACTIVE, Lifecycle.DEHYDRATING, Lifecycle.RESUMING}
-)
+LIVE_LIFECYCLES: frozenset[str] = frozenset({Lifecycle.ACTIVE, Lifecycle.DEHYDRATING, Lifecycle.RESUMING})
 """Lifecycles in which the session gate lets every tool through."""
 
 DEFAULT_WARN_AFTER = 3

@@ -70,7 +70,9 @@ def _identity(state: t.Any) -> tuple[str | None, int]:
         return None, 0
     pane = state.get(F.FLEET_PANE_ID)
     pid = state.get(F.PID)
-    return (pane if isinstance(pane, str) and pane else None), (pid if isinstance(pid, int) and valid_pid(pid) else 0)
+    return (pane if isinstance(pane, str) and pane else None), (
+        pid if isinstance(pid, int) and valid_pid(pid) else 0
+    )
 
 
 def _read_identity(root_fd: int, name: str) -> tuple[str | None, int]:
@@ -136,12 +138,20 @@ def _refresh(root: Path, cached: dict[str, Entry], *, trust: bool) -> tuple[dict
                 changed += name in cached
                 continue
             old = cached.get(name)
-            if trust and isinstance(old, list) and len(old) == 5 and old[:3] == list(sig) and now - sig[2] > SETTLE_NS:
+            if (
+                trust
+                and isinstance(old, list)
+                and len(old) == 5
+                and old[:3] == list(sig)
+                and now - sig[2] > SETTLE_NS
+            ):
                 fresh[name] = old
                 continue
             pane, pid = _read_identity(root_fd, name)
             entry = [*sig, pane, pid]
-            if not (isinstance(old, list) and len(old) == 5 and old[3:] == entry[3:] and now - sig[2] > SETTLE_NS):
+            if not (
+                isinstance(old, list) and len(old) == 5 and old[3:] == entry[3:] and now - sig[2] > SETTLE_NS
+            ):
                 changed += 1
             fresh[name] = entry
     finally:
@@ -163,7 +173,7 @@ def _save(root: Path, entries: dict[str, Entry], view: Index, stamp: list[int] |
             write_atomic_at(fd, SIGNATURES_FILE, json.dumps(signatures, separators=(",", ":")) + "\n")
             maps = {"version": INDEX_VERSION, "root": stamp, "panes": view.panes, "pids": view.pids}
             write_atomic_at(fd, INDEX_FILE, json.dumps(maps, separators=(",", ":")) + "\n")
-    except (OSError, UnsafeFileError, Exception):  # noqa: BLE001 - a lock timeout included
+    except (OSError, UnsafeFileError, Exception):
         pass
     finally:
         os.close(fd)

@@ -78,8 +78,9 @@ def sessions_on_pane(root: Path, pane: str) -> list[Found]:
     """Every session bound to fleet *pane*, most recent first (normally one)."""
     if not pane or not root.is_dir():
         return []
-    hits = _confirmed(root, lambda fresh: index.by_pane(root, pane, fresh=fresh),
-                      lambda s: s.get(F.FLEET_PANE_ID) == pane)
+    hits = _confirmed(
+        root, lambda fresh: index.by_pane(root, pane, fresh=fresh), lambda s: s.get(F.FLEET_PANE_ID) == pane
+    )
     return [Found(d, s, "pane") for d, s in hits]
 
 

@@ -54,7 +54,11 @@ def parse_decimal(raw: t.Any, *, maximum: float) -> float | None:
     if not isinstance(raw, str) or len(raw) > MAX_DIGITS:
         return None
     whole, dot, fraction = raw.partition(".")
-    if not (whole or fraction) or (whole and not _plain_digits(whole)) or (fraction and not _plain_digits(fraction)):
+    if (
+        not (whole or fraction)
+        or (whole and not _plain_digits(whole))
+        or (fraction and not _plain_digits(fraction))
+    ):
         return None
     value = float(raw)
     return value if value <= maximum else None

@@ -77,7 +77,9 @@ def _dollars(value: t.Any) -> float:
     return float(value)
 
 
-def carry_cost(before: t.Mapping[str, t.Any] | None, cost: float, claude: str, session: str) -> dict[str, t.Any]:
+def carry_cost(
+    before: t.Mapping[str, t.Any] | None, cost: float, claude: str, session: str
+) -> dict[str, t.Any]:
     """The cost fields after Claude *claude* (in *session*) reported *cost*; their sum is the pane's cost."""
     if before is None or before.get("session") != session:
         return {"session": session, "claude": claude, "cost": cost, "costBase": 0.0}
@@ -107,7 +109,9 @@ def note(
     effort: a hook never fails over it.
     """
     before = read(root, pane)
-    was_overflowed = bool(before and before.get("conversation") == conversation_id and before.get("overflowed"))
+    was_overflowed = bool(
+        before and before.get("conversation") == conversation_id and before.get("overflowed")
+    )
     record = {"pane": pane, "conversation": conversation_id, "overflowed": overflowed or was_overflowed}
     if cost is not None:
         record.update(carry_cost(before, *cost))

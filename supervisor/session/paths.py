@@ -42,9 +42,7 @@ def project_root(start: str | Path) -> Path:
     return start
 
 
-def sessions_root(
-    cwd: str | Path | None = None, env: t.Mapping[str, str] | None = None
-) -> Path:
+def sessions_root(cwd: str | Path | None = None, env: t.Mapping[str, str] | None = None) -> Path:
     """The absolute sessions root (it may not exist yet)."""
     env = os.environ if env is None else env
     configured = env.get(SESSIONS_DIR_ENV, "").strip()

@@ -42,9 +42,7 @@ def parse_label(label: str) -> Label:
     """Parse ``N: Name`` / ``N.M: Name`` / ``N.MA: Name`` or say what is wrong."""
     match = _LABEL.match(label.strip())
     if not match:
-        raise PhaseError(
-            f"phase label {label!r} must start with a number, like '3: Build' or '3.1: Tests'"
-        )
+        raise PhaseError(f"phase label {label!r} must start with a number, like '3: Build' or '3.1: Tests'")
     major, major_suffix, minor, suffix, name = match.groups()
     if major_suffix:
         raise PhaseError(
@@ -55,7 +53,10 @@ def parse_label(label: str) -> Label:
         raise PhaseError(f"phase label {label!r}: a letter suffix must be uppercase, like '3.1A'")
     if len(suffix or "") > 1:
         raise PhaseError(f"phase label {label!r}: only a single letter suffix is allowed, like '3.1A'")
-    numbers = parse_count(major, maximum=MAX_PHASE_NUMBER), parse_count(minor or "0", maximum=MAX_PHASE_NUMBER)
+    numbers = (
+        parse_count(major, maximum=MAX_PHASE_NUMBER),
+        parse_count(minor or "0", maximum=MAX_PHASE_NUMBER),
+    )
     if numbers[0] is None or numbers[1] is None:
         raise PhaseError(f"phase label {label!r}: phase numbers go up to {MAX_PHASE_NUMBER}")
     return Label(numbers[0], numbers[1], name.strip())

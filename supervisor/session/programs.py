@@ -133,5 +133,7 @@ def tmux_path(env: t.Mapping[str, str] | None = None) -> str | None:
         if configured and _executable(configured):
             _cache[key] = configured
         else:
-            _cache[key] = next((p for p in (os.path.join(d, "tmux") for d in SYSTEM_DIRS) if _executable(p)), None)
+            _cache[key] = next(
+                (p for p in (os.path.join(d, "tmux") for d in SYSTEM_DIRS) if _executable(p)), None
+            )
     return _cache[key]

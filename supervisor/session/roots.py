@@ -62,7 +62,9 @@ def known_roots(env: t.Mapping[str, str]) -> frozenset[str]:
     except OSError:
         return frozenset()
     lines = raw.decode("utf-8", errors="replace").split("\n")
-    return frozenset(line for line in lines if line.startswith(os.sep) and line != os.sep and "\0" not in line)
+    return frozenset(
+        line for line in lines if line.startswith(os.sep) and line != os.sep and "\0" not in line
+    )
 
 
 def register(root: str | os.PathLike[str], env: t.Mapping[str, str] | None = None) -> None:
@@ -74,8 +76,11 @@ def register(root: str | os.PathLike[str], env: t.Mapping[str, str] | None = Non
     directory = registry_dir(env)
     try:
         os.makedirs(directory, 0o700, exist_ok=True)
-        fd = os.open(os.path.join(directory, REGISTRY_FILE),
-                     os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o600)
+        fd = os.open(
+            os.path.join(directory, REGISTRY_FILE),
+            os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+            0o600,
+        )
     except OSError:
         return
     try:

@@ -58,7 +58,10 @@ class Int(Check):
 
     @property
     def expected(self) -> str:  # type: ignore[override]
-        bounds = [f">= {self.low}" if self.low is not None else "", f"<= {self.high}" if self.high is not None else ""]
+        bounds = [
+            f">= {self.low}" if self.low is not None else "",
+            f"<= {self.high}" if self.high is not None else "",
+        ]
         return " ".join(["a whole number", *[b for b in bounds if b]])
 
     def problem(self, value: t.Any) -> str | None:
@@ -186,7 +189,8 @@ PHASE_DECLARATION = Object(
     required=("major", "name"),
 )
 PHASE_RECORD = Object(
-    "a phase record {phase, ts, proof}", {"phase": Str(), "ts": Str(), "proof": MapOf(AnyOf(Str(), Number(), Bool()))},
+    "a phase record {phase, ts, proof}",
+    {"phase": Str(), "ts": Str(), "proof": MapOf(AnyOf(Str(), Number(), Bool()))},
     required=("phase",),
 )
 

@@ -17,9 +17,7 @@ QUIET_WAIT = 2.0
 MAX_BYTES = 4 * 1024 * 1024
 
 
-def read_optional_stdin(
-    first_wait: float = FIRST_BYTE_WAIT, quiet_wait: float = QUIET_WAIT
-) -> str:
+def read_optional_stdin(first_wait: float = FIRST_BYTE_WAIT, quiet_wait: float = QUIET_WAIT) -> str:
     """Whatever stdin holds, or ``""`` when it is a TTY, closed or silent."""
     try:
         fd = sys.stdin.fileno()

@@ -20,7 +20,13 @@ from pathlib import Path
 
 from claude_shepherd.supervisor.errors import ShepherdError
 from claude_shepherd.supervisor.session.fields import STATE_FILE
-from claude_shepherd.supervisor.session.safe_fs import MAX_STATE_BYTES, UnsafeFileError, open_dir, open_lock, read_bytes
+from claude_shepherd.supervisor.session.safe_fs import (
+    MAX_STATE_BYTES,
+    UnsafeFileError,
+    open_dir,
+    open_lock,
+    read_bytes,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
@@ -60,7 +66,7 @@ def state_path(session_dir: Path) -> Path:
     return session_dir / STATE_FILE
 
 
-class file_lock:  # noqa: N801 - used like the function it replaces: ``with file_lock(path):``
+class file_lock:
     """Hold an exclusive ``flock`` on *lock_path*; the kernel drops it if we die.
 
     The lock file is never deleted: deleting it would let two processes lock two
@@ -71,7 +77,9 @@ class file_lock:  # noqa: N801 - used like the function it replaces: ``with file
     (A class, not ``contextlib``: one less import on the hook path.)
     """
 
-    def __init__(self, lock_path: Path | str, timeout: float = DEFAULT_LOCK_TIMEOUT, dir_fd: int | None = None) -> None:
+    def __init__(
+        self, lock_path: Path | str, timeout: float = DEFAULT_LOCK_TIMEOUT, dir_fd: int | None = None
+    ) -> None:
         self.lock_path = lock_path
         self.timeout = timeout
         self.dir_fd = dir_fd
@@ -274,7 +282,9 @@ def write_atomic_at(dir_fd: int, name: str, text: str, *, mode: int = 0o644, kee
     following it.
     """
     tmp = _temp_name(name)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=dir_fd)
+    fd = os.open(
+        tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=dir_fd
+    )
     try:
         if keep_mode:
             os.fchmod(fd, mode)  # not narrowed by the umask

@@ -15,8 +15,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from claude_shepherd.supervisor.session import phases as ph
 from claude_shepherd.supervisor.errors import ShepherdError
+from claude_shepherd.supervisor.session import phases as ph
 from claude_shepherd.supervisor.session.fields import (
     DEFAULT_BLOCK_AFTER,
     DEFAULT_PHASE,
@@ -144,7 +144,7 @@ def activate(
     if isinstance(completed, list) and skill in completed and not approved:
         raise TransitionError(
             f"skill {skill!r} was already completed in this session; to run it again, add "
-            f"--user-approved \"Reason: ...\" (or start a new session folder)"
+            f'--user-approved "Reason: ..." (or start a new session folder)'
         )
     owner, owner_token = state.get(F.PID), state.get(F.PID_START)
     mine = same_owner(owner, owner_token, pid, token)
@@ -241,8 +241,12 @@ def check_phases_repeated(declared: t.Any, given: t.Any, skill: str) -> None:
     current = ph.declared(declared)
     if not current:
         return  # nothing declared yet: this is the declaration
-    if (isinstance(given, list) and given and all(isinstance(p, dict) and p in current for p in given)
-            and all(p in given or (p.get("minor", 0) > 0 and not p.get("proof")) for p in current)):
+    if (
+        isinstance(given, list)
+        and given
+        and all(isinstance(p, dict) and p in current for p in given)
+        and all(p in given or (p.get("minor", 0) > 0 and not p.get("proof")) for p in current)
+    ):
         return
     raise TransitionError(
         f"phases were declared when {skill} was activated and cannot be declared again (their order and proofs "
@@ -250,8 +254,15 @@ def check_phases_repeated(declared: t.Any, given: t.Any, skill: str) -> None:
     )
 
 
-def require_owner(state: t.Mapping[str, t.Any], session_dir: Path, *, pid: int, token: str | None,
-                  pane: str | None, owner_running: bool) -> None:
+def require_owner(
+    state: t.Mapping[str, t.Any],
+    session_dir: Path,
+    *,
+    pid: int,
+    token: str | None,
+    pane: str | None,
+    owner_running: bool,
+) -> None:
     """Refuse a write to *session_dir* from anyone but its owner.
 
     The owner is the recorded supervisor (PID, and start token when one is
@@ -270,11 +281,16 @@ def require_owner(state: t.Mapping[str, t.Any], session_dir: Path, *, pid: int, 
     )
 
 
-SETTINGS_BOUNDS: dict[str, tuple[int, int]] = {F.WARN_AFTER: (1, MAX_BLOCK_AFTER), F.BLOCK_AFTER: (1, MAX_BLOCK_AFTER)}
+SETTINGS_BOUNDS: dict[str, tuple[int, int]] = {
+    F.WARN_AFTER: (1, MAX_BLOCK_AFTER),
+    F.BLOCK_AFTER: (1, MAX_BLOCK_AFTER),
+}
 """Heartbeat thresholds a skill may set: relaxed within bounds, never switched off."""
 
 
-def check_settings(state: t.Mapping[str, t.Any], fields: t.Iterable[str], *, had_template: t.Any = None) -> None:
+def check_settings(
+    state: t.Mapping[str, t.Any], fields: t.Iterable[str], *, had_template: t.Any = None
+) -> None:
     """Refuse *fields* just set in *state* that would switch a gate off: a threshold out of
     bounds, a log template removed, or one that would make the log one of our own files."""
     fields = set(fields)
@@ -284,7 +300,11 @@ def check_settings(state: t.Mapping[str, t.Any], fields: t.Iterable[str], *, had
             if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
                 raise TransitionError(f"{field} must be a whole number from {low} to {high}, not {value!r}")
     template = state.get(F.LOG_TEMPLATE)
-    if isinstance(had_template, str) and had_template.strip() and not (isinstance(template, str) and template.strip()):
+    if (
+        isinstance(had_template, str)
+        and had_template.strip()
+        and not (isinstance(template, str) and template.strip())
+    ):
         raise TransitionError(
             f"{F.LOG_TEMPLATE} cannot be removed once set (it keeps the logging heartbeat on); "
             "set another template instead"
@@ -351,7 +371,7 @@ def phase(
             if not approved:
                 raise TransitionError(
                     f"non-sequential phase transition from {state.get(F.CURRENT_PHASE)!r} to {label!r} "
-                    f"refused (expected next: {move.expected}); add --user-approved \"Reason: ...\" to force it"
+                    f'refused (expected next: {move.expected}); add --user-approved "Reason: ..." to force it'
                 )
             forced = True
         ph.check_proof(ph.find_declaration(state.get(F.PHASES), target), proof, label)
@@ -471,7 +491,9 @@ def resumed(state: State, *, pid: int, token: str | None) -> bool:
     conversation has no reason to activate again, so without this a running
     agent would show ``resuming`` for the rest of its life. True when it moved.
     """
-    if state.get(F.LIFECYCLE) != Lifecycle.RESUMING or not same_owner(state.get(F.PID), state.get(F.PID_START), pid, token):
+    if state.get(F.LIFECYCLE) != Lifecycle.RESUMING or not same_owner(
+        state.get(F.PID), state.get(F.PID_START), pid, token
+    ):
         return False
     state[F.LIFECYCLE] = Lifecycle.ACTIVE
     return True
@@ -538,7 +560,9 @@ def carry_tool_calls(state: State, carried: t.Mapping[str, t.Any]) -> None:
     The count is the conversation's, not the session's: it is what it was there, only a log
     entry (in whichever session) having lowered it.
     """
-    state[F.TOOL_CALLS_BY_TRANSCRIPT] = {key: _count(value) for key, value in carried.items() if isinstance(key, str)}
+    state[F.TOOL_CALLS_BY_TRANSCRIPT] = {
+        key: _count(value) for key, value in carried.items() if isinstance(key, str)
+    }
 
 
 def tool_calls(state: t.Mapping[str, t.Any], key: str) -> int:
@@ -566,4 +590,3 @@ def record_log_entry(state: State, *, now: float | None = None) -> None:
     state[F.TOOL_CALLS_BY_TRANSCRIPT] = {}
     state[F.TOOL_CALLS_SINCE_LAST_LOG] = 0
     state[F.LAST_HEARTBEAT] = timestamp(now)
-

@@ -31,7 +31,9 @@ class Unavailable(Exception):
 
 
 def _package() -> str:
-    arch = {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64", "arm64": "arm64"}.get(platform.machine().lower())
+    arch = {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64", "arm64": "arm64"}.get(
+        platform.machine().lower()
+    )
     system = platform.system().lower()
     if arch is None or system not in {"linux", "darwin"}:
         raise Unavailable(f"no native Claude Code package for {system}/{platform.machine()}")
@@ -80,7 +82,10 @@ def _works(binary: Path) -> bool:
 def prepare_home(home: Path, project: Path) -> None:
     """A scratch HOME in which the CLI asks no questions."""
     (home / ".claude").mkdir(parents=True, exist_ok=True)
-    trusted = {str(project): {"hasTrustDialogAccepted": True}, os.path.realpath(project): {"hasTrustDialogAccepted": True}}
+    trusted = {
+        str(project): {"hasTrustDialogAccepted": True},
+        os.path.realpath(project): {"hasTrustDialogAccepted": True},
+    }
     config = {
         "hasCompletedOnboarding": True,
         "customApiKeyResponses": {"approved": [API_KEY[-20:]], "rejected": []},

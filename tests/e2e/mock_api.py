@@ -76,15 +76,15 @@ class MockAPI:
             def log_message(self, *args: t.Any) -> None:  # quiet
                 pass
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 self._json(200, {})
 
-            def do_HEAD(self) -> None:  # noqa: N802
+            def do_HEAD(self) -> None:
                 self.send_response(200)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length) if length else b""
                 try:
@@ -115,7 +115,8 @@ class MockAPI:
 
             def _stream(self, message: dict[str, t.Any]) -> None:
                 chunks = b"".join(
-                    f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode() for event in _events(message)
+                    f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode()
+                    for event in _events(message)
                 )
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
@@ -225,8 +226,16 @@ def _events(message: dict[str, t.Any]) -> t.Iterator[dict[str, t.Any]]:
     yield {"type": "message_start", "message": start}
     for index, block in enumerate(message["content"]):
         if block["type"] == "text":
-            yield {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}}
-            yield {"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": block["text"]}}
+            yield {
+                "type": "content_block_start",
+                "index": index,
+                "content_block": {"type": "text", "text": ""},
+            }
+            yield {
+                "type": "content_block_delta",
+                "index": index,
+                "delta": {"type": "text_delta", "text": block["text"]},
+            }
         else:
             yield {"type": "content_block_start", "index": index, "content_block": dict(block, input={})}
             yield {

@@ -57,7 +57,9 @@ class Fleet:
         return self.tmux("capture-pane", "-p", "-t", "e2efleet:agents")
 
     def ready(self) -> None:
-        wait_until(lambda: PROMPT_READY in self.screen(), timeout=60, what=f"Claude's prompt:\n{self.screen()}")
+        wait_until(
+            lambda: PROMPT_READY in self.screen(), timeout=60, what=f"Claude's prompt:\n{self.screen()}"
+        )
 
     def type(self, text: str) -> None:
         self.tmux("send-keys", "-t", "e2efleet:agents", "-l", text)
@@ -123,7 +125,9 @@ def test_s3_fleet_restart_resumes_the_conversation(fleet: Fleet, mock_api: MockA
     stop(fleet, supervisor)
     request = restart_and_ask(fleet, mock_api, "what was the word?")
     assert request["headers"].get("X-Claude-Code-Session-Id") == first_id, "the same conversation was resumed"
-    assert "remember the word PINEAPPLE" in MockAPI.all_text(request["body"]), "the earlier turns were sent again"
+    assert "remember the word PINEAPPLE" in MockAPI.all_text(request["body"]), (
+        "the earlier turns were sent again"
+    )
     argv = claude_argv(fleet)
     assert "--resume" in argv and first_id in argv
 
@@ -147,7 +151,9 @@ def test_s9_overflowed_pane_starts_fresh(fleet: Fleet, mock_api: MockAPI, world)
 def claude_argv(fleet: Fleet) -> list[str]:
     """The argv of the Claude process the pane's supervisor runs (its watchdog shares claude-run's)."""
     binary = fleet.env["CLAUDE_BIN"]
-    claude = [p.cmdline() for p in psutil.Process(fleet.supervisor_pid()).children() if p.cmdline()[:1] == [binary]]
+    claude = [
+        p.cmdline() for p in psutil.Process(fleet.supervisor_pid()).children() if p.cmdline()[:1] == [binary]
+    ]
     assert len(claude) == 1, f"one Claude process under the supervisor, found {claude}"
     return claude[0]
 
@@ -165,7 +171,9 @@ def test_pane_without_a_session_resumes_its_own_conversation_without_its_prompt_
     assert first_id and LAYOUT_PROMPT in MockAPI.all_text(first["body"])
     assert not [p for p in world.sessions.iterdir() if not p.name.startswith(".")], "no session was activated"
     records = world.sessions / ".shepherd" / "panes"
-    wait_until(lambda: any(first_id in f.read_text() for f in records.glob("*.json")), what="the pane's record")
+    wait_until(
+        lambda: any(first_id in f.read_text() for f in records.glob("*.json")), what="the pane's record"
+    )
     fleet.ready()
     stop(fleet, fleet.supervisor_pid())
 

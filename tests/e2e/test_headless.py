@@ -33,7 +33,9 @@ def install_hooks(world: t.Any, env: dict[str, str]) -> Path:
     return settings
 
 
-def claude_run_print(world: t.Any, env: dict[str, str], settings: Path, prompt: str, *extra: str) -> subprocess.CompletedProcess[str]:
+def claude_run_print(
+    world: t.Any, env: dict[str, str], settings: Path, prompt: str, *extra: str
+) -> subprocess.CompletedProcess[str]:
     argv = [str(BIN / "claude-run"), "--", "-p", "--dangerously-skip-permissions", "--model", MODEL,
             "--settings", str(settings), *extra, prompt]  # fmt: skip
     return subprocess.run(argv, env=env, cwd=world.project, capture_output=True, text=True, timeout=180)

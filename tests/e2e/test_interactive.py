@@ -130,7 +130,9 @@ def test_s4_overflow_dehydrate_restart_continue(world, mock_api: MockAPI, agent)
     # The restarted Claude got the continuation prompt, in a new conversation (no --resume).
     restarted = next(r for r in mock_api.requests if r["body"].get("tools") and is_continue(r["body"]))
     assert session_header(restarted) != session_header(mock_api.requests[0])
-    assert "begin the long task" not in MockAPI.all_text(restarted["body"]), "the old conversation was not resumed"
+    assert "begin the long task" not in MockAPI.all_text(restarted["body"]), (
+        "the old conversation was not resumed"
+    )
     # `session continue` printed the handover to the new agent.
     last = mock_api.tool_results(mains[-1])[-1]
     assert "Next: write the tests." in result_text(last) and "- notes.md" in result_text(last)

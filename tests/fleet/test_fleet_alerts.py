@@ -17,12 +17,11 @@ import uuid
 from pathlib import Path
 
 import psutil
-
 from support.claude_run import wait_until
 from support.fleet import FleetWorld
-from claude_shepherd.hooks import alerts
-
 from support.tmux_panes import Tmux
+
+from claude_shepherd.hooks import alerts
 
 RECORDER = (
     "import json, sys, time\n"
@@ -65,7 +64,13 @@ def hook(tmux: Tmux, pane: str, state: str, tmp_path: Path, **env: str) -> float
     return time.monotonic() - began
 
 
-def configure(tmux: Tmux, command: list[str] | None, on: t.Sequence[str] = alerts.DEFAULT_ON, *, tmux_alerts: bool = True) -> None:
+def configure(
+    tmux: Tmux,
+    command: list[str] | None,
+    on: t.Sequence[str] = alerts.DEFAULT_ON,
+    *,
+    tmux_alerts: bool = True,
+) -> None:
     tmux("set-option", "-t", "s:", "@fleet_notify", alerts.encode(command, on, tmux=tmux_alerts))
 
 
@@ -94,7 +99,9 @@ def test_once_per_transition_with_each_value_in_its_own_argument(tmux: Tmux, tmp
     assert settle(out, 4)[3] == ["done"]
 
 
-def test_the_hook_returns_at_once_and_a_slow_command_is_killed_at_its_timeout(tmux: Tmux, tmp_path: Path) -> None:
+def test_the_hook_returns_at_once_and_a_slow_command_is_killed_at_its_timeout(
+    tmux: Tmux, tmp_path: Path
+) -> None:
     a = tmux.ids[0]
     argv, out = recorder(tmp_path)
     marker = f"alert-{uuid.uuid4().hex}"
@@ -121,7 +128,9 @@ def test_the_bell_rings_in_the_pane_and_silence_is_respected(tmux: Tmux, tmp_pat
     configure(tmux, None)
     assert tmux("display-message", "-p", "-t", a, "#{window_bell_flag}") == "0"
     hook(tmux, a, "needs-you", tmp_path)
-    wait_until(lambda: tmux("display-message", "-p", "-t", a, "#{window_bell_flag}") == "1" or None, 10, "the bell")
+    wait_until(
+        lambda: tmux("display-message", "-p", "-t", a, "#{window_bell_flag}") == "1" or None, 10, "the bell"
+    )
 
     tmux("kill-window", "-t", "s:other")
     tmux("new-window", "-d", "-t", "s:", "-n", "other", "sleep 600")
@@ -145,7 +154,9 @@ def test_a_transition_costs_the_hook_neither_subprocess_nor_pathlib(tmux: Tmux, 
     done = subprocess.run([installed[0], "-X", "importtime", *installed[1:]], input='{"notification_type": "x"}',
                           env=env, capture_output=True, text=True, timeout=30)  # fmt: skip
     assert done.returncode == 0, done.stderr
-    modules = {line.rsplit("|", 1)[1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    modules = {
+        line.rsplit("|", 1)[1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")
+    }
     assert "claude_shepherd.supervisor.session.programs" in modules, "the hook did call tmux"
     assert not {"subprocess", "pathlib"} & modules, sorted(modules)
     assert settle(out, 1) == [[a, "needs-you"]]
@@ -178,7 +189,7 @@ def test_fleet_start_configures_alerts_and_an_agent_needing_you_runs_the_command
     command = json.dumps([*argv, "{fleet}", "{label}", "{state}", "{session}"])
     panes = "        - A: claude-run\n        - B: claude-run\n"
     world.layout("duo", f"  - agents:\n      panes:\n{panes}", extra=f"notify: {command}\n")
-    activate = 'CLAUDE_CODE_SESSION_ID=conv-A session activate sessions/S_A implement'
+    activate = "CLAUDE_CODE_SESSION_ID=conv-A session activate sessions/S_A implement"
     ask = '{"notification_type": "permission_prompt"}'
     world.plan("A", [{"run": ["sh", "-c", activate]}, {"run": ["claude-hook", "notification"], "stdin": ask},
                      {"mark": "ready"}, {"wait": None}])  # fmt: skip
@@ -192,14 +203,18 @@ def test_fleet_start_configures_alerts_and_an_agent_needing_you_runs_the_command
 
     # Without notify: in the layout, $FLEET_NOTIFY_COMMAND (split like a shell, run by none).
     world.layout("duo", f"  - agents:\n      panes:\n{panes}", extra="notify_on: [done]\n")
-    again = world.fleet("start", "duo", "--no-attach", env={"FLEET_NOTIFY_COMMAND": "notify-send 'fleet {fleet}' {label}"})
+    again = world.fleet(
+        "start", "duo", "--no-attach", env={"FLEET_NOTIFY_COMMAND": "notify-send 'fleet {fleet}' {label}"}
+    )
     assert again.returncode == 0, again.stderr
     option = json.loads(world.tmux("show-options", "-t", "duo", "-v", "@fleet_notify"))
     assert option == {"command": ["notify-send", "fleet {fleet}", "{label}"], "on": ["done"], "tmux": True}
 
     bad = world.fleet("start", "duo", "--no-attach", env={"FLEET_NOTIFY_COMMAND": "notify-send 'unclosed"})
     assert bad.returncode == 1
-    assert bad.stderr == "fleet: error: $FLEET_NOTIFY_COMMAND: No closing quotation; quote it as a shell would\n"
+    assert (
+        bad.stderr == "fleet: error: $FLEET_NOTIFY_COMMAND: No closing quotation; quote it as a shell would\n"
+    )
 
 
 def test_a_pane_flapping_into_the_same_state_alerts_once_a_cooldown(tmux: Tmux, tmp_path: Path) -> None:
@@ -224,7 +239,9 @@ def test_a_pane_flapping_into_the_same_state_alerts_once_a_cooldown(tmux: Tmux, 
 
 def test_what_the_notify_command_leaves_in_the_background_ends_by_the_timeout(tmp_path: Path) -> None:
     pid_file = tmp_path / "pid"
-    starter = "import subprocess, sys; open(sys.argv[1], 'w').write(str(subprocess.Popen(['sleep', '600']).pid))"
+    starter = (
+        "import subprocess, sys; open(sys.argv[1], 'w').write(str(subprocess.Popen(['sleep', '600']).pid))"
+    )
     began = time.monotonic()
     assert alerts.run_command([sys.executable, "-c", starter, str(pid_file)], 1.0) == 0
     took = time.monotonic() - began
@@ -248,5 +265,6 @@ def test_a_session_name_never_reads_as_an_option_to_the_notify_command(tmp_path:
     root.mkdir()
     (root / "--urgency=critical").mkdir()
     (root / "--urgency=critical" / ".state.json").write_text(
-        json.dumps({"fleetPaneId": "duo:agents:A", "lifecycle": "active", "skill": "x"}))
+        json.dumps({"fleetPaneId": "duo:agents:A", "lifecycle": "active", "skill": "x"})
+    )
     assert alerts.session_of("duo", "agents", "A", {"CLAUDE_SESSIONS_DIR": str(root)}) == ""

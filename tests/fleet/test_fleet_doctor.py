@@ -6,6 +6,7 @@ so the doctor never sees — let alone kills — anything outside the test.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -15,9 +16,9 @@ import typing as t
 from pathlib import Path
 
 import psutil
-
 from support.claude_run import DEAD_PID, wait_until
-from support.fleet import FleetWorld, world  # noqa: F401  (fixture)
+from support.fleet import FleetWorld
+
 from claude_shepherd.supervisor.session import index
 from claude_shepherd.supervisor.session.identity import start_token
 from claude_shepherd.supervisor.session.store import read_state
@@ -25,7 +26,9 @@ from claude_shepherd.supervisor.session.store import read_state
 
 def write_state(session: Path, **state: t.Any) -> None:
     session.mkdir(parents=True, exist_ok=True)
-    (session / ".state.json").write_text(json.dumps({"pid": DEAD_PID, "skill": "implement", **state}, indent=2))
+    (session / ".state.json").write_text(
+        json.dumps({"pid": DEAD_PID, "skill": "implement", **state}, indent=2)
+    )
 
 
 def plant(world: FleetWorld, **env: str) -> subprocess.Popen[bytes]:
@@ -35,7 +38,9 @@ def plant(world: FleetWorld, **env: str) -> subprocess.Popen[bytes]:
 
 def test_doctor_finds_and_fixes_what_a_fleet_leaves_wrong(world: FleetWorld) -> None:
     # A running fleet whose window has two panes with the same identity (R6), and a pane B.
-    world.tmux("-f", "/dev/null", "new-session", "-d", "-s", "dup", "-n", "w", "-x", "120", "-y", "40", "sleep 600")
+    world.tmux(
+        "-f", "/dev/null", "new-session", "-d", "-s", "dup", "-n", "w", "-x", "120", "-y", "40", "sleep 600"
+    )
     world.tmux("split-window", "-t", "dup:w", "sleep 600")
     world.tmux("split-window", "-t", "dup:w", "sleep 600")
     first, second, third = world.tmux("list-panes", "-t", "dup:w", "-F", "#{pane_id}").split()
@@ -61,11 +66,17 @@ def test_doctor_finds_and_fixes_what_a_fleet_leaves_wrong(world: FleetWorld) -> 
     found = world.fleet("doctor")
     assert found.returncode == 1
     out = found.stdout
-    assert f"orphan: orphaned agent process {orphan.pid} (sleep 600): its fleet pane %7 on fleet-pytest-gone no longer exists" in out
+    assert (
+        f"orphan: orphaned agent process {orphan.pid} (sleep 600): its fleet pane %7 on fleet-pytest-gone no longer exists"
+        in out
+    )
     assert f"orphan: orphaned agent process {lost.pid} (sleep 600): its supervisor {DEAD_PID} is gone" in out
     assert str(bystander.pid) not in out
     assert f"duplicate-pane: panes {first} and {second} on {world.socket} share the identity dup:w:A" in out
-    assert f"stale-binding: session {root / 'S_STALE'} is bound to pane dup:w:Gone, but its running fleet has no such pane" in out
+    assert (
+        f"stale-binding: session {root / 'S_STALE'} is bound to pane dup:w:Gone, but its running fleet has no such pane"
+        in out
+    )
     assert "duplicate-binding: 2 sessions are bound to pane dup:w:B: S_NEW, S_OLD (keeping S_NEW)" in out
     assert "S_OTHER" not in out, "a stopped fleet's binding is what its next start resumes"
     assert f"index: refreshed the session index of {root} (a cache: not a problem)" in out
@@ -81,7 +92,10 @@ def test_doctor_finds_and_fixes_what_a_fleet_leaves_wrong(world: FleetWorld) -> 
     labels = world.tmux("list-panes", "-t", "dup:w", "-F", "#{@pane_label}").split()
     assert labels == ["A", "A-2", "B"]
     assert "fleetPaneId" not in read_state(root / "S_STALE")
-    assert "fleetPaneId" not in read_state(root / "S_OLD") and read_state(root / "S_NEW")["fleetPaneId"] == "dup:w:B"
+    assert (
+        "fleetPaneId" not in read_state(root / "S_OLD")
+        and read_state(root / "S_NEW")["fleetPaneId"] == "dup:w:B"
+    )
     assert read_state(root / "S_OTHER")["fleetPaneId"] == "stopped-fleet:w:X"
     assert index.by_pane(root, "dup:w:A") == ["S_OK"]
     settings = json.loads((world.config / "settings.json").read_text())
@@ -97,7 +111,9 @@ def test_doctor_never_judges_agents_of_a_server_that_does_not_answer(world: Flee
     pane = world.tmux("list-panes", "-t", "busy:w", "-F", "#{pane_id}")
     world.tmux("set-option", "-p", "-t", pane, "@pane_label", "A")
     server_pid = int(world.tmux("display-message", "-p", "#{pid}"))
-    agent = plant(world, TMUX=f"{world.socket_path},{server_pid},0", TMUX_PANE=pane, CLAUDE_SUPERVISOR_PID="1")
+    agent = plant(
+        world, TMUX=f"{world.socket_path},{server_pid},0", TMUX_PANE=pane, CLAUDE_SUPERVISOR_PID="1"
+    )
     os.kill(server_pid, signal.SIGSTOP)
     try:
         fixed = world.fleet("doctor", "--fix")
@@ -120,7 +136,9 @@ def test_what_agents_named_reaches_the_operator_without_escapes(world: FleetWorl
     try:
         found = world.fleet("doctor")
         assert found.returncode == 1
-        assert f"orphaned agent process {orphan.pid} (\ufffd]52;c;cHduZWQ=\ufffd\ufffdevil 600)" in found.stdout
+        assert (
+            f"orphaned agent process {orphan.pid} (\ufffd]52;c;cHduZWQ=\ufffd\ufffdevil 600)" in found.stdout
+        )
         assert "S_\ufffd[2J is bound to pane live:w:\ufffd]0;title\ufffd" in found.stdout
         assert "\x1b" not in found.stdout + found.stderr and "\u202e" not in found.stdout + found.stderr
     finally:
@@ -128,7 +146,9 @@ def test_what_agents_named_reaches_the_operator_without_escapes(world: FleetWorl
         orphan.wait()
 
 
-def test_a_pane_an_agent_relabelled_with_separators_is_still_seen_and_its_agent_never_ended(world: FleetWorld) -> None:
+def test_a_pane_an_agent_relabelled_with_separators_is_still_seen_and_its_agent_never_ended(
+    world: FleetWorld,
+) -> None:
     """A unit separator or newline in a label must not hide the pane: doctor --fix would end a live agent."""
     world.tmux("-f", "/dev/null", "new-session", "-d", "-s", "hide", "-n", "w", "sleep 600")
     world.tmux("split-window", "-t", "hide:w", "sleep 600")
@@ -162,7 +182,9 @@ def test_one_unreadable_state_costs_only_itself(world: FleetWorld) -> None:
     assert found.returncode in (0, 1) and found.stderr.count("\n") <= 1, found.stderr
 
 
-def test_of_two_panes_with_one_label_the_one_whose_agent_holds_its_session_keeps_it(world: FleetWorld) -> None:
+def test_of_two_panes_with_one_label_the_one_whose_agent_holds_its_session_keeps_it(
+    world: FleetWorld,
+) -> None:
     """An agent in the first pane took the label of the second: --fix renames the impostor, not the agent."""
     world.tmux("-f", "/dev/null", "new-session", "-d", "-s", "dup", "-n", "w", "sleep 600")
     world.tmux("split-window", "-t", "dup:w", "sleep 600")
@@ -170,7 +192,9 @@ def test_of_two_panes_with_one_label_the_one_whose_agent_holds_its_session_keeps
     for pane in (impostor, real):
         world.tmux("set-option", "-p", "-t", pane, "@pane_label", "Victim")
     supervisor_script = world.base / "claude-run"
-    supervisor_script.write_text("import time\ntime.sleep(600)\n")  # named like the supervisor, as doctor sees it
+    supervisor_script.write_text(
+        "import time\ntime.sleep(600)\n"
+    )  # named like the supervisor, as doctor sees it
 
     def supervise(pane: str, session: str) -> psutil.Process:
         """A supervisor running as *pane*'s process that owns *session*, bound to the identity."""
@@ -182,12 +206,20 @@ def test_of_two_panes_with_one_label_the_one_whose_agent_holds_its_session_keeps
         return proc
 
     def labels() -> dict[str, str]:
-        return dict(line.split() for line in world.tmux("list-panes", "-t", "dup:w", "-F", "#{pane_id} #{@pane_label}").splitlines())
+        return dict(
+            line.split()
+            for line in world.tmux(
+                "list-panes", "-t", "dup:w", "-F", "#{pane_id} #{@pane_label}"
+            ).splitlines()
+        )
 
     supervisors = [supervise(real, "S_VICTIM")]
     try:
         found = world.fleet("doctor")
-        assert f"share the identity dup:w:Victim; sessions cannot tell them apart ({real} keeps it" in found.stdout, found.stdout
+        assert (
+            f"share the identity dup:w:Victim; sessions cannot tell them apart ({real} keeps it"
+            in found.stdout
+        ), found.stdout
         world.fleet("doctor", "--fix")
         assert labels() == {impostor: "Victim-2", real: "Victim"}
 
@@ -195,18 +227,27 @@ def test_of_two_panes_with_one_label_the_one_whose_agent_holds_its_session_keeps
         world.tmux("set-option", "-p", "-t", impostor, "@pane_label", "Victim")
         supervisors.append(supervise(impostor, "S_IMPOSTOR"))
         found = world.fleet("doctor", "--fix")
-        assert f"the agents of {impostor}, {real} each hold a session bound to it" in found.stdout, found.stdout
+        assert f"the agents of {impostor}, {real} each hold a session bound to it" in found.stdout, (
+            found.stdout
+        )
         assert labels() == {impostor: "Victim", real: "Victim"}, "nothing renamed on a guess"
     finally:
         for supervisor in supervisors:
-            supervisor.kill()
-            supervisor.wait()
+            with contextlib.suppress(psutil.NoSuchProcess):
+                supervisor.kill()
+                supervisor.wait()
 
 
 def test_a_stale_index_after_a_restart_is_refreshed_and_no_problem(world: FleetWorld) -> None:
     """A restart gives a session a new owner behind the index's back: doctor refreshes it and exits 0."""
-    installed = subprocess.run([str(Path(sys.executable).parent / "claude-hook"), "install", "--user"],
-                               capture_output=True, text=True, env=world.env, cwd=world.project, timeout=30)
+    installed = subprocess.run(
+        [str(Path(sys.executable).parent / "claude-hook"), "install", "--user"],
+        capture_output=True,
+        text=True,
+        env=world.env,
+        cwd=world.project,
+        timeout=30,
+    )
     assert installed.returncode == 0, installed.stderr
     root = world.project / "sessions"
     write_state(root / "S_A", fleetPaneId="gone:w:A")
@@ -215,8 +256,9 @@ def test_a_stale_index_after_a_restart_is_refreshed_and_no_problem(world: FleetW
 
     found = world.fleet("doctor")
     assert (found.returncode, found.stderr) == (0, ""), found.stdout + found.stderr
-    assert found.stdout == (f"index: refreshed the session index of {root} (a cache: not a problem)\n"
-                            "No problems found.\n")
+    assert found.stdout == (
+        f"index: refreshed the session index of {root} (a cache: not a problem)\nNo problems found.\n"
+    )
     assert index.stored(root) == index.scan(root)
     again = world.fleet("doctor")
     assert (again.returncode, again.stdout) == (0, "No problems found.\n")

@@ -13,8 +13,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
-from support.fleet import BIN, FleetWorld, world  # noqa: F401  (fixture)
+from support.fleet import BIN, FleetWorld
 
 ROOT = Path(__file__).resolve().parents[2]
 NEEDS_A_TERMINAL = {"watch"}

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import json
 
-from support.fleet import FleetWorld, world  # noqa: F401  (fixture)
+from support.fleet import FleetWorld
 
 RELABEL = 'tmux set-option -p -t "$TMUX_PANE" @pane_label A'
-ACTIVATE = 'CLAUDE_CODE_SESSION_ID=conv-B session activate sessions/S_B implement'
+ACTIVATE = "CLAUDE_CODE_SESSION_ID=conv-B session activate sessions/S_B implement"
 
 
 def test_a_label_taken_from_another_pane_is_nobodys_identity(world: FleetWorld) -> None:

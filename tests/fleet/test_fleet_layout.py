@@ -12,7 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from claude_shepherd.fleet.layout import REFUSED_KEYS, Layout, LayoutError, load_layout, pane_script, parse_layout
+from claude_shepherd.fleet.layout import (
+    REFUSED_KEYS,
+    Layout,
+    LayoutError,
+    load_layout,
+    pane_script,
+    parse_layout,
+)
 from claude_shepherd.fleet.lookup import find_layout
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "tmuxinator"
@@ -74,12 +81,16 @@ class Case(t.NamedTuple):
 
 
 ACCEPTED = {
-    "window-as-command": Case("name: x\nwindows:\n  - w: claude-run\n", lambda l: panes(l) == [(None, ("claude-run",))]),
+    "window-as-command": Case(
+        "name: x\nwindows:\n  - w: claude-run\n", lambda l: panes(l) == [(None, ("claude-run",))]
+    ),
     "window-as-list-is-one-pane": Case(
         "name: x\nwindows:\n  - w: [a, b]\n", lambda l: panes(l) == [(None, ("a", "b"))]
     ),
     "window-empty-is-a-shell": Case("name: x\nwindows:\n  - w:\n", lambda l: panes(l) == [(None, ())]),
-    "window-mapping-without-panes": Case("name: x\nwindows:\n  - w:\n      root: /tmp\n", lambda l: panes(l) == [(None, ())]),
+    "window-mapping-without-panes": Case(
+        "name: x\nwindows:\n  - w:\n      root: /tmp\n", lambda l: panes(l) == [(None, ())]
+    ),
     "socket-from-tmux-command": Case(
         "name: x\ntmux_command: tmux -L fleet-a\nwindows:\n  - w: c\n", lambda l: l.socket_name == "fleet-a"
     ),
@@ -88,15 +99,23 @@ ACCEPTED = {
         lambda l: (l.socket_name, l.colors) == ("fleet-b", 256),
     ),
     "custom-tmux-binary": Case(
-        "name: x\ntmux_command: /opt/tmux/bin/tmux -u\nwindows:\n  - w: c\n", lambda l: l.tmux_bin == "/opt/tmux/bin/tmux"
+        "name: x\ntmux_command: /opt/tmux/bin/tmux -u\nwindows:\n  - w: c\n",
+        lambda l: l.tmux_bin == "/opt/tmux/bin/tmux",
     ),
-    "default-socket-and-name": Case("windows:\n  - w: c\n", lambda l: (l.socket_name, l.name) == ("fleet", "f")),
-    "numeric-window-name-and-name": Case("name: 2026\nwindows:\n  - 1: c\n", lambda l: (l.name, l.windows[0].name) == ("2026", "1")),
+    "default-socket-and-name": Case(
+        "windows:\n  - w: c\n", lambda l: (l.socket_name, l.name) == ("fleet", "f")
+    ),
+    "numeric-window-name-and-name": Case(
+        "name: 2026\nwindows:\n  - 1: c\n", lambda l: (l.name, l.windows[0].name) == ("2026", "1")
+    ),
     "window-root-relative-to-project-root": Case(
         "name: x\nroot: /srv\nwindows:\n  - w:\n      root: api\n      panes: [c]\n",
         lambda l: l.windows[0].root == Path("/srv/api"),
     ),
-    "window-pre": Case("name: x\nwindows:\n  - w:\n      pre: export A=1\n      panes: [c]\n", lambda l: l.windows[0].pre == ("export A=1",)),
+    "window-pre": Case(
+        "name: x\nwindows:\n  - w:\n      pre: export A=1\n      panes: [c]\n",
+        lambda l: l.windows[0].pre == ("export A=1",),
+    ),
     "same-label-in-two-windows": Case(
         "name: x\nwindows:\n  - a:\n      panes: [{A: c}]\n  - b:\n      panes: [{A: c}]\n",
         lambda l: l.pane_ids() == ["x:a:A", "x:b:A"],
@@ -104,15 +123,20 @@ ACCEPTED = {
     "attach-false": Case("name: x\nattach: false\nwindows:\n  - w: c\n", lambda l: l.attach is False),
     "notify-command-and-states": Case(
         'name: x\nnotify: [notify-send, "{fleet}", "{label}: {state}"]\nnotify_on: [needs-you, done]\nwindows:\n  - w: c\n',
-        lambda l: (l.notify_command, l.notify_on, l.notify_tmux)
-        == (("notify-send", "{fleet}", "{label}: {state}"), ("needs-you", "done"), True),
+        lambda l: (
+            (l.notify_command, l.notify_on, l.notify_tmux)
+            == (("notify-send", "{fleet}", "{label}: {state}"), ("needs-you", "done"), True)
+        ),
     ),
     "notify-defaults": Case(
         "name: x\nwindows:\n  - w: c\n",
-        lambda l: (l.notify_command, l.notify_on, l.notify_tmux) == (None, ("needs-you", "error", "exited"), True),
+        lambda l: (
+            (l.notify_command, l.notify_on, l.notify_tmux) == (None, ("needs-you", "error", "exited"), True)
+        ),
     ),
     "notify-false-silences": Case(
-        "name: x\nnotify: false\nwindows:\n  - w: c\n", lambda l: (l.notify_command, l.notify_tmux) == (None, False)
+        "name: x\nnotify: false\nwindows:\n  - w: c\n",
+        lambda l: (l.notify_command, l.notify_tmux) == (None, False),
     ),
     "custom-layout-string": Case(
         "name: x\nwindows:\n  - w:\n      layout: 5e3c,200x50,0,0\n      panes: [a, b]\n",
@@ -135,25 +159,38 @@ class Bad(t.NamedTuple):
 
 
 REJECTED = {
-    "yaml-syntax": Bad("name: x\nwindows:\n  - a: [x\n",
-                       ":3:8: YAML syntax: this [ is never closed; close it, or put the value in quotes"),
-    "yaml-indentation": Bad("name: x\nwindows:\n  - a:\n     panes:\n    - b\n",
-                            ":5:5: YAML syntax: this line is indented differently from the lines it belongs with; "
-                            "line it up with them (the '- ' of one list in one column, the keys of one mapping in "
-                            "one column)"),
-    "yaml-indented-key": Bad("name: x\n root: /p\nwindows:\n  - a: c\n",
-                             ":2:6: YAML syntax: a 'key: value' where none can start; indent this line like the keys "
-                             "it belongs with, or quote a value that contains ': '"),
-    "yaml-tab": Bad("name: x\nwindows:\n\t- a: c\n", ":3:1: YAML syntax: a tab indents this line; YAML indents with "
-                    "spaces only"),
-    "yaml-unclosed-quote": Bad('name: "x\nwindows:\n  - a: c\n',
-                               ":1:7: YAML syntax: this quote is never closed; close it on the same value or remove it"),
+    "yaml-syntax": Bad(
+        "name: x\nwindows:\n  - a: [x\n",
+        ":3:8: YAML syntax: this [ is never closed; close it, or put the value in quotes",
+    ),
+    "yaml-indentation": Bad(
+        "name: x\nwindows:\n  - a:\n     panes:\n    - b\n",
+        ":5:5: YAML syntax: this line is indented differently from the lines it belongs with; "
+        "line it up with them (the '- ' of one list in one column, the keys of one mapping in "
+        "one column)",
+    ),
+    "yaml-indented-key": Bad(
+        "name: x\n root: /p\nwindows:\n  - a: c\n",
+        ":2:6: YAML syntax: a 'key: value' where none can start; indent this line like the keys "
+        "it belongs with, or quote a value that contains ': '",
+    ),
+    "yaml-tab": Bad(
+        "name: x\nwindows:\n\t- a: c\n",
+        ":3:1: YAML syntax: a tab indents this line; YAML indents with spaces only",
+    ),
+    "yaml-unclosed-quote": Bad(
+        'name: "x\nwindows:\n  - a: c\n',
+        ":1:7: YAML syntax: this quote is never closed; close it on the same value or remove it",
+    ),
     "empty-file": Bad("", ": the file is empty; a layout needs name: and windows:"),
     "not-a-mapping": Bad("- a\n", ":1: a layout is a YAML mapping (name:, windows:, ...), got a list"),
     "no-windows": Bad("name: x\n", ":1: windows is missing; a layout needs at least one window"),
-    "unknown-key": Bad("name: x\nwindws: []\n", ":2: windws: unknown key 'windws' (did you mean 'windows'? fleet honours: name, root, "
-                       "socket_name, tmux_command, tmux_options, on_project_start, pre_window, startup_window, "
-                       "startup_pane, attach, windows, notify, notify_on)"),
+    "unknown-key": Bad(
+        "name: x\nwindws: []\n",
+        ":2: windws: unknown key 'windws' (did you mean 'windows'? fleet honours: name, root, "
+        "socket_name, tmux_command, tmux_options, on_project_start, pre_window, startup_window, "
+        "startup_pane, attach, windows, notify, notify_on)",
+    ),
     "notify-as-a-string": Bad(
         "name: x\nnotify: notify-send hi\nwindows:\n  - w: c\n",
         ':2: notify: is a list of arguments, e.g. ["notify-send", "{{fleet}}", "{{label}}: {{state}}"] (never run '
@@ -186,8 +223,10 @@ REJECTED = {
         ":2: enable_pane_titles: key 'enable_pane_titles' is not supported: fleet draws every pane border "
         "itself (label, state, context %)",
     ),
-    "refused-erb": Bad("name: <%= ENV['X'] %>\nwindows:\n  - w: c\n",
-                       ":1: ERB templates (<% ... %>) are not supported; write the values out"),
+    "refused-erb": Bad(
+        "name: <%= ENV['X'] %>\nwindows:\n  - w: c\n",
+        ":1: ERB templates (<% ... %>) are not supported; write the values out",
+    ),
     "not-a-fleet-socket": Bad(
         "name: x\nsocket_name: work\nwindows:\n  - w: c\n",
         ":2: socket_name: socket 'work' is not a fleet socket; name it fleet or fleet-SOMETHING "
@@ -197,12 +236,18 @@ REJECTED = {
         "name: x\nsocket_name: fleet-a\ntmux_command: tmux -L fleet-b\nwindows:\n  - w: c\n",
         ":3: tmux_command: two different sockets are named: fleet-b, fleet-a",
     ),
-    "not-tmux": Bad("name: x\ntmux_command: wemux\nwindows:\n  - w: c\n",
-                    ":2: tmux_command: runs 'wemux'; the fleet drives tmux itself (use tmux -L NAME -f FILE)"),
-    "unknown-tmux-flag": Bad("name: x\ntmux_options: -v\nwindows:\n  - w: c\n",
-                             ":2: tmux_options: option '-v' is not supported (fleet passes only -L, -f, -2, -u to tmux)"),
-    "missing-config": Bad("name: x\ntmux_options: -f nope.conf\nwindows:\n  - w: c\n",
-                          ":2: tmux_options: tmux config file {tmp}/nope.conf does not exist"),
+    "not-tmux": Bad(
+        "name: x\ntmux_command: wemux\nwindows:\n  - w: c\n",
+        ":2: tmux_command: runs 'wemux'; the fleet drives tmux itself (use tmux -L NAME -f FILE)",
+    ),
+    "unknown-tmux-flag": Bad(
+        "name: x\ntmux_options: -v\nwindows:\n  - w: c\n",
+        ":2: tmux_options: option '-v' is not supported (fleet passes only -L, -f, -2, -u to tmux)",
+    ),
+    "missing-config": Bad(
+        "name: x\ntmux_options: -f nope.conf\nwindows:\n  - w: c\n",
+        ":2: tmux_options: tmux config file {tmp}/nope.conf does not exist",
+    ),
     "duplicate-label": Bad(
         "name: x\nwindows:\n  - w:\n      panes:\n        - A: c\n        - A: d\n",
         ":6: windows[0].w.panes[1]: label 'A' is used twice in window 'w' (panes 1 and 2); "
@@ -213,15 +258,19 @@ REJECTED = {
         ":6: windows[0].w.panes[1]: label 'A' is used twice in window 'w' (panes 1 and 2); "
         "each pane needs its own identity",
     ),
-    "duplicate-window": Bad("name: x\nwindows:\n  - w: c\n  - w: d\n",
-                            ":4: windows[1].w: window 'w' appears twice; window names are part of each pane's identity"),
+    "duplicate-window": Bad(
+        "name: x\nwindows:\n  - w: c\n  - w: d\n",
+        ":4: windows[1].w: window 'w' appears twice; window names are part of each pane's identity",
+    ),
     "window-two-keys": Bad(
         "name: x\nwindows:\n  - w: c\n    layout: tiled\n",
         ":3: windows[0]: a window is one `- NAME: ...` entry, got 2 keys (w, layout); "
         "indent the window's settings under its name",
     ),
-    "window-not-a-mapping": Bad("name: x\nwindows:\n  - w: c\n  - oops\n",
-                                ":4: windows[1]: a window is one `- NAME: ...` entry, got str 'oops'"),
+    "window-not-a-mapping": Bad(
+        "name: x\nwindows:\n  - w: c\n  - oops\n",
+        ":4: windows[1]: a window is one `- NAME: ...` entry, got str 'oops'",
+    ),
     "pane-two-keys": Bad(
         "name: x\nwindows:\n  - w:\n      panes:\n        - A: c\n          B: d\n",
         ":5: windows[0].w.panes[0]: a labelled pane is one `LABEL: COMMAND` entry, got 2 keys (A, B)",
@@ -230,25 +279,34 @@ REJECTED = {
         "name: x\nwindows:\n  - w:\n      panes:\n        - A: {b: c}\n",
         ":5: windows[0].w.panes[0]: pane A: expected a command or a list of commands, got a mapping",
     ),
-    "pane-boolean": Bad("name: x\nwindows:\n  - w:\n      panes: [yes]\n",
-                        ":4: windows[0].w.panes[0]: pane: got true, a YAML boolean; quote it if it is a command"),
+    "pane-boolean": Bad(
+        "name: x\nwindows:\n  - w:\n      panes: [yes]\n",
+        ":4: windows[0].w.panes[0]: pane: got true, a YAML boolean; quote it if it is a command",
+    ),
     "unknown-window-key": Bad(
         "name: x\nwindows:\n  - w:\n      pane: [c]\n",
         ":4: windows[0].w.pane: unknown window key 'pane' (a window takes layout, root, pre, panes)",
     ),
-    "empty-panes": Bad("name: x\nwindows:\n  - w:\n      panes: []\n",
-                       ":3: windows[0].w: panes is empty; give at least one pane"),
+    "empty-panes": Bad(
+        "name: x\nwindows:\n  - w:\n      panes: []\n",
+        ":3: windows[0].w: panes is empty; give at least one pane",
+    ),
     "bad-layout": Bad(
         "name: x\nwindows:\n  - w:\n      layout: grid\n      panes: [c]\n",
         ":4: windows[0].w.layout: layout 'grid' is not a tmux layout (even-horizontal, even-vertical, "
         "main-horizontal, main-vertical, tiled, or a layout string from `tmux list-windows`)",
     ),
-    "session-name-with-dot": Bad("name: a.b\nwindows:\n  - w: c\n",
-                                 ":1: name: name 'a.b' is the tmux session name and may not contain ':' or '.'"),
-    "startup-window-unknown": Bad("name: x\nstartup_window: z\nwindows:\n  - w: c\n",
-                                  ":2: startup_window: names no window (windows: w)"),
-    "attach-not-boolean": Bad("name: x\nattach: maybe\nwindows:\n  - w: c\n",
-                              ":2: attach: Input should be a valid boolean, unable to interpret input"),
+    "session-name-with-dot": Bad(
+        "name: a.b\nwindows:\n  - w: c\n",
+        ":1: name: name 'a.b' is the tmux session name and may not contain ':' or '.'",
+    ),
+    "startup-window-unknown": Bad(
+        "name: x\nstartup_window: z\nwindows:\n  - w: c\n", ":2: startup_window: names no window (windows: w)"
+    ),
+    "attach-not-boolean": Bad(
+        "name: x\nattach: maybe\nwindows:\n  - w: c\n",
+        ":2: attach: Input should be a valid boolean, unable to interpret input",
+    ),
 }
 
 
@@ -285,7 +343,9 @@ def test_every_refused_key_is_refused_with_its_reason(tmp_path: Path) -> None:
 def test_pane_script_execs_the_last_simple_command(commands: list[str], script: str, tmp_path: Path) -> None:
     import json
 
-    yaml = f"name: x\npre_window: export P=1\nwindows:\n  - w:\n      panes:\n        - {json.dumps(commands)}\n"
+    yaml = (
+        f"name: x\npre_window: export P=1\nwindows:\n  - w:\n      panes:\n        - {json.dumps(commands)}\n"
+    )
     layout = parse(yaml, tmp_path)
     window = layout.windows[0]
     assert pane_script(layout, window, window.panes[0]) == script

@@ -15,8 +15,8 @@ import uuid
 from pathlib import Path
 
 import pytest
-
 from support.tmux_panes import Tmux
+
 from claude_shepherd.fleet.style import fleet_options
 from claude_shepherd.hooks import pane_notify as pn
 
@@ -53,7 +53,9 @@ def test_states_and_the_window_aggregate(tmux: Tmux) -> None:
         (["bogus", "errors"], "done", "done"),  # only whole, known states count
     ],
 )
-def test_the_window_shows_its_most_urgent_pane(tmux: Tmux, others: list[str], mine: str, expected: str) -> None:
+def test_the_window_shows_its_most_urgent_pane(
+    tmux: Tmux, others: list[str], mine: str, expected: str
+) -> None:
     a, b, c = tmux.ids
     for pane, state in zip((b, c), others):
         tmux("set-option", "-p", "-t", pane, "@pane_notify", state)
@@ -106,11 +108,23 @@ def test_a_gone_pane_or_server_is_not_an_error(tmux: Tmux) -> None:
 def test_the_command_line_form(tmux: Tmux) -> None:
     a = tmux.ids[0]
     env = {**os.environ, **tmux.pane_env(a)}
-    done = subprocess.run([sys.executable, "-m", "claude_shepherd.hooks.pane_notify", "error", "0.8"], env=env, capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "claude_shepherd.hooks.pane_notify", "error", "0.8"],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert (done.returncode, done.stderr) == (0, "")
     assert (tmux.option(a, "@pane_notify"), tmux.option(a, "@pane_context")) == ("error", "80")
-    bad = subprocess.run([sys.executable, "-m", "claude_shepherd.hooks.pane_notify", "unchecked"], env=env, capture_output=True, text=True)
-    assert bad.returncode == 2 and bad.stderr.startswith("usage: python -m claude_shepherd.hooks.pane_notify {error|needs-you|working|done}")
+    bad = subprocess.run(
+        [sys.executable, "-m", "claude_shepherd.hooks.pane_notify", "unchecked"],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert bad.returncode == 2 and bad.stderr.startswith(
+        "usage: python -m claude_shepherd.hooks.pane_notify {error|needs-you|working|done}"
+    )
     with pytest.raises(ValueError, match="unknown pane state 'bogus'"):
         pn.notify("bogus", env=tmux.pane_env(a))
 
@@ -124,7 +138,9 @@ def test_border_and_tab_show_label_state_and_context(tmux: Tmux) -> None:
     pn.notify("working", env=tmux.pane_env(b))
     border = tmux("display-message", "-p", "-t", a, "#{E:pane-border-format}")
     assert "SDK" in border and "● needs-you" in border and "ctx " in border and "81%" in border
-    assert f"fg={pn.COLOURS['needs-you']}" in border and "fg=colour208" in border, "state colour, context warning"
+    assert f"fg={pn.COLOURS['needs-you']}" in border and "fg=colour208" in border, (
+        "state colour, context warning"
+    )
     unlabelled = tmux("display-message", "-p", "-t", b, "#{E:pane-border-format}")
     assert "● working" in unlabelled and "ctx" not in unlabelled
     tab = tmux("display-message", "-p", "-t", a, "#{E:window-status-format}")
@@ -147,7 +163,11 @@ def test_claude_hook_events_mark_the_pane(tmux: Tmux, project: Path) -> None:
 
     call("pre-tool-use", tool(project, "Grep", pattern="x"), env[b])
     assert tmux.option(b, "@pane_notify") == "working"
-    call("notification", {"notification_type": "permission_prompt", "message": "Claude needs your permission"}, env[b])
+    call(
+        "notification",
+        {"notification_type": "permission_prompt", "message": "Claude needs your permission"},
+        env[b],
+    )
     assert tmux.option(b, "@pane_notify") == "needs-you"
 
     call("stop", {"hook_event_name": "Stop", "stop_hook_active": False}, env[c])
@@ -184,7 +204,9 @@ def test_cost_is_published_with_the_context_and_garbage_is_not(tmux: Tmux) -> No
     assert (tmux.option(a, "@pane_cost"), tmux.option(a, "@pane_context")) == ("0.50", "")
     assert pn.notify(None, cost=2.345, context=0.3, env=tmux.pane_env(a))
     assert (tmux.option(a, "@pane_cost"), tmux.option(a, "@pane_context")) == ("2.35", "30")
-    assert pn.notify(None, cost=2.345, context=0.3, env=tmux.pane_env(a)) is False, "the same meters: throttled"
+    assert pn.notify(None, cost=2.345, context=0.3, env=tmux.pane_env(a)) is False, (
+        "the same meters: throttled"
+    )
     for garbage in (-1.0, float("nan"), float("inf"), True, "3"):
         assert pn.notify(None, cost=garbage, env=tmux.pane_env(b)) is False  # type: ignore[arg-type]
     assert tmux.option(b, "@pane_cost") == ""

@@ -11,9 +11,8 @@ import typing as t
 
 import psutil
 import pytest
-
-from support.fleet import FleetWorld, world  # noqa: F401  (fixture)
 from support.claude_run import wait_until
+from support.fleet import FleetWorld
 
 HOSTILE = ["²", "٣", "-1", " 2", "1_0", "nan", "inf", "1e3", "9" * 40]
 """What ``isdigit``/``int``/``float`` let through or choke on; none of it is a number we believe."""
@@ -57,8 +56,14 @@ def test_a_number_an_agent_wrote_in_its_pane_costs_only_that_field(
         for option, raw in zip(("@pane_restarts", "@pane_cost", "@pane_context"), values):
             world.tmux("set-option", "-p", "-t", a, option, raw)
         rows = status_rows(world)
-        assert (rows["A"]["restarts"], rows["A"]["cost_usd"], rows["A"]["context_usage"]) == (None, None, None), values
-        assert rows["A"]["supervisor_alive"] and rows["B"]["restarts"] == 0, "the rest of the row, and the other rows"
+        assert (rows["A"]["restarts"], rows["A"]["cost_usd"], rows["A"]["context_usage"]) == (
+            None,
+            None,
+            None,
+        ), values
+        assert rows["A"]["supervisor_alive"] and rows["B"]["restarts"] == 0, (
+            "the rest of the row, and the other rows"
+        )
         assert {row.status.label for row in w.gather().rows} == {"A", "B"}, "the watch shows the whole fleet"
     table = world.fleet("status")
     assert table.returncode == 0 and "2 pane(s)" in table.stdout, table.stderr
@@ -88,7 +93,9 @@ def test_a_process_naming_a_pane_in_its_environment_is_not_its_member(world: Fle
     assert stopped.returncode == 0, stopped.stderr
     decoy = decoy_supervisor(world, "A")
     try:
-        wait_until(lambda: psutil.Process(decoy.pid).cmdline()[1:] == [str(world.base / "claude-run")], 5, "decoy")
+        wait_until(
+            lambda: psutil.Process(decoy.pid).cmdline()[1:] == [str(world.base / "claude-run")], 5, "decoy"
+        )
         rows = status_rows(world)
         assert (rows["A"]["supervisor_pid"], rows["A"]["supervisor_alive"]) == (None, False), rows["A"]
         assert rows["B"]["supervisor_alive"]
@@ -103,7 +110,9 @@ def test_a_process_naming_a_pane_in_its_environment_is_not_its_member(world: Fle
 
 
 def test_a_startup_window_that_only_looks_like_an_index_is_refused_in_one_line(world: FleetWorld) -> None:
-    world.layout("duo", "  - agents:\n      panes:\n        - A: claude-run\n", extra="startup_window: \"²\"\n")
+    world.layout("duo", "  - agents:\n      panes:\n        - A: claude-run\n", extra='startup_window: "²"\n')
     done = world.fleet("start", "duo", "--no-attach")
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
-    assert "startup_window" in done.stderr and "names no window" in done.stderr and done.stderr.count("\n") == 1
+    assert (
+        "startup_window" in done.stderr and "names no window" in done.stderr and done.stderr.count("\n") == 1
+    )

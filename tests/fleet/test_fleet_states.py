@@ -20,8 +20,9 @@ import typing as t
 from pathlib import Path
 
 from support.claude_run import wait_until
-from support.fleet import FleetWorld, world  # noqa: F401  (fixture)
+from support.fleet import FleetWorld
 from support.tmux_panes import Tmux
+
 from claude_shepherd.fleet.style import PANE_DIED_HOOK, pane_died_hook
 from claude_shepherd.hooks import pane_died
 from claude_shepherd.supervisor.claude_run.fleet_pane import restart_count
@@ -60,7 +61,9 @@ def start(world: FleetWorld, *labels: str, starts: int = 1) -> None:
     started = world.fleet("start", "duo", "--no-attach")
     assert started.returncode == 0, started.stdout + started.stderr
     for label in labels:
-        wait_until(lambda label=label: len(world.events(label, "mark")) >= starts or None, 15, f"{label} ready")
+        wait_until(
+            lambda label=label: len(world.events(label, "mark")) >= starts or None, 15, f"{label} ready"
+        )
 
 
 def status(world: FleetWorld) -> dict[str, dict[str, t.Any]]:
@@ -128,7 +131,9 @@ def test_an_agent_killed_with_sigkill_alerts_once_rings_the_bell_and_shows_exite
         client.close()
     assert option(world, "A", "@pane_notify") == "exited"
     assert status(world)["A"]["state"].startswith("exited")
-    border = world.tmux("display-message", "-p", "-t", world.panes()["A"]["pane_id"], "#{E:pane-border-format}")
+    border = world.tmux(
+        "display-message", "-p", "-t", world.panes()["A"]["pane_id"], "#{E:pane-border-format}"
+    )
     assert "● exited" in border
 
     # Brought back and killed again within the cooldown: one page per pane and state, not one per death.
@@ -150,7 +155,9 @@ def test_fleet_stop_of_one_pane_says_stopped_and_pages_nobody(world: FleetWorld)
     assert stopped.returncode == 0, stopped.stdout + stopped.stderr
     assert status(world)["A"]["state"] == "stopped"
     assert option(world, "A", "@pane_notify") == "stopped"
-    border = world.tmux("display-message", "-p", "-t", world.panes()["A"]["pane_id"], "#{E:pane-border-format}")
+    border = world.tmux(
+        "display-message", "-p", "-t", world.panes()["A"]["pane_id"], "#{E:pane-border-format}"
+    )
     assert "● stopped" in border and "exited" not in border
     table = world.fleet("status")
     assert "stopped" in table.stdout and "exited" not in table.stdout
@@ -176,7 +183,9 @@ def test_restarts_count_every_relaunch_in_the_pane_and_garbage_is_no_count(world
     assert status(world)["A"]["restarts"] == 3
 
     pane = world.panes()["A"]["pane_id"]
-    world.tmux("set-option", "-p", "-t", pane, "@pane_restarts", "²")  # an agent can set its own pane's options
+    world.tmux(
+        "set-option", "-p", "-t", pane, "@pane_restarts", "²"
+    )  # an agent can set its own pane's options
     assert status(world)["A"]["restarts"] is None
     kill_agent(world, "A")
     start(world, "A", starts=4)
@@ -193,8 +202,16 @@ def test_cost_goes_on_across_the_panes_claudes_of_one_session(world: FleetWorld)
     world.layout("duo", "  - agents:\n      panes:\n        - A: claude-run\n")
 
     def status_line(cost: float, claude_pid: int) -> dict[str, t.Any]:
-        line = {"session_id": f"conv-{claude_pid}", "cwd": str(world.project), "cost": {"total_cost_usd": cost}}
-        return {"run": ["claude-hook", "status-line"], "stdin": json.dumps(line), "env": {"CLAUDE_PID": claude_pid}}
+        line = {
+            "session_id": f"conv-{claude_pid}",
+            "cwd": str(world.project),
+            "cost": {"total_cost_usd": cost},
+        }
+        return {
+            "run": ["claude-hook", "status-line"],
+            "stdin": json.dumps(line),
+            "env": {"CLAUDE_PID": claude_pid},
+        }
 
     activate = "CLAUDE_CODE_SESSION_ID=conv-1 session activate sessions/S_A implement"
     world.plan(
@@ -217,18 +234,22 @@ def test_cost_goes_on_across_the_panes_claudes_of_one_session(world: FleetWorld)
 # --------------------------------------------------------------------------- the hook itself
 
 
-def test_the_hook_command_passes_only_tmux_values_whatever_the_installation_path(tmux: Tmux, tmp_path: Path) -> None:
-    hostile = tmp_path / "it's \"a\" $HOME #{pane_id} ##; \\x~ `id`"
+def test_the_hook_command_passes_only_tmux_values_whatever_the_installation_path(
+    tmux: Tmux, tmp_path: Path
+) -> None:
+    hostile = tmp_path / 'it\'s "a" $HOME #{pane_id} ##; \\x~ `id`'
     (hostile / "hooks").mkdir(parents=True)
     argv_file = tmp_path / "argv.json"
     python = hostile / "py"
-    python.write_text(f"#!{sys.executable}\nimport json, sys\nopen({str(argv_file)!r}, 'w').write(json.dumps(sys.argv))\n")
+    python.write_text(
+        f"#!{sys.executable}\nimport json, sys\nopen({str(argv_file)!r}, 'w').write(json.dumps(sys.argv))\n"
+    )
     python.chmod(0o755)
     tmux("set-option", "-g", "remain-on-exit", "on")
     tmux("set-option", "-g", PANE_DIED_HOOK, pane_died_hook(str(python), hostile))
     tmux("set-option", "-g", "@pane_label", "$(touch pwned) #{pane_id}")  # every new pane's label
     pane = tmux("split-window", "-t", "s:w", "-P", "-F", "#{pane_id}", "exit 3")
-    wait_until(lambda: argv_file.exists() and argv_file.stat().st_size or None, 10, "the pane-died hook")
+    wait_until(lambda: (argv_file.exists() and argv_file.stat().st_size) or None, 10, "the pane-died hook")
     pid = tmux.option(pane, "pane_pid")
     assert json.loads(argv_file.read_text()) == [
         str(python), "-I", "-S", str(hostile / "hooks" / "__main__.py"), "pane-died", pane, pid, "3",
@@ -236,13 +257,19 @@ def test_the_hook_command_passes_only_tmux_values_whatever_the_installation_path
     assert not (tmp_path / "pwned").exists() and not Path("pwned").exists()
 
 
-def test_the_handler_marks_only_the_dead_process_pane_and_refuses_what_tmux_would_not_pass(tmux: Tmux) -> None:
+def test_the_handler_marks_only_the_dead_process_pane_and_refuses_what_tmux_would_not_pass(
+    tmux: Tmux,
+) -> None:
     tmux("set-option", "-g", "remain-on-exit", "on")
     live = tmux.ids[0]
     env = {**os.environ, **tmux.pane_env(live)}
-    assert pane_died.record(tmux.path, live, tmux.option(live, "pane_pid"), env) is None, "a live pane is not dead"
+    assert pane_died.record(tmux.path, live, tmux.option(live, "pane_pid"), env) is None, (
+        "a live pane is not dead"
+    )
     a, b = (tmux("split-window", "-t", "s:w", "-P", "-F", "#{pane_id}", "exit 0") for _ in range(2))
-    wait_until(lambda: tmux.option(a, "pane_dead") == tmux.option(b, "pane_dead") == "1" or None, 10, "dead panes")
+    wait_until(
+        lambda: tmux.option(a, "pane_dead") == tmux.option(b, "pane_dead") == "1" or None, 10, "dead panes"
+    )
     pid_a, pid_b = tmux.option(a, "pane_pid"), tmux.option(b, "pane_pid")
     tmux("set-option", "-p", "-t", b, "@pane_stopping", pid_b)
     assert pane_died.record(tmux.path, a, "1", env) is None, "another process's death"
@@ -255,7 +282,10 @@ def test_the_handler_marks_only_the_dead_process_pane_and_refuses_what_tmux_woul
     for bad in (["a", pid_a], [a, "x1"], [a], [f"{a};kill-server", pid_a], [a, pid_a, "0", "more"]):
         done = subprocess.run([sys.executable, "-m", "claude_shepherd.hooks", "pane-died", *bad], env=env,
                               check=False, capture_output=True, text=True, timeout=30)  # fmt: skip
-        assert done.returncode == 2 and done.stderr.startswith("usage: claude-hook pane-died"), (bad, done.stderr)
+        assert done.returncode == 2 and done.stderr.startswith("usage: claude-hook pane-died"), (
+            bad,
+            done.stderr,
+        )
 
 
 def test_an_overflowed_agent_stays_error_until_it_dehydrates(tmux: Tmux, project: Path) -> None:
@@ -273,7 +303,9 @@ def test_an_overflowed_agent_stays_error_until_it_dehydrates(tmux: Tmux, project
 
     def reaches_tmux(event: str, payload: dict[str, t.Any]) -> str:
         """Run the hook past the throttle (its stamps made old), so its state reaches tmux."""
-        for stamp in (Path(os.environ["XDG_RUNTIME_DIR"]) / "claude-shepherd" / "pane-notify").glob("*.state"):
+        for stamp in (Path(os.environ["XDG_RUNTIME_DIR"]) / "claude-shepherd" / "pane-notify").glob(
+            "*.state"
+        ):
             os.utime(stamp, (time.time() - 100, time.time() - 100))
         call(event, {"session_id": conversation, "cwd": str(project), **payload}, env)
         return tmux.option(a, "@pane_notify")

@@ -18,14 +18,14 @@ import typing as t
 from pathlib import Path
 
 import psutil
-
-from support.fleet import BIN, FleetWorld, running, world  # noqa: F401  (fixture)
 from support.claude_run import wait_until
+from support.fleet import BIN, FleetWorld
+
 from claude_shepherd.supervisor.session.schema import validate_state as parse
 from claude_shepherd.supervisor.session.store import read_state, update_state
 
 ACTIVATE = (
-    'L=$(fleet pane-id | cut -d: -f3) && '
+    "L=$(fleet pane-id | cut -d: -f3) && "
     'CLAUDE_CODE_SESSION_ID="conv-$L" session activate "sessions/S_$L" implement'
 )
 """What each stand-in agent does first: activate sessions/S_<label>, binding conversation conv-<label>."""
@@ -33,7 +33,13 @@ ACTIVATE = (
 
 def agent(*steps: dict[str, t.Any], label: str) -> list[dict[str, t.Any]]:
     """Activate this pane's session, create the transcript of its conversation, then *steps*."""
-    return [{"run": ["sh", "-c", ACTIVATE]}, {"transcript": f"conv-{label}"}, {"mark": "ready"}, *steps, {"wait": None}]
+    return [
+        {"run": ["sh", "-c", ACTIVATE]},
+        {"transcript": f"conv-{label}"},
+        {"mark": "ready"},
+        *steps,
+        {"wait": None},
+    ]
 
 
 def resume_of(start: dict[str, t.Any]) -> str | None:
@@ -46,7 +52,9 @@ def two_panes(world: FleetWorld, *labels: str, name: str = "duo") -> Path:
     return world.layout(name, f"  - agents:\n      layout: tiled\n      panes:\n{panes}")
 
 
-def test_start_labels_panes_runs_claude_run_as_the_pane_process_and_pane_id_answers(world: FleetWorld) -> None:
+def test_start_labels_panes_runs_claude_run_as_the_pane_process_and_pane_id_answers(
+    world: FleetWorld,
+) -> None:
     two_panes(world, "A", "B")
     for label in ("A", "B"):
         world.plan(label, [{"run": ["fleet", "pane-id"]}, {"mark": "ready"}, {"wait": None}])
@@ -56,8 +64,9 @@ def test_start_labels_panes_runs_claude_run_as_the_pane_process_and_pane_id_answ
     lines = done.stdout.splitlines()
     assert lines[0] == f"Starting fleet 'duo' (socket {world.socket}): 1 window, 2 panes"
     for line, label in zip(lines[1:3], ("A", "B")):  # "started" only once seen running
-        assert re.fullmatch(rf"  agents:{label}  started, running \(claude-run {panes[label]['pane_pid']}, Claude \d+\)",
-                            line), line
+        assert re.fullmatch(
+            rf"  agents:{label}  started, running \(claude-run {panes[label]['pane_pid']}, Claude \d+\)", line
+        ), line
     assert lines[3:] == [f"Attach with: tmux -L {world.socket} attach -t duo"]
     assert set(panes) == {"A", "B"}
     for label in ("A", "B"):
@@ -108,7 +117,11 @@ def test_stop_leaves_no_process_and_start_resumes_each_panes_own_conversation(wo
 
     rows = {r["label"]: r for r in json.loads(world.fleet("status", "--json").stdout)}
     assert rows["A"]["session_dir"] == str(sessions / "S_A")
-    assert (rows["A"]["skill"], rows["A"]["lifecycle"], rows["A"]["overflowed"]) == ("implement", "active", False)
+    assert (rows["A"]["skill"], rows["A"]["lifecycle"], rows["A"]["overflowed"]) == (
+        "implement",
+        "active",
+        False,
+    )
 
     # The overflow hook fired in pane O before the fleet stopped (S9).
     update_state(sessions / "S_O", lambda s: s.update(overflowed=True))
@@ -163,11 +176,26 @@ def test_reconcile_respawns_only_the_dead_pane_and_adds_a_missing_one(world: Fle
     done = world.fleet("start", "duo", "--no-attach")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0] == f"Fleet 'duo' is running (socket {world.socket}); reconciling with {world.project}/tmuxinator/duo.yml"
+    assert (
+        lines[0]
+        == f"Fleet 'duo' is running (socket {world.socket}); reconciling with {world.project}/tmuxinator/duo.yml"
+    )
     assert lines[1].split() == ["agents:A", "running", "(pid", f"{before['A']['pane_pid']})"]
     assert lines[2].split()[:7] == ["agents:B", "respawned", "(exited", "with", "status", "0),", "running"]
     assert lines[3].split()[:3] == ["agents:C", "added,", "running"]
-    assert lines[4].split() == ["agents:build", "idle", "(exited", "with", "status", "0;", "not", "an", "agent,", "left", "alone)"]
+    assert lines[4].split() == [
+        "agents:build",
+        "idle",
+        "(exited",
+        "with",
+        "status",
+        "0;",
+        "not",
+        "an",
+        "agent,",
+        "left",
+        "alone)",
+    ]
     after = world.panes()
     assert after["A"]["pane_pid"] == before["A"]["pane_pid"], "a live pane is left alone"
     assert after["B"]["pane_id"] == before["B"]["pane_id"] and after["B"]["pane_dead"] == "0"
@@ -217,14 +245,23 @@ def test_bad_input_is_one_line_with_the_right_exit_status(world: FleetWorld) -> 
     assert (stopped.returncode, stopped.stderr) == (0, "")
     assert stopped.stdout == f"Fleet 'duo' is not running on socket {world.socket}; nothing to stop.\n"
     status = world.fleet("status")
-    assert (status.returncode, status.stderr) == (3, f"fleet: error: no fleet is running on socket {world.socket}\n")
+    assert (status.returncode, status.stderr) == (
+        3,
+        f"fleet: error: no fleet is running on socket {world.socket}\n",
+    )
     as_json = world.fleet("status", "--json")  # always JSON, errors included
     assert as_json.returncode == 3
-    assert json.loads(as_json.stdout) == {"error": f"no fleet is running on socket {world.socket}", "exit_code": 3}
+    assert json.loads(as_json.stdout) == {
+        "error": f"no fleet is running on socket {world.socket}",
+        "exit_code": 3,
+    }
 
     unknown = world.fleet("start", "nope", "--no-attach")
     assert unknown.returncode == 1
-    assert unknown.stderr.startswith("fleet: error: no layout named 'nope' in ") and unknown.stderr.count("\n") == 1
+    assert (
+        unknown.stderr.startswith("fleet: error: no layout named 'nope' in ")
+        and unknown.stderr.count("\n") == 1
+    )
     assert "available: duo" in unknown.stderr
 
     broken = world.project / "tmuxinator" / "broken.yml"
@@ -236,7 +273,10 @@ def test_bad_input_is_one_line_with_the_right_exit_status(world: FleetWorld) -> 
     )
 
     no_tmux = world.fleet("start", "duo", "--no-attach", env={"PATH": "/nonexistent"})
-    assert (no_tmux.returncode, no_tmux.stderr) == (127, "fleet: error: tmux not found on PATH; install tmux 3.2 or newer\n")
+    assert (no_tmux.returncode, no_tmux.stderr) == (
+        127,
+        "fleet: error: tmux not found on PATH; install tmux 3.2 or newer\n",
+    )
 
     bad_socket = world.fleet("stop", "--socket", "work", socket=False)
     assert (bad_socket.returncode, bad_socket.stderr) == (
@@ -265,10 +305,14 @@ def test_one_agent_at_a_time_stop_and_restart_leave_the_others_alone(world: Flee
     assert stopped.returncode == 0, stopped.stdout + stopped.stderr
     assert "`fleet start` resumes it" in stopped.stdout
     panes = world.panes()
-    assert panes["A"]["pane_dead"] == "1" and panes["B"]["pane_dead"] == "0" and panes["B"]["pane_pid"] == b_pid
+    assert (
+        panes["A"]["pane_dead"] == "1" and panes["B"]["pane_dead"] == "0" and panes["B"]["pane_pid"] == b_pid
+    )
     assert world.server_alive()
 
-    assert world.fleet("start", "duo", "--no-attach").returncode == 0  # brings A back, resuming its conversation
+    assert (
+        world.fleet("start", "duo", "--no-attach").returncode == 0
+    )  # brings A back, resuming its conversation
     first, second = world.wait_starts("A", 2)
     assert resume_of(first) is None and resume_of(second) == "conv-A"
     assert world.panes()["B"]["pane_pid"] == b_pid, "B was never touched"
@@ -283,7 +327,9 @@ def test_one_agent_at_a_time_stop_and_restart_leave_the_others_alone(world: Flee
     assert unknown.returncode == 1 and "no pane labelled nope" in unknown.stderr
 
 
-def test_an_agent_passing_for_another_cannot_turn_the_operators_verbs_on_it(world: FleetWorld, monkeypatch: t.Any) -> None:
+def test_an_agent_passing_for_another_cannot_turn_the_operators_verbs_on_it(
+    world: FleetWorld, monkeypatch: t.Any
+) -> None:
     """Agent A relabels its pane B (it has $TMUX): no verb guesses which B is meant, and the watch's keys
     act on the pane of the row the person chose."""
     from claude_shepherd.fleet import watch as w
@@ -306,8 +352,11 @@ def test_an_agent_passing_for_another_cannot_turn_the_operators_verbs_on_it(worl
                  ["attach", "duo", "--pane", "B", "--socket", world.socket]):  # fmt: skip
         refused = world.fleet(*verb)
         assert refused.returncode == 1, refused.stdout + refused.stderr
-        told = "nothing restarted: in window agents, {a}, {b} are all labelled B" if verb[0] == "restart" \
+        told = (
+            "nothing restarted: in window agents, {a}, {b} are all labelled B"
+            if verb[0] == "restart"
             else "2 panes ({a}, {b}) are labelled B"
+        )
         assert told.format(a=a_id, b=b_id) in refused.stderr, refused.stderr
     assert dead() == {a_id: "0", b_id: "0"}, "nothing was stopped"
     assert active() == before, "attach selected no pane"
@@ -339,13 +388,17 @@ def test_a_renamed_window_or_session_does_not_get_its_agents_started_twice(world
 
     world.tmux("rename-window", "-t", world.panes()["A"]["pane_id"], "agents\u200d")  # reads as "agents"
     refused = world.fleet("restart", "duo", "--pane", "B", "--grace", "5")  # B could not be started again
-    assert refused.returncode == 1 and "nothing restarted: duo:agents:A runs as supervisor" in refused.stderr, refused.stderr
+    assert (
+        refused.returncode == 1 and "nothing restarted: duo:agents:A runs as supervisor" in refused.stderr
+    ), refused.stderr
     assert world.panes()["B"]["pane_dead"] == "0" and len(world.starts("B")) == 2, "B was not stopped"
     started = world.fleet("start", "duo", "--no-attach")
     assert started.returncode == 1, started.stdout + started.stderr
     assert "left alone (its agent runs outside this window: supervisor" in started.stdout, started.stdout
     assert "window agents was left alone" in started.stderr
-    assert len(world.panes()) == 2 and len(world.starts("A")) == 1 and len(world.starts("B")) == 2, "no agent added"
+    assert len(world.panes()) == 2 and len(world.starts("A")) == 1 and len(world.starts("B")) == 2, (
+        "no agent added"
+    )
 
     # Then the session, with every binding removed: only the fleet's shape gives it away.
     world.tmux("rename-window", "-t", world.panes()["A"]["pane_id"], "agents")
@@ -353,18 +406,30 @@ def test_a_renamed_window_or_session_does_not_get_its_agents_started_twice(world
     for label in ("A", "B"):
         update_state(world.project / "sessions" / f"S_{label}", lambda state: state.pop("fleetPaneId", None))
     built = world.fleet("start", "duo", "--no-attach")
-    assert built.returncode == 1 and "fleet 'duo' seems to run under another name (session 'duo\\u200d'" in built.stderr, built.stderr
-    assert world.tmux("list-sessions", "-F", "#{session_name}").splitlines() == ["duo\u200d"], "no second fleet"
+    assert (
+        built.returncode == 1
+        and "fleet 'duo' seems to run under another name (session 'duo\\u200d'" in built.stderr
+    ), built.stderr
+    assert world.tmux("list-sessions", "-F", "#{session_name}").splitlines() == ["duo\u200d"], (
+        "no second fleet"
+    )
     assert len(world.starts("A")) == 1 and len(world.starts("B")) == 2
     stopped = world.fleet("stop", "duo")
-    assert stopped.returncode == 1 and "but session 'duo\\u200d' has its windows, labels and sessions" in stopped.stderr, stopped.stderr
+    assert (
+        stopped.returncode == 1
+        and "but session 'duo\\u200d' has its windows, labels and sessions" in stopped.stderr
+    ), stopped.stderr
     world.tmux("new-session", "-d", "-s", "duo", "-n", "decoy", "sleep 600")  # a decoy under the fleet's name
     stopped = world.fleet("stop", "duo")
     assert stopped.returncode == 1, stopped.stdout + stopped.stderr
-    assert "stopped the session named 'duo', but session 'duo\\u200d' has its windows" in stopped.stderr, stopped.stderr
+    assert "stopped the session named 'duo', but session 'duo\\u200d' has its windows" in stopped.stderr, (
+        stopped.stderr
+    )
 
 
-def test_another_projects_copy_of_the_layout_on_the_same_socket_is_not_a_renamed_fleet(world: FleetWorld) -> None:
+def test_another_projects_copy_of_the_layout_on_the_same_socket_is_not_a_renamed_fleet(
+    world: FleetWorld,
+) -> None:
     """Two projects, one socket, the same windows and labels: each starts, and stopping one leaves the other."""
     other = world.base / "other-project"
     other.mkdir()
@@ -392,11 +457,19 @@ def test_attach_selects_an_agents_pane_and_logs_show_its_output(world: FleetWorl
 
     logs = world.fleet("logs", "duo", "--pane", "A", "-n", "20", "--socket", world.socket, socket=False)
     assert logs.returncode == 0, logs.stderr
-    assert "[claude-run] Fleet pane ID: duo:agents:A" in logs.stdout and "[claude-run] Starting..." in logs.stdout
+    assert (
+        "[claude-run] Fleet pane ID: duo:agents:A" in logs.stdout
+        and "[claude-run] Starting..." in logs.stdout
+    )
     assert "duo:agents:B" not in logs.stdout
 
-    follow = subprocess.Popen([str(BIN / "fleet"), "logs", "duo", "--pane", "A", "-f", "--socket", world.socket],
-                              stdout=subprocess.PIPE, text=True, cwd=world.project, env=world.env)
+    follow = subprocess.Popen(
+        [str(BIN / "fleet"), "logs", "duo", "--pane", "A", "-f", "--socket", world.socket],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=world.project,
+        env=world.env,
+    )
     try:
         assert follow.stdout is not None
         seen = [follow.stdout.readline() for _ in range(2)]
@@ -407,12 +480,18 @@ def test_attach_selects_an_agents_pane_and_logs_show_its_output(world: FleetWorl
         follow.wait()
 
     missing = world.fleet("logs", "duo", "--pane", "nope", "--socket", world.socket, socket=False)
-    assert missing.returncode == 1 and "no pane labelled nope" in missing.stderr and "labels: A, B" in missing.stderr
+    assert (
+        missing.returncode == 1
+        and "no pane labelled nope" in missing.stderr
+        and "labels: A, B" in missing.stderr
+    )
 
     # An agent can relabel its own pane (it has $TMUX); the error listing labels shows it, not its escapes.
     world.tmux("set-option", "-p", "-t", world.panes()["B"]["pane_id"], "@pane_label", "B\x1b]0;owned\x07")
     relabelled = world.fleet("logs", "duo", "--pane", "nope", "--socket", world.socket, socket=False)
-    assert relabelled.returncode == 1 and "labels: A, B\ufffd]0;owned\ufffd" in relabelled.stderr, relabelled.stderr
+    assert relabelled.returncode == 1 and "labels: A, B\ufffd]0;owned\ufffd" in relabelled.stderr, (
+        relabelled.stderr
+    )
 
 
 REDRAWING = """
@@ -444,12 +523,14 @@ def test_logs_follow_prints_new_output_once_while_the_bottom_row_is_redrawn(worl
         follow.terminate()
         out, _ = follow.communicate(timeout=10)
     lines = [line.rstrip() for line in out.splitlines()]
-    assert [line for line in lines if line.startswith("history ")] == [f"history {i}" for i in range(40)], \
+    assert [line for line in lines if line.startswith("history ")] == [f"history {i}" for i in range(40)], (
         "the history is printed once, never again when the bottom row changes"
+    )
     outputs = [line for line in lines if line.startswith("output ")]
     first = int(outputs[0].split()[1]) if outputs else 0
-    assert len(outputs) >= 4 and outputs == [f"output {n}" for n in range(first, first + len(outputs))], \
+    assert len(outputs) >= 4 and outputs == [f"output {n}" for n in range(first, first + len(outputs))], (
         "each new line once, in order"
+    )
     assert "\x1b" not in out and "\u202e" not in out and "\x07" not in out
 
 
@@ -460,8 +541,10 @@ def test_a_pane_removed_from_the_layout_but_running_is_reported_not_touched(worl
 
     again = world.fleet("start", "duo", "--no-attach")
     assert again.returncode == 0, again.stderr
-    assert f"agents:B  not in the layout (still running (pid {b_pid}); stop it with fleet stop --pane B)" \
+    assert (
+        f"agents:B  not in the layout (still running (pid {b_pid}); stop it with fleet stop --pane B)"
         in again.stdout
+    )
     assert world.panes()["B"]["pane_pid"] == b_pid, "reported, never touched"
     doctor = world.fleet("doctor", "duo")
     assert doctor.returncode == 1 and "not-in-layout: pane duo:agents:B is not in" in doctor.stdout
@@ -470,10 +553,18 @@ def test_a_pane_removed_from_the_layout_but_running_is_reported_not_touched(worl
 def test_status_shows_each_agents_cost_restarts_and_uptime(world: FleetWorld) -> None:
     """Cost comes from the status line's input, restarts from claude-run: both through pane options."""
     two_panes(world, "A", "B")
-    status_input = json.dumps({"cwd": str(world.project), "cost": {"total_cost_usd": 1.239},
-                               "context_window": {"used_percentage": 30}})
-    world.plan("A", [{"exit": 3}],
-               [{"run": ["claude-hook", "status-line"], "stdin": status_input}, {"mark": "ready"}, {"wait": None}])
+    status_input = json.dumps(
+        {
+            "cwd": str(world.project),
+            "cost": {"total_cost_usd": 1.239},
+            "context_window": {"used_percentage": 30},
+        }
+    )
+    world.plan(
+        "A",
+        [{"exit": 3}],
+        [{"run": ["claude-hook", "status-line"], "stdin": status_input}, {"mark": "ready"}, {"wait": None}],
+    )
     world.plan("B", [{"mark": "ready"}, {"wait": None}])
     assert world.fleet("start", "duo", "--no-attach").returncode == 0
     for label in ("A", "B"):

@@ -15,9 +15,8 @@ import threading
 from pathlib import Path
 
 import psutil
-
 from support.claude_run import wait_until
-from support.fleet import BIN, FleetWorld, world  # noqa: F401  (fixture)
+from support.fleet import BIN, FleetWorld
 
 PLAIN_PATH = "/usr/local/bin:/usr/bin:/bin"
 """A terminal whose venv is not activated: none of our scripts is on it."""
@@ -30,7 +29,9 @@ def duo(world: FleetWorld, *labels: str, name: str = "duo", command: str = "clau
     return world.layout(name, f"  - agents:\n      layout: tiled\n      panes:\n{panes}")
 
 
-def fleet_at(world: FleetWorld, *args: str, path: str = PLAIN_PATH, **env: str) -> subprocess.CompletedProcess[str]:
+def fleet_at(
+    world: FleetWorld, *args: str, path: str = PLAIN_PATH, **env: str
+) -> subprocess.CompletedProcess[str]:
     """``.venv/bin/fleet ARGS`` from a terminal whose PATH is *path* (not the venv's)."""
     return world.fleet(*args, env={"PATH": path, **env})
 
@@ -66,21 +67,32 @@ def test_a_respawn_asked_from_another_terminal_runs_in_the_fleets_environment(wo
     # Another terminal: no venv on PATH. tmux gives a respawned pane its client's PATH: it must be the fleet's.
     again = fleet_at(world, "start", "duo", "--no-attach")
     assert again.returncode == 0, again.stdout + again.stderr
-    assert re.search(r"agents:A  respawned \(.*\), running \(claude-run \d+, Claude \d+\)", again.stdout), again.stdout
-    assert Path(psutil.Process(supervisors(world)["A"]).cmdline()[1]).resolve() == (BIN / "claude-run").resolve()
+    assert re.search(r"agents:A  respawned \(.*\), running \(claude-run \d+, Claude \d+\)", again.stdout), (
+        again.stdout
+    )
+    assert (
+        Path(psutil.Process(supervisors(world)["A"]).cmdline()[1]).resolve() == (BIN / "claude-run").resolve()
+    )
 
 
-def test_start_fails_naming_each_agent_that_did_not_come_up_with_its_status_and_last_lines(world: FleetWorld) -> None:
+def test_start_fails_naming_each_agent_that_did_not_come_up_with_its_status_and_last_lines(
+    world: FleetWorld,
+) -> None:
     # B's claude-run finds no Claude: it says so and exits 127.
     world.plan("A")
-    world.layout("duo", "  - agents:\n      panes:\n        - A: claude-run\n"
-                        "        - B: CLAUDE_BIN=/nonexistent/claude claude-run\n")
+    world.layout(
+        "duo",
+        "  - agents:\n      panes:\n        - A: claude-run\n"
+        "        - B: CLAUDE_BIN=/nonexistent/claude claude-run\n",
+    )
     done = world.fleet("start", "duo", "--no-attach", "--wait", "8")
     assert done.returncode == 1, done.stdout + done.stderr
     lines = done.stdout.splitlines()
     assert re.fullmatch(r"  agents:A  started, running \(claude-run \d+, Claude \d+\)", lines[1]), lines
     assert lines[2] == "  agents:B  started, but NOT RUNNING: exited with status 127"
-    assert any(line.startswith("            | ") and "nonexistent/claude" in line for line in lines[3:]), lines
+    assert any(line.startswith("            | ") and "nonexistent/claude" in line for line in lines[3:]), (
+        lines
+    )
     assert not any("Pane is dead" in line for line in lines)
     assert done.stderr.strip() == (
         "fleet: error: 1 agent(s) not running: agents:B (their last lines are above); fix the cause "
@@ -114,12 +126,17 @@ def test_status_fails_and_doctor_reports_a_dead_agent_and_fixes_it(world: FleetW
 
     doctor = world.fleet("doctor", "duo")
     assert doctor.returncode == 1
-    assert re.search(r"^dead-agent: the agent of duo:agents:B \(pane %\d+, socket fleet-pytest-\w+\) killed by SIGKILL;",
-                     doctor.stdout, re.M), doctor.stdout
+    assert re.search(
+        r"^dead-agent: the agent of duo:agents:B \(pane %\d+, socket fleet-pytest-\w+\) killed by SIGKILL;",
+        doctor.stdout,
+        re.M,
+    ), doctor.stdout
     fixed = fleet_at(world, "doctor", "duo", "--fix")
     assert "fixed: respawned" in fixed.stdout, fixed.stdout
     wait_until(lambda: world.fleet("status", "duo").returncode == 0, 10, "B running again")
-    assert Path(psutil.Process(supervisors(world)["B"]).cmdline()[1]).resolve() == (BIN / "claude-run").resolve()
+    assert (
+        Path(psutil.Process(supervisors(world)["B"]).cmdline()[1]).resolve() == (BIN / "claude-run").resolve()
+    )
 
 
 def test_an_agent_stopped_on_request_is_no_dead_agent(world: FleetWorld) -> None:
@@ -168,7 +185,10 @@ def test_with_no_layout_the_one_running_fleet_is_meant_and_several_are_listed(wo
         world.tmux("kill-server", check=False, socket=world.socket + "-2")
     assert world.fleet("stop", socket=False).returncode == 0
     nothing = world.fleet("status", socket=False)
-    assert (nothing.returncode, nothing.stderr.strip()) == (3, "fleet: error: no fleet is running; start one: fleet start LAYOUT")
+    assert (nothing.returncode, nothing.stderr.strip()) == (
+        3,
+        "fleet: error: no fleet is running; start one: fleet start LAYOUT",
+    )
     assert world.fleet("stop", socket=False).stdout == "No fleet is running; nothing to stop.\n"
 
 
@@ -201,9 +221,12 @@ def test_the_fleet_lock_excludes_another_process_and_a_waiting_verb_says_for_who
         assert refused.stdout.splitlines() == [
             f"Waiting for fleet test-holder (pid {holder.pid}) to finish with socket {world.socket} (up to 0.5s)..."
         ]
-        assert re.fullmatch(rf"fleet: error: fleet test-holder \(pid {holder.pid}\) has been changing the fleet on "
-                            rf"socket {world.socket} for over \d+s; wait for it to finish \(or set FLEET_LOCK_TIMEOUT "
-                            r"to wait longer\) and try again\n", refused.stderr), refused.stderr
+        assert re.fullmatch(
+            rf"fleet: error: fleet test-holder \(pid {holder.pid}\) has been changing the fleet on "
+            rf"socket {world.socket} for over \d+s; wait for it to finish \(or set FLEET_LOCK_TIMEOUT "
+            r"to wait longer\) and try again\n",
+            refused.stderr,
+        ), refused.stderr
         assert not world.server_alive()  # nothing was built behind the holder's back
     finally:
         holder.kill()
@@ -284,7 +307,9 @@ def test_a_running_fleet_without_the_death_alert_gets_it_from_fleet_start(world:
     assert "pane-died" in world.tmux("show-hooks", "-g", "pane-died").split("run-shell", 1)[1]
 
 
-def test_a_fleet_started_by_an_agent_gives_its_agents_nothing_of_the_callers_identity(world: FleetWorld) -> None:
+def test_a_fleet_started_by_an_agent_gives_its_agents_nothing_of_the_callers_identity(
+    world: FleetWorld,
+) -> None:
     duo(world, "A")
     elsewhere = world.base / "other-project" / "sessions"
     caller = {"CLAUDECODE": "1", "CLAUDE_CODE_ENTRYPOINT": "cli", "CLAUDE_SUPERVISOR_PID": "4242",
@@ -318,7 +343,9 @@ def test_a_name_that_is_a_layout_file_and_another_running_fleet_is_refused(world
     world.layout("y", "  - w:\n      panes:\n        - B: claude-run\n")
     (world.project / "tmuxinator" / "y.yml").rename(world.project / "tmuxinator" / "x-file.yml")
     (world.project / "tmuxinator" / "x.yml").rename(world.project / "tmuxinator" / "x-real.yml")
-    (world.project / "tmuxinator" / "x-file.yml").rename(world.project / "tmuxinator" / "x.yml")  # ... x.yml: fleet 'y'
+    (world.project / "tmuxinator" / "x-file.yml").rename(
+        world.project / "tmuxinator" / "x.yml"
+    )  # ... x.yml: fleet 'y'
     stop = world.fleet("stop", "x", socket=False)
     assert stop.returncode == 2, stop.stdout + stop.stderr
     assert "is both the layout" in stop.stderr and "--socket" in stop.stderr

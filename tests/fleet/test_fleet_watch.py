@@ -19,9 +19,9 @@ import uuid
 from pathlib import Path
 
 import pytest
-
 from support.claude_run import wait_until
-from support.fleet import FleetWorld, world  # noqa: F401  (fixture)
+from support.fleet import FleetWorld
+
 from claude_shepherd.fleet import watch as w
 from claude_shepherd.fleet.status import PaneStatus
 
@@ -32,7 +32,9 @@ BLANK = PaneStatus(
 )  # fmt: skip
 
 
-def row(label: str, state: str = "", fleet: str = "duo", socket: str = "fleet", **fields: t.Any) -> w.AgentRow:
+def row(
+    label: str, state: str = "", fleet: str = "duo", socket: str = "fleet", **fields: t.Any
+) -> w.AgentRow:
     status = dataclasses.replace(BLANK, label=label, state=state, session=fleet, pane=f"%{label}",
                                  pane_id=f"{fleet}:agents:{label}", **fields)  # fmt: skip
     return w.AgentRow(socket, status)
@@ -53,8 +55,15 @@ def test_cells_say_unknown_plainly() -> None:
         "3h05m", "2",
     )  # fmt: skip
     assert row("B").cells(now=0) == ("duo", "B", "—", "—", "—", "—", "—", "—", "—", "—")
-    assert [w.uptime(s) for s in (0, 59, 60, 3599, 3600, 86400 + 4 * 3600, 12 * 86400 + 5)] == \
-        ["0s", "59s", "1m", "59m", "1h00m", "1d04h", "12d"]
+    assert [w.uptime(s) for s in (0, 59, 60, 3599, 3600, 86400 + 4 * 3600, 12 * 86400 + 5)] == [
+        "0s",
+        "59s",
+        "1m",
+        "59m",
+        "1h00m",
+        "1d04h",
+        "12d",
+    ]
 
 
 LONG = row("Documentation", "needs-you", fleet="agents-2x2", context_usage=0.45, cost_usd=123.45,
@@ -70,16 +79,25 @@ def widths(fit: w.Fit) -> dict[str, int]:
 def test_text_columns_are_cut_before_any_column_is_hidden_and_a_hidden_one_is_named() -> None:
     cells = [r.cells(now=2 * 86400) for r in (LONG, OTHER)]
     wide = widths(w.fit(cells, 200))
-    assert list(wide) == list(w.COLUMNS) and wide["PHASE"] == w.WIDEST and wide["AGENT"] == len("Documentation")
+    assert (
+        list(wide) == list(w.COLUMNS) and wide["PHASE"] == w.WIDEST and wide["AGENT"] == len("Documentation")
+    )
 
     at80 = w.fit(cells, 80)
-    assert at80.hidden == () and list(widths(at80)) == list(w.COLUMNS), "every column at 80 columns, FLEET too"
+    assert at80.hidden == () and list(widths(at80)) == list(w.COLUMNS), (
+        "every column at 80 columns, FLEET too"
+    )
     assert sum(width + w.PADDING for width in widths(at80).values()) <= 80
     shown = at80.cut(cells[0])
-    assert shown[2:5] == ["needs-you", "45%", "$123.45"] and shown[8:] == ["1d23h", "12"], "numbers are never cut"
+    assert shown[2:5] == ["needs-you", "45%", "$123.45"] and shown[8:] == ["1d23h", "12"], (
+        "numbers are never cut"
+    )
     assert shown[7].endswith("…") and shown[7].startswith("Pha"), shown
-    assert {name: widths(at80)[name] for name in ("SESSION", "SKILL", "PHASE")} == {"SESSION": 7, "SKILL": 5, "PHASE": 5}, \
-        "what the agent does is cut to the bone before its name is"
+    assert {name: widths(at80)[name] for name in ("SESSION", "SKILL", "PHASE")} == {
+        "SESSION": 7,
+        "SKILL": 5,
+        "PHASE": 5,
+    }, "what the agent does is cut to the bone before its name is"
 
     narrow = w.fit(cells, 64)
     assert narrow.hidden == ("SKILL", "SESSION") and "SKILL" not in widths(narrow)
@@ -88,7 +106,9 @@ def test_text_columns_are_cut_before_any_column_is_hidden_and_a_hidden_one_is_na
 
     one = w.fit(cells[:1], 80, leave_out=("FLEET",))
     assert "FLEET" not in widths(one) and one.hidden == () and widths(one)["AGENT"] == len("Documentation")
-    assert w.cut("日本語のラベル", 6) == "日本…" and w.cut("ok", 2) == "ok", "cut by the cells a terminal draws"
+    assert w.cut("日本語のラベル", 6) == "日本…" and w.cut("ok", 2) == "ok", (
+        "cut by the cells a terminal draws"
+    )
 
 
 def test_at_80_columns_the_watch_shows_every_column_and_says_when_it_cannot(
@@ -138,9 +158,13 @@ def test_the_columns_follow_the_terminals_width(tmp_path: Path, monkeypatch: pyt
             app.show([LONG, OTHER])
             for width in (66, 100):
                 await pilot.resize_terminal(width, 24)
-                await until(pilot, lambda: app.query_one(AgentTable).size.width == width and app.fit.shown, "a redraw")
+                await until(
+                    pilot, lambda: app.query_one(AgentTable).size.width == width and app.fit.shown, "a redraw"
+                )
                 await pilot.pause()
-                seen.append((len(app.query_one(AgentTable).columns), str(app.query_one("#title", Static).render())))
+                seen.append(
+                    (len(app.query_one(AgentTable).columns), str(app.query_one("#title", Static).render()))
+                )
         return seen
 
     (narrow, narrow_title), (wide, wide_title) = asyncio.run(scenario())
@@ -194,10 +218,21 @@ def test_watch_in_a_real_terminal_attach_restart_stop_log_quit(world: FleetWorld
     try:
         world.tmux("-f", "/dev/null", "new-session", "-d", "-s", "view", "-x", "80", "-y", "24",
                    f"{world.env['PATH'].split(':')[0]}/fleet watch --interval 0.3; echo $? > {exit_file}", socket=outer)  # fmt: skip
-        first = shows("duo: 3 agents, 1 needs you", "$1.24", "3 agents · 1 needs-you ·")  # the totals: drawn last
+        first = shows(
+            "duo: 3 agents, 1 needs you", "$1.24", "3 agents · 1 needs-you ·"
+        )  # the totals: drawn last
         lines = first.splitlines()
-        assert lines[1].split() == ["AGENT", "STATE", "CTX", "COST", "SESSION", "SKILL", "PHASE", "UP", "RST"], \
-            "every column at 80 columns; FLEET only when there are two fleets"
+        assert lines[1].split() == [
+            "AGENT",
+            "STATE",
+            "CTX",
+            "COST",
+            "SESSION",
+            "SKILL",
+            "PHASE",
+            "UP",
+            "RST",
+        ], "every column at 80 columns; FLEET only when there are two fleets"
         assert "needs-you" in lines[2] and " B " in lines[2], "needs-you first, and the cursor is on it"
         assert f"duo ({world.socket}): 3 agents · 1 needs-you · $1.24" in " ".join(first.split()), "totals"
         assert max(len(line) for line in lines) <= 80
@@ -220,10 +255,14 @@ def test_watch_in_a_real_terminal_attach_restart_stop_log_quit(world: FleetWorld
         def order() -> list[str]:
             return [line.split()[0] for line in screen().splitlines()[2:5] if len(line.split()) > 3]
 
-        wait_until(lambda: order() == ["A", "B", "C"] and "exited" not in screen() or None, 15, "rows A, B, C")
+        wait_until(
+            lambda: (order() == ["A", "B", "C"] and "exited" not in screen()) or None, 15, "rows A, B, C"
+        )
         key("Down")  # -> C
         key("Enter")  # attach: the terminal shows the fleet with C's pane selected
-        wait_until(lambda: world.tmux("list-clients", "-F", "#{client_name}") or None, 15, "a client on the fleet")
+        wait_until(
+            lambda: world.tmux("list-clients", "-F", "#{client_name}") or None, 15, "a client on the fleet"
+        )
         wait_until(lambda: world.panes()["C"]["pane_active"] == "1" or None, 10, "C's pane selected")
         world.tmux("detach-client", "-s", "duo")
         shows("AGENT", "STATE")  # back in the watch once the person detaches
@@ -236,7 +275,9 @@ def test_watch_in_a_real_terminal_attach_restart_stop_log_quit(world: FleetWorld
         assert world.panes()["A"]["pane_dead"] == "0" and world.panes()["B"]["pane_dead"] == "0"
 
         key("q")
-        status = wait_until(lambda: exit_file.exists() and exit_file.read_text().strip(), 10, "the watch to quit")
+        status = wait_until(
+            lambda: exit_file.exists() and exit_file.read_text().strip(), 10, "the watch to quit"
+        )
         assert status == "0", screen()
     finally:
         world.tmux("kill-server", socket=outer, check=False)
@@ -247,7 +288,10 @@ def test_watch_without_a_terminal_says_what_to_use(world: FleetWorld) -> None:
     assert (done.returncode, done.stdout) == (1, "")
     assert done.stderr == "fleet: error: fleet watch needs a terminal; in scripts use fleet status --json\n"
     empty = world.fleet("watch", "--fleet", " ")
-    assert (empty.returncode, empty.stderr) == (2, "fleet: error: --fleet needs a fleet's name or socket (`fleet status` names them)\n")
+    assert (empty.returncode, empty.stderr) == (
+        2,
+        "fleet: error: --fleet needs a fleet's name or socket (`fleet status` names them)\n",
+    )
 
 
 def test_fleet_NAME_shows_that_fleet_only(world: FleetWorld, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -261,7 +305,9 @@ def test_fleet_NAME_shows_that_fleet_only(world: FleetWorld, monkeypatch: pytest
     assert world.fleet("start", "duo", "--no-attach").returncode == 0
     world.wait_event("A", "mark", name="ready")
     monkeypatch.setenv("TMUX_TMPDIR", str(world.tmux_tmpdir))
-    assert [r.name for r in w.gather(["duo"]).rows] == [r.name for r in w.gather([world.socket]).rows] == ["A"]
+    assert (
+        [r.name for r in w.gather(["duo"]).rows] == [r.name for r in w.gather([world.socket]).rows] == ["A"]
+    )
     assert w.gather(["ops", "fleet-ops"]).rows == []
 
     async def scenario() -> str:
@@ -274,7 +320,9 @@ def test_fleet_NAME_shows_that_fleet_only(world: FleetWorld, monkeypatch: pytest
     assert asyncio.run(scenario()) == "fleet watch — no fleet named ops is running"
 
 
-def test_what_agents_write_is_shown_as_text_never_as_markup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_what_agents_write_is_shown_as_text_never_as_markup(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Labels, skills and phases are the agents' words: markup in them neither styles nor crashes the view."""
     from textual.widgets import DataTable, Static
 
@@ -291,7 +339,11 @@ def test_what_agents_write_is_shown_as_text_never_as_markup(tmp_path: Path, monk
             app.show([hostile])
             await pilot.pause()
             cells = [cell.plain for cell in app.query_one(DataTable).get_row_at(0)]
-            return cells, str(app.query_one("#totals", Static).render()), str(app.query_one("#title", Static).render())
+            return (
+                cells,
+                str(app.query_one("#totals", Static).render()),
+                str(app.query_one("#title", Static).render()),
+            )
 
     cells, totals, title = asyncio.run(scenario())
     assert cells[:2] == ["[/]", "needs-you"] and cells[5:7] == ["[link=https://x]s[/link]", "[red]p[/"]
@@ -320,7 +372,9 @@ def test_watch_cells_carry_no_escapes() -> None:
     assert cells[1] == "A\ufffd[2J" and cells[2] == "needs-you\ufffd"
 
 
-def test_a_key_for_an_agent_that_went_away_acts_on_no_other(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_key_for_an_agent_that_went_away_acts_on_no_other(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The chosen agent's row vanished under the cursor: r/s/Enter/l refuse until the person chooses again."""
     from claude_shepherd.fleet.watch_app import AgentTable, WatchApp
 
@@ -368,13 +422,17 @@ def test_a_key_for_an_agent_that_went_away_acts_on_no_other(tmp_path: Path, monk
     assert seen["cursor"] and seen["again"] is not None and "gone" not in seen["title_again"]
 
 
-def test_nothing_on_the_watch_screen_carries_an_agents_escapes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_nothing_on_the_watch_screen_carries_an_agents_escapes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Title, totals, toasts and the log's heading name agents too: all of it is shown safe."""
     from textual.widgets import Static
 
     from claude_shepherd.fleet.watch_app import LogScreen, WatchApp
 
-    monkeypatch.setenv("TMUX_TMPDIR", str(tmp_path))  # no fleet of the user's is looked at (the keys fail here)
+    monkeypatch.setenv(
+        "TMUX_TMPDIR", str(tmp_path)
+    )  # no fleet of the user's is looked at (the keys fail here)
     hostile = row("A\x1b]52;c;UFdO\x1b\\", "needs-you", fleet="f\x1b]2;PWN\x1b\\\u202e")
     other = row("B", "working")
 
@@ -387,7 +445,9 @@ def test_nothing_on_the_watch_screen_carries_an_agents_escapes(tmp_path: Path, m
             app.show([hostile, other])
             await pilot.pause()
             shown.append(str(app.query_one("#totals", Static).render()))
-            await pilot.press("s", "s")  # the question and a toast name the agent; the stop finds no server here
+            await pilot.press(
+                "s", "s"
+            )  # the question and a toast name the agent; the stop finds no server here
             await app.workers.wait_for_complete()
             await pilot.pause()
             app.show([other])  # the chosen agent went away: the title names it
@@ -487,7 +547,9 @@ def test_many_silent_fleet_sockets_cost_one_deadline_and_the_real_fleet_comes_fi
     assert len(gathered.silent) == len(silent)
     # Asked 32 at a time, each silent one would take its 2 s: 6 s and more; one deadline is 3 s.
     assert took < 2 * live.LOOK_DEADLINE, f"a look took {took:.1f}s"
-    assert doctor.stdout.count("unanswered: the fleet server on fleet-a-silent-") == len(silent), doctor.stdout
+    assert doctor.stdout.count("unanswered: the fleet server on fleet-a-silent-") == len(silent), (
+        doctor.stdout
+    )
 
 
 async def until(pilot: t.Any, predicate: t.Callable[[], t.Any], what: str, timeout: float = 15) -> t.Any:
@@ -538,7 +600,11 @@ def test_an_agent_that_comes_back_is_chosen_again(tmp_path: Path, monkeypatch: p
     assert seen["gone"] is None
     assert seen["two"][0] is None and "B is gone" in seen["two"][1]
     chosen, title = seen["back"]
-    assert chosen is not None and chosen.status.pane == "%9" and title == "fleet watch — duo: 3 agents, 1 needs you"
+    assert (
+        chosen is not None
+        and chosen.status.pane == "%9"
+        and title == "fleet watch — duo: 3 agents, 1 needs you"
+    )
 
 
 def _running_duo(world: FleetWorld, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -551,7 +617,9 @@ def _running_duo(world: FleetWorld, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TMUX_TMPDIR", str(world.tmux_tmpdir))
 
 
-def test_a_closed_pane_started_again_shows_its_row_again(world: FleetWorld, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_closed_pane_started_again_shows_its_row_again(
+    world: FleetWorld, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The chosen agent's pane is closed: the watch says it is gone; fleet start adds it again: its row is
     back and chosen."""
     from textual.widgets import Static
@@ -588,7 +656,9 @@ def test_r_and_s_ask_first_naming_the_agent_and_any_other_key_leaves_it_alone(
 
     from claude_shepherd.fleet.watch_app import ConfirmScreen, WatchApp
 
-    monkeypatch.setenv("TMUX_TMPDIR", str(tmp_path))  # no fleet of the user's is looked at (the keys fail here)
+    monkeypatch.setenv(
+        "TMUX_TMPDIR", str(tmp_path)
+    )  # no fleet of the user's is looked at (the keys fail here)
 
     async def scenario() -> dict[str, t.Any]:
         app = WatchApp(interval=60)
@@ -602,7 +672,9 @@ def test_r_and_s_ask_first_naming_the_agent_and_any_other_key_leaves_it_alone(
                 seen["questions"].append(str(app.screen.query_one(Static).render()))
                 await pilot.press(answer)
                 await pilot.pause()
-                seen["answers"].append((type(app.screen) is ConfirmScreen, app.is_running, len(app.screen_stack)))
+                seen["answers"].append(
+                    (type(app.screen) is ConfirmScreen, app.is_running, len(app.screen_stack))
+                )
             seen["acted"] = [wk for wk in app.workers if wk.group == "act"]
             await pilot.press("s", "s")
             await until(pilot, lambda: "SDK: its pane is gone already" in toasts(app), "the stop's outcome")
@@ -610,7 +682,10 @@ def test_r_and_s_ask_first_naming_the_agent_and_any_other_key_leaves_it_alone(
         return seen
 
     seen = asyncio.run(scenario())
-    assert seen["questions"][0] == "Restart agents-2x2:agents:SDK?\nPress r again to confirm; any other key cancels."
+    assert (
+        seen["questions"][0]
+        == "Restart agents-2x2:agents:SDK?\nPress r again to confirm; any other key cancels."
+    )
     assert seen["questions"][2].startswith("Stop agents-2x2:agents:SDK?\nPress s again")
     assert seen["answers"] == [(False, True, 1)] * 5, "q does not quit, Enter does not attach: they answer no"
     assert seen["acted"] == [] and seen["told"].count("agents-2x2:agents:SDK left alone") == 5
@@ -632,7 +707,9 @@ def test_the_watchs_keys_hold_the_fleets_lock_and_restart_in_the_fleets_environm
     holder = f"fleet start (pid {__import__('os').getpid()})"
 
     async def on_b(app: WatchApp, pilot: t.Any) -> None:
-        await until(pilot, lambda: len(app.rows) == 2 and "exited" not in {r.state for r in app.rows}, "both agents")
+        await until(
+            pilot, lambda: len(app.rows) == 2 and "exited" not in {r.state for r in app.rows}, "both agents"
+        )
         await pilot.press(*["down"] * [r.name for r in app.rows].index("B"))
 
     async def restart_and_refuse() -> list[str]:
@@ -644,18 +721,24 @@ def test_the_watchs_keys_hold_the_fleets_lock_and_restart_in_the_fleets_environm
                 await until(pilot, lambda: f"B: waiting for {holder} to finish with socket {world.socket}…" in toasts(app),
                             "the watch to say whom it waits for")  # fmt: skip
                 assert len(world.starts("B")) == 1, "nothing restarted while another verb holds the fleet"
-            await until(pilot, lambda: len(world.starts("B")) == 2, "B started again, by the fleet's claude-run")
+            await until(
+                pilot, lambda: len(world.starts("B")) == 2, "B started again, by the fleet's claude-run"
+            )
             await until(pilot, lambda: any(m.endswith("; restarted") for m in toasts(app)), "restarted")
             monkeypatch.setenv(FLEET_LOCK_TIMEOUT_ENV, "0.3")
             await on_b(app, pilot)
             with fleet_lock(world.socket, "fleet start"):
                 await pilot.press("s", "s")
-                await until(pilot, lambda: any(m.startswith("B was not stopped") for m in toasts(app)), "a refusal")
+                await until(
+                    pilot, lambda: any(m.startswith("B was not stopped") for m in toasts(app)), "a refusal"
+                )
             return toasts(app)
 
     told = asyncio.run(restart_and_refuse())
     refusal = next(m for m in told if m.startswith("B was not stopped"))
-    assert refusal.startswith(f"B was not stopped: {holder} has been changing the fleet on socket {world.socket}")
+    assert refusal.startswith(
+        f"B was not stopped: {holder} has been changing the fleet on socket {world.socket}"
+    )
     assert refusal.endswith("try again when it has finished") and "Traceback" not in " ".join(told)
     assert world.panes()["B"]["pane_dead"] == "0" and len(world.starts("B")) == 2
 
@@ -705,7 +788,11 @@ def test_a_log_or_an_attach_on_a_server_that_does_not_answer_never_freezes_the_s
             await pilot.press("l", "enter", "down")
             took = time.monotonic() - began
             cursor = app.query_one(AgentTable).cursor_row
-            await until(pilot, lambda: sum(n.severity == "error" for n in app._notifications) == 2, "the timeouts' toasts")
+            await until(
+                pilot,
+                lambda: sum(n.severity == "error" for n in app._notifications) == 2,
+                "the timeouts' toasts",
+            )
             return took, cursor, toasts(app)
 
     try:

@@ -13,7 +13,8 @@ import threading
 from pathlib import Path
 
 from support.claude_run import wait_until
-from support.fleet import BIN, FleetWorld, world  # noqa: F401  (fixture)
+from support.fleet import BIN, FleetWorld
+
 from claude_shepherd.supervisor.claude_run.run_log import log_path
 
 
@@ -33,7 +34,9 @@ def test_stop_counts_agents_not_their_watchdogs(world: FleetWorld) -> None:
     start(world, "A", "B")
     stop = world.fleet("stop", "--grace", "5")
     assert stop.returncode == 0, stop.stdout + stop.stderr
-    assert "  Asked 2 agents to stop (SIGTERM to each claude-run); waiting up to 5s\n" in stop.stdout, stop.stdout
+    assert "  Asked 2 agents to stop (SIGTERM to each claude-run); waiting up to 5s\n" in stop.stdout, (
+        stop.stdout
+    )
     supervisors = re.findall(r"stopped: supervisor ([\d, ]+) exited", stop.stdout)
     assert len(supervisors) == 2 and all("," not in pids for pids in supervisors), stop.stdout
     assert world.leftovers() == []
@@ -53,7 +56,9 @@ def test_claude_runs_own_lines_outlive_the_screen_and_fleet_logs_shows_both(worl
     wait_until(lambda: "starting it again" in path.read_text(), 10, "the crash in the pane's log")
     assert stat.S_IMODE(path.stat().st_mode) == 0o600 and stat.S_IMODE(path.parent.stat().st_mode) == 0o700
     first = path.read_text().splitlines()
-    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d[+-]\d{4} \[claude-run\] Fleet pane ID: duo:agents:A", first[0])
+    assert re.fullmatch(
+        r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d[+-]\d{4} \[claude-run\] Fleet pane ID: duo:agents:A", first[0]
+    )
     assert any(line.endswith("[claude-run] Starting...") for line in first)
     assert any("[claude-run] Claude exited with status 3 after" in line for line in first)
 
@@ -61,22 +66,31 @@ def test_claude_runs_own_lines_outlive_the_screen_and_fleet_logs_shows_both(worl
     pane = world.panes()["A"]["pane_id"]
     world.tmux("respawn-pane", "-k", "-t", pane)
     world.tmux("clear-history", "-t", pane)
-    wait_until(lambda: path.read_text().count("Fleet pane ID") == 2, 10, "the second claude-run's start in the log")
+    wait_until(
+        lambda: path.read_text().count("Fleet pane ID") == 2, 10, "the second claude-run's start in the log"
+    )
     wait_until(lambda: "Starting..." in world.capture("A"), 10, "the second claude-run on the screen")
     assert "exited with status 3" not in world.capture("A")
 
     logs = world.fleet("logs", "duo", "--pane", "A", "-n", "40", "--socket", world.socket, socket=False)
     assert logs.returncode == 0, logs.stderr
     out = logs.stdout.splitlines()
-    heading = out.index(f"==> claude-run's log of duo:agents:A: {path} (last {len(path.read_text().splitlines())} lines) <==")
+    heading = out.index(
+        f"==> claude-run's log of duo:agents:A: {path} (last {len(path.read_text().splitlines())} lines) <=="
+    )
     screen = next(i for i, line in enumerate(out) if line.startswith("==> the screen of duo:agents:A (%"))
     assert heading == 0 < screen
     assert any("Claude exited with status 3 after" in line for line in out[heading:screen])
     assert any(line == "[claude-run] Starting..." for line in out[screen:])
 
     # -f follows the log too: the next claude-run's lines arrive as they are written.
-    follow = subprocess.Popen([str(BIN / "fleet"), "logs", "duo", "--pane", "A", "-f", "--socket", world.socket],
-                              stdout=subprocess.PIPE, text=True, cwd=world.project, env=world.env)
+    follow = subprocess.Popen(
+        [str(BIN / "fleet"), "logs", "duo", "--pane", "A", "-f", "--socket", world.socket],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=world.project,
+        env=world.env,
+    )
     deadline = threading.Timer(20, follow.kill)  # a line that never comes ends the read, not the test run
     deadline.start()
     try:
@@ -84,7 +98,9 @@ def test_claude_runs_own_lines_outlive_the_screen_and_fleet_logs_shows_both(worl
         lines = iter(follow.stdout.readline, "")
         assert any(line.startswith("==> the screen of") for line in lines)
         world.tmux("respawn-pane", "-k", "-t", pane)
-        logged = next((line for line in lines if re.match(r"\d{4}-\S+ \S+ \[claude-run\] Fleet pane ID", line)), None)
+        logged = next(
+            (line for line in lines if re.match(r"\d{4}-\S+ \S+ \[claude-run\] Fleet pane ID", line)), None
+        )
         assert logged is not None and path.read_text().count("Fleet pane ID") == 3
         assert logged in path.read_text()
     finally:
@@ -94,17 +110,24 @@ def test_claude_runs_own_lines_outlive_the_screen_and_fleet_logs_shows_both(worl
 
 
 def test_a_missing_root_is_blamed_on_the_root_that_set_it(world: FleetWorld) -> None:
-    path = world.layout("duo", "  - a: claude-run\n  - b:\n      root: nowhere\n      panes:\n        - B: claude-run\n",
-                        extra="root: /nonexistent/project\n")
+    path = world.layout(
+        "duo",
+        "  - a: claude-run\n  - b:\n      root: nowhere\n      panes:\n        - B: claude-run\n",
+        extra="root: /nonexistent/project\n",
+    )
     started = world.fleet("start", "duo", "--no-attach")
     assert started.returncode == 1
-    assert started.stderr == (f"fleet: error: {path}:3: root: /nonexistent/project is not a directory; "
-                              "create it or change the layout's root:\n")
+    assert started.stderr == (
+        f"fleet: error: {path}:3: root: /nonexistent/project is not a directory; "
+        "create it or change the layout's root:\n"
+    )
     path.write_text(path.read_text().replace("root: /nonexistent/project\n", ""))
     started = world.fleet("start", "duo", "--no-attach")
     assert started.returncode == 1
-    assert started.stderr == (f"fleet: error: {path}:6: windows[1].b.root: {world.project / 'nowhere'} is not a "
-                              "directory; create it or change the window's root:\n")
+    assert started.stderr == (
+        f"fleet: error: {path}:6: windows[1].b.root: {world.project / 'nowhere'} is not a "
+        "directory; create it or change the window's root:\n"
+    )
     assert not world.server_alive()
 
 
@@ -112,9 +135,11 @@ def test_a_yaml_syntax_error_is_one_line_naming_file_line_and_column(world: Flee
     path = world.layout("duo", "  - agents:\n      panes:\n        - A: claude-run\n       - B: claude-run\n")
     started = world.fleet("start", "duo", "--no-attach")
     assert started.returncode == 1 and started.stdout == ""
-    assert started.stderr == (f"fleet: error: {path}:7:8: YAML syntax: this line is indented differently from the "
-                              "lines it belongs with; line it up with them (the '- ' of one list in one column, the "
-                              "keys of one mapping in one column)\n")
+    assert started.stderr == (
+        f"fleet: error: {path}:7:8: YAML syntax: this line is indented differently from the "
+        "lines it belongs with; line it up with them (the '- ' of one list in one column, the "
+        "keys of one mapping in one column)\n"
+    )
 
 
 def test_attach_from_inside_another_tmux_attaches_there_as_the_watch_does(world: FleetWorld) -> None:
@@ -123,8 +148,22 @@ def test_attach_from_inside_another_tmux_attaches_there_as_the_watch_does(world:
     done = world.dir / "attach.rc"
     command = f"{BIN / 'fleet'} attach duo --pane B --socket {world.socket}; echo $? > {done}; sleep 600"
     try:
-        world.tmux("-f", "/dev/null", "new-session", "-d", "-s", "mine", "-x", "120", "-y", "40",
-                   "-c", str(world.project), command, socket=outer)
+        world.tmux(
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-s",
+            "mine",
+            "-x",
+            "120",
+            "-y",
+            "40",
+            "-c",
+            str(world.project),
+            command,
+            socket=outer,
+        )
         clients = lambda: world.tmux("list-clients", "-F", "#{client_session}", check=False)  # noqa: E731
         try:
             wait_until(lambda: clients() == "duo", 15, "a client of the fleet's tmux in the outer pane")
@@ -134,6 +173,8 @@ def test_attach_from_inside_another_tmux_attaches_there_as_the_watch_does(world:
         screen = world.tmux("capture-pane", "-p", "-t", "mine", socket=outer)
         assert "Inside another tmux" not in screen and "Attach with:" not in screen
         world.tmux("detach-client", "-s", "duo")
-        assert wait_until(lambda: done.is_file() and done.read_text().strip() == "0", 10, "fleet attach to return")
+        assert wait_until(
+            lambda: done.is_file() and done.read_text().strip() == "0", 10, "fleet attach to return"
+        )
     finally:
         world.tmux("kill-server", check=False, socket=outer)

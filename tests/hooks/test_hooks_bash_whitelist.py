@@ -13,10 +13,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.hooks import activate, bash, call, hook_env, state
 
 from claude_shepherd.hooks.bash_whitelist import parse, whitelisted
 from claude_shepherd.hooks.config import load
-from support.hooks import activate, bash, call, hook_env, state
 from claude_shepherd.supervisor.session.fields import F
 
 SESSION_SCRIPT = os.path.join(os.path.dirname(sys.executable), "session")
@@ -108,7 +108,10 @@ BYPASSES: list[tuple[str, str]] = [
     ("relative path", "./session find"),
     ("other absolute path", "/tmp/evil/session find"),
     ("system path", "/usr/bin/session find"),
-    ("traversal to our script", os.path.join(os.path.dirname(sys.executable), "..", "bin", "session") + " find"),
+    (
+        "traversal to our script",
+        os.path.join(os.path.dirname(sys.executable), "..", "bin", "session") + " find",
+    ),
     ("bash-era script", "~/.claude/scripts/session.sh find"),
     ("bash-era engine", "engine session find"),
     # globs, braces, comments, control characters, nothing
@@ -200,7 +203,9 @@ def test_configured_extra_command_passes_the_gate(project: Path) -> None:
     assert call("pre-tool-use", bash(project, "log.sh sessions/X; id"), env).denied
     assert call("pre-tool-use", bash(project, "tag.sh x"), env).denied
     activate(project, contextUsage=0.9)
-    answer = call("pre-tool-use", bash(project, "log.sh sessions/X"), env)  # the overflow gate admits only `session`
+    answer = call(
+        "pre-tool-use", bash(project, "log.sh sessions/X"), env
+    )  # the overflow gate admits only `session`
     assert answer.denied and "Context overflow" in answer.reason
 
 

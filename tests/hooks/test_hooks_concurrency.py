@@ -13,12 +13,20 @@ from pathlib import Path
 
 from support.fixtures import script
 from support.hooks import activate, hook_env, set_fields, state, tool
+
 from claude_shepherd.supervisor.session.fields import F
 
 
 def launch(argv: list[str], payload: str, env: dict[str, str], cwd: Path) -> subprocess.Popen[str]:
-    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=env, cwd=cwd)
+    proc = subprocess.Popen(
+        argv,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=cwd,
+    )
     assert proc.stdin is not None
     proc.stdin.write(payload)
     proc.stdin.close()
@@ -37,19 +45,27 @@ def finish(procs: list[subprocess.Popen[str]]) -> list[str]:
 
 
 def test_counters_and_session_updates_all_land(project: Path) -> None:
-    session_dir = activate(project, logTemplate="/x/TEMPLATE_X_LOG.md", toolUseWithoutLogsWarnAfter=50,
-                           toolUseWithoutLogsBlockAfter=50)
+    session_dir = activate(
+        project,
+        logTemplate="/x/TEMPLATE_X_LOG.md",
+        toolUseWithoutLogsWarnAfter=50,
+        toolUseWithoutLogsBlockAfter=50,
+    )
     set_fields(session_dir, loading=None)
     env = hook_env(project)
     hook, session = script("claude-hook"), script("session")
     main = json.dumps(tool(project, "Grep", transcript="/t/main.jsonl", pattern="x"))
     agent = json.dumps(tool(project, "Grep", transcript="/t/agent-1.jsonl", pattern="x"))
-    status = json.dumps({"session_id": "sid-1", "cwd": str(project), "context_window": {"used_percentage": 30}})
+    status = json.dumps(
+        {"session_id": "sid-1", "cwd": str(project), "context_window": {"used_percentage": 30}}
+    )
     procs = []
     for n in range(12):
         procs.append(launch([hook, "pre-tool-use"], main if n % 3 else agent, env, project))
         if n % 3 == 0:
-            procs.append(launch([session, "update", "sessions/2026_11_22_TOPIC", f"note{n}", str(n)], "", env, project))
+            procs.append(
+                launch([session, "update", "sessions/2026_11_22_TOPIC", f"note{n}", str(n)], "", env, project)
+            )
         if n % 4 == 0:
             procs.append(launch([hook, "status-line"], status, env, project))
     outputs = finish(procs)
@@ -65,14 +81,18 @@ def test_overflowed_survives_concurrent_writers(project: Path) -> None:
     set_fields(session_dir, loading=None)
     env = hook_env(project)
     hook, session = script("claude-hook"), script("session")
-    status = json.dumps({"session_id": "sid-2", "cwd": str(project), "context_window": {"used_percentage": 91}})
+    status = json.dumps(
+        {"session_id": "sid-2", "cwd": str(project), "context_window": {"used_percentage": 91}}
+    )
     grep = json.dumps(tool(project, "Grep", pattern="x"))
     procs = []
     for n in range(6):
         procs.append(launch([hook, "status-line"], status, env, project))
         procs.append(launch([hook, "pre-tool-use"], grep, env, project))
         if n % 2 == 0:
-            procs.append(launch([session, "target", "sessions/2026_11_22_TOPIC", f"file{n}.md"], "", env, project))
+            procs.append(
+                launch([session, "target", "sessions/2026_11_22_TOPIC", f"file{n}.md"], "", env, project)
+            )
     outputs = finish(procs)
     after = state(session_dir)
     assert after[F.OVERFLOWED] is True

@@ -11,9 +11,9 @@ import os
 from pathlib import Path
 
 import pytest
-
 from support.hooks import activate, bash, call, hook_env, run, set_fields, tool
-from claude_shepherd.supervisor.session.fields import F, Lifecycle
+
+from claude_shepherd.supervisor.session.fields import Lifecycle
 
 GATE = "§CMD_REQUIRE_ACTIVE_SESSION"
 
@@ -80,7 +80,9 @@ def test_read_whitelist_allows_standards_and_sessions(project: Path, env: dict[s
         assert call("pre-tool-use", read(project, path), env).allowed, path
 
 
-def test_read_whitelist_denies_traversal_and_lookalikes(project: Path, env: dict[str, str], tmp_path: Path) -> None:
+def test_read_whitelist_denies_traversal_and_lookalikes(
+    project: Path, env: dict[str, str], tmp_path: Path
+) -> None:
     home = Path(env["HOME"])
     denied = [
         "/tmp/random-file.ts",
@@ -103,7 +105,9 @@ def test_read_whitelist_denies_traversal_and_lookalikes(project: Path, env: dict
         assert call("pre-tool-use", tool(project, "Read", file_path=bad), env).denied
 
 
-def test_read_through_symlink_out_of_claude_dir_is_denied(project: Path, env: dict[str, str], tmp_path: Path) -> None:
+def test_read_through_symlink_out_of_claude_dir_is_denied(
+    project: Path, env: dict[str, str], tmp_path: Path
+) -> None:
     home = Path(env["HOME"])
     secret = tmp_path / "secret"
     secret.mkdir()
@@ -111,11 +115,17 @@ def test_read_through_symlink_out_of_claude_dir_is_denied(project: Path, env: di
     (home / ".claude" / "link").symlink_to(secret)
     (home / ".claude" / "CLAUDE.md").symlink_to(secret / "key")  # a lookalike name pointing out
     (project / "sessions" / "escape").symlink_to(secret)
-    for path in (home / ".claude" / "link" / "key", home / ".claude" / "CLAUDE.md", project / "sessions" / "escape" / "key"):
+    for path in (
+        home / ".claude" / "link" / "key",
+        home / ".claude" / "CLAUDE.md",
+        project / "sessions" / "escape" / "key",
+    ):
         assert call("pre-tool-use", read(project, str(path)), env).denied, path
 
 
-def test_symlinked_home_claude_dir_is_still_whitelisted(project: Path, env: dict[str, str], tmp_path: Path) -> None:
+def test_symlinked_home_claude_dir_is_still_whitelisted(
+    project: Path, env: dict[str, str], tmp_path: Path
+) -> None:
     real = tmp_path / "dotfiles-claude"
     real.mkdir()
     home = Path(env["HOME"])
@@ -126,7 +136,9 @@ def test_symlinked_home_claude_dir_is_still_whitelisted(project: Path, env: dict
 
 def test_config_dir_and_project_dir_from_claude_env(project: Path, tmp_path: Path) -> None:
     config, other = tmp_path / "cfg", tmp_path / "other-project"
-    env = hook_env(project, SESSION_REQUIRED="1", CLAUDE_CONFIG_DIR=str(config), CLAUDE_PROJECT_DIR=str(other))
+    env = hook_env(
+        project, SESSION_REQUIRED="1", CLAUDE_CONFIG_DIR=str(config), CLAUDE_PROJECT_DIR=str(other)
+    )
     assert call("pre-tool-use", read(project, str(config / "x.md")), env).allowed
     assert call("pre-tool-use", read(project, str(other / ".claude" / "x.md")), env).allowed
     assert call("pre-tool-use", read(project, str(other / "x.md")), env).denied
@@ -157,7 +169,9 @@ def test_completed_session_denies_with_continue_instructions(project: Path, env:
     activate(project, lifecycle=Lifecycle.COMPLETED)
     answer = call("pre-tool-use", tool(project, "Write", file_path="a.py"), env)
     assert answer.denied
-    assert answer.reason.startswith(f"{GATE}: Previous session '2026_11_22_TOPIC' (skill: implement) is completed.")
+    assert answer.reason.startswith(
+        f"{GATE}: Previous session '2026_11_22_TOPIC' (skill: implement) is completed."
+    )
     assert "session continue sessions/2026_11_22_TOPIC" in answer.reason
     assert "session activate sessions/YYYY_MM_DD_TOPIC SKILL" in answer.reason
     assert "AskUserQuestion" in answer.reason
@@ -196,8 +210,13 @@ def test_session_dir_with_spaces_is_quoted_in_the_instructions(project: Path, en
 
 
 def prompt(project: Path) -> dict:
-    return {"session_id": "s", "transcript_path": "/t.jsonl", "cwd": str(project),
-            "hook_event_name": "UserPromptSubmit", "prompt": "please do it"}
+    return {
+        "session_id": "s",
+        "transcript_path": "/t.jsonl",
+        "cwd": str(project),
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": "please do it",
+    }
 
 
 @pytest.mark.parametrize("lifecycle", [Lifecycle.ACTIVE, Lifecycle.DEHYDRATING, Lifecycle.RESUMING])
@@ -223,7 +242,9 @@ def test_prompt_gate_for_completed_session(project: Path, env: dict[str, str]) -
     assert "Boot sequence" in text and "session continue sessions/2026_11_22_TOPIC" in text
 
 
-def test_prompt_gate_for_restarting_session_does_not_say_completed(project: Path, env: dict[str, str]) -> None:
+def test_prompt_gate_for_restarting_session_does_not_say_completed(
+    project: Path, env: dict[str, str]
+) -> None:
     activate(project, lifecycle=Lifecycle.RESTARTING)
     text = call("user-prompt-submit", prompt(project), env).context
     assert "completed" not in text

@@ -7,10 +7,10 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from claude_shepherd.supervisor.session.paths import log_file_name
 from support.hooks import activate, bash, call, hook_env, set_fields, state, tool
+
 from claude_shepherd.supervisor.session.fields import LOADING_BLOCK_AFTER, F, Lifecycle
+from claude_shepherd.supervisor.session.paths import log_file_name
 
 LOG = "§CMD_LOG_BETWEEN_TOOL_USES"
 TEMPLATE = "~/.claude/skills/implement/assets/TEMPLATE_IMPLEMENTATION_LOG.md"
@@ -45,7 +45,9 @@ def test_normal_tools_are_counted(project: Path, env: dict[str, str], session_di
     assert counter(session_dir) == 2
 
 
-def test_warn_at_3_with_context_then_deny_at_10(project: Path, env: dict[str, str], session_dir: Path) -> None:
+def test_warn_at_3_with_context_then_deny_at_10(
+    project: Path, env: dict[str, str], session_dir: Path
+) -> None:
     answers = [call("pre-tool-use", grep(project), env) for _ in range(10)]
     assert all(a.allowed for a in answers[:2])
     for n, answer in enumerate(answers[2:9], start=3):
@@ -66,44 +68,59 @@ def test_thresholds_come_from_the_state(project: Path, env: dict[str, str], sess
     set_fields(session_dir, toolUseWithoutLogsWarnAfter=1, toolUseWithoutLogsBlockAfter=2)
     first, second = call("pre-tool-use", grep(project), env), call("pre-tool-use", grep(project), env)
     assert f"{LOG}: 1/2" in first.context and second.denied
-    set_fields(session_dir, toolUseWithoutLogsWarnAfter="x", toolUseWithoutLogsBlockAfter=0,
-               toolCallsByTranscript={})
+    set_fields(
+        session_dir, toolUseWithoutLogsWarnAfter="x", toolUseWithoutLogsBlockAfter=0, toolCallsByTranscript={}
+    )
     answers = [call("pre-tool-use", grep(project), env) for _ in range(12)]
-    assert not any(a.denied for a in answers[:9]) and answers[9].denied  # 0 cannot switch it off: the default 10
+    assert (
+        not any(a.denied for a in answers[:9]) and answers[9].denied
+    )  # 0 cannot switch it off: the default 10
     assert answers[2].context.startswith(f"{LOG}: 3/10 tool calls")  # malformed warn → default 3
     set_fields(session_dir, toolUseWithoutLogsBlockAfter=10**9, toolCallsByTranscript={})
     answers = [call("pre-tool-use", grep(project), env) for _ in range(50)]
     assert answers[-1].denied and not answers[-2].denied, "a huge threshold is clamped to 50"
 
 
-def test_the_hook_never_resets_on_seeing_session_log(project: Path, env: dict[str, str], session_dir: Path) -> None:
+def test_the_hook_never_resets_on_seeing_session_log(
+    project: Path, env: dict[str, str], session_dir: Path
+) -> None:
     """``session log --help``, a failing log or another session's log must not reset anything:
     only the command itself resets, after its entry landed (tests/test_session_cli.py)."""
     set_fields(session_dir, toolCallsByTranscript={MAIN: 6, "agent-1.jsonl": 4})
-    for command in ("session log sessions/2026_11_22_TOPIC <<'EOF'\nDid X.\nEOF", "session log --help",
-                    "session log sessions/SOMEONE_ELSE <<'EOF'\nx\nEOF"):
+    for command in (
+        "session log sessions/2026_11_22_TOPIC <<'EOF'\nDid X.\nEOF",
+        "session log --help",
+        "session log sessions/SOMEONE_ELSE <<'EOF'\nx\nEOF",
+    ):
         assert call("pre-tool-use", bash(project, command), env).allowed
     assert state(session_dir)[F.TOOL_CALLS_BY_TRANSCRIPT] == {MAIN: 6, "agent-1.jsonl": 4}
 
 
-def test_chained_session_log_is_counted_not_reset(project: Path, env: dict[str, str], session_dir: Path) -> None:
+def test_chained_session_log_is_counted_not_reset(
+    project: Path, env: dict[str, str], session_dir: Path
+) -> None:
     """The original reset the counter for `engine log …; <anything>`."""
     set_fields(session_dir, toolCallsByTranscript={MAIN: 5})
     call("pre-tool-use", bash(project, "session log sessions/X <<'EOF'\nx\nEOF\nrm -rf /"), env)
     assert counter(session_dir) == 6
 
 
-@pytest.mark.parametrize("command", ["session find", "session phase sessions/X '3: Build'",
-                                     "session dehydrate sessions/X <<'EOF'\nx\nEOF"])
-def test_other_session_commands_pass_uncounted(project: Path, env: dict[str, str], session_dir: Path,
-                                               command: str) -> None:
+@pytest.mark.parametrize(
+    "command",
+    ["session find", "session phase sessions/X '3: Build'", "session dehydrate sessions/X <<'EOF'\nx\nEOF"],
+)
+def test_other_session_commands_pass_uncounted(
+    project: Path, env: dict[str, str], session_dir: Path, command: str
+) -> None:
     set_fields(session_dir, toolCallsByTranscript={MAIN: 5})
     assert call("pre-tool-use", bash(project, command), env).allowed
     assert counter(session_dir) == 5
 
 
-@pytest.mark.parametrize("command", ["~/.claude/scripts/log.sh x", "~/.claude/scripts/session.sh find",
-                                     "engine setup", "sessions find"])
+@pytest.mark.parametrize(
+    "command",
+    ["~/.claude/scripts/log.sh x", "~/.claude/scripts/session.sh find", "engine setup", "sessions find"],
+)
 def test_lookalikes_are_counted(project: Path, env: dict[str, str], session_dir: Path, command: str) -> None:
     set_fields(session_dir, toolCallsByTranscript={MAIN: 3})
     call("pre-tool-use", bash(project, command), env)
@@ -115,7 +132,11 @@ def test_uncounted_reads_and_subagents(project: Path, env: dict[str, str], sessi
     for payload in (
         tool(project, "Read", file_path=str(home / ".claude" / "COMMANDS.md")),
         tool(project, "Read", file_path=TEMPLATE),
-        tool(project, "Read", file_path=str(home / ".claude/skills/implement/assets/TEMPLATE_IMPLEMENTATION_LOG.md")),
+        tool(
+            project,
+            "Read",
+            file_path=str(home / ".claude/skills/implement/assets/TEMPLATE_IMPLEMENTATION_LOG.md"),
+        ),
         tool(project, "Task", prompt="explore", subagent_type="Explore"),
         tool(project, "Agent", prompt="explore"),
     ):
@@ -127,7 +148,9 @@ def test_uncounted_reads_and_subagents(project: Path, env: dict[str, str], sessi
     assert counter(session_dir) == 2, "conversation data is no standard"
 
 
-def test_repeated_edits_of_one_file_are_counted(project: Path, env: dict[str, str], session_dir: Path) -> None:
+def test_repeated_edits_of_one_file_are_counted(
+    project: Path, env: dict[str, str], session_dir: Path
+) -> None:
     """Every counted tool counts, as README says: editing one file over and over is work to log."""
     edit = lambda path: tool(project, "Edit", file_path=path, old_string="a", new_string="b")  # noqa: E731
     for n in range(1, 4):
@@ -148,9 +171,18 @@ def test_counters_are_per_transcript(project: Path, env: dict[str, str], session
     assert counter(session_dir, "unknown") == 1
 
 
-@pytest.mark.parametrize("fields", [{"lifecycle": Lifecycle.DEHYDRATING, "overflowed": True},
-                                    {"logTemplate": None}, {"logTemplate": ""}, {"logTemplate": 5}])
-def test_passthrough_without_counting(project: Path, env: dict[str, str], session_dir: Path, fields: dict) -> None:
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"lifecycle": Lifecycle.DEHYDRATING, "overflowed": True},
+        {"logTemplate": None},
+        {"logTemplate": ""},
+        {"logTemplate": 5},
+    ],
+)
+def test_passthrough_without_counting(
+    project: Path, env: dict[str, str], session_dir: Path, fields: dict
+) -> None:
     set_fields(session_dir, toolCallsByTranscript={MAIN: 9}, **fields)
     for _ in range(3):
         answer = call("pre-tool-use", grep(project), env)
@@ -163,18 +195,28 @@ def test_no_session_passes(project: Path, env: dict[str, str]) -> None:
         assert call("pre-tool-use", grep(project), env).allowed
 
 
-def test_dehydrating_without_an_overflow_is_counted(project: Path, env: dict[str, str], session_dir: Path) -> None:
+def test_dehydrating_without_an_overflow_is_counted(
+    project: Path, env: dict[str, str], session_dir: Path
+) -> None:
     """Only an overflowed conversation's dehydrating passes uncounted (the overflow gate's budget bounds it)."""
     set_fields(session_dir, toolCallsByTranscript={MAIN: 9}, lifecycle=Lifecycle.DEHYDRATING)
     assert call("pre-tool-use", grep(project), env).denied
     set_fields(session_dir, overflowed=True, overflowConversation="another-conversation")
-    assert call("pre-tool-use", grep(project), env).denied, "another conversation's overflow lifts nothing here"
+    assert call("pre-tool-use", grep(project), env).denied, (
+        "another conversation's overflow lifts nothing here"
+    )
 
 
-def test_phase_resets_counters_and_loading_gates_counting(project: Path, env: dict[str, str], run_session) -> None:
+def test_phase_resets_counters_and_loading_gates_counting(
+    project: Path, env: dict[str, str], run_session
+) -> None:
     """Through the real CLI: activate (loading) → uncounted; phase → counting starts from {}."""
-    assert run_session("activate", "sessions/2026_11_22_CLI", "implement",
-                       input='{"logTemplate": "%s"}' % TEMPLATE).returncode == 0
+    assert (
+        run_session(
+            "activate", "sessions/2026_11_22_CLI", "implement", input='{"logTemplate": "%s"}' % TEMPLATE
+        ).returncode
+        == 0
+    )
     session_dir = project / "sessions" / "2026_11_22_CLI"
     for _ in range(4):
         answer = call("pre-tool-use", grep(project), env)
@@ -195,9 +237,14 @@ def test_denied_by_an_earlier_rule_is_not_counted(project: Path, session_dir: Pa
 
 
 def test_log_file_name_is_the_one_session_log_writes() -> None:
-    cases = [({"logTemplate": "/x/TEMPLATE_IMPLEMENTATION_LOG.md"}, "IMPLEMENTATION_LOG.md"),
-             ({"logTemplate": "/x/MY_LOG.md"}, "MY_LOG.md"), ({"skill": "fix-it"}, "FIX_IT_LOG.md"),
-             ({"skill": 3}, "SESSION_LOG.md"), ({}, "SESSION_LOG.md"), ({"logTemplate": "  ", "skill": "test"}, "TEST_LOG.md")]
+    cases = [
+        ({"logTemplate": "/x/TEMPLATE_IMPLEMENTATION_LOG.md"}, "IMPLEMENTATION_LOG.md"),
+        ({"logTemplate": "/x/MY_LOG.md"}, "MY_LOG.md"),
+        ({"skill": "fix-it"}, "FIX_IT_LOG.md"),
+        ({"skill": 3}, "SESSION_LOG.md"),
+        ({}, "SESSION_LOG.md"),
+        ({"logTemplate": "  ", "skill": "test"}, "TEST_LOG.md"),
+    ]
     for state, name in cases:
         assert log_file_name(state) == name, state
 
@@ -217,14 +264,21 @@ def test_loading_is_bounded_so_skipping_the_first_phase_does_not_escape(
     assert all(a.allowed and not a.context for a in answers[:-1])
     assert answers[-1].denied and "while loading the skill" in answers[-1].reason
     assert "session phase sessions/2026_11_22_TOPIC" in answers[-1].reason
-    assert call("pre-tool-use", bash(project, "session phase sessions/2026_11_22_TOPIC '2: Work'"), env).allowed
+    assert call(
+        "pre-tool-use", bash(project, "session phase sessions/2026_11_22_TOPIC '2: Work'"), env
+    ).allowed
 
 
-def test_releasing_and_retaking_a_session_does_not_reopen_bootstrap(project: Path, env: dict[str, str], run_session) -> None:
+def test_releasing_and_retaking_a_session_does_not_reopen_bootstrap(
+    project: Path, env: dict[str, str], run_session
+) -> None:
     """Same conversation: activate A, phase, switch to B, take A back -> still counted."""
     conv = {"CLAUDE_CODE_SESSION_ID": "conv-1"}
     a, b = "sessions/2026_11_22_A", "sessions/2026_11_22_B"
-    assert run_session("activate", a, "implement", input='{"logTemplate": "%s"}' % TEMPLATE, env=conv).returncode == 0
+    assert (
+        run_session("activate", a, "implement", input='{"logTemplate": "%s"}' % TEMPLATE, env=conv).returncode
+        == 0
+    )
     assert run_session("phase", a, "2: Work", env=conv).returncode == 0
     assert run_session("activate", b, "implement", env=conv).returncode == 0
     assert run_session("activate", a, "implement", env=conv).returncode == 0
@@ -234,7 +288,17 @@ def test_releasing_and_retaking_a_session_does_not_reopen_bootstrap(project: Pat
     assert answers[-1].denied and "10 tool calls without logging" in answers[-1].reason
     # a new conversation taking the session over does get its bootstrap
     assert run_session("deactivate", a, input="done", env=conv).returncode == 0
-    assert run_session("activate", a, "implement", "--user-approved", "Reason: again", env={"CLAUDE_CODE_SESSION_ID": "conv-2"}).returncode == 0
+    assert (
+        run_session(
+            "activate",
+            a,
+            "implement",
+            "--user-approved",
+            "Reason: again",
+            env={"CLAUDE_CODE_SESSION_ID": "conv-2"},
+        ).returncode
+        == 0
+    )
     assert state(project / a).get(F.LOADING) is True
 
 
@@ -251,9 +315,16 @@ def test_a_bootstrap_another_conversation_left_is_not_taken_over(
     (dead) conversation gets no second passthrough, and its first phase there lowers nothing."""
     conv = {"CLAUDE_CODE_SESSION_ID": "conv-1"}
     left = activate(project, "2026_11_22_LEFT", logTemplate=TEMPLATE)
-    set_fields(left, loading=True, bootstrapConversation="conv-0", sessionId="conv-0", pid=_dead_pid(), pidStart=None)
+    set_fields(
+        left, loading=True, bootstrapConversation="conv-0", sessionId="conv-0", pid=_dead_pid(), pidStart=None
+    )
     mine = "sessions/2026_11_22_MINE"
-    assert run_session("activate", mine, "implement", input='{"logTemplate": "%s"}' % TEMPLATE, env=conv).returncode == 0
+    assert (
+        run_session(
+            "activate", mine, "implement", input='{"logTemplate": "%s"}' % TEMPLATE, env=conv
+        ).returncode
+        == 0
+    )
     assert run_session("phase", mine, "2: Work", env=conv).returncode == 0
     hook = dict(env, CLAUDE_CODE_SESSION_ID="conv-1")
     assert [call("pre-tool-use", grep(project), hook).denied for _ in range(10)][-1]
@@ -272,7 +343,9 @@ def test_the_log_template_is_declared_at_activation_and_names_no_free_read(
     notes = project / "docs" / "design.md"
     notes.parent.mkdir()
     notes.write_text("design\n")
-    assert run_session("activate", name, "implement", input='{"logTemplate": "docs/design.md"}').returncode == 0
+    assert (
+        run_session("activate", name, "implement", input='{"logTemplate": "docs/design.md"}').returncode == 0
+    )
     assert run_session("phase", name, "2: Work").returncode == 0
     moved = run_session("update", name, "logTemplate", "docs/other.md")
     assert moved.returncode != 0 and "logTemplate" in moved.stderr

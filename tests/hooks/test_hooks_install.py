@@ -11,17 +11,19 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from support.fixtures import script
-from claude_shepherd.hooks.install import BACKUP_SUFFIX, hook_command, main, ours
 from support.hooks import hook_env
+
+from claude_shepherd.hooks.install import BACKUP_SUFFIX, hook_command, main, ours
 
 USER_SETTINGS = {
     "model": "opus",
     "env": {"FOO": "bär"},
     "permissions": {"allow": ["Bash(git status)"]},
     "hooks": {
-        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "~/guard.sh", "timeout": 5}]}],
+        "PreToolUse": [
+            {"matcher": "Bash", "hooks": [{"type": "command", "command": "~/guard.sh", "timeout": 5}]}
+        ],
         "Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}],
     },
     "statusLine": {"type": "command", "command": "~/my-status.sh"},
@@ -54,7 +56,9 @@ def skill_of(base: Path) -> Path:
 
 
 def commands_in(data: dict) -> list[str]:
-    found = [h["command"] for groups in data.get("hooks", {}).values() for g in groups for h in g.get("hooks", [])]
+    found = [
+        h["command"] for groups in data.get("hooks", {}).values() for g in groups for h in g.get("hooks", [])
+    ]
     if isinstance(data.get("statusLine"), dict):
         found.append(data["statusLine"]["command"])
     return found
@@ -84,19 +88,28 @@ def test_install_merges_and_keeps_every_user_entry(home: Path) -> None:
     for key in ("model", "env", "permissions"):
         assert data[key] == USER_SETTINGS[key]
     assert data["hooks"]["Stop"][0] == USER_SETTINGS["hooks"]["Stop"][0]
-    assert data["hooks"]["Stop"][1] == {"hooks": [{"type": "command", "command": hook_command("stop"), "timeout": 10}]}
+    assert data["hooks"]["Stop"][1] == {
+        "hooks": [{"type": "command", "command": hook_command("stop"), "timeout": 10}]
+    }
     pre = data["hooks"]["PreToolUse"]
     assert pre[0] == USER_SETTINGS["hooks"]["PreToolUse"][0]
-    assert pre[1] == {"matcher": "*", "hooks": [{"type": "command", "command": hook_command("pre-tool-use"), "timeout": 10}]}
-    assert data["hooks"]["UserPromptSubmit"] == [{"hooks": [{"type": "command", "command": hook_command("user-prompt-submit"), "timeout": 10}]}]
-    assert data["hooks"]["SessionStart"] == [{"hooks": [{"type": "command", "command": hook_command("session-start"), "timeout": 10}]}]
+    assert pre[1] == {
+        "matcher": "*",
+        "hooks": [{"type": "command", "command": hook_command("pre-tool-use"), "timeout": 10}],
+    }
+    assert data["hooks"]["UserPromptSubmit"] == [
+        {"hooks": [{"type": "command", "command": hook_command("user-prompt-submit"), "timeout": 10}]}
+    ]
+    assert data["hooks"]["SessionStart"] == [
+        {"hooks": [{"type": "command", "command": hook_command("session-start"), "timeout": 10}]}
+    ]
     assert data["statusLine"] == USER_SETTINGS["statusLine"]
 
 
 def test_commands_use_this_installation_by_absolute_path() -> None:
     for event in ("pre-tool-use", "user-prompt-submit", "session-start", "status-line"):
         words = shlex.split(hook_command(event))
-        assert words[0] == sys.executable and os.path.isabs(words[0]) and "python3" != words[0]
+        assert words[0] == sys.executable and os.path.isabs(words[0]) and words[0] != "python3"
         assert words[1:3] == ["-I", "-S"]
         assert os.path.isabs(words[3]) and words[3].endswith("hooks/__main__.py") and os.path.isfile(words[3])
         assert words[4] == event and ours(hook_command(event)) == event
@@ -107,11 +120,23 @@ def test_installed_command_runs_under_sh_like_claude_code(home: Path, project: P
     data = json.loads(settings_of(home).read_text())
     command = data["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
     payload = {"tool_name": "Bash", "tool_input": {"command": "git status"}, "cwd": str(project)}
-    done = subprocess.run(["/bin/sh", "-c", command], input=json.dumps(payload), capture_output=True, text=True,
-                          env=hook_env(project, SESSION_REQUIRED="1"), timeout=30)
+    done = subprocess.run(
+        ["/bin/sh", "-c", command],
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        env=hook_env(project, SESSION_REQUIRED="1"),
+        timeout=30,
+    )
     assert done.returncode == 0 and '"permissionDecision": "deny"' in done.stdout
-    status = subprocess.run(["/bin/sh", "-c", data["statusLine"]["command"]], input="{}", capture_output=True,
-                            text=True, env=hook_env(project), timeout=30)
+    status = subprocess.run(
+        ["/bin/sh", "-c", data["statusLine"]["command"]],
+        input="{}",
+        capture_output=True,
+        text=True,
+        env=hook_env(project),
+        timeout=30,
+    )
     assert status.stdout.startswith("No session · $0.00")
 
 
@@ -126,11 +151,19 @@ def test_new_settings_file_is_created_and_removed_again(home: Path) -> None:
     assert sorted(os.listdir(home / ".claude")) == []
 
 
-@pytest.mark.parametrize("text, why", [("{not json", "not valid JSON"), ("", "not valid JSON"), ("[1, 2]", "JSON list"),
-                                       ('{"hooks": []}', '"hooks" is not an object'),
-                                       ('{"hooks": {"PreToolUse": {}}}', '"hooks.PreToolUse" is not a list')])
-def test_bad_settings_are_refused_not_overwritten(home: Path, capsys: pytest.CaptureFixture[str], text: str,
-                                                  why: str) -> None:
+@pytest.mark.parametrize(
+    "text, why",
+    [
+        ("{not json", "not valid JSON"),
+        ("", "not valid JSON"),
+        ("[1, 2]", "JSON list"),
+        ('{"hooks": []}', '"hooks" is not an object'),
+        ('{"hooks": {"PreToolUse": {}}}', '"hooks.PreToolUse" is not a list'),
+    ],
+)
+def test_bad_settings_are_refused_not_overwritten(
+    home: Path, capsys: pytest.CaptureFixture[str], text: str, why: str
+) -> None:
     path = settings_of(home)
     path.write_text(text)
     for command in ("install", "uninstall"):
@@ -165,8 +198,10 @@ def test_user_changes_between_install_and_uninstall_survive(home: Path) -> None:
     text = path.read_text()
     after = json.loads(text)
     assert after["model"] == "sonnet" and after["statusLine"] == USER_SETTINGS["statusLine"]
-    assert after["hooks"]["PreToolUse"] == [USER_SETTINGS["hooks"]["PreToolUse"][0],
-                                            {"matcher": "*", "hooks": [{"type": "command", "command": "my-own-hook"}]}]
+    assert after["hooks"]["PreToolUse"] == [
+        USER_SETTINGS["hooks"]["PreToolUse"][0],
+        {"matcher": "*", "hooks": [{"type": "command", "command": "my-own-hook"}]},
+    ]
     assert not any(ours(c) for c in commands_in(after))
     assert text.startswith('{\n    "model"') and not text.endswith("\n")  # the file's own style
 
@@ -174,8 +209,14 @@ def test_user_changes_between_install_and_uninstall_survive(home: Path) -> None:
 def test_older_install_is_updated_in_place_and_duplicates_collapse(home: Path) -> None:
     old = "/old/venv/bin/python -I -m hooks pre-tool-use"
     legacy = "/usr/local/bin/claude-hook pre-tool-use"
-    settings = {"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": old}]},
-                                         {"matcher": "*", "hooks": [{"type": "command", "command": legacy}]}]}}
+    settings = {
+        "hooks": {
+            "PreToolUse": [
+                {"matcher": "*", "hooks": [{"type": "command", "command": old}]},
+                {"matcher": "*", "hooks": [{"type": "command", "command": legacy}]},
+            ]
+        }
+    }
     settings_of(home).write_text(json.dumps(settings))
     assert main(["install", "--user"]) == 0
     pre = json.loads(settings_of(home).read_text())["hooks"]["PreToolUse"]
@@ -191,7 +232,10 @@ def test_dry_run_writes_nothing(home: Path, capsys: pytest.CaptureFixture[str]) 
     out = capsys.readouterr().out
     assert "would become" in out and hook_command("pre-tool-use") in out and "would be installed" in out
     assert path.read_text() == STYLES["compact"]
-    assert not skill_of(home / ".claude").exists() and not (path.parent / ("settings.json" + BACKUP_SUFFIX)).exists()
+    assert (
+        not skill_of(home / ".claude").exists()
+        and not (path.parent / ("settings.json" + BACKUP_SUFFIX)).exists()
+    )
     assert main(["install", "--user"]) == 0
     assert main(["uninstall", "--user", "--dry-run"]) == 0
     assert ours(json.loads(path.read_text())["hooks"]["PreToolUse"][1]["hooks"][0]["command"])
@@ -217,7 +261,9 @@ def test_settings_file_scope_puts_the_skill_under_home(home: Path, tmp_path: Pat
     assert custom.read_text() == '{"theme": "dark"}\n' and not skill_of(home / ".claude").exists()
 
 
-def test_claude_config_dir_is_the_user_scope(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_claude_config_dir_is_the_user_scope(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     config = tmp_path / "cfg"
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config))
     assert main(["install", "--user"]) == 0
@@ -264,24 +310,34 @@ def test_real_console_script_round_trip(tmp_path: Path) -> None:
     settings_of(home).write_text(original)
     env = dict(os.environ, HOME=str(home))
     env.pop("CLAUDE_CONFIG_DIR", None)
-    done = subprocess.run([script("claude-hook"), "install", "--user"], capture_output=True, text=True, env=env, timeout=60)
+    done = subprocess.run(
+        [script("claude-hook"), "install", "--user"], capture_output=True, text=True, env=env, timeout=60
+    )
     assert done.returncode == 0, done.stderr
     interpreter = Path(script("claude-hook")).read_text().splitlines()[0].removeprefix("#!").split()[0]
     assert str(skill_of(home / ".claude")) in done.stdout
     assert hook_command("pre-tool-use", python=interpreter) in done.stdout
-    done = subprocess.run([script("claude-hook"), "uninstall"], capture_output=True, text=True, env=env, timeout=60)
+    done = subprocess.run(
+        [script("claude-hook"), "uninstall"], capture_output=True, text=True, env=env, timeout=60
+    )
     assert done.returncode == 0, done.stderr
     assert settings_of(home).read_text() == original
-    bad = subprocess.run([script("claude-hook"), "install", "--user", "--project"], capture_output=True, text=True,
-                         env=env, timeout=60)
+    bad = subprocess.run(
+        [script("claude-hook"), "install", "--user", "--project"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert bad.returncode == 2 and "not allowed with" in bad.stderr
 
 
 def _claude_hook(home: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "CLAUDE_CONFIG_DIR"}
     env["HOME"] = str(home)
-    return subprocess.run([script("claude-hook"), *args], capture_output=True, text=True, env=env,
-                          cwd=cwd or home, timeout=60)
+    return subprocess.run(
+        [script("claude-hook"), *args], capture_output=True, text=True, env=env, cwd=cwd or home, timeout=60
+    )
 
 
 def test_uninstalling_one_settings_file_keeps_the_skill_others_still_use(home: Path, tmp_path: Path) -> None:
@@ -312,7 +368,9 @@ def test_install_without_a_settings_file_says_it_created_one_and_keeps_no_empty_
     assert "kept as" not in done.stdout
     assert not (path.parent / ("settings.json" + BACKUP_SUFFIX)).exists()
     gone = _claude_hook(home, "uninstall", "--user")
-    assert gone.returncode == 0 and f"Settings: {path} was removed (only our entries were in it)" in gone.stdout
+    assert (
+        gone.returncode == 0 and f"Settings: {path} was removed (only our entries were in it)" in gone.stdout
+    )
     assert not path.exists()
 
 

@@ -7,9 +7,9 @@ import os
 from pathlib import Path
 
 import pytest
+from support.hooks import activate, assistant_line, bash, call, hook_env, run, set_fields, state, tool
 
 from claude_shepherd.hooks.context import Usage, newest, transcript_usage
-from support.hooks import activate, assistant_line, bash, call, hook_env, run, set_fields, state, tool
 from claude_shepherd.supervisor.session.fields import DEFAULT_DEHYDRATE_CALL_BUDGET, F, Lifecycle
 
 OVERFLOW = "Context overflow"
@@ -39,8 +39,19 @@ def write_transcript(project: Path, *lines: str) -> Path:
 # --------------------------------------------------------------------------- threshold
 
 
-@pytest.mark.parametrize("usage, blocked", [(0.0, False), (0.5, False), (0.75, False), (0.7599, False),
-                                            (0.76, True), (0.77, True), (0.8, True), (1.0, True)])
+@pytest.mark.parametrize(
+    "usage, blocked",
+    [
+        (0.0, False),
+        (0.5, False),
+        (0.75, False),
+        (0.7599, False),
+        (0.76, True),
+        (0.77, True),
+        (0.8, True),
+        (1.0, True),
+    ],
+)
 def test_threshold_is_076_inclusive(project: Path, env: dict[str, str], usage: float, blocked: bool) -> None:
     session_dir = activate(project, contextUsage=usage)
     answer = call("pre-tool-use", grep(project), env)
@@ -58,10 +69,18 @@ def test_overflow_deny_says_how_to_dehydrate(project: Path, env: dict[str, str])
     assert 'Skill(skill: "session", args: "dehydrate")' in reason
 
 
-@pytest.mark.parametrize("name, tool_input", [("Read", {"file_path": "/etc/hosts"}), ("Bash", {"command": "git status"}),
-                                              ("Write", {"file_path": "x"}), ("Task", {"prompt": "x"})])
-def test_everything_but_session_is_denied_during_overflow(project: Path, env: dict[str, str], name: str,
-                                                          tool_input: dict) -> None:
+@pytest.mark.parametrize(
+    "name, tool_input",
+    [
+        ("Read", {"file_path": "/etc/hosts"}),
+        ("Bash", {"command": "git status"}),
+        ("Write", {"file_path": "x"}),
+        ("Task", {"prompt": "x"}),
+    ],
+)
+def test_everything_but_session_is_denied_during_overflow(
+    project: Path, env: dict[str, str], name: str, tool_input: dict
+) -> None:
     activate(project, contextUsage=0.9)
     assert OVERFLOW in call("pre-tool-use", tool(project, name, **tool_input), env).reason
 
@@ -69,11 +88,15 @@ def test_everything_but_session_is_denied_during_overflow(project: Path, env: di
 def test_session_command_passes_during_overflow_and_sets_nothing(project: Path, env: dict[str, str]) -> None:
     session_dir = activate(project, contextUsage=0.9)
     before = state(session_dir)
-    assert call("pre-tool-use", bash(project, "session dehydrate sessions/2026_11_22_TOPIC <<'EOF'\nx\nEOF"), env).allowed
+    assert call(
+        "pre-tool-use", bash(project, "session dehydrate sessions/2026_11_22_TOPIC <<'EOF'\nx\nEOF"), env
+    ).allowed
     assert state(session_dir) == before
 
 
-def test_an_overflow_blocks_its_conversation_until_a_new_one_activates(project: Path, env: dict[str, str]) -> None:
+def test_an_overflow_blocks_its_conversation_until_a_new_one_activates(
+    project: Path, env: dict[str, str]
+) -> None:
     session_dir = activate(project, contextUsage=0.9)
     assert call("pre-tool-use", grep(project), env).denied
     conversation = grep(project)["session_id"]
@@ -85,8 +108,18 @@ def test_an_overflow_blocks_its_conversation_until_a_new_one_activates(project: 
     assert state(session_dir)[F.OVERFLOWED] is True  # sticky until a new conversation activates
 
 
-@pytest.mark.parametrize("value, blocked_at_060", [("0.5", True), ("0.7", False), ("bogus", False), ("0", False),
-                                                   ("1.5", False), ("nan", False), ("-1", False)])
+@pytest.mark.parametrize(
+    "value, blocked_at_060",
+    [
+        ("0.5", True),
+        ("0.7", False),
+        ("bogus", False),
+        ("0", False),
+        ("1.5", False),
+        ("nan", False),
+        ("-1", False),
+    ],
+)
 def test_threshold_is_configurable(project: Path, value: str, blocked_at_060: bool) -> None:
     activate(project, contextUsage=0.6)
     env = hook_env(project, CLAUDE_OVERFLOW_THRESHOLD=value)
@@ -129,9 +162,19 @@ def test_bash_era_dehydrate_skill_name(project: Path, env: dict[str, str]) -> No
     assert state(session_dir)[F.LIFECYCLE] == Lifecycle.DEHYDRATING
 
 
-@pytest.mark.parametrize("skill, args", [("session", "continue --session x"), ("session", ""), ("session", "x dehydrate"),
-                                         ("implement", "dehydrate"), ("sessions", "dehydrate")])
-def test_other_skill_calls_do_not_start_dehydrating(project: Path, env: dict[str, str], skill: str, args: str) -> None:
+@pytest.mark.parametrize(
+    "skill, args",
+    [
+        ("session", "continue --session x"),
+        ("session", ""),
+        ("session", "x dehydrate"),
+        ("implement", "dehydrate"),
+        ("sessions", "dehydrate"),
+    ],
+)
+def test_other_skill_calls_do_not_start_dehydrating(
+    project: Path, env: dict[str, str], skill: str, args: str
+) -> None:
     session_dir = activate(project, contextUsage=0.9)
     call("pre-tool-use", dehydrate_skill(project, args=args, skill=skill), env)
     assert state(session_dir)[F.LIFECYCLE] == Lifecycle.ACTIVE
@@ -150,7 +193,9 @@ def test_dehydrating_is_bounded(project: Path, env: dict[str, str]) -> None:
     # invoking the skill again does not refill the budget; the session command still passes
     assert call("pre-tool-use", dehydrate_skill(project), env).allowed
     assert call("pre-tool-use", grep(project), env).denied
-    assert call("pre-tool-use", bash(project, "session dehydrate sessions/2026_11_22_TOPIC <<'EOF'\nx\nEOF"), env).allowed
+    assert call(
+        "pre-tool-use", bash(project, "session dehydrate sessions/2026_11_22_TOPIC <<'EOF'\nx\nEOF"), env
+    ).allowed
     assert state(session_dir)[F.DEHYDRATE_TOOL_CALLS] == DEFAULT_DEHYDRATE_CALL_BUDGET
 
 
@@ -163,7 +208,10 @@ def test_dehydrate_budget_is_configurable(project: Path) -> None:
 def test_pending_restart_denies_every_tool_but_session(project: Path, env: dict[str, str]) -> None:
     """The conversation whose restart is pending is being ended: none of its tool calls runs, not even one."""
     activate(project, killRequested=True, lifecycle=Lifecycle.DEHYDRATING, contextUsage=0.1)
-    for answer in (call("pre-tool-use", grep(project), env), call("pre-tool-use", dehydrate_skill(project), env)):
+    for answer in (
+        call("pre-tool-use", grep(project), env),
+        call("pre-tool-use", dehydrate_skill(project), env),
+    ):
         assert answer.denied
         assert "restart of this session is pending" in answer.reason and "exit Claude" in answer.reason
     assert call("pre-tool-use", bash(project, "session find"), env).allowed
@@ -186,7 +234,9 @@ def test_session_dehydrate_command_end_to_end(project: Path, env: dict[str, str]
     assert OVERFLOW in denied.stdout
     handover = "session dehydrate sessions/2026_11_22_TOPIC <<'EOF'\n# Handover\nEOF"
     assert run("pre-tool-use", bash(project, handover), env, cwd=project).stdout == ""
-    done = run_session("dehydrate", "sessions/2026_11_22_TOPIC", input="# Handover\n## Required files\n- a.py\n")
+    done = run_session(
+        "dehydrate", "sessions/2026_11_22_TOPIC", input="# Handover\n## Required files\n- a.py\n"
+    )
     assert done.returncode == 0, done.stderr
     after = state(session_dir)
     assert after[F.KILL_REQUESTED] is True and after[F.LIFECYCLE] == Lifecycle.DEHYDRATING
@@ -264,7 +314,7 @@ def test_sidechain_synthetic_and_empty_lines_are_skipped(project: Path, env: dic
         assistant_line(5_000, sidechain=True),  # a sub-agent's own context
         assistant_line(0, model="<synthetic>", input_tokens=0, cache_read_input_tokens=0),
         json.dumps({"type": "user", "message": {"usage": "no"}}),
-        "{broken json with \"usage\"",
+        '{broken json with "usage"',
     )
     assert call("pre-tool-use", grep(project), env).denied
 
@@ -285,7 +335,10 @@ def test_missing_or_odd_transcript_paths(project: Path, env: dict[str, str]) -> 
 
 
 def test_newest_rules() -> None:
-    early, late = Usage(0.9, "2026-11-22T10:00:00Z", "status line"), Usage(0.1, "2026-11-22T10:00:01.5Z", "transcript")
+    early, late = (
+        Usage(0.9, "2026-11-22T10:00:00Z", "status line"),
+        Usage(0.1, "2026-11-22T10:00:01.5Z", "transcript"),
+    )
     assert newest(early, late) is late and newest(late, early) is late
     assert newest(None, early) is early and newest(early, None) is early and newest(None, None) is None
     undated = Usage(0.95, "", "status line")
@@ -296,8 +349,16 @@ def test_newest_rules() -> None:
 
 def test_transcript_usage_parses_real_shape(tmp_path: Path) -> None:
     path = tmp_path / "t.jsonl"
-    path.write_text(assistant_line(161_000, model="claude-opus-5-5", input_tokens=1000,
-                                   cache_creation_input_tokens=10_000, cache_read_input_tokens=150_000) + "\n")
+    path.write_text(
+        assistant_line(
+            161_000,
+            model="claude-opus-5-5",
+            input_tokens=1000,
+            cache_creation_input_tokens=10_000,
+            cache_read_input_tokens=150_000,
+        )
+        + "\n"
+    )
     usage = transcript_usage(str(path))
     assert usage is not None and usage.fraction == pytest.approx(0.161) and usage.source == "transcript"
     # A recorded window does not outvote the model's own.
@@ -354,7 +415,9 @@ def test_wait_is_bounded(tmp_path: Path) -> None:
     assert usage is not None and usage.fraction == pytest.approx(0.05)  # the previous reading, not unknown
 
 
-def test_a_stored_reading_from_the_future_does_not_outvote_the_transcript(project: Path, env: dict[str, str]) -> None:
+def test_a_stored_reading_from_the_future_does_not_outvote_the_transcript(
+    project: Path, env: dict[str, str]
+) -> None:
     """In `claude -p` an agent could Edit contextUsageAt to 2999 and contextUsage to 0 for ever."""
     activate(project, contextUsage=0.01, contextUsageAt="2999-01-01T00:00:00Z")
     write_transcript(project, assistant_line(170_000, timestamp="2026-11-22T10:00:00.000Z"))
@@ -368,12 +431,24 @@ DEHYDRATE = "session dehydrate sessions/2026_11_22_TOPIC <<'EOF'\n# Handover\nEO
 
 
 @pytest.mark.parametrize("command", [RESTART, DEHYDRATE])
-@pytest.mark.parametrize("extra", [
-    {"run_in_background": True}, {"run_in_background": "true"}, {"run_in_background": 1},
-    {"run_in_background": "false"}, {"timeout": 1000}, {"timeout": 4999.5}, {"timeout": "100"},
-    {"timeout": True}, {"timeout": -1}, {"timeout": float("nan")}, {"timeout": 10**30}, {"timeout": [6000]},
-    {"timeout": 600000, "run_in_background": True},
-])
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {"run_in_background": True},
+        {"run_in_background": "true"},
+        {"run_in_background": 1},
+        {"run_in_background": "false"},
+        {"timeout": 1000},
+        {"timeout": 4999.5},
+        {"timeout": "100"},
+        {"timeout": True},
+        {"timeout": -1},
+        {"timeout": float("nan")},
+        {"timeout": 10**30},
+        {"timeout": [6000]},
+        {"timeout": 600000, "run_in_background": True},
+    ],
+)
 def test_a_restart_the_bash_tool_would_return_from_is_denied(
     project: Path, env: dict[str, str], command: str, extra: dict
 ) -> None:
@@ -384,13 +459,21 @@ def test_a_restart_the_bash_tool_would_return_from_is_denied(
     assert "5000 ms" in answer.reason, "the watchdog's grace (3 s) and the restart's margin (2 s)"
 
 
-@pytest.mark.parametrize("command, extra", [
-    (RESTART, {}), (RESTART, {"run_in_background": False}), (RESTART, {"timeout": 5000}),
-    (DEHYDRATE, {"timeout": "600000"}),
-    ("session dehydrate sessions/2026_11_22_TOPIC --no-restart <<'EOF'\n# Handover\nEOF", {"run_in_background": True}),
-    ("session find", {"run_in_background": True, "timeout": 1}),
-    ("session restart --help", {}),
-])
+@pytest.mark.parametrize(
+    "command, extra",
+    [
+        (RESTART, {}),
+        (RESTART, {"run_in_background": False}),
+        (RESTART, {"timeout": 5000}),
+        (DEHYDRATE, {"timeout": "600000"}),
+        (
+            "session dehydrate sessions/2026_11_22_TOPIC --no-restart <<'EOF'\n# Handover\nEOF",
+            {"run_in_background": True},
+        ),
+        ("session find", {"run_in_background": True, "timeout": 1}),
+        ("session restart --help", {}),
+    ],
+)
 def test_a_restart_in_the_foreground_and_other_session_commands_pass(
     project: Path, env: dict[str, str], command: str, extra: dict
 ) -> None:

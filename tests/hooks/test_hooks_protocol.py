@@ -16,16 +16,32 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from support.fixtures import script
+from support.hooks import activate, bash, call, hook_env, run, tool
+
 from claude_shepherd.hooks.cli import HOOK_EVENTS, main, run_hook
 from claude_shepherd.hooks.install import hook_command
-from support.hooks import activate, bash, call, hook_env, run, tool
 from claude_shepherd.supervisor.session.store import file_lock
 
 HEAVY = {"pydantic", "typer", "click", "rich", "libtmux", "psutil", "filelock", "yaml"}
-KEYS = ["tool_name", "tool_input", "cwd", "transcript_path", "session_id", "hook_event_name", "prompt",
-        "source", "context_window", "cost", "agent", "model", "command", "file_path", "skill", "args"]
+KEYS = [
+    "tool_name",
+    "tool_input",
+    "cwd",
+    "transcript_path",
+    "session_id",
+    "hook_event_name",
+    "prompt",
+    "source",
+    "context_window",
+    "cost",
+    "agent",
+    "model",
+    "command",
+    "file_path",
+    "skill",
+    "args",
+]
 TOOLS = ["Bash", "Read", "Edit", "Write", "Skill", "AskUserQuestion", "Task", "Grep", "", "bash", "Read\x00"]
 
 
@@ -38,9 +54,26 @@ def garbage_value(rng: random.Random, project: Path, depth: int = 0) -> object:
     if kind == 2:
         return rng.choice([0, -1, 1, 2**70, 3.5, -0.0, 1e308, 76, 0.77])
     if kind == 3:
-        return rng.choice(["", "session find", "session find; id", "/", str(project), "relative", "~/.claude/x",
-                           "\ud800", "a\x00b", "x" * 5000, "sessions/../../etc", "/dev/null", "/proc/self/status",
-                           "session log d <<'EOF'\nx\nEOF", "2026-11-22T10:00:00Z", "dehydrate restart"])
+        return rng.choice(
+            [
+                "",
+                "session find",
+                "session find; id",
+                "/",
+                str(project),
+                "relative",
+                "~/.claude/x",
+                "\ud800",
+                "a\x00b",
+                "x" * 5000,
+                "sessions/../../etc",
+                "/dev/null",
+                "/proc/self/status",
+                "session log d <<'EOF'\nx\nEOF",
+                "2026-11-22T10:00:00Z",
+                "dehydrate restart",
+            ]
+        )
     if kind == 4:
         return "".join(chr(rng.randrange(1, 0x3000)) for _ in range(rng.randrange(0, 40)))
     if kind == 5:
@@ -49,8 +82,12 @@ def garbage_value(rng: random.Random, project: Path, depth: int = 0) -> object:
         return rng.choice([str(project / "sessions"), str(project / "CLAUDE.md"), str(project.parent)])
     if kind in (7, 8):
         return [garbage_value(rng, project, depth + 1) for _ in range(rng.randrange(0, 4))]
-    return {rng.choice(KEYS + ["x", "used_percentage", "total_cost_usd", "name"]): garbage_value(rng, project, depth + 1)
-            for _ in range(rng.randrange(0, 6))}
+    return {
+        rng.choice(KEYS + ["x", "used_percentage", "total_cost_usd", "name"]): garbage_value(
+            rng, project, depth + 1
+        )
+        for _ in range(rng.randrange(0, 6))
+    }
 
 
 def garbage_payload(rng: random.Random, project: Path) -> bytes:
@@ -58,12 +95,29 @@ def garbage_payload(rng: random.Random, project: Path) -> bytes:
     if kind == 0:
         return bytes(rng.randrange(256) for _ in range(rng.randrange(0, 300)))
     if kind == 1:
-        return rng.choice([b"", b" ", b"\n", b"null", b"[]", b"42", b'"str"', b"{", b"[" * 50_000, b'{"a":' * 5000,
-                           b"\xff\xfe\x00", b"NaN", b"{}"])
+        return rng.choice(
+            [
+                b"",
+                b" ",
+                b"\n",
+                b"null",
+                b"[]",
+                b"42",
+                b'"str"',
+                b"{",
+                b"[" * 50_000,
+                b'{"a":' * 5000,
+                b"\xff\xfe\x00",
+                b"NaN",
+                b"{}",
+            ]
+        )
     if kind == 2:  # a valid payload cut short
         full = json.dumps(tool(project, "Bash", command="git status")).encode()
         return full[: rng.randrange(len(full))]
-    payload: dict[str, object] = {k: garbage_value(rng, project) for k in rng.sample(KEYS, rng.randrange(0, len(KEYS)))}
+    payload: dict[str, object] = {
+        k: garbage_value(rng, project) for k in rng.sample(KEYS, rng.randrange(0, len(KEYS)))
+    }
     if kind < 7:  # mostly well-formed envelopes with garbage inside
         payload.setdefault("tool_name", rng.choice(TOOLS))
         payload.setdefault("cwd", rng.choice([str(project), "/", "", 7, "rel/dir", str(project / "nope")]))
@@ -111,7 +165,9 @@ def test_garbage_payloads_as_real_processes(project: Path) -> None:
     for n in range(24):
         event = HOOK_EVENTS[n % len(HOOK_EVENTS)]
         raw = garbage_payload(rng, project)
-        done = subprocess.run([script("claude-hook"), event], input=raw, capture_output=True, env=env, timeout=30)
+        done = subprocess.run(
+            [script("claude-hook"), event], input=raw, capture_output=True, env=env, timeout=30
+        )
         assert done.returncode == 0, (event, raw[:80], done.stderr)
         assert b"Traceback" not in done.stderr
         check_answer(event, done.stdout.decode())
@@ -121,10 +177,14 @@ def test_unreadable_input_denies_with_one_line_reason(project: Path) -> None:
     for raw in (b"", b"{not json", b"[1]", b"\xff"):
         answer = call("pre-tool-use", raw, hook_env(project))
         assert answer.denied and "\n" not in answer.reason
-        assert answer.reason.startswith("claude-hook pre-tool-use could not check this tool call: the hook input")
+        assert answer.reason.startswith(
+            "claude-hook pre-tool-use could not check this tool call: the hook input"
+        )
 
 
-def test_internal_error_denies_except_for_the_session_command(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_internal_error_denies_except_for_the_session_command(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import claude_shepherd.hooks.pre_tool_use as ptu
 
     def broken(*_a: object, **_k: object) -> None:
@@ -176,8 +236,13 @@ def test_hook_ignores_a_terminal_stdin(project: Path) -> None:
 
     leader, follower = pty.openpty()
     try:
-        done = subprocess.run([script("claude-hook"), "pre-tool-use"], stdin=follower, capture_output=True,
-                              env=hook_env(project), timeout=30)
+        done = subprocess.run(
+            [script("claude-hook"), "pre-tool-use"],
+            stdin=follower,
+            capture_output=True,
+            env=hook_env(project),
+            timeout=30,
+        )
     finally:
         os.close(leader)
         os.close(follower)
@@ -191,8 +256,15 @@ def imported_modules(argv: list[str], payload: dict, env: dict[str, str], cwd: P
     """Modules a hook process imports, from ``-X importtime``."""
     if argv[0].endswith("claude-hook"):  # the console script: run its interpreter explicitly
         argv = [sys.executable, argv[0], *argv[1:]]
-    done = subprocess.run([argv[0], "-X", "importtime", *argv[1:]], input=json.dumps(payload),
-                          capture_output=True, text=True, env=env, cwd=cwd, timeout=30)
+    done = subprocess.run(
+        [argv[0], "-X", "importtime", *argv[1:]],
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=30,
+    )
     assert done.returncode == 0, done.stderr
     return {m.group(1) for m in re.finditer(r"^import time:.*\|\s*(\S+)\s*$", done.stderr, re.M)}
 
@@ -206,8 +278,13 @@ def test_hook_path_imports_no_heavy_module(project: Path, event: str) -> None:
     for argv in ([script("claude-hook"), event], hook_command(event).split()):
         modules = imported_modules(argv, payload, env, project)
         assert "claude_shepherd.hooks.cli" in modules, sorted(modules)
-        assert "claude_shepherd.supervisor.session.store" in modules or event in ("stop", "notification"), sorted(modules)
+        assert "claude_shepherd.supervisor.session.store" in modules or event in ("stop", "notification"), (
+            sorted(modules)
+        )
         heavy = {m for m in modules if m.split(".")[0] in HEAVY}
         assert not heavy, f"{event} via {argv[0]} imported {sorted(heavy)}"
         assert "subprocess" not in modules  # only needed inside a fleet pane (one tmux call)
-        assert "claude_shepherd.supervisor.session.schema" not in modules and "claude_shepherd.hooks.install" not in modules
+        assert (
+            "claude_shepherd.supervisor.session.schema" not in modules
+            and "claude_shepherd.hooks.install" not in modules
+        )

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import time
 import shlex
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
-
-from claude_shepherd.hooks.statusline import shown_percent
 from support.fixtures import script
 from support.hooks import activate, call, hook_env, run, set_fields, state
+
+from claude_shepherd.hooks.statusline import shown_percent
 from claude_shepherd.supervisor.session.fields import F, Lifecycle
 
 SID = "0b1b7cc9-6911-4d5b-9a77-b8d720a2c2c5"
@@ -25,16 +25,30 @@ def env(project: Path) -> dict[str, str]:
     return hook_env(project)
 
 
-def status(project: Path, pct: object = 42, cost: object = 1.5, sid: object = SID, size: object = 200_000,
-           **extra: object) -> dict:
+def status(
+    project: Path,
+    pct: object = 42,
+    cost: object = 1.5,
+    sid: object = SID,
+    size: object = 200_000,
+    **extra: object,
+) -> dict:
     """The status line's stdin (reference §4)."""
     return {
-        "session_id": sid, "transcript_path": "/t.jsonl", "cwd": str(project),
+        "session_id": sid,
+        "transcript_path": "/t.jsonl",
+        "cwd": str(project),
         "model": {"id": "claude-sonnet-4-5", "display_name": "Sonnet 4.5"},
         "workspace": {"current_dir": str(project), "project_dir": str(project), "added_dirs": []},
-        "version": "2.1.328", "cost": {"total_cost_usd": cost, "total_duration_ms": 1},
-        "context_window": {"total_input_tokens": 1, "context_window_size": size,
-                           "current_usage": None, "used_percentage": pct, "remaining_percentage": None},
+        "version": "2.1.328",
+        "cost": {"total_cost_usd": cost, "total_duration_ms": 1},
+        "context_window": {
+            "total_input_tokens": 1,
+            "context_window_size": size,
+            "current_usage": None,
+            "used_percentage": pct,
+            "remaining_percentage": None,
+        },
         **extra,
     }
 
@@ -56,7 +70,9 @@ def test_binds_session_id_usage_window_and_heartbeat(project: Path, env: dict[st
     assert after[F.LAST_HEARTBEAT].endswith("Z") and after[F.CONTEXT_USAGE_AT].endswith("Z")
 
 
-@pytest.mark.parametrize("fields", [{"killRequested": True}, {"overflowed": True}, {"lifecycle": Lifecycle.DEHYDRATING}])
+@pytest.mark.parametrize(
+    "fields", [{"killRequested": True}, {"overflowed": True}, {"lifecycle": Lifecycle.DEHYDRATING}]
+)
 def test_session_id_not_resurrected(project: Path, env: dict[str, str], fields: dict) -> None:
     """R1: never write sessionId during a restart, after overflow or while dehydrating."""
     session_dir = activate(project, sessionId="old-id", **fields)
@@ -66,7 +82,9 @@ def test_session_id_not_resurrected(project: Path, env: dict[str, str], fields: 
     assert after[F.CONTEXT_USAGE] == pytest.approx(0.85)  # usage still recorded
 
 
-def test_session_id_not_written_after_restart_deleted_it(project: Path, env: dict[str, str], run_session) -> None:
+def test_session_id_not_written_after_restart_deleted_it(
+    project: Path, env: dict[str, str], run_session
+) -> None:
     session_dir = activate(project, contextUsage=0.8)
     line(project, env)
     assert state(session_dir)[F.SESSION_ID] == SID
@@ -101,8 +119,9 @@ def test_pid_claim_only_in_a_fleet_pane(project: Path, env: dict[str, str]) -> N
     assert state(session_dir)[F.PID] == before[F.PID] == os.getpid()  # preserved when it matches
 
 
-def _status_line_in_pane(tmux: list[str], pane: str, env: dict[str, str], stdin: Path, out: Path,
-                         supervisor: bool) -> str:
+def _status_line_in_pane(
+    tmux: list[str], pane: str, env: dict[str, str], stdin: Path, out: Path, supervisor: bool
+) -> str:
     """Run the real ``claude-hook status-line`` inside *pane*, as Claude would there; its stdout.
 
     With *supervisor*, the pane's own process plays claude-run: it exports its PID as
@@ -127,8 +146,12 @@ def test_pid_claimed_for_this_supervisor_in_a_fleet_pane(project: Path, tmp_path
     tmux = ["tmux", "-S", str(socket), "-f", "/dev/null"]
     try:
         subprocess.run([*tmux, "new-session", "-d", "-s", "crew", "-n", "agents", "sleep 60"], check=True)
-        pane = subprocess.run([*tmux, "display-message", "-p", "-t", "crew:agents", "#{pane_id}"],
-                              capture_output=True, text=True, check=True).stdout.strip()
+        pane = subprocess.run(
+            [*tmux, "display-message", "-p", "-t", "crew:agents", "#{pane_id}"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
         subprocess.run([*tmux, "set-option", "-p", "-t", pane, "@pane_label", "SDK"], check=True)
         subprocess.run([*tmux, "set-option", "-p", "-t", pane, "remain-on-exit", "on"], check=True)
         dead = subprocess.Popen([sys.executable, "-c", "pass"])
@@ -141,8 +164,14 @@ def test_pid_claimed_for_this_supervisor_in_a_fleet_pane(project: Path, tmp_path
         assert line(project, env).startswith("No session")
         assert state(session_dir)[F.PID] == dead.pid
         shown = _status_line_in_pane(tmux, pane, env, stdin, tmp_path / "out1", supervisor=True)
-        pane_pid = int(subprocess.run([*tmux, "display-message", "-p", "-t", pane, "#{pane_pid}"],
-                                      capture_output=True, text=True, check=True).stdout)
+        pane_pid = int(
+            subprocess.run(
+                [*tmux, "display-message", "-p", "-t", pane, "#{pane_pid}"],
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
+        )
         after = state(session_dir)
         assert after[F.PID] == pane_pid and after[F.PID_START]  # (the pane process has exited since)
         assert after[F.SESSION_ID] == SID and shown.startswith("TOPIC · implement")
@@ -162,17 +191,26 @@ def test_display_with_session(project: Path, env: dict[str, str]) -> None:
 
 
 def test_display_with_declared_phases_and_agent(project: Path, env: dict[str, str]) -> None:
-    phases = [{"major": 1, "minor": 0, "name": "Setup"}, {"major": 2, "minor": 0, "name": "Build"},
-              {"major": 2, "minor": 1, "name": "Tests"}, {"major": 5, "minor": 0, "name": "Ship"}]
+    phases = [
+        {"major": 1, "minor": 0, "name": "Setup"},
+        {"major": 2, "minor": 0, "name": "Build"},
+        {"major": 2, "minor": 1, "name": "Tests"},
+        {"major": 5, "minor": 0, "name": "Ship"},
+    ]
     activate(project, name="PLAIN_NAME", phases=phases, currentPhase="2.1: Tests")
     shown = line(project, env, pct=0, cost=0.1234, agent={"name": "builder"})
     assert shown == "PLAIN_NAME · implement · [2.1/5] Tests · builder · $0.12 · 0%"
 
 
-def test_a_phase_written_into_the_state_cannot_put_escapes_on_the_terminal(project: Path, env: dict[str, str]) -> None:
+def test_a_phase_written_into_the_state_cannot_put_escapes_on_the_terminal(
+    project: Path, env: dict[str, str]
+) -> None:
     """`session phase` refuses such labels; a state file changed another way is still shown as text."""
     activate(project, name="2026_02_07_ESC", currentPhase="3: \x1b]52;c;cm0gLXJmIH4=\x07Build\u202e\tx")
-    assert line(project, env, pct=38, cost=1.5) == "ESC · implement · 3. \ufffd]52;c;cm0gLXJmIH4=\ufffdBuild\ufffd x · $1.50 · 50%"
+    assert (
+        line(project, env, pct=38, cost=1.5)
+        == "ESC · implement · 3. \ufffd]52;c;cm0gLXJmIH4=\ufffdBuild\ufffd x · $1.50 · 50%"
+    )
 
 
 def test_display_without_session(project: Path, env: dict[str, str]) -> None:
@@ -180,9 +218,22 @@ def test_display_without_session(project: Path, env: dict[str, str]) -> None:
     assert line(project, env, pct=None, cost=None) == "No session · $0.00 · ?%"
 
 
-@pytest.mark.parametrize("pct, shown", [(0, "0%"), (38, "50%"), (50, "66%"), (75, "99%"), (76, "100%"),
-                                        (85, "100%"), (100, "100%"), (250, "100%")])
-def test_percent_relative_to_threshold_capped(project: Path, env: dict[str, str], pct: int, shown: str) -> None:
+@pytest.mark.parametrize(
+    "pct, shown",
+    [
+        (0, "0%"),
+        (38, "50%"),
+        (50, "66%"),
+        (75, "99%"),
+        (76, "100%"),
+        (85, "100%"),
+        (100, "100%"),
+        (250, "100%"),
+    ],
+)
+def test_percent_relative_to_threshold_capped(
+    project: Path, env: dict[str, str], pct: int, shown: str
+) -> None:
     assert line(project, env, pct=pct).endswith(f" · {shown}")
 
 
@@ -208,8 +259,13 @@ def test_status_line_as_a_real_process(project: Path, env: dict[str, str]) -> No
 
 
 def start(project: Path, sid: object = "new-id", source: str = "startup") -> dict:
-    return {"session_id": sid, "transcript_path": "/t.jsonl", "cwd": str(project),
-            "hook_event_name": "SessionStart", "source": source}
+    return {
+        "session_id": sid,
+        "transcript_path": "/t.jsonl",
+        "cwd": str(project),
+        "hook_event_name": "SessionStart",
+        "source": source,
+    }
 
 
 @pytest.mark.parametrize("source", ["startup", "resume", "clear", "compact"])
@@ -219,7 +275,9 @@ def test_session_start_binds_the_conversation(project: Path, env: dict[str, str]
     assert state(session_dir)[F.SESSION_ID] == "new-id"
 
 
-@pytest.mark.parametrize("fields", [{"killRequested": True}, {"overflowed": True}, {"lifecycle": Lifecycle.DEHYDRATING}])
+@pytest.mark.parametrize(
+    "fields", [{"killRequested": True}, {"overflowed": True}, {"lifecycle": Lifecycle.DEHYDRATING}]
+)
 def test_session_start_respects_the_r1_guard(project: Path, env: dict[str, str], fields: dict) -> None:
     session_dir = activate(project, sessionId="before", lastHeartbeat="2026-01-01T00:00:00Z", **fields)
     before = state(session_dir)
@@ -261,12 +319,23 @@ def test_the_panes_cost_goes_on_across_its_claudes_of_one_session() -> None:
 
     record: dict | None = None
     shown = []
-    for cost, claude, session in [(0.5, "101", "S"), (1.0, "101", "S"), (0.25, "102", "S"), (0.5, "102", "S"),
-                                  (0.1, "103", "S"), (0.2, "103", "T"), (0.05, "103", "T")]:
+    for cost, claude, session in [
+        (0.5, "101", "S"),
+        (1.0, "101", "S"),
+        (0.25, "102", "S"),
+        (0.5, "102", "S"),
+        (0.1, "103", "S"),
+        (0.2, "103", "T"),
+        (0.05, "103", "T"),
+    ]:
         record = carry_cost(record, cost, claude, session)
         shown.append(round(pane_cost(record), 2))
-    assert shown == [0.5, 1.0, 1.25, 1.5, 1.6, 0.2, 0.05 + 0.2], "a new Claude adds on; another session starts anew"
-    assert pane_cost(carry_cost({"session": "S", "claude": "1", "cost": 1.0, "costBase": 2.0}, 0.5, "1", "S")) == 3.5, (
-        "a figure that went down is a new Claude that reused the pid")
+    assert shown == [0.5, 1.0, 1.25, 1.5, 1.6, 0.2, 0.05 + 0.2], (
+        "a new Claude adds on; another session starts anew"
+    )
+    assert (
+        pane_cost(carry_cost({"session": "S", "claude": "1", "cost": 1.0, "costBase": 2.0}, 0.5, "1", "S"))
+        == 3.5
+    ), "a figure that went down is a new Claude that reused the pid"
     for garbage in ("3", -1, float("nan"), True, None, 1e12):
         assert pane_cost({"cost": garbage, "costBase": garbage}) == 0

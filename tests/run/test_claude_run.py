@@ -18,22 +18,17 @@ from pathlib import Path
 
 import psutil
 import pytest
-
-from support.claude_run import (  # noqa: F401  (fixtures)
+from support.claude_run import (
     DEAD_PID,
     FakeClaude,
     alive,
     claude_run_path,
-    fake,
     read_state,
-    run_env,
-    start_run,
     tagged,
-    test_tag,
     wait_until,
-    workdir,
     write_state,
 )
+
 from claude_shepherd.supervisor.session.identity import is_watchdog, start_token
 
 CONTINUE_PROMPT = '/session continue --session {dir} --skill implement --phase "Phase 1: Setup"'
@@ -98,9 +93,16 @@ def test_the_watchdog_is_forked_and_nothing_loads_psutil_until_a_kill(
     """A fleet runs a claude-run and a watchdog per pane, and most never kill anything: no second
     interpreter, and psutil (a C extension: it shows in the memory map) only once there is a tree to kill."""
     go = tmp_path / "go"
-    fake.plan([{"session": ["activate", "sessions/S1", "implement"]}, {"mark": "ready"},
-               {"wait_file": str(go), "timeout": 10}, {"session": ["restart", "sessions/S1"]}, {"wait": 30}],
-              [{"exit": 0}])
+    fake.plan(
+        [
+            {"session": ["activate", "sessions/S1", "implement"]},
+            {"mark": "ready"},
+            {"wait_file": str(go), "timeout": 10},
+            {"session": ["restart", "sessions/S1"]},
+            {"wait": 30},
+        ],
+        [{"exit": 0}],
+    )
     run = start_run()
     fake.wait_event("mark", name="ready")
     watchdog = int(fake.starts()[0]["env"]["WATCHDOG_PID"])
@@ -184,8 +186,10 @@ def test_s6_restart_never_resumes_even_with_a_resurrected_session_id(
     _, second = fake.wait_starts(2)
     assert not has_resume(argv_of(second))
     assert CONTINUE_PROMPT.format(dir=session) in argv_of(second)
-    assert "Session S6 asked for a restart: starting a fresh conversation that continues it " \
-           "(the last one filled its context)" in run.text
+    assert (
+        "Session S6 asked for a restart: starting a fresh conversation that continues it "
+        "(the last one filled its context)" in run.text
+    )
 
 
 def test_a_restart_request_is_not_lost_when_claude_exits_quickly_with_an_error(
@@ -353,7 +357,7 @@ def test_a_stopped_supervisor_leaves_no_daemon_of_claudes_behind(fake: FakeClaud
     fake.plan([{"spawn": {"daemon": True, "ignore_term": True}}, {"mark": "ready"}, {"wait": None}])
     run = start_run()
     fake.wait_event("mark", name="ready")
-    (daemon, token), = daemons(fake).items()
+    ((daemon, token),) = daemons(fake).items()
     assert psutil.Process(daemon).ppid() == run.pid, "an orphan is adopted by claude-run, not init"
     os.kill(run.pid, signal.SIGTERM)  # as fleet stop does
     assert run.wait() == 143
@@ -365,7 +369,7 @@ def test_an_adopted_orphan_that_exits_is_reaped_while_claude_runs(fake: FakeClau
     fake.plan([{"spawn": {"daemon": True}}, {"mark": "ready"}, {"wait": None}])
     run = start_run()
     fake.wait_event("mark", name="ready")
-    (daemon, _), = daemons(fake).items()
+    ((daemon, _),) = daemons(fake).items()
     os.kill(daemon, signal.SIGKILL)
     wait_until(lambda: not psutil.pid_exists(daemon), 5, "claude-run to reap its adopted orphan")
     assert alive(fake.starts()[0]["pid"]), "Claude still runs: the orphan was reaped, not swept"
@@ -571,7 +575,8 @@ def test_what_an_agent_named_its_session_folder_reaches_the_terminal_without_esc
 def test_claude_run_records_its_sessions_root_so_agents_elsewhere_cannot_write_it(
     fake: FakeClaude, start_run, run_env: dict[str, str], workdir: Path, tmp_path: Path
 ) -> None:
-    from support.hooks import run as run_hook, tool
+    from support.hooks import run as run_hook
+    from support.hooks import tool
 
     fake.plan([{"exit": 0}], [{"exit": 0}])
     for _ in range(2):
@@ -580,7 +585,11 @@ def test_claude_run_records_its_sessions_root_so_agents_elsewhere_cannot_write_i
     assert registry.read_text().splitlines() == [str((workdir / "sessions").resolve())], "recorded once"
     elsewhere = tmp_path / "elsewhere"
     (elsewhere / "sessions").mkdir(parents=True)
-    env = dict(run_env, CLAUDE_SESSIONS_DIR=str(elsewhere / "sessions"), CLAUDE_SUPERVISOR_PID=str(os.getpid()))
+    env = dict(
+        run_env, CLAUDE_SESSIONS_DIR=str(elsewhere / "sessions"), CLAUDE_SUPERVISOR_PID=str(os.getpid())
+    )
     handover = str(workdir / "sessions" / "S1" / "DEHYDRATED_CONTEXT.md")
-    out = run_hook("pre-tool-use", tool(elsewhere, "Write", file_path=handover, content="x"), env, cwd=elsewhere)
+    out = run_hook(
+        "pre-tool-use", tool(elsewhere, "Write", file_path=handover, content="x"), env, cwd=elsewhere
+    )
     assert "§CMD_PROTECTED_FILE" in out.stdout and "another sessions root" in out.stdout

@@ -9,27 +9,20 @@ from __future__ import annotations
 
 import json
 import os
-
 import typing as t
 from pathlib import Path
 
 import pytest
-
-from support.fixtures import script
-from support.claude_run import (  # noqa: F401  (fixtures)
+from support.claude_run import (
     DEAD_PID,
     FakeClaude,
     FleetTmux,
-    fake,
-    fleet_tmux,
     make_transcript,
     read_state,
-    run_env,
-    start_run,
-    test_tag,
-    workdir,
     write_state,
 )
+from support.fixtures import script
+
 from claude_shepherd.supervisor.session.identity import start_token
 
 SESSION_ID = "3f2a9c4e-1111-2222-3333-444455556666"
@@ -81,7 +74,9 @@ def test_s3_fleet_restart_resumes_the_panes_conversation(
     (start,) = fake.starts()
     assert resume_arg(start["argv"]) == SESSION_ID
     assert "--model" in start["argv"]
-    assert "start the docs session" not in start["argv"], "a resumed conversation gets no initial prompt again"
+    assert "start the docs session" not in start["argv"], (
+        "a resumed conversation gets no initial prompt again"
+    )
     state = read_state(session)
     assert state["pid"] == run.pid and state["pidStart"] == start_token(run.pid), "claimed by us, not pid 0"
     assert state["lifecycle"] == "resuming"
@@ -107,7 +102,10 @@ def test_s9_an_overflowed_session_starts_fresh(
 ) -> None:
     session = pane_session(overflowed=True)
     run = _runs_fresh(fake, start_run, fleet_tmux, run_env, workdir)
-    assert "starting fresh: the last conversation of session 2026_11_22_PANE filled its context, so it is not resumed" in run.text
+    assert (
+        "starting fresh: the last conversation of session 2026_11_22_PANE filled its context, so it is not resumed"
+        in run.text
+    )
     assert read_state(session)["pid"] == DEAD_PID, "a session we do not resume is not claimed"
 
 
@@ -135,7 +133,10 @@ def test_resume_of_a_missing_transcript_starts_fresh_with_a_reason(
     assert run.wait() == 0
     (start,) = fake.wait_starts(1)
     assert resume_arg(start["argv"]) is None
-    assert "starting fresh: Claude no longer has conversation 3f2a9c4e... of session 2026_11_22_PANE (no transcript under" in run.text
+    assert (
+        "starting fresh: Claude no longer has conversation 3f2a9c4e... of session 2026_11_22_PANE (no transcript under"
+        in run.text
+    )
 
 
 def test_a_refused_fleet_resume_is_retried_once_fresh(
@@ -148,9 +149,13 @@ def test_a_refused_fleet_resume_is_retried_once_fresh(
     assert run.wait() == 0
     first, second = fake.wait_starts(2)
     assert resume_arg(first["argv"]) == SESSION_ID and resume_arg(second["argv"]) is None
-    assert "the layout's prompt" not in first["argv"] and "the layout's prompt" in second["argv"], \
+    assert "the layout's prompt" not in first["argv"] and "the layout's prompt" in second["argv"], (
         "the resume gets no prompt again; the fresh conversation that replaces it does"
-    assert f"Claude refused to resume the conversation (--resume {SESSION_ID[:8]}...: it exited with status 1 after" in run.text
+    )
+    assert (
+        f"Claude refused to resume the conversation (--resume {SESSION_ID[:8]}...: it exited with status 1 after"
+        in run.text
+    )
     assert len(fake.starts()) == 2
 
 
@@ -191,10 +196,22 @@ def test_a_pane_that_never_activated_a_session_resumes_its_own_conversation(
 ) -> None:
     """Claude printed `claude --resume <id>`; the pane's next start must not lose that conversation."""
     conversation = "0a1b2c3d-0000-4000-8000-00000000beef"
-    hook_input = json.dumps({"session_id": conversation, "cwd": str(workdir), "hook_event_name": "SessionStart",
-                             "source": "startup"})
-    fake.plan([{"run": [script("claude-hook"), "session-start"], "stdin": hook_input},
-               {"transcript": conversation}, {"exit": 0}], [{"exit": 0}])
+    hook_input = json.dumps(
+        {
+            "session_id": conversation,
+            "cwd": str(workdir),
+            "hook_event_name": "SessionStart",
+            "source": "startup",
+        }
+    )
+    fake.plan(
+        [
+            {"run": [script("claude-hook"), "session-start"], "stdin": hook_input},
+            {"transcript": conversation},
+            {"exit": 0},
+        ],
+        [{"exit": 0}],
+    )
     first = start_run("the layout's prompt", pane=fleet_tmux)
     assert first.wait() == 0
     second = start_run("the layout's prompt", pane=fleet_tmux)
@@ -202,18 +219,32 @@ def test_a_pane_that_never_activated_a_session_resumes_its_own_conversation(
     one, two = fake.wait_starts(2)
     assert resume_arg(one["argv"]) is None and "the layout's prompt" in one["argv"]
     assert resume_arg(two["argv"]) == conversation and "the layout's prompt" not in two["argv"]
-    assert f"Resuming conversation {conversation[:8]}... of fleet pane '{fleet_tmux.pane_id}' (no session)" \
+    assert (
+        f"Resuming conversation {conversation[:8]}... of fleet pane '{fleet_tmux.pane_id}' (no session)"
         in second.text
+    )
 
 
 def test_a_pane_conversation_that_reached_the_threshold_starts_fresh(
     fake: FakeClaude, start_run, fleet_tmux: FleetTmux, workdir: Path
 ) -> None:
     conversation = "0a1b2c3d-0000-4000-8000-00000000cafe"
-    status = json.dumps({"session_id": conversation, "cwd": str(workdir), "cost": {"total_cost_usd": 0.1},
-                         "context_window": {"used_percentage": 80, "context_window_size": 200000}})
-    fake.plan([{"run": [script("claude-hook"), "status-line"], "stdin": status},
-               {"transcript": conversation}, {"exit": 0}], [{"exit": 0}])
+    status = json.dumps(
+        {
+            "session_id": conversation,
+            "cwd": str(workdir),
+            "cost": {"total_cost_usd": 0.1},
+            "context_window": {"used_percentage": 80, "context_window_size": 200000},
+        }
+    )
+    fake.plan(
+        [
+            {"run": [script("claude-hook"), "status-line"], "stdin": status},
+            {"transcript": conversation},
+            {"exit": 0},
+        ],
+        [{"exit": 0}],
+    )
     assert start_run(pane=fleet_tmux).wait() == 0
     second = start_run(pane=fleet_tmux)
     assert second.wait() == 0
@@ -223,7 +254,12 @@ def test_a_pane_conversation_that_reached_the_threshold_starts_fresh(
 
 
 def test_the_resumed_claude_makes_the_session_active_again(
-    fake: FakeClaude, start_run, fleet_tmux: FleetTmux, pane_session, run_env: dict[str, str], workdir: Path,
+    fake: FakeClaude,
+    start_run,
+    fleet_tmux: FleetTmux,
+    pane_session,
+    run_env: dict[str, str],
+    workdir: Path,
     tmp_path: Path,
 ) -> None:
     """``resuming`` is the moment before Claude starts: its SessionStart hook ends it."""

@@ -15,16 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from claude_shepherd.supervisor.claude_run import agent_env
-from claude_shepherd.supervisor.claude_run import claude_bin
-from claude_shepherd.supervisor.claude_run import transcripts
+from claude_shepherd.supervisor.claude_run import agent_env, claude_bin, transcripts
 from claude_shepherd.supervisor.claude_run.claude_args import launch_argv, split_args
 from claude_shepherd.supervisor.claude_run.crashloop import CrashPolicy, CrashTracker
 from claude_shepherd.supervisor.claude_run.foreground import Outcome, exit_code
-from claude_shepherd.supervisor.session.identity import start_token
 from claude_shepherd.supervisor.claude_run.launch_plan import Owner
 from claude_shepherd.supervisor.claude_run.prompt_additions import AgentNameError, build
 from claude_shepherd.supervisor.claude_run.supervise import Settings, Supervisor
+from claude_shepherd.supervisor.session.identity import start_token
 
 # --------------------------------------------------------------------------- arguments
 
@@ -46,8 +44,13 @@ def _parse(argv: list[str], env: dict[str, str] | None = None) -> dict[str, t.An
     import sys
 
     clean = {k: v for k, v in os.environ.items() if not k.startswith("CLAUDE_RUN_")}
-    out = subprocess.run([sys.executable, "-c", _PARSE, *argv], env={**clean, **(env or {})}, capture_output=True,
-                         text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", _PARSE, *argv],
+        env={**clean, **(env or {})},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(out.stdout)
 
 
@@ -55,26 +58,43 @@ def _parse(argv: list[str], env: dict[str, str] | None = None) -> dict[str, t.An
     ("argv", "env", "expected"),
     [
         ([], {}, {"args": [], "grace": 3.0, "limit": 5}),
-        (["--kill-grace", "2.5", "--crash-limit", "07", "--model", "x"], {}, {"args": ["--model", "x"], "grace": 2.5, "limit": 7}),
-        ([], {"CLAUDE_RUN_KILL_GRACE": "1", "CLAUDE_RUN_CRASH_LIMIT": "2"}, {"args": [], "grace": 1.0, "limit": 2}),
-        (["--agent", "a", "--", "--kill-grace", "9", "-p", "hi"], {}, {"args": ["--kill-grace", "9", "-p", "hi"], "grace": 3.0, "limit": 5}),
+        (
+            ["--kill-grace", "2.5", "--crash-limit", "07", "--model", "x"],
+            {},
+            {"args": ["--model", "x"], "grace": 2.5, "limit": 7},
+        ),
+        (
+            [],
+            {"CLAUDE_RUN_KILL_GRACE": "1", "CLAUDE_RUN_CRASH_LIMIT": "2"},
+            {"args": [], "grace": 1.0, "limit": 2},
+        ),
+        (
+            ["--agent", "a", "--", "--kill-grace", "9", "-p", "hi"],
+            {},
+            {"args": ["--kill-grace", "9", "-p", "hi"], "grace": 3.0, "limit": 5},
+        ),
         (["--kill-grace=1e1", "fix it"], {}, {"args": ["fix it"], "grace": 10.0, "limit": 5}),
     ],
 )
-def test_options_are_parsed_with_the_standard_library(argv: list[str], env: dict[str, str], expected: dict[str, t.Any]) -> None:
+def test_options_are_parsed_with_the_standard_library(
+    argv: list[str], env: dict[str, str], expected: dict[str, t.Any]
+) -> None:
     """A fleet starts a claude-run per pane at once: no typer, click, pydantic or hashlib on its path."""
     got = _parse(argv, env)
     assert got == {**expected, "heavy": []}
     assert type(got["grace"]) is float
 
 
-@pytest.mark.parametrize(("argv", "env", "says"), [
-    (["--crash-limit", "x"], {}, "--crash-limit must be a whole number, not 'x'"),
-    (["--crash-limit", "0"], {}, "--crash-limit must be at least 1"),
-    (["--kill-grace", "-1"], {}, "--kill-grace must be at least 0"),
-    ([], {"CLAUDE_RUN_BACKOFF": "soon"}, "CLAUDE_RUN_BACKOFF must be a number, not 'soon'"),
-    (["--agent"], {}, "argument --agent: expected one argument"),
-])
+@pytest.mark.parametrize(
+    ("argv", "env", "says"),
+    [
+        (["--crash-limit", "x"], {}, "--crash-limit must be a whole number, not 'x'"),
+        (["--crash-limit", "0"], {}, "--crash-limit must be at least 1"),
+        (["--kill-grace", "-1"], {}, "--kill-grace must be at least 0"),
+        ([], {"CLAUDE_RUN_BACKOFF": "soon"}, "CLAUDE_RUN_BACKOFF must be a number, not 'soon'"),
+        (["--agent"], {}, "argument --agent: expected one argument"),
+    ],
+)
 def test_bad_option_values_are_one_line_usage_errors(argv: list[str], env: dict[str, str], says: str) -> None:
     got = _parse(argv, env)
     assert says in got["error"] and "\n" not in got["error"]
@@ -404,7 +424,9 @@ def test_a_restart_loop_is_stopped_and_its_request_kept(tmp_path: Path) -> None:
     assert len(runner.argvs) == 4, "three restarts taken, the fourth request left pending"
     assert sup.give_up is not None and "3 restarts were requested within 600s" in sup.give_up.message
     state = json.loads((session / ".state.json").read_text())
-    assert state["killRequested"] is True and state["restartPrompt"], "nothing is lost: the next start continues it"
+    assert state["killRequested"] is True and state["restartPrompt"], (
+        "nothing is lost: the next start continues it"
+    )
 
 
 def test_restarts_spread_over_time_are_not_a_loop(tmp_path: Path) -> None:
@@ -415,5 +437,7 @@ def test_restarts_spread_over_time_are_not_a_loop(tmp_path: Path) -> None:
         request_restart(session, "/session continue --session S")
         return 143, 400.0  # a long stretch of work between restarts
 
-    sup, runner, lines, _ = make(tmp_path, [works_then_restarts] * 4 + [quits(0)], restart_limit=3, restart_window=600.0)
+    sup, runner, lines, _ = make(
+        tmp_path, [works_then_restarts] * 4 + [quits(0)], restart_limit=3, restart_window=600.0
+    )
     assert sup.run() == 0 and len(runner.argvs) == 5

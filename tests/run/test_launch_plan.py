@@ -6,8 +6,8 @@ import json
 import os
 from pathlib import Path
 
-from claude_shepherd.supervisor.session.identity import start_token
 from claude_shepherd.supervisor.claude_run.launch_plan import Owner, fleet_start
+from claude_shepherd.supervisor.session.identity import start_token
 from claude_shepherd.supervisor.session.store import read_state
 
 PANE = "crew:agents:SDK"
@@ -70,16 +70,24 @@ ME = Owner(4242, "boot:1")
 SESSION = Path("/p/sessions/2026_11_22_WORK")
 
 
-def _decide(state: dict, *, running: bool = False, transcript: bool = True, restart: bool = True) -> tuple[str, dict]:
+def _decide(
+    state: dict, *, running: bool = False, transcript: bool = True, restart: bool = True
+) -> tuple[str, dict]:
     state = dict(state)
-    decision = decide(state, ME, SESSION, owner_running=running, has_transcript=lambda _: transcript,
-                      allow_restart=restart)
+    decision = decide(
+        state, ME, SESSION, owner_running=running, has_transcript=lambda _: transcript, allow_restart=restart
+    )
     return decision.kind, state
 
 
 def test_the_resume_decision_is_a_function_of_the_state_and_the_facts() -> None:
-    base = {"pid": 999, "pidStart": "boot:7", "skill": "implement", "lifecycle": "active",
-            "sessionId": "3f2a9c4e-1111-2222-3333-444455556666"}
+    base = {
+        "pid": 999,
+        "pidStart": "boot:7",
+        "skill": "implement",
+        "lifecycle": "active",
+        "sessionId": "3f2a9c4e-1111-2222-3333-444455556666",
+    }
     assert _decide(base, running=True)[0] == "busy"
     kind, state = _decide(base)
     assert kind == "resume" and state["pid"] == ME.pid and state["lifecycle"] == "resuming"
@@ -89,6 +97,9 @@ def test_the_resume_decision_is_a_function_of_the_state_and_the_facts() -> None:
     assert _decide(dict(base, sessionId="--dangerously-skip-permissions"))[0] == "no-id"
     kind, state = _decide(dict(base, killRequested=True, restartPrompt="/session continue"))
     assert kind == "restart" and state["lifecycle"] == "restarting" and "restartPrompt" not in state
-    assert _decide(dict(base, killRequested=True, restartPrompt="/session continue"), restart=False)[0] == "killed"
+    assert (
+        _decide(dict(base, killRequested=True, restartPrompt="/session continue"), restart=False)[0]
+        == "killed"
+    )
     kind, state = _decide(dict(base, lifecycle="completed"))
     assert kind == "resume" and state["lifecycle"] == "completed", "a finished session keeps its gate engaged"

@@ -8,7 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from claude_shepherd.supervisor.claude_run.run_log import NAME_LIMIT, PaneLog, RunLines, log_dir, log_name, tail
+from claude_shepherd.supervisor.claude_run.run_log import (
+    NAME_LIMIT,
+    PaneLog,
+    RunLines,
+    log_dir,
+    log_name,
+    tail,
+)
 
 
 @pytest.mark.parametrize("label", ["../../etc/passwd", "..", ".hidden", "a/b\\c", "x" * 5000, "\x1b]0;t\x07\u202e",
@@ -31,7 +38,9 @@ def test_identities_that_read_alike_get_their_own_files() -> None:
 def test_the_folder_follows_xdg_state_home() -> None:
     assert log_dir({"HOME": "/h"}) == Path("/h/.local/state/claude-shepherd/logs")
     assert log_dir({"HOME": "/h", "XDG_STATE_HOME": "/s"}) == Path("/s/claude-shepherd/logs")
-    assert log_dir({"HOME": "/h", "XDG_STATE_HOME": "relative"}) == Path("/h/.local/state/claude-shepherd/logs")
+    assert log_dir({"HOME": "/h", "XDG_STATE_HOME": "relative"}) == Path(
+        "/h/.local/state/claude-shepherd/logs"
+    )
 
 
 def test_private_rotated_by_size_and_tailed_across_rotations(tmp_path: Path) -> None:

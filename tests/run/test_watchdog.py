@@ -14,15 +14,17 @@ import sys
 import time
 import typing as t
 
-from pathlib import Path
-
 import psutil
 import pytest
+from support.claude_run import FAKE_CLAUDE, TAG_ENV, FakeClaude, alive, wait_until
 
-from support.claude_run import FAKE_CLAUDE, TAG_ENV, FakeClaude, alive, fake, test_tag, wait_until  # noqa: F401
-from claude_shepherd.supervisor.session.identity import SUPERVISOR_PID_ENV, is_watchdog, start_token
-from claude_shepherd.supervisor.session.identity import process_stat
 from claude_shepherd.supervisor.claude_run.watchdog import WatchdogHandle, marked_processes, wait_pid
+from claude_shepherd.supervisor.session.identity import (
+    SUPERVISOR_PID_ENV,
+    is_watchdog,
+    process_stat,
+    start_token,
+)
 
 
 @pytest.fixture

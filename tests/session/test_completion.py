@@ -12,8 +12,8 @@ import typing as t
 from pathlib import Path
 
 import pytest
-
 from support.fixtures import script
+
 from claude_shepherd.fleet.cli import app
 from claude_shepherd.supervisor.session.cli import COMMAND_LINE
 
@@ -21,7 +21,9 @@ from claude_shepherd.supervisor.session.cli import COMMAND_LINE
 def run(argv: list[str], home: Path, **env: str) -> subprocess.CompletedProcess[str]:
     full = {k: v for k, v in os.environ.items() if k not in ("CLAUDECODE", "_ARGCOMPLETE", "SHELL")}
     full.update(HOME=str(home), **env)
-    return subprocess.run(argv, capture_output=True, text=True, env=full, timeout=30, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        argv, capture_output=True, text=True, env=full, timeout=30, stdin=subprocess.DEVNULL
+    )
 
 
 def session_candidates(line: str, home: Path) -> list[str]:
@@ -74,7 +76,9 @@ def test_a_bad_shell_is_one_line(tmp_path: Path) -> None:
 
 
 def test_fleet_completes_its_commands(tmp_path: Path) -> None:
-    done = run([script("fleet")], tmp_path, _FLEET_COMPLETE="complete_bash", COMP_WORDS="fleet st", COMP_CWORD="1")
+    done = run(
+        [script("fleet")], tmp_path, _FLEET_COMPLETE="complete_bash", COMP_WORDS="fleet st", COMP_CWORD="1"
+    )
     assert done.returncode == 0, done.stderr
     assert set(done.stdout.split()) == {"start", "stop", "status"}
     helped = run([script("fleet"), "--help"], tmp_path)

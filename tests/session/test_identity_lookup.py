@@ -11,15 +11,15 @@ import uuid
 from pathlib import Path
 
 import pytest
-
 from support.fixtures import script
-from support.pane import FleetPane, fleet_pane  # noqa: F401  (fixture)
+from support.pane import FleetPane
+
 from claude_shepherd.supervisor.session import index
 from claude_shepherd.supervisor.session.identity import (
-    same_owner,
     current_pane_id,
     fleet_socket,
     owner_alive,
+    same_owner,
     start_token,
     supervisor_pid,
 )
@@ -72,8 +72,10 @@ def test_an_owner_without_a_token_must_look_like_an_agent() -> None:
     """
     assert not owner_alive(1)
     assert not owner_alive(os.getpid()), "pytest holds the number but is no supervisor"
-    agent = subprocess.Popen([sys.executable, "-c", "import time; print(flush=True); time.sleep(30)", "claude-run"],
-                             stdout=subprocess.PIPE)
+    agent = subprocess.Popen(
+        [sys.executable, "-c", "import time; print(flush=True); time.sleep(30)", "claude-run"],
+        stdout=subprocess.PIPE,
+    )
     try:
         assert agent.stdout is not None and agent.stdout.readline() == b"\n"  # exec'd: its own command line
         assert owner_alive(agent.pid)
@@ -125,7 +127,23 @@ def tmux_server():
 
     def make(prefix: str) -> tuple[str, str]:
         name = f"{prefix}-pytest-{uuid.uuid4().hex[:8]}"
-        subprocess.run(["tmux", "-L", name, "-f", "/dev/null", "new-session", "-d", "-s", "crew", "-n", "agents", "sleep 60"], check=True)
+        subprocess.run(
+            [
+                "tmux",
+                "-L",
+                name,
+                "-f",
+                "/dev/null",
+                "new-session",
+                "-d",
+                "-s",
+                "crew",
+                "-n",
+                "agents",
+                "sleep 60",
+            ],
+            check=True,
+        )
         path = subprocess.run(
             ["tmux", "-L", name, "display-message", "-p", "-t", "crew", "#{socket_path}"],
             capture_output=True, text=True, check=True,
@@ -141,7 +159,9 @@ def tmux_server():
 
 def _pane(name: str) -> str:
     return subprocess.run(
-        ["tmux", "-L", name, "display-message", "-p", "-t", "crew", "#{pane_id}"], capture_output=True, text=True
+        ["tmux", "-L", name, "display-message", "-p", "-t", "crew", "#{pane_id}"],
+        capture_output=True,
+        text=True,
     ).stdout.strip()
 
 
@@ -170,8 +190,13 @@ def test_session_find_reads_the_pane_from_tmux(fleet_pane: FleetPane, project: P
     (d / ".state.json").write_text(json.dumps({"pid": 0, "skill": "x", "fleetPaneId": fleet_pane.pane_id}))
     out = fleet_pane.run([script("session"), "find"], env=dict(os.environ), cwd=project)
     assert out.stdout.strip() == str(d)
-    spoofed = subprocess.run([script("session"), "find"], capture_output=True, text=True, cwd=project,
-                             env=dict(os.environ, **fleet_pane.env()))
+    spoofed = subprocess.run(
+        [script("session"), "find"],
+        capture_output=True,
+        text=True,
+        cwd=project,
+        env=dict(os.environ, **fleet_pane.env()),
+    )
     assert spoofed.returncode == 1, "the pane's variables outside the pane do not find its session"
 
 

@@ -16,10 +16,10 @@ import typing as t
 from pathlib import Path
 
 import pytest
-
 from support.fixtures import Run, script
 from support.hooks import assistant_line, bash, hook_env, run, tool
-from support.pane import FleetPane, fleet_pane  # noqa: F401  (fixture)
+from support.pane import FleetPane
+
 from claude_shepherd.supervisor.session.identity import start_token
 
 S = "sessions/2026_02_07_TOPIC"
@@ -40,14 +40,22 @@ def state_of(project: Path, rel: str = S) -> dict[str, t.Any]:
 
 def mine(**fields: t.Any) -> dict[str, t.Any]:
     """A state owned by this test process (the 'agent' of every ``session`` call here)."""
-    return {"pid": os.getpid(), "pidStart": start_token(os.getpid()), "skill": "implement",
-            "lifecycle": "active", **fields}
+    return {
+        "pid": os.getpid(),
+        "pidStart": start_token(os.getpid()),
+        "skill": "implement",
+        "lifecycle": "active",
+        **fields,
+    }
 
 
 def snapshot(directory: Path) -> dict[str, bytes]:
     """Every file's content (an empty lock file, created by taking the lock, is no change)."""
-    return {p.name: p.read_bytes() for p in sorted(directory.iterdir())
-            if p.is_file() and not p.is_symlink() and not p.name.endswith(".lock")}
+    return {
+        p.name: p.read_bytes()
+        for p in sorted(directory.iterdir())
+        if p.is_file() and not p.is_symlink() and not p.name.endswith(".lock")
+    }
 
 
 def refused(result: subprocess.CompletedProcess[str], *words: str) -> str:
@@ -69,8 +77,16 @@ def other_agent() -> t.Iterator[subprocess.Popen[bytes]]:
 
 
 def theirs(proc: subprocess.Popen[bytes], **fields: t.Any) -> dict[str, t.Any]:
-    return {"pid": proc.pid, "pidStart": start_token(proc.pid), "skill": "implement", "lifecycle": "active",
-            "logTemplate": TEMPLATE, "toolUseWithoutLogsBlockAfter": 10, "currentPhase": "2: Build", **fields}
+    return {
+        "pid": proc.pid,
+        "pidStart": start_token(proc.pid),
+        "skill": "implement",
+        "lifecycle": "active",
+        "logTemplate": TEMPLATE,
+        "toolUseWithoutLogsBlockAfter": 10,
+        "currentPhase": "2: Build",
+        **fields,
+    }
 
 
 # --------------------------------------------------------------------------- 1. ownership
@@ -117,12 +133,24 @@ def test_a_session_without_owner_is_not_writable_until_activated(project: Path, 
 # --------------------------------------------------------------------------- 2. take-over by corruption
 
 
-@pytest.mark.parametrize("template", [".state.json", "x/.state.json", "TEMPLATE_.state.json", "DEHYDRATED_CONTEXT.md",
-                                      ".state.json.lock", "", "log.txt"])
+@pytest.mark.parametrize(
+    "template",
+    [
+        ".state.json",
+        "x/.state.json",
+        "TEMPLATE_.state.json",
+        "DEHYDRATED_CONTEXT.md",
+        ".state.json.lock",
+        "",
+        "log.txt",
+    ],
+)
 def test_a_log_template_cannot_name_our_own_files(project: Path, run_session: Run, template: str) -> None:
     write_state(project, mine())
     before = snapshot(project / S)
-    refused(run_session("activate", S, "implement", input=json.dumps({"logTemplate": template})), "logTemplate")
+    refused(
+        run_session("activate", S, "implement", input=json.dumps({"logTemplate": template})), "logTemplate"
+    )
     refused(run_session("update", S, "logTemplate", template), "logTemplate")
     assert snapshot(project / S) == before
 
@@ -168,8 +196,15 @@ def test_a_corrupt_state_of_a_dead_owner_is_set_aside_and_taken(project: Path, r
 
 
 def spent_overflow(**fields: t.Any) -> dict[str, t.Any]:
-    return mine(overflowed=True, overflowConversation=CONV, sessionId=CONV, lifecycle="dehydrating",
-                dehydrateToolCalls=25, contextUsage=0.9, **fields)
+    return mine(
+        overflowed=True,
+        overflowConversation=CONV,
+        sessionId=CONV,
+        lifecycle="dehydrating",
+        dehydrateToolCalls=25,
+        contextUsage=0.9,
+        **fields,
+    )
 
 
 def test_deactivate_and_continue_do_not_refill_the_dehydrate_budget(project: Path, run_session: Run) -> None:
@@ -189,10 +224,17 @@ def test_deactivate_and_continue_do_not_refill_the_dehydrate_budget(project: Pat
 def test_an_overflowed_conversation_cannot_activate_another_session(project: Path, run_session: Run) -> None:
     write_state(project, spent_overflow())
     conv = {"CLAUDE_CODE_SESSION_ID": CONV}
-    refused(run_session("activate", "sessions/FRESH", "implement", env=conv), "overflowed", "dehydrate it first")
+    refused(
+        run_session("activate", "sessions/FRESH", "implement", env=conv), "overflowed", "dehydrate it first"
+    )
     assert not (project / "sessions/FRESH").exists()
     # A new conversation (the restarted Claude) may.
-    assert run_session("activate", "sessions/FRESH", "implement", env={"CLAUDE_CODE_SESSION_ID": "new"}).returncode == 0
+    assert (
+        run_session(
+            "activate", "sessions/FRESH", "implement", env={"CLAUDE_CODE_SESSION_ID": "new"}
+        ).returncode
+        == 0
+    )
 
 
 def test_only_a_new_conversation_clears_the_overflow(project: Path, run_session: Run) -> None:
@@ -237,8 +279,12 @@ def test_a_trap_as_the_callers_own_state_fails_closed(project: Path, plant) -> N
     index = project / "sessions" / ".shepherd" / "index.json"
     index.parent.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
-    out = run("pre-tool-use", tool(project, "Grep", pattern="x"), dict(hook_env(project), SESSION_REQUIRED="1"),
-              cwd=project).stdout
+    out = run(
+        "pre-tool-use",
+        tool(project, "Grep", pattern="x"),
+        dict(hook_env(project), SESSION_REQUIRED="1"),
+        cwd=project,
+    ).stdout
     assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
     assert time.monotonic() - started < 8
 
@@ -256,8 +302,14 @@ def _hook_with_deadline(project: Path, payload: str | None, deadline: str = "1")
     """Run the real claude-hook with a short deadline; *payload* None: stdin is never closed."""
     env = dict(hook_env(project), CLAUDE_HOOK_DEADLINE=deadline)
     started = time.monotonic()
-    proc = subprocess.Popen([script("claude-hook"), "pre-tool-use"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            env=env, cwd=project, text=True)
+    proc = subprocess.Popen(
+        [script("claude-hook"), "pre-tool-use"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env=env,
+        cwd=project,
+        text=True,
+    )
     assert proc.stdin is not None and proc.stdout is not None
     if payload is not None:
         proc.stdin.write(payload)
@@ -282,16 +334,25 @@ def held_lock(project: Path) -> t.Iterator[Path]:
     """The session's state lock held by another process (a stuck writer) for longer than the deadline."""
     d = write_state(project, mine())
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, time\nfrom pathlib import Path\nfrom claude_shepherd.supervisor.session.store import file_lock\n"
-         "with file_lock(Path(sys.argv[1])):\n    print('locked', flush=True)\n    time.sleep(30)\n",
-         str(d / ".state.json.lock")], stdout=subprocess.PIPE, cwd=Path(__file__).resolve().parents[2])
+        [
+            sys.executable,
+            "-c",
+            "import sys, time\nfrom pathlib import Path\nfrom claude_shepherd.supervisor.session.store import file_lock\n"
+            "with file_lock(Path(sys.argv[1])):\n    print('locked', flush=True)\n    time.sleep(30)\n",
+            str(d / ".state.json.lock"),
+        ],
+        stdout=subprocess.PIPE,
+        cwd=Path(__file__).resolve().parents[2],
+    )
     assert holder.stdout is not None and holder.stdout.readline() == b"locked\n"
     yield d
     holder.kill()
     holder.wait()
 
 
-def test_a_stuck_hook_denies_a_tool_but_lets_a_session_command_through(project: Path, held_lock: Path) -> None:
+def test_a_stuck_hook_denies_a_tool_but_lets_a_session_command_through(
+    project: Path, held_lock: Path
+) -> None:
     grep = json.dumps(tool(project, "Grep", pattern="x"))
     out, took = _hook_with_deadline(project, grep)
     assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
@@ -301,11 +362,12 @@ def test_a_stuck_hook_denies_a_tool_but_lets_a_session_command_through(project: 
     assert out == "" and took < 2.5, "a lone session command passes every gate anyway"
 
 
-@pytest.mark.parametrize("planted", [{"contextUsage": 0.01, "contextUsageAt": "2999-01-01T00:00:00Z"},
-                                     {"contextWindowSize": 10**12}])
+@pytest.mark.parametrize(
+    "planted",
+    [{"contextUsage": 0.01, "contextUsageAt": "2999-01-01T00:00:00Z"}, {"contextWindowSize": 10**12}],
+)
 def test_usage_the_agent_could_write_does_not_outvote_the_transcript(project: Path, planted: dict) -> None:
     """In `claude -p` (no status line) the transcript is the source the agent cannot easily write."""
-
 
     write_state(project, mine(**planted))
     transcript = project.parent / "home" / ".claude" / "projects" / "p" / "main.jsonl"
@@ -322,6 +384,7 @@ def _write_targets(project: Path) -> dict[str, str]:
     home = project.parent / "home"
     bin_dir = Path(sys.executable).parent
     from claude_shepherd import hooks
+
     return {
         "own state": f"{S}/.state.json",
         "own lock": f"{S}/.state.json.lock",
@@ -352,13 +415,24 @@ def _write_targets(project: Path) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("what", list(_write_targets(Path("/p/proj"))))
-@pytest.mark.parametrize("tool_name, field", [("Write", "file_path"), ("Edit", "file_path"),
-                                              ("MultiEdit", "file_path"), ("NotebookEdit", "notebook_path")])
-def test_file_tools_cannot_write_what_the_gates_rely_on(project: Path, what: str, tool_name: str, field: str) -> None:
+@pytest.mark.parametrize(
+    "tool_name, field",
+    [
+        ("Write", "file_path"),
+        ("Edit", "file_path"),
+        ("MultiEdit", "file_path"),
+        ("NotebookEdit", "notebook_path"),
+    ],
+)
+def test_file_tools_cannot_write_what_the_gates_rely_on(
+    project: Path, what: str, tool_name: str, field: str
+) -> None:
     write_state(project, mine())
     write_state(project, {"pid": 0, "skill": "x"}, rel="sessions/THEIRS")
     path = _write_targets(project)[what]
-    out = run("pre-tool-use", tool(project, tool_name, **{field: path}), hook_env(project), cwd=project).stdout
+    out = run(
+        "pre-tool-use", tool(project, tool_name, **{field: path}), hook_env(project), cwd=project
+    ).stdout
     assert out, f"{tool_name} of {what} ({path}) was allowed"
     reason = json.loads(out)["hookSpecificOutput"]["permissionDecisionReason"]
     assert reason.startswith("§CMD_PROTECTED_FILE") and "is refused" in reason
@@ -387,30 +461,42 @@ def _code_targets() -> dict[str, str]:
 def test_file_tools_cannot_plant_code_our_commands_or_hooks_would_load(project: Path, what: str) -> None:
     write_state(project, mine())
     path = _code_targets()[what]
-    out = run("pre-tool-use", tool(project, "Write", file_path=path, content="x"), hook_env(project), cwd=project).stdout
+    out = run(
+        "pre-tool-use", tool(project, "Write", file_path=path, content="x"), hook_env(project), cwd=project
+    ).stdout
     assert "§CMD_PROTECTED_FILE" in out, f"Write of {what} ({path}) was allowed"
 
 
-@pytest.mark.parametrize("path", ["~/.bash_aliases", "~/.bash_logout", "sessions/2026_NEXT_TOPIC",
-                                  "~/.claude/projects/p/main.jsonl"])
+@pytest.mark.parametrize(
+    "path",
+    ["~/.bash_aliases", "~/.bash_logout", "sessions/2026_NEXT_TOPIC", "~/.claude/projects/p/main.jsonl"],
+)
 def test_shell_files_and_squatted_session_names_are_protected(project: Path, path: str) -> None:
     write_state(project, mine())
-    out = run("pre-tool-use", tool(project, "Write", file_path=path, content="x"), hook_env(project), cwd=project).stdout
+    out = run(
+        "pre-tool-use", tool(project, "Write", file_path=path, content="x"), hook_env(project), cwd=project
+    ).stdout
     assert "§CMD_PROTECTED_FILE" in out, path
 
 
 def test_a_session_name_with_invisible_characters_is_refused(project: Path, run_session: Run) -> None:
     write_state(project, mine(), rel="sessions/THEIRS")
     refused(run_session("activate", "sessions/THEIRS\u200b", "implement"), "invisible or control characters")
-    assert sorted(p.name for p in (project / "sessions").iterdir() if not p.name.startswith(".")) == ["THEIRS"]
+    assert sorted(p.name for p in (project / "sessions").iterdir() if not p.name.startswith(".")) == [
+        "THEIRS"
+    ]
 
 
 @pytest.mark.parametrize("name", ["\uff33HEIRS", "THEIRS\u2160", "THE\ufb01"])
-def test_a_session_name_that_can_pass_for_another_is_refused(project: Path, run_session: Run, name: str) -> None:
+def test_a_session_name_that_can_pass_for_another_is_refused(
+    project: Path, run_session: Run, name: str
+) -> None:
     """Fullwidth letters, a Roman numeral, a ligature: each is another name's letters once normalised."""
     write_state(project, mine(), rel="sessions/THEIRS")
     refused(run_session("activate", f"sessions/{name}", "implement"), "stand for others")
-    assert sorted(p.name for p in (project / "sessions").iterdir() if not p.name.startswith(".")) == ["THEIRS"]
+    assert sorted(p.name for p in (project / "sessions").iterdir() if not p.name.startswith(".")) == [
+        "THEIRS"
+    ]
 
 
 def test_a_plain_file_where_a_session_would_be_says_so(project: Path, run_session: Run) -> None:
@@ -423,7 +509,9 @@ def test_a_symlink_to_a_protected_file_is_judged_by_its_target(project: Path) ->
     (project / "notes.md").symlink_to(d / ".state.json")
     (project / "dangling").symlink_to(project / "sessions" / ".shepherd" / "index.json")
     for path in ("notes.md", "dangling"):
-        out = run("pre-tool-use", tool(project, "Write", file_path=path), hook_env(project), cwd=project).stdout
+        out = run(
+            "pre-tool-use", tool(project, "Write", file_path=path), hook_env(project), cwd=project
+        ).stdout
         assert "§CMD_PROTECTED_FILE" in out, path
 
 
@@ -438,16 +526,28 @@ def other_root(tmp_path: Path, run_session: Run) -> Path:
     return root
 
 
-@pytest.mark.parametrize("target", ["THEIRS/DEHYDRATED_CONTEXT.md", "THEIRS/IMPLEMENTATION_LOG.md",
-                                    ".shepherd/panes/fleet_w_SDK.json", "2026_NEXT_TOPIC/notes.md"])
-@pytest.mark.parametrize("tool_name, field", [("Write", "file_path"), ("Edit", "file_path"),
-                                              ("NotebookEdit", "notebook_path")])
+@pytest.mark.parametrize(
+    "target",
+    [
+        "THEIRS/DEHYDRATED_CONTEXT.md",
+        "THEIRS/IMPLEMENTATION_LOG.md",
+        ".shepherd/panes/fleet_w_SDK.json",
+        "2026_NEXT_TOPIC/notes.md",
+    ],
+)
+@pytest.mark.parametrize(
+    "tool_name, field", [("Write", "file_path"), ("Edit", "file_path"), ("NotebookEdit", "notebook_path")]
+)
 def test_file_tools_cannot_write_another_recorded_sessions_root(
     project: Path, other_root: Path, target: str, tool_name: str, field: str
 ) -> None:
     write_state(project, mine())
-    out = run("pre-tool-use", tool(project, tool_name, **{field: str(other_root / target)}), hook_env(project),
-              cwd=project).stdout
+    out = run(
+        "pre-tool-use",
+        tool(project, tool_name, **{field: str(other_root / target)}),
+        hook_env(project),
+        cwd=project,
+    ).stdout
     assert "§CMD_PROTECTED_FILE" in out and "another sessions root" in out, target
 
 
@@ -458,12 +558,19 @@ def test_the_registry_of_roots_is_protected_and_protects_no_project_of_the_calle
     registry = Path(os.environ["XDG_STATE_HOME"]) / "claude-shepherd" / "roots"
     assert str(other_root.resolve()) in registry.read_text().splitlines()
     env = hook_env(project)
-    out = run("pre-tool-use", tool(project, "Write", file_path=str(registry), content=""), env, cwd=project).stdout
+    out = run(
+        "pre-tool-use", tool(project, "Write", file_path=str(registry), content=""), env, cwd=project
+    ).stdout
     assert "§CMD_PROTECTED_FILE" in out and "registry of sessions roots" in out
     # Anyone can record a root: one around the caller's own project (/, a home) stops nothing of its work.
-    assert run_session("activate", "X", "implement", env={"CLAUDE_SESSIONS_DIR": str(project.parent)}).returncode == 0
+    assert (
+        run_session("activate", "X", "implement", env={"CLAUDE_SESSIONS_DIR": str(project.parent)}).returncode
+        == 0
+    )
     for path in ("src/app.py", f"{S}/notes.md", str(other_root.parent / "src" / "main.py")):
-        assert run("pre-tool-use", tool(project, "Write", file_path=path), env, cwd=project).stdout == "", path
+        assert run("pre-tool-use", tool(project, "Write", file_path=path), env, cwd=project).stdout == "", (
+            path
+        )
 
 
 @pytest.mark.parametrize("cwd", ["", "sessions", "sessions/THEIRS"])
@@ -472,7 +579,9 @@ def test_cd_into_another_recorded_root_exempts_nothing(project: Path, other_root
     write_state(project, mine())
     env = hook_env(project, CLAUDE_PROJECT_DIR=str(project))
     where = other_root.parent / cwd
-    payload = dict(tool(project, "Write", file_path=str(other_root / "THEIRS" / "DEHYDRATED_CONTEXT.md")), cwd=str(where))
+    payload = dict(
+        tool(project, "Write", file_path=str(other_root / "THEIRS" / "DEHYDRATED_CONTEXT.md")), cwd=str(where)
+    )
     out = run("pre-tool-use", payload, env, cwd=where).stdout
     assert "§CMD_PROTECTED_FILE" in out and "another sessions root" in out, cwd
     relative = dict(env, CLAUDE_SESSIONS_DIR="sessions")  # a root named relative to the cwd moves with it too
@@ -488,15 +597,24 @@ def test_the_completion_scripts_a_person_installed_are_protected(project: Path, 
         assert r.returncode == 0, r.stderr
         written = Path(r.stdout.split(" completion installed in ")[1].split(";")[0].split(", loaded")[0])
         assert written.is_file() and written.is_relative_to(home)
-        out = run("pre-tool-use", tool(project, "Write", file_path=str(written), content="session() { :; }"),
-                  hook_env(project), cwd=project).stdout
+        out = run(
+            "pre-tool-use",
+            tool(project, "Write", file_path=str(written), content="session() { :; }"),
+            hook_env(project),
+            cwd=project,
+        ).stdout
         assert "§CMD_PROTECTED_FILE" in out and "completion script" in out, written
 
 
-@pytest.mark.parametrize("path", [f"{S}/notes.md", f"{S}/DEHYDRATED_CONTEXT.md", "src/app.py", "/tmp/scratch.txt"])
+@pytest.mark.parametrize(
+    "path", [f"{S}/notes.md", f"{S}/DEHYDRATED_CONTEXT.md", "src/app.py", "/tmp/scratch.txt"]
+)
 def test_ordinary_files_and_the_own_session_folder_stay_writable(project: Path, path: str) -> None:
     write_state(project, mine())
-    assert run("pre-tool-use", tool(project, "Write", file_path=path), hook_env(project), cwd=project).stdout == ""
+    assert (
+        run("pre-tool-use", tool(project, "Write", file_path=path), hook_env(project), cwd=project).stdout
+        == ""
+    )
 
 
 # --------------------------------------------------------------------------- 5b. reading before a session
@@ -508,15 +626,33 @@ def _read_before_activation(project: Path, path: str, cwd: Path | None = None) -
     return run("pre-tool-use", payload, env, cwd=cwd or project).stdout
 
 
-STANDARDS = ["~/.claude/CLAUDE.md", "~/.claude/COMMANDS.md", "~/.claude/agents/ops.md",
-             "~/.claude/commands/review.md", "~/.claude/skills/implement/SKILL.md", "~/.claude/output-styles/terse.md",
-             "~/.claude/plugins/marketplaces/x/README.md", "~/.claude/.directives/INVARIANTS.md",
-             "~/.claude/plugins/marketplaces/x/.gitignore"]
-SECRETS = ["~/.claude/.credentials.json", "~/.claude/history.jsonl", "~/.claude/projects/p/main.jsonl",
-           "~/.claude/todos/t.json", "~/.claude/settings.local.json", "~/.claude/shell-snapshots/s.sh",
-           "~/.claude/statsig/x", "~/.claude", "~/.claude/skills/implement/.env", "~/.claude/plugins/x/.credentials.json",
-           "~/.claude/settings.json", "~/.claude/plugins/marketplaces/x/.git/config",
-           "~/.claude/skills/mine/.git/config", "~/.claude/.git/config"]
+STANDARDS = [
+    "~/.claude/CLAUDE.md",
+    "~/.claude/COMMANDS.md",
+    "~/.claude/agents/ops.md",
+    "~/.claude/commands/review.md",
+    "~/.claude/skills/implement/SKILL.md",
+    "~/.claude/output-styles/terse.md",
+    "~/.claude/plugins/marketplaces/x/README.md",
+    "~/.claude/.directives/INVARIANTS.md",
+    "~/.claude/plugins/marketplaces/x/.gitignore",
+]
+SECRETS = [
+    "~/.claude/.credentials.json",
+    "~/.claude/history.jsonl",
+    "~/.claude/projects/p/main.jsonl",
+    "~/.claude/todos/t.json",
+    "~/.claude/settings.local.json",
+    "~/.claude/shell-snapshots/s.sh",
+    "~/.claude/statsig/x",
+    "~/.claude",
+    "~/.claude/skills/implement/.env",
+    "~/.claude/plugins/x/.credentials.json",
+    "~/.claude/settings.json",
+    "~/.claude/plugins/marketplaces/x/.git/config",
+    "~/.claude/skills/mine/.git/config",
+    "~/.claude/.git/config",
+]
 
 
 @pytest.mark.parametrize("path", STANDARDS)
@@ -539,7 +675,9 @@ def test_no_route_reads_the_credentials_before_activation(project: Path, tmp_pat
     (home / "sessions").mkdir()
     for path in ("~/.claude/skills/notes.md", "~/.claude/skills/history/p/main.jsonl"):
         assert "§CMD_REQUIRE_ACTIVE_SESSION" in _read_before_activation(project, path), path
-    assert "§CMD_REQUIRE_ACTIVE_SESSION" in _read_before_activation(project, ".claude/.credentials.json", cwd=home)
+    assert "§CMD_REQUIRE_ACTIVE_SESSION" in _read_before_activation(
+        project, ".claude/.credentials.json", cwd=home
+    )
     dotfiles = tmp_path / "dotfiles-agents"
     dotfiles.mkdir()
     (home / ".claude" / "agents").symlink_to(dotfiles)  # a standards folder kept elsewhere is still standards
@@ -550,15 +688,18 @@ def test_no_route_reads_the_credentials_before_activation(project: Path, tmp_pat
 # --------------------------------------------------------------------------- 6. code on the gate's path
 
 
-def test_hooks_in_a_fleet_pane_never_run_a_tmux_planted_on_path(project: Path, fleet_pane: FleetPane,
-                                                                  tmp_path: Path) -> None:
+def test_hooks_in_a_fleet_pane_never_run_a_tmux_planted_on_path(
+    project: Path, fleet_pane: FleetPane, tmp_path: Path
+) -> None:
     """An agent that writes an executable `tmux` into an early PATH directory gets no code run by the hooks."""
     planted = tmp_path / "bin"
     planted.mkdir()
     ran = tmp_path / "planted-tmux-ran"
     (planted / "tmux").write_text(f"#!/bin/sh\ntouch {ran}\nexit 1\n")
     (planted / "tmux").chmod(0o755)
-    write_state(project, {"pid": 0, "skill": "implement", "lifecycle": "active", "fleetPaneId": fleet_pane.pane_id})
+    write_state(
+        project, {"pid": 0, "skill": "implement", "lifecycle": "active", "fleetPaneId": fleet_pane.pane_id}
+    )
     stdin = tmp_path / "grep.json"
     stdin.write_text(json.dumps(tool(project, "Grep", pattern="x")))
     env = dict(hook_env(project), SESSION_REQUIRED="1", PATH=f"{planted}:{os.environ['PATH']}")
@@ -576,14 +717,20 @@ def test_only_an_absolute_executable_tmux_is_trusted(tmp_path: Path) -> None:
     for given in ("relative/tmux", str(not_executable), str(tmp_path)):
         assert tmux_path({TMUX_ENV: given}) == tmux_path({}), given
     real = tmux_path({})
-    assert real is not None and os.path.isabs(real) and os.path.dirname(real) in ("/usr/local/bin", "/usr/bin", "/bin")
+    assert (
+        real is not None
+        and os.path.isabs(real)
+        and os.path.dirname(real) in ("/usr/local/bin", "/usr/bin", "/bin")
+    )
 
 
 # --------------------------------------------------------------------------- 7. heartbeat escapes
 
 
 def heartbeat_state(**fields: t.Any) -> dict[str, t.Any]:
-    return mine(**{"logTemplate": TEMPLATE, "toolCallsByTranscript": {"main.jsonl": 9}, "sessionId": CONV, **fields})
+    return mine(
+        **{"logTemplate": TEMPLATE, "toolCallsByTranscript": {"main.jsonl": 9}, "sessionId": CONV, **fields}
+    )
 
 
 def test_only_a_real_log_entry_resets_the_heartbeat(
@@ -600,11 +747,19 @@ def test_only_a_real_log_entry_resets_the_heartbeat(
     assert "real progress" in (project / S / "IMPLEMENTATION_LOG.md").read_text()
 
 
-@pytest.mark.parametrize("field, value", [("toolUseWithoutLogsBlockAfter", "0"),
-                                          ("toolUseWithoutLogsBlockAfter", "100000"),
-                                          ("toolUseWithoutLogsWarnAfter", "0"),
-                                          ("logTemplate", "null"), ("logTemplate", '""')])
-def test_update_cannot_switch_the_heartbeat_off(project: Path, run_session: Run, field: str, value: str) -> None:
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("toolUseWithoutLogsBlockAfter", "0"),
+        ("toolUseWithoutLogsBlockAfter", "100000"),
+        ("toolUseWithoutLogsWarnAfter", "0"),
+        ("logTemplate", "null"),
+        ("logTemplate", '""'),
+    ],
+)
+def test_update_cannot_switch_the_heartbeat_off(
+    project: Path, run_session: Run, field: str, value: str
+) -> None:
     write_state(project, heartbeat_state())
     before = snapshot(project / S)
     refused(run_session("update", S, field, value), field)
@@ -630,8 +785,14 @@ def test_reactivation_and_phase_do_not_reset_the_heartbeat(project: Path, run_se
     assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
 
 
-@pytest.mark.parametrize("call", [{"tool_name": "Edit", "file_path": "a.py"}, {"tool_name": "Task", "prompt": "x"},
-                                  {"tool_name": "Agent", "prompt": "x"}])
+@pytest.mark.parametrize(
+    "call",
+    [
+        {"tool_name": "Edit", "file_path": "a.py"},
+        {"tool_name": "Task", "prompt": "x"},
+        {"tool_name": "Agent", "prompt": "x"},
+    ],
+)
 def test_once_blocked_uncounted_tools_are_blocked_too(project: Path, call: dict[str, str]) -> None:
     write_state(project, heartbeat_state(toolCallsByTranscript={"main.jsonl": 10}))
     env = hook_env(project)
@@ -639,7 +800,9 @@ def test_once_blocked_uncounted_tools_are_blocked_too(project: Path, call: dict[
     for _ in range(2):
         out = run("pre-tool-use", tool(project, name, **call), env, cwd=project).stdout
         assert "Tool DENIED" in out
-    assert run("pre-tool-use", bash(project, f"session log {S} <<'EOF'\nx\nEOF"), env, cwd=project).stdout == ""
+    assert (
+        run("pre-tool-use", bash(project, f"session log {S} <<'EOF'\nx\nEOF"), env, cwd=project).stdout == ""
+    )
 
 
 def hook(project: Path, payload: dict[str, t.Any]) -> str:
@@ -667,9 +830,13 @@ def test_an_early_dehydrate_buys_no_uncounted_calls(project: Path, run_session: 
     assert [heartbeat_denied(hook(project, grep(project))) for _ in range(3)] == [False, False, True]
     assert run_session("activate", S, "implement", env=conv).returncode == 0
     assert heartbeat_denied(hook(project, tool(project, "Skill", skill="session", args="dehydrate")))
-    r = run_session("dehydrate", S, input="# Handover\n", env=conv)  # no watchdog: the restart is only recorded
+    r = run_session(
+        "dehydrate", S, input="# Handover\n", env=conv
+    )  # no watchdog: the restart is only recorded
     assert r.returncode == 0, r.stderr
-    assert "claude-run picks the restart up" in hook(project, grep(project)), "a pending restart denies all but session"
+    assert "claude-run picks the restart up" in hook(project, grep(project)), (
+        "a pending restart denies all but session"
+    )
     assert run_session("activate", S, "implement", env=conv).returncode == 0
     assert heartbeat_denied(hook(project, grep(project)))
     assert state_of(project)["toolCallsByTranscript"]["main.jsonl"] >= 10
@@ -691,8 +858,12 @@ def test_a_fresh_session_does_not_renew_the_bootstrap(project: Path, run_session
         assert run_session("log", name, input="progress\n", env=conv).returncode == 0
         assert [heartbeat_denied(hook(project, grep(project))) for _ in range(3)] == [False, False, True]
         assert run_session("restart", name, env=conv).returncode == 0  # drops its sessionId: the chain holds
-    fresh = run_session("activate", "sessions/D", "implement", input=settings, env={"CLAUDE_CODE_SESSION_ID": "new"})
-    assert fresh.returncode == 0 and state_of(project, "sessions/D")["loading"] is True, "a new conversation boots"
+    fresh = run_session(
+        "activate", "sessions/D", "implement", input=settings, env={"CLAUDE_CODE_SESSION_ID": "new"}
+    )
+    assert fresh.returncode == 0 and state_of(project, "sessions/D")["loading"] is True, (
+        "a new conversation boots"
+    )
 
 
 def test_a_log_entry_in_one_session_counts_for_the_conversation(project: Path, run_session: Run) -> None:
@@ -714,8 +885,11 @@ def test_repeated_edits_of_one_file_are_counted(project: Path) -> None:
     assert [heartbeat_denied(hook(project, edit)) for _ in range(3)] == [False, False, True]
 
 
-PHASES = [{"major": 1, "name": "Setup"}, {"major": 2, "name": "Build"},
-          {"major": 3, "name": "Ship", "proof": ["tests_passed"]}]
+PHASES = [
+    {"major": 1, "name": "Setup"},
+    {"major": 2, "name": "Build"},
+    {"major": 3, "name": "Ship", "proof": ["tests_passed"]},
+]
 
 
 def test_reactivation_cannot_redeclare_the_phases(project: Path, run_session: Run) -> None:
@@ -723,8 +897,11 @@ def test_reactivation_cannot_redeclare_the_phases(project: Path, run_session: Ru
     assert run_session("phase", S, "1.1: Spike").returncode == 0  # an undeclared sub-phase is added
     before = snapshot(project / S)
     for phases in ([{"major": 1, "name": "Setup"}, {"major": 3, "name": "Ship"}], PHASES[:2], [], "none"):
-        refused(run_session("activate", S, "implement", input=json.dumps({"phases": phases})),
-                "phases were declared", "leave phases out")
+        refused(
+            run_session("activate", S, "implement", input=json.dumps({"phases": phases})),
+            "phases were declared",
+            "leave phases out",
+        )
         assert snapshot(project / S) == before
     again = run_session("activate", S, "implement", input=json.dumps({"phases": PHASES, "note": "x"}))
     assert again.returncode == 0, again.stderr
@@ -744,21 +921,27 @@ def outside(tmp_path: Path) -> Path:
     return target
 
 
-def test_session_log_does_not_append_through_a_symlink(project: Path, run_session: Run, outside: Path) -> None:
+def test_session_log_does_not_append_through_a_symlink(
+    project: Path, run_session: Run, outside: Path
+) -> None:
     d = write_state(project, mine(logTemplate=TEMPLATE))
     (d / "IMPLEMENTATION_LOG.md").symlink_to(outside)
     refused(run_session("log", S, input="x\n"), "symlink")
     assert outside.read_text() == "precious\n"
 
 
-def test_session_log_does_not_append_through_a_hard_link(project: Path, run_session: Run, outside: Path) -> None:
+def test_session_log_does_not_append_through_a_hard_link(
+    project: Path, run_session: Run, outside: Path
+) -> None:
     d = write_state(project, mine(logTemplate=TEMPLATE))
     os.link(outside, d / "IMPLEMENTATION_LOG.md")
     refused(run_session("log", S, input="x\n"), "hard-linked")
     assert outside.read_text() == "precious\n"
 
 
-def test_session_continue_does_not_print_a_symlinked_handover(project: Path, run_session: Run, outside: Path) -> None:
+def test_session_continue_does_not_print_a_symlinked_handover(
+    project: Path, run_session: Run, outside: Path
+) -> None:
     d = write_state(project, mine())
     (d / "DEHYDRATED_CONTEXT.md").symlink_to(outside)
     r = run_session("continue", S)
@@ -795,7 +978,6 @@ def test_no_write_makes_a_state_too_big_for_its_readers(project: Path, run_sessi
     huge = json.dumps({"taskSummary": "x" * (1024 * 1024)})
     refused(run_session("activate", S, "implement", input=huge), "would grow past")
     assert (project / S / ".state.json").read_bytes() == before
-
 
 
 @pytest.mark.parametrize("pid", [2147483648, 2**63, -7, "12", 1.5, True])
@@ -876,10 +1058,17 @@ print(f"{worst:.3f}")
 def test_a_writer_is_not_starved_by_a_dozen_busy_ones(tmp_path: Path) -> None:
     lock = tmp_path / "x.lock"
     root = Path(__file__).resolve().parents[2]
-    hammers = [subprocess.Popen([sys.executable, "-c", LOCK_HAMMER, str(lock), "6"], cwd=root) for _ in range(11)]
+    hammers = [
+        subprocess.Popen([sys.executable, "-c", LOCK_HAMMER, str(lock), "6"], cwd=root) for _ in range(11)
+    ]
     try:
-        out = subprocess.run([sys.executable, "-c", LOCK_WAITER, str(lock)], cwd=root, capture_output=True,
-                             text=True, timeout=120)
+        out = subprocess.run(
+            [sys.executable, "-c", LOCK_WAITER, str(lock)],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
     finally:
         for proc in hammers:
             proc.kill()

@@ -15,7 +15,9 @@ PY = sys.executable
 
 
 def test_output_status_and_stderr_come_back() -> None:
-    done = run([PY, "-c", "import sys; print('out é'); print('err', file=sys.stderr); sys.exit(3)"], timeout=10)
+    done = run(
+        [PY, "-c", "import sys; print('out é'); print('err', file=sys.stderr); sys.exit(3)"], timeout=10
+    )
     assert done is not None
     assert (done.returncode, done.stdout, done.stderr) == (3, "out é\n", "err\n")
 

@@ -11,9 +11,9 @@ import time
 from pathlib import Path
 
 import pytest
-
 from support.fixtures import Run, script
-from support.pane import FleetPane, fleet_pane  # noqa: F401  (fixture)
+from support.pane import FleetPane
+
 from claude_shepherd.supervisor.session.identity import start_token
 
 S = "sessions/2026_02_07_TOPIC"
@@ -70,8 +70,12 @@ def test_activate_fresh_writes_the_seed_fields(project: Path, run_session: Run) 
     assert "fleetPaneId" not in st
 
 
-def test_activate_same_owner_reactivates_and_skill_switch_resets_phases(project: Path, run_session: Run) -> None:
-    phases = {"phases": [{"major": 1, "minor": 0, "name": "Setup"}, {"major": 2, "minor": 0, "name": "Build"}]}
+def test_activate_same_owner_reactivates_and_skill_switch_resets_phases(
+    project: Path, run_session: Run
+) -> None:
+    phases = {
+        "phases": [{"major": 1, "minor": 0, "name": "Setup"}, {"major": 2, "minor": 0, "name": "Build"}]
+    }
     conv = {"CLAUDE_CODE_SESSION_ID": "conv-1"}
     assert run_session("activate", S, "implement", input=json.dumps(phases), env=conv).returncode == 0
     assert run_session("phase", S, "2: Build").returncode == 0
@@ -103,7 +107,9 @@ def test_activate_clears_overflow_and_kill_request(project: Path, run_session: R
     assert "restartPrompt" not in st and st["contextUsage"] == 0
 
 
-def test_reactivating_the_overflowed_conversation_keeps_it_overflowed(project: Path, run_session: Run) -> None:
+def test_reactivating_the_overflowed_conversation_keeps_it_overflowed(
+    project: Path, run_session: Run
+) -> None:
     """Only a new conversation proves fresh context: the agent cannot activate its way past the gate."""
     write_state(
         project,
@@ -119,15 +125,24 @@ def test_reactivating_the_overflowed_conversation_keeps_it_overflowed(project: P
 
 
 def test_activate_refuses_a_live_foreign_owner(project: Path, run_session: Run, other_live_process) -> None:
-    d = write_state(project, {"pid": other_live_process.pid, "pidStart": start_token(other_live_process.pid),
-                              "skill": "implement", "lifecycle": "active"})
+    d = write_state(
+        project,
+        {
+            "pid": other_live_process.pid,
+            "pidStart": start_token(other_live_process.pid),
+            "skill": "implement",
+            "lifecycle": "active",
+        },
+    )
     raw = (d / ".state.json").read_bytes()
     line = one_line_error(run_session("activate", S, "implement"))
     assert str(other_live_process.pid) in line and "choose another folder" in line
     assert (d / ".state.json").read_bytes() == raw
 
 
-def test_activate_takes_over_a_dead_owner_keeping_history(project: Path, run_session: Run, dead_pid: int) -> None:
+def test_activate_takes_over_a_dead_owner_keeping_history(
+    project: Path, run_session: Run, dead_pid: int
+) -> None:
     write_state(
         project,
         {"pid": dead_pid, "skill": "implement", "sessionId": "old-conv", "completedSkills": ["analyze"],
@@ -176,7 +191,11 @@ def test_activate_never_takes_the_pane_from_a_running_agent(
     from claude_shepherd.supervisor.session.identity import start_token
 
     pane, other = fleet_pane.pane_id, other_live_process.pid
-    write_state(project, {"pid": other, "pidStart": start_token(other), "skill": "x", "fleetPaneId": pane}, "sessions/LIVE")
+    write_state(
+        project,
+        {"pid": other, "pidStart": start_token(other), "skill": "x", "fleetPaneId": pane},
+        "sessions/LIVE",
+    )
     r = fleet_pane.run([script("session"), "activate", S, "implement"], env=dict(os.environ), cwd=project)
     assert r.returncode == 0, r.stderr
     assert f"Left LIVE bound to {pane}: its agent (pid {other}) is running" in r.stdout
@@ -187,15 +206,22 @@ def test_activate_claims_only_the_pane_the_caller_runs_in(
     project: Path, run_session: Run, dead_pid: int, fleet_pane: FleetPane
 ) -> None:
     """``--fleet-pane`` and ``$TMUX_PANE`` are claims; a pane counts only from inside it."""
-    write_state(project, {"pid": dead_pid, "skill": "x", "fleetPaneId": fleet_pane.pane_id}, "sessions/VICTIM")
+    write_state(
+        project, {"pid": dead_pid, "skill": "x", "fleetPaneId": fleet_pane.pane_id}, "sessions/VICTIM"
+    )
     before = (project / "sessions/VICTIM/.state.json").read_bytes()
     line = one_line_error(run_session("activate", S, "implement", "--fleet-pane", fleet_pane.pane_id))
     assert "is not this agent's pane" in line and "does not run in a fleet pane" in line
     r = run_session("activate", S, "implement", env=fleet_pane.env())  # the pane's variables, outside it
     assert r.returncode == 0 and "fleetPaneId" not in state_of(project)
-    assert (project / "sessions/VICTIM/.state.json").read_bytes() == before, "the pane's session was not touched"
-    inside = fleet_pane.run([script("session"), "activate", "sessions/OTHER", "implement", "--fleet-pane", "x:y:z"],
-                            env=dict(os.environ), cwd=project)
+    assert (project / "sessions/VICTIM/.state.json").read_bytes() == before, (
+        "the pane's session was not touched"
+    )
+    inside = fleet_pane.run(
+        [script("session"), "activate", "sessions/OTHER", "implement", "--fleet-pane", "x:y:z"],
+        env=dict(os.environ),
+        cwd=project,
+    )
     assert inside.returncode == 1 and f"it runs in {fleet_pane.pane_id}" in inside.stderr
 
 
@@ -241,7 +267,9 @@ def test_completed_skill_gate(project: Path, run_session: Run) -> None:
     assert r.returncode == 0 and "Approval recorded" in r.stdout
 
 
-@pytest.mark.parametrize("bad", ["../outside", "/etc", "sessions/../x", "sessions/a/b", "sessions/.hidden", ""])
+@pytest.mark.parametrize(
+    "bad", ["../outside", "/etc", "sessions/../x", "sessions/a/b", "sessions/.hidden", ""]
+)
 def test_dirs_outside_the_root_are_refused(project: Path, run_session: Run, bad: str) -> None:
     r = run_session("activate", bad, "implement")
     assert r.returncode in (1, 2)
@@ -286,8 +314,16 @@ def test_find_by_pane_when_owner_is_dead(project: Path, run_session: Run, dead_p
 def test_find_falls_through_when_the_pane_is_held_by_another_live_agent(
     project: Path, run_session: Run, other_live_process
 ) -> None:
-    write_state(project, {"pid": other_live_process.pid, "pidStart": start_token(other_live_process.pid),
-                          "skill": "x", "fleetPaneId": "f:w:A"}, "sessions/THEIRS")
+    write_state(
+        project,
+        {
+            "pid": other_live_process.pid,
+            "pidStart": start_token(other_live_process.pid),
+            "skill": "x",
+            "fleetPaneId": "f:w:A",
+        },
+        "sessions/THEIRS",
+    )
     assert run_session("find", "--fleet-pane", "f:w:A").returncode == 1
     write_state(project, {"pid": os.getpid(), "skill": "x"}, "sessions/MINE")
     assert run_session("find", "--fleet-pane", "f:w:A").stdout.strip() == str(project / "sessions/MINE")
@@ -302,8 +338,15 @@ def test_a_supervisor_pid_that_is_not_an_ancestor_is_not_believed(
     project: Path, run_session: Run, other_live_process
 ) -> None:
     """Naming another agent's supervisor does not make the caller that agent."""
-    write_state(project, {"pid": other_live_process.pid, "pidStart": start_token(other_live_process.pid),
-                          "skill": "x", "lifecycle": "active"})
+    write_state(
+        project,
+        {
+            "pid": other_live_process.pid,
+            "pidStart": start_token(other_live_process.pid),
+            "skill": "x",
+            "lifecycle": "active",
+        },
+    )
     spoof = {"CLAUDE_SUPERVISOR_PID": str(other_live_process.pid), "CLAUDE_PID": str(other_live_process.pid)}
     assert run_session("find", env=spoof).returncode == 1
     before = (project / S / ".state.json").read_bytes()
@@ -343,7 +386,9 @@ def test_phase_sequencing_with_sub_phases(project: Path, run_session: Run) -> No
     assert run_session("phase", S, "2.1A: Variant").returncode != 0, "2.1 is behind 2.4"
     # 3 declares proof
     assert "tests_passed" in one_line_error(run_session("phase", S, "3: Review"))
-    assert "unfilled" in one_line_error(run_session("phase", S, "3: Review", input="tests_passed: ________\n"))
+    assert "unfilled" in one_line_error(
+        run_session("phase", S, "3: Review", input="tests_passed: ________\n")
+    )
     r = run_session("phase", S, "3: Review", input="tests_passed: 42\n")
     assert r.returncode == 0, r.stderr
     assert state_of(project)["phaseHistory"][-1]["proof"] == {"tests_passed": "42"}
@@ -359,13 +404,17 @@ def test_skipping_optional_sub_phases_to_the_next_major(project: Path, run_sessi
 
 
 @pytest.mark.parametrize("label", ["Build", "5b: X", "2.1a: X", "2.1AB: X"])
-def test_malformed_labels_are_refused_when_phases_are_declared(project: Path, run_session: Run, label: str) -> None:
+def test_malformed_labels_are_refused_when_phases_are_declared(
+    project: Path, run_session: Run, label: str
+) -> None:
     run_session("activate", S, "implement", input=json.dumps(PHASED))
     one_line_error(run_session("phase", S, label))
 
 
 @pytest.mark.parametrize("phases", [{}, PHASED], ids=["free", "declared"])
-@pytest.mark.parametrize("label", ["2: \x1b]52;c;cm0gLXJm\x07Build", "2: Build\u202e", "2: Bu\nild", "2: \u200bBuild"])
+@pytest.mark.parametrize(
+    "label", ["2: \x1b]52;c;cm0gLXJm\x07Build", "2: Build\u202e", "2: Bu\nild", "2: \u200bBuild"]
+)
 def test_phase_labels_with_control_or_bidi_characters_are_refused(
     project: Path, run_session: Run, label: str, phases: dict
 ) -> None:
@@ -458,7 +507,9 @@ def fake_watchdog(tmp_path: Path):
     proc.wait()
 
 
-def run_under_claude(project: Path, *args: str, input: str = "", env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+def run_under_claude(
+    project: Path, *args: str, input: str = "", env: dict[str, str]
+) -> subprocess.CompletedProcess[str]:
     """``session ARGS`` run by a shell standing in for Claude (this test being its supervisor); returns once
     both are gone, with the shell's status (-SIGTERM: the watchdog ended "Claude") and the command's output."""
     return subprocess.run(
@@ -467,17 +518,24 @@ def run_under_claude(project: Path, *args: str, input: str = "", env: dict[str, 
     )  # fmt: skip
 
 
-def test_restart_records_the_request_and_signals_the_watchdog(project: Path, run_session: Run, fake_watchdog) -> None:
+def test_restart_records_the_request_and_signals_the_watchdog(
+    project: Path, run_session: Run, fake_watchdog
+) -> None:
     proc, flag = fake_watchdog
     run_session("activate", S, "implement", env={"CLAUDE_CODE_SESSION_ID": "conv-1"})
     run_session("phase", S, "Phase 2: Work")
     r = run_under_claude(project, "restart", S, env={"WATCHDOG_PID": str(proc.pid)})
-    assert r.returncode == -signal.SIGTERM and r.stderr == "", "the command outlived its Claude, saying nothing more"
+    assert r.returncode == -signal.SIGTERM and r.stderr == "", (
+        "the command outlived its Claude, saying nothing more"
+    )
     assert f"Signaling watchdog (PID {proc.pid})" in r.stdout
     assert proc.wait(timeout=5) == 0 and flag.read_text() == "usr1"
     st = state_of(project)
     assert st["killRequested"] is True and st["contextUsage"] == 0 and "sessionId" not in st
-    assert st["restartPrompt"] == f'/session continue --session {project / S} --skill implement --phase "Phase 2: Work"'
+    assert (
+        st["restartPrompt"]
+        == f'/session continue --session {project / S} --skill implement --phase "Phase 2: Work"'
+    )
 
 
 def test_restart_of_another_agents_session_is_refused(
@@ -535,7 +593,9 @@ def test_restart_waits_for_its_claude_and_says_so_when_the_watchdog_does_not_act
     try:
         run_session("activate", S, "implement")
         started = time.monotonic()
-        r = run_under_claude(project, "restart", S, env={"WATCHDOG_PID": str(idle.pid), "CLAUDE_RUN_KILL_GRACE": "0"})
+        r = run_under_claude(
+            project, "restart", S, env={"WATCHDOG_PID": str(idle.pid), "CLAUDE_RUN_KILL_GRACE": "0"}
+        )
         waited = time.monotonic() - started
         assert flag.read_text() == "usr1" and 1.5 < waited < 10, waited
         assert r.returncode == 1 and "did not end Claude within 2s" in r.stderr and "exit Claude" in r.stderr
@@ -584,7 +644,11 @@ def test_continue_reactivates_and_prints_the_handover(project: Path, run_session
     out = r.stdout
     assert f"Session continued: {project / S}" in out and "Skill: implement" in out
     assert "# Handover" in out
-    assert "- src/a.py\n" in out and "- docs/b.md  (missing)" in out and "not a file" not in out.rsplit("## Required files", 1)[1]
+    assert (
+        "- src/a.py\n" in out
+        and "- docs/b.md  (missing)" in out
+        and "not a file" not in out.rsplit("## Required files", 1)[1]
+    )
     assert out.rstrip().endswith("Resume at phase: Phase 2: Work")
     st = state_of(project)
     assert (st["lifecycle"], st["overflowed"], st["killRequested"]) == ("active", False, False)
@@ -596,7 +660,15 @@ def test_continue_reactivates_and_prints_the_handover(project: Path, run_session
 
 @pytest.mark.parametrize(
     ("raw", "stored"),
-    [("20", 20), ("0.85", 0.85), ("true", True), ("null", None), ('["a"]', ["a"]), ("hello world", "hello world"), ("007", "007")],
+    [
+        ("20", 20),
+        ("0.85", 0.85),
+        ("true", True),
+        ("null", None),
+        ('["a"]', ["a"]),
+        ("hello world", "hello world"),
+        ("007", "007"),
+    ],
 )
 def test_update_parses_json_values(project: Path, run_session: Run, raw: str, stored: object) -> None:
     run_session("activate", S, "implement")
@@ -612,10 +684,14 @@ def test_update_refuses_managed_fields_and_bad_types(project: Path, run_session:
                          ("contextWindowSize", "100000000"), ("currentPhase", "3: Ship"), ("phases", "[]"),
                          ("phaseHistory", '["1: Setup"]'), ("skill", "other"), ("toolCallsSinceLastLog", "0")]:  # fmt: skip
         assert "cannot be set" in one_line_error(run_session("update", S, field, value))
-    assert "toolUseWithoutLogsBlockAfter" in one_line_error(run_session("update", S, "toolUseWithoutLogsBlockAfter", "lots"))
+    assert "toolUseWithoutLogsBlockAfter" in one_line_error(
+        run_session("update", S, "toolUseWithoutLogsBlockAfter", "lots")
+    )
     one_line_error(run_session("update", S, "bad name", "1"))
     for deep in (33, 990):  # nested past what a reader can take: refused in one line, not a traceback
-        assert "nests more than 32 levels" in one_line_error(run_session("update", S, "f", "[" * deep + "]" * deep))
+        assert "nests more than 32 levels" in one_line_error(
+            run_session("update", S, "f", "[" * deep + "]" * deep)
+        )
     assert (project / S / ".state.json").read_bytes() == before
 
 
@@ -655,7 +731,9 @@ def test_usage_errors_exit_2(run_session: Run) -> None:
 def test_interrupted_by_sigterm_leaves_valid_state(project: Path, run_session: Run) -> None:
     run_session("activate", S, "implement")
     procs = [
-        subprocess.Popen([script("session"), "update", S, f"f{i}", str(i)], cwd=project, stderr=subprocess.DEVNULL)
+        subprocess.Popen(
+            [script("session"), "update", S, f"f{i}", str(i)], cwd=project, stderr=subprocess.DEVNULL
+        )
         for i in range(6)
     ]
     time.sleep(0.15)
@@ -666,16 +744,21 @@ def test_interrupted_by_sigterm_leaves_valid_state(project: Path, run_session: R
     json.loads((project / S / ".state.json").read_text())
 
 
-def test_restart_never_signals_another_agents_watchdog(project: Path, run_session: Run, tmp_path: Path) -> None:
+def test_restart_never_signals_another_agents_watchdog(
+    project: Path, run_session: Run, tmp_path: Path
+) -> None:
     """A WATCHDOG_PID naming a watchdog that is not our supervisor's child would kill another agent's Claude."""
     flag = tmp_path / "usr1"
     code = FAKE_WATCHDOG
     # Its parent is a shell, not this test (our "supervisor"): another agent's watchdog.
-    other = subprocess.Popen(["sh", "-c", 'exec "$0" -c "$1" "$2" & wait', sys.executable, code, str(flag)],
-                             stdout=subprocess.PIPE)
+    other = subprocess.Popen(
+        ["sh", "-c", 'exec "$0" -c "$1" "$2" & wait', sys.executable, code, str(flag)], stdout=subprocess.PIPE
+    )
     try:
         assert other.stdout is not None and other.stdout.readline() == b"ready\n"
-        watchdog = int(subprocess.run(["pgrep", "-P", str(other.pid)], capture_output=True, text=True).stdout.split()[0])
+        watchdog = int(
+            subprocess.run(["pgrep", "-P", str(other.pid)], capture_output=True, text=True).stdout.split()[0]
+        )
         run_session("activate", S, "implement")
         line = one_line_error(run_session("restart", S, env={"WATCHDOG_PID": str(watchdog)}))
         assert "is not this agent's watchdog" in line

@@ -17,13 +17,15 @@ import uuid
 from pathlib import Path
 
 import pytest
-
 from support.claude_run import DEAD_PID, TAG_ENV, reap, wait_until
 from support.fixtures import BIN
+
 from claude_shepherd.supervisor.session.identity import start_token
 
-REFUSAL = ("session: error: `session {command}` is for agents running under claude-run (no claude-run, Claude or "
-           "fleet pane runs this command); to look at sessions use `session list` or `session show DIR`")
+REFUSAL = (
+    "session: error: `session {command}` is for agents running under claude-run (no claude-run, Claude or "
+    "fleet pane runs this command); to look at sessions use `session list` or `session show DIR`"
+)
 
 
 class Shell:
@@ -51,8 +53,13 @@ class Shell:
         return int(rc.read_text()), out.read_text()
 
     def close(self) -> None:
-        subprocess.run(["tmux", "-L", self.socket, "kill-server"], env=self.env, capture_output=True, timeout=10,
-                       check=False)
+        subprocess.run(
+            ["tmux", "-L", self.socket, "kill-server"],
+            env=self.env,
+            capture_output=True,
+            timeout=10,
+            check=False,
+        )
         shutil.rmtree(self.tmpdir, ignore_errors=True)
 
 
@@ -77,8 +84,14 @@ def test_a_person_is_told_what_session_is_for_and_nothing_is_written(shell: Shel
     assert not (shell.project / "sessions" / "2026_11_24_MINE").exists()
     rc, out = shell.run("echo note | session log sessions/2026_11_24_MINE")
     assert (rc, out) == (1, REFUSAL.format(command="log") + "\n")
-    for claim in ("²", "9" * 5000, "1"):  # what a variable says is no agent: not a digit, too long, not above us
-        rc, out = shell.run(f"CLAUDE_SUPERVISOR_PID={claim} CLAUDE_PID={claim} session phase sessions/X '2: Build'")
+    for claim in (
+        "²",
+        "9" * 5000,
+        "1",
+    ):  # what a variable says is no agent: not a digit, too long, not above us
+        rc, out = shell.run(
+            f"CLAUDE_SUPERVISOR_PID={claim} CLAUDE_PID={claim} session phase sessions/X '2: Build'"
+        )
         assert (rc, out) == (1, REFUSAL.format(command="phase") + "\n")
 
 
@@ -89,7 +102,12 @@ def test_the_commands_the_refusal_names_work_for_a_person(shell: Shell) -> None:
              "sessionId": "conv-1"}  # fmt: skip
     (root / "2026_11_24_AUTH" / ".state.json").write_text(json.dumps(state))
     (root / "2026_11_24_LIVE").mkdir()
-    live = {"pid": os.getpid(), "pidStart": start_token(os.getpid()), "skill": "review", "lifecycle": "completed"}
+    live = {
+        "pid": os.getpid(),
+        "pidStart": start_token(os.getpid()),
+        "skill": "review",
+        "lifecycle": "completed",
+    }
     (root / "2026_11_24_LIVE" / ".state.json").write_text(json.dumps(live))
     (root / "BROKEN").mkdir()
     (root / "BROKEN" / ".state.json").write_text("{not json")
@@ -99,7 +117,16 @@ def test_the_commands_the_refusal_names_work_for_a_person(shell: Shell) -> None:
     lines = [line.split() for line in out.splitlines()]
     assert out.splitlines()[0] == f"Sessions in {root}:"
     assert lines[1] == ["SESSION", "LIFECYCLE", "SKILL", "PHASE", "OWNER"]
-    assert lines[2] == ["2026_11_24_AUTH", "active", "implement", "Phase", "2:", "\ufffd[2JBuild", str(DEAD_PID), "(gone)"]
+    assert lines[2] == [
+        "2026_11_24_AUTH",
+        "active",
+        "implement",
+        "Phase",
+        "2:",
+        "\ufffd[2JBuild",
+        str(DEAD_PID),
+        "(gone)",
+    ]
     assert lines[3][:4] == ["2026_11_24_LIVE", "completed", "review", "—"] and lines[3][-1] == "(running)"
     assert lines[4][:2] == ["BROKEN", "unreadable"]
     assert "\x1b" not in out
@@ -107,7 +134,10 @@ def test_the_commands_the_refusal_names_work_for_a_person(shell: Shell) -> None:
     rc, out = shell.run("session show sessions/2026_11_24_AUTH")
     assert rc == 0, out
     assert out.splitlines()[:2] == [f"Session {root / '2026_11_24_AUTH'}", f"  owner: {DEAD_PID} (gone)"]
-    assert "  currentPhase: Phase 2: \ufffd[2JBuild" in out.splitlines() and "  skill: implement" in out.splitlines()
+    assert (
+        "  currentPhase: Phase 2: \ufffd[2JBuild" in out.splitlines()
+        and "  skill: implement" in out.splitlines()
+    )
     assert "\x1b" not in out
 
     rc, out = shell.run("session show sessions/NOPE")
@@ -116,6 +146,6 @@ def test_the_commands_the_refusal_names_work_for_a_person(shell: Shell) -> None:
 
 def test_an_agent_without_claude_run_is_still_an_agent(shell: Shell) -> None:
     """Claude Code alone gives its Bash tool CLAUDE_PID: that ancestor makes the caller an agent."""
-    rc, out = shell.run('CLAUDE_PID=$$ session activate sessions/2026_11_24_SOLO implement')
+    rc, out = shell.run("CLAUDE_PID=$$ session activate sessions/2026_11_24_SOLO implement")
     assert rc == 0, out
     assert out.startswith(f"Session activated: {shell.project / 'sessions' / '2026_11_24_SOLO'}")

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from support.fixtures import script
 
 from claude_shepherd.supervisor.session.identity import start_token
 from claude_shepherd.supervisor.session.store import (
@@ -23,8 +24,6 @@ from claude_shepherd.supervisor.session.store import (
     read_state,
     update_state,
 )
-
-from support.fixtures import script
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -104,7 +103,7 @@ def test_lock_timeout_leaves_state_untouched(project: Path) -> None:
                 import sys, time
                 from pathlib import Path
                 from claude_shepherd.supervisor.session.store import file_lock
-                with file_lock(Path({str(d / '.state.json.lock')!r})):
+                with file_lock(Path({str(d / ".state.json.lock")!r})):
                     print("locked", flush=True)
                     time.sleep(30)
                 """
@@ -131,10 +130,8 @@ def test_lock_timeout_leaves_state_untouched(project: Path) -> None:
 
 def test_lock_is_exclusive_within_one_process_too(tmp_path: Path) -> None:
     lock = tmp_path / "x.lock"
-    with file_lock(lock):
-        with pytest.raises(LockTimeoutError):
-            with file_lock(lock, timeout=0.1):
-                pass
+    with file_lock(lock), pytest.raises(LockTimeoutError), file_lock(lock, timeout=0.1):
+        pass
 
 
 STDLIB_WRITER = textwrap.dedent(
@@ -154,13 +151,15 @@ def test_concurrent_writers_lose_nothing(project: Path) -> None:
     d = _session(project, state={"skill": "x", "pid": os.getpid(), "pidStart": start_token(os.getpid())})
     per_writer = 60
     stdlib = [
-        subprocess.Popen([sys.executable, "-c", STDLIB_WRITER, str(d), f"count{i}", str(per_writer)], cwd=ROOT)
+        subprocess.Popen(
+            [sys.executable, "-c", STDLIB_WRITER, str(d), f"count{i}", str(per_writer)], cwd=ROOT
+        )
         for i in range(4)
     ]
     cli_loop = textwrap.dedent(
         f"""
         for i in 1 2 3 4 5 6; do
-          {script('session')} update {d} field$1 $i >/dev/null || exit 1
+          {script("session")} update {d} field$1 $i >/dev/null || exit 1
         done
         """
     )
@@ -192,7 +191,9 @@ def test_sigkilled_writer_never_leaves_a_broken_file(project: Path) -> None:
     d = _session(project, state={"n": 0})
     rng = random.Random(7)
     for _ in range(25):
-        proc = subprocess.Popen([sys.executable, "-c", KILLED_WRITER, str(d)], cwd=ROOT, stdout=subprocess.PIPE)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", KILLED_WRITER, str(d)], cwd=ROOT, stdout=subprocess.PIPE
+        )
         assert proc.stdout is not None and proc.stdout.readline() == b"ready\n"
         time.sleep(rng.uniform(0.0, 0.05))
         proc.send_signal(signal.SIGKILL)

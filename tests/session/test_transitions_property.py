@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from claude_shepherd.supervisor.session import transitions as tr
 from claude_shepherd.supervisor.errors import ShepherdError
+from claude_shepherd.supervisor.session import transitions as tr
 from claude_shepherd.supervisor.session.fields import F, Lifecycle
 from claude_shepherd.supervisor.session.identity import PID_MAX, start_token
 from claude_shepherd.supervisor.session.schema import validate_state as parse
@@ -60,7 +60,12 @@ class SessionMachine(RuleBasedStateMachine):
         self._apply(
             "activate",
             lambda s: tr.activate(
-                s, skill=skill, pid=ME, token=MY_TOKEN, owner_running=mine, session_id=session_id,
+                s,
+                skill=skill,
+                pid=ME,
+                token=MY_TOKEN,
+                owner_running=mine,
+                session_id=session_id,
                 approved="ok" if approved else None,
             ),
         )
@@ -118,7 +123,9 @@ class SessionMachine(RuleBasedStateMachine):
     @precondition(lambda self: bool(self.state))
     @rule(session_id=ids, usage=usages)
     def bind(self, session_id: str | None, usage: float | None) -> None:
-        self._apply("bind", lambda s: tr.bind_conversation(s, session_id=session_id, usage=usage, window=200000))
+        self._apply(
+            "bind", lambda s: tr.bind_conversation(s, session_id=session_id, usage=usage, window=200000)
+        )
 
     # ------------------------------------------------------------ invariants
 
@@ -134,8 +141,15 @@ class SessionMachine(RuleBasedStateMachine):
             assert self.op == "mark_overflowed", f"{self.op} set overflowed"
         overflowed_in = self.before.get(F.OVERFLOW_CONVERSATION) or self.before.get(F.SESSION_ID)
         same = self.activated_with is None or self.activated_with == overflowed_in
-        if self.op == "activate" and self.before.get(F.OVERFLOWED) is True and same and self.state != self.before:
-            assert self.state.get(F.OVERFLOWED) is True, "activate inside the overflowed conversation cleared it"
+        if (
+            self.op == "activate"
+            and self.before.get(F.OVERFLOWED) is True
+            and same
+            and self.state != self.before
+        ):
+            assert self.state.get(F.OVERFLOWED) is True, (
+                "activate inside the overflowed conversation cleared it"
+            )
 
     @invariant()
     def dehydrate_budget_belongs_to_the_conversation(self) -> None:

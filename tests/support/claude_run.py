@@ -22,12 +22,12 @@ import json
 import os
 import pty
 import select
-import shutil
 import shlex
+import shutil
 import signal
 import subprocess
-import tempfile
 import sys
+import tempfile
 import threading
 import time
 import typing as t
@@ -37,8 +37,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from claude_shepherd.supervisor.session.identity import start_token
 from claude_shepherd.supervisor.claude_run.watchdog import wait_pid
+from claude_shepherd.supervisor.session.identity import start_token
 
 TESTS = Path(__file__).resolve().parent.parent
 FAKE_CLAUDE = TESTS / "fake_claude.py"
@@ -332,7 +332,9 @@ class TmuxRun(_Run):
         server.tmux("set-option", "-p", "-t", server.pane, "remain-on-exit", "on")
         server.tmux("respawn-pane", "-k", "-t", server.pane, "-c", str(cwd), command)
         pid_file = Path(str(self._status_file) + ".pid")
-        self.pid = int(wait_until(lambda: pid_file.exists() and pid_file.read_text(), 10, "claude-run in the pane"))
+        self.pid = int(
+            wait_until(lambda: pid_file.exists() and pid_file.read_text(), 10, "claude-run in the pane")
+        )
 
     @property
     def text(self) -> str:

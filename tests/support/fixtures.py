@@ -28,7 +28,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     ``pytest -m "not slow"`` is the fast everyday tier; CI runs everything."""
     for item in items:
         path = Path(str(item.fspath))
-        if "e2e" in path.parts or path.name in SLOW_FILES or SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
+        if (
+            "e2e" in path.parts
+            or path.name in SLOW_FILES
+            or SLOW_FIXTURES & set(getattr(item, "fixturenames", ()))
+        ):
             item.add_marker(pytest.mark.slow)
 
 

@@ -27,7 +27,6 @@ from pathlib import Path
 
 import psutil
 import pytest
-
 from support.claude_run import FAKE_CLAUDE, TAG_ENV, reap, tagged, wait_until
 
 BIN = Path(sys.executable).parent
@@ -95,7 +94,10 @@ class FleetWorld:
 
     def plan(self, label: str, *invocations: t.Any, default: t.Any = None) -> None:
         """The stand-in Claude's plan for each start in pane *label* (then *default*: wait)."""
-        script = {"invocations": list(invocations), "default": default if default is not None else [{"wait": None}]}
+        script = {
+            "invocations": list(invocations),
+            "default": default if default is not None else [{"wait": None}],
+        }
         (self.dir / f"{label}.json").write_text(json.dumps(script))
 
     def events(self, label: str, kind: str | None = None) -> list[dict[str, t.Any]]:
@@ -111,12 +113,16 @@ class FleetWorld:
 
     def wait_event(self, label: str, kind: str, timeout: float = 15, **match: t.Any) -> dict[str, t.Any]:
         def find() -> dict[str, t.Any] | None:
-            return next((e for e in self.events(label, kind) if all(e.get(k) == v for k, v in match.items())), None)
+            return next(
+                (e for e in self.events(label, kind) if all(e.get(k) == v for k, v in match.items())), None
+            )
 
         return wait_until(find, timeout, f"{kind} {match} from the agent in pane {label}")
 
     def wait_starts(self, label: str, count: int, timeout: float = 15) -> list[dict[str, t.Any]]:
-        return wait_until(lambda: len(s := self.starts(label)) >= count and s, timeout, f"{count} start(s) in {label}")
+        return wait_until(
+            lambda: len(s := self.starts(label)) >= count and s, timeout, f"{count} start(s) in {label}"
+        )
 
     # ------------------------------------------------------------------ commands
 
@@ -126,7 +132,11 @@ class FleetWorld:
         """Run ``fleet ARGS [--socket S]`` from the project, stdin not a terminal."""
         full = dict(self.env)
         full.update(env or {})
-        extra = ["--socket", self.socket] if socket and args and args[0] in ("start", "stop", "restart", "status", "doctor") else []
+        extra = (
+            ["--socket", self.socket]
+            if socket and args and args[0] in ("start", "stop", "restart", "status", "doctor")
+            else []
+        )
         return subprocess.run(
             [str(BIN / "fleet"), *args, *extra],
             capture_output=True,
@@ -139,7 +149,11 @@ class FleetWorld:
 
     def tmux(self, *args: str, check: bool = True, socket: str | None = None) -> str:
         out = subprocess.run(
-            ["tmux", "-L", socket or self.socket, *args], capture_output=True, text=True, env=self.env, timeout=10
+            ["tmux", "-L", socket or self.socket, *args],
+            capture_output=True,
+            text=True,
+            env=self.env,
+            timeout=10,
         )
         if check and out.returncode != 0:
             raise AssertionError(f"tmux {' '.join(args)} failed: {out.stderr.strip()}")
@@ -147,7 +161,15 @@ class FleetWorld:
 
     def panes(self) -> dict[str, dict[str, str]]:
         """label (or pane id) -> fields of each pane."""
-        fields = ["pane_id", "@pane_label", "pane_pid", "pane_dead", "pane_dead_status", "window_name", "pane_active"]
+        fields = [
+            "pane_id",
+            "@pane_label",
+            "pane_pid",
+            "pane_dead",
+            "pane_dead_status",
+            "window_name",
+            "pane_active",
+        ]
         raw = self.tmux("list-panes", "-a", "-F", "\t".join(f"#{{{f}}}" for f in fields), check=False)
         out: dict[str, dict[str, str]] = {}
         for line in raw.splitlines():
@@ -168,9 +190,12 @@ class FleetWorld:
         return {"TMUX": f"{self.socket_path},{server_pid},0", "TMUX_PANE": self.panes()[label]["pane_id"]}
 
     def server_alive(self) -> bool:
-        return subprocess.run(
-            ["tmux", "-L", self.socket, "list-sessions"], capture_output=True, env=self.env, timeout=10
-        ).returncode == 0
+        return (
+            subprocess.run(
+                ["tmux", "-L", self.socket, "list-sessions"], capture_output=True, env=self.env, timeout=10
+            ).returncode
+            == 0
+        )
 
     def leftovers(self) -> list[psutil.Process]:
         """Every process of this test still running (the tmux server included)."""
@@ -179,7 +204,9 @@ class FleetWorld:
     # ------------------------------------------------------------------ teardown
 
     def close(self) -> None:
-        subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True, env=self.env, timeout=10)
+        subprocess.run(
+            ["tmux", "-L", self.socket, "kill-server"], capture_output=True, env=self.env, timeout=10
+        )
         reap(self.tag)
         shutil.rmtree(self.tmux_tmpdir, ignore_errors=True)
 

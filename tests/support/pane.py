@@ -19,7 +19,6 @@ import uuid
 from pathlib import Path
 
 import pytest
-
 from support.claude_run import wait_until
 
 
@@ -47,14 +46,16 @@ class FleetPane:
         return {"TMUX": f"{self.socket_path},{self.server_pid},0", "TMUX_PANE": self.pane}
 
     def tmux(self, *args: str) -> str:
-        out = subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True, env=self._env,
-                             timeout=10)
+        out = subprocess.run(
+            ["tmux", "-L", self.socket, *args], capture_output=True, text=True, env=self._env, timeout=10
+        )
         if out.returncode != 0:
             raise RuntimeError(f"tmux {' '.join(args)} failed: {out.stderr.strip()}")
         return out.stdout.strip()
 
-    def run(self, argv: list[str], *, env: dict[str, str], cwd: Path, supervisor: bool = True,
-            input: str = "") -> subprocess.CompletedProcess[str]:
+    def run(
+        self, argv: list[str], *, env: dict[str, str], cwd: Path, supervisor: bool = True, input: str = ""
+    ) -> subprocess.CompletedProcess[str]:
         """Run *argv* in the pane with exactly *env* (plus the pane's own variables)."""
         self._runs += 1
         base = self.dir / f"run{self._runs}"
@@ -62,9 +63,13 @@ class FleetPane:
         full = {k: v for k, v in env.items() if k != "CLAUDE_SUPERVISOR_PID"}
         full.update(self.env())
         export = "export CLAUDE_SUPERVISOR_PID=$$; " if supervisor else ""
-        inner = (f"{export}{shlex.join(argv)} < {base}.in > {base}.out 2> {base}.err; "
-                 f"echo $? > {base}.rc.tmp; mv {base}.rc.tmp {base}.rc")
-        command = "exec " + shlex.join(["env", "-i", *(f"{k}={v}" for k, v in full.items()), "sh", "-c", inner])
+        inner = (
+            f"{export}{shlex.join(argv)} < {base}.in > {base}.out 2> {base}.err; "
+            f"echo $? > {base}.rc.tmp; mv {base}.rc.tmp {base}.rc"
+        )
+        command = "exec " + shlex.join(
+            ["env", "-i", *(f"{k}={v}" for k, v in full.items()), "sh", "-c", inner]
+        )
         self.tmux("respawn-pane", "-k", "-t", self.pane, "-c", str(cwd), command)
         rc = Path(f"{base}.rc")
         wait_until(rc.exists, 20, f"{argv} to finish in the pane")
@@ -73,7 +78,9 @@ class FleetPane:
         )
 
     def kill(self) -> None:
-        subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True, env=self._env, timeout=10)
+        subprocess.run(
+            ["tmux", "-L", self.socket, "kill-server"], capture_output=True, env=self._env, timeout=10
+        )
         try:
             os.unlink(self.socket_path)
         except OSError:

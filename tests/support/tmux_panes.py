@@ -21,9 +21,14 @@ import pytest
 class Tmux:
     def __init__(self, socket: str) -> None:
         self.dir = Path(tempfile.mkdtemp(prefix="fln-", dir="/tmp"))
-        self.env = {**{k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE")}, "TMUX_TMPDIR": str(self.dir)}
+        self.env = {
+            **{k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE")},
+            "TMUX_TMPDIR": str(self.dir),
+        }
         self.socket = socket
-        self("-f", "/dev/null", "new-session", "-d", "-s", "s", "-n", "w", "-x", "120", "-y", "40", "sleep 600")
+        self(
+            "-f", "/dev/null", "new-session", "-d", "-s", "s", "-n", "w", "-x", "120", "-y", "40", "sleep 600"
+        )
         self("split-window", "-t", "s:w", "sleep 600")
         self("split-window", "-t", "s:w", "sleep 600")
         self("new-window", "-d", "-t", "s:", "-n", "other", "sleep 600")
@@ -32,7 +37,9 @@ class Tmux:
         self.pid = self("display-message", "-p", "#{pid}")
 
     def __call__(self, *args: str) -> str:
-        out = subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True, env=self.env, timeout=10)
+        out = subprocess.run(
+            ["tmux", "-L", self.socket, *args], capture_output=True, text=True, env=self.env, timeout=10
+        )
         assert out.returncode == 0, out.stderr
         return out.stdout.strip()
 
@@ -43,7 +50,9 @@ class Tmux:
         return self("display-message", "-p", "-t", pane, f"#{{{name}}}")
 
     def close(self) -> None:
-        subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True, env=self.env, timeout=10)
+        subprocess.run(
+            ["tmux", "-L", self.socket, "kill-server"], capture_output=True, env=self.env, timeout=10
+        )
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
