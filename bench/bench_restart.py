@@ -14,6 +14,7 @@ stand-in's Python interpreter, shown separately as the floor.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import statistics
@@ -75,7 +76,7 @@ def main() -> None:
         events = [json.loads(line) for line in log.read_text().splitlines()]
         exits = {e["pid"]: e["t"] for e in events if e["event"] == "exit"}
         starts = [e for e in events if e["event"] == "start"]
-        turnarounds = [nxt["t"] - exits[prev["pid"]] for prev, nxt in zip(starts, starts[1:])]
+        turnarounds = [nxt["t"] - exits[prev["pid"]] for prev, nxt in itertools.pairwise(starts)]
         if len(turnarounds) != n:
             raise SystemExit(f"expected {n} restarts, measured {len(turnarounds)}")
     floor = interpreter_floor()
