@@ -174,7 +174,7 @@ def restart_returns_reason(call: ToolCall, env: t.Mapping[str, str]) -> str | No
     timeout = call.input.get("timeout")
     if (background is None or background is False) and timeout is None:
         return None
-    from claude_shepherd.supervisor.session.cli import restart_wait
+    from claude_shepherd.supervisor.session.restart_request import restart_wait
 
     need = restart_wait(env) * 1000
     given = None if timeout is None else _timeout_ms(timeout)
