@@ -30,7 +30,7 @@ ALLOWED_MEANWHILE = (
 )
 
 
-def lifecycle(state: t.Mapping[str, t.Any]) -> str:
+def lifecycle(state: t.Mapping[str, object]) -> str:
     """The session's lifecycle; a bash-era state without one is active."""
     value = state.get(F.LIFECYCLE, Lifecycle.ACTIVE)
     return value if isinstance(value, str) else "unreadable"
@@ -40,7 +40,7 @@ def is_live(caller: Caller) -> bool:
     return caller.found is not None and lifecycle(caller.found.state) in LIVE_LIFECYCLES
 
 
-def _describe(session_dir: Path, state: t.Mapping[str, t.Any]) -> str:
+def _describe(session_dir: Path, state: t.Mapping[str, object]) -> str:
     skill = state.get(F.SKILL)
     return f"'{session_dir.name}' (skill: {skill if isinstance(skill, str) and skill else 'none'})"
 

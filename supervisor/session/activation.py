@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # typing costs milliseconds; session runs at every agent step
     import typing as t
 
     from claude_shepherd.supervisor.session.lookup import Found
-    from claude_shepherd.supervisor.session.store import State
+    from claude_shepherd.supervisor.session.state import State
 
 SKILL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]*")
 LEGACY_STATE_FILE = ".agent.json"

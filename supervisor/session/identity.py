@@ -30,7 +30,7 @@ _boot_id: str | None = None
 ANCESTRY_DEPTH = 64
 
 
-def valid_pid(value: t.Any) -> bool:
+def valid_pid(value: object) -> t.TypeGuard[int]:
     """Is *value* a number that can name a process (a JSON field may hold anything)?"""
     return isinstance(value, int) and not isinstance(value, bool) and 0 < value <= PID_MAX
 
@@ -183,7 +183,7 @@ def pid_exists(pid: int) -> bool:
     return stat is not None and stat[0] != "Z"
 
 
-def owner_alive(pid: t.Any, token: t.Any = None) -> bool:
+def owner_alive(pid: object, token: object = None) -> bool:
     """Is the recorded owner still running?
 
     ``pid`` ≤ 0 (or not a PID at all) is dead — the original treated PID 0 as
@@ -216,7 +216,7 @@ def _looks_like_an_agent(pid: int) -> bool:
     return any(marker in cmdline for marker in AGENT_MARKERS)
 
 
-def same_owner(pid: t.Any, token: t.Any, my_pid: int, my_token: str | None) -> bool:
+def same_owner(pid: object, token: object, my_pid: int, my_token: str | None) -> bool:
     """Does the stored (pid, token) name the process (my_pid, my_token)?"""
     if not valid_pid(pid) or pid != my_pid:
         return False

@@ -24,7 +24,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds; session runs at every agent step
     import typing as t
 
-    from claude_shepherd.supervisor.session.store import State
+    from claude_shepherd.supervisor.session.state import State
 
     T = t.TypeVar("T")
 

@@ -13,7 +13,7 @@ if TYPE_CHECKING:  # typing costs milliseconds; session runs at every agent step
     import typing as t
 
 
-def owner_text(state: t.Mapping[str, t.Any]) -> str:
+def owner_text(state: t.Mapping[str, object]) -> str:
     """``PID (running)``, ``PID (gone)`` or ``none``."""
     owner = state.get(F.PID)
     if not isinstance(owner, int) or isinstance(owner, bool) or owner <= 0:

@@ -33,8 +33,9 @@ def related_sessions(session_dir: Path, keywords: list[str], description: str, l
         except ShepherdError:
             continue
         theirs_kw = {str(k).lower() for k in state.get(F.SEARCH_KEYWORDS) or [] if isinstance(k, str)}
-        if isinstance(state.get(F.KEYWORDS), str):
-            theirs_kw |= {k.strip().lower() for k in state[F.KEYWORDS].split(",") if k.strip()}
+        listed = state.get(F.KEYWORDS)
+        if isinstance(listed, str):
+            theirs_kw |= {k.strip().lower() for k in listed.split(",") if k.strip()}
         raw_desc = state.get(F.SESSION_DESCRIPTION)
         desc = raw_desc if isinstance(raw_desc, str) else ""
         score = KEYWORD_WEIGHT * len(mine_kw & theirs_kw) + len(mine_words & words(desc))

@@ -30,7 +30,7 @@ class Check:
     __slots__ = ()
     expected = "a value"
 
-    def problem(self, value: t.Any) -> str | None:
+    def problem(self, value: object) -> str | None:
         raise NotImplementedError
 
 
@@ -38,7 +38,7 @@ class Str(Check):
     __slots__ = ()
     expected = "a string"
 
-    def problem(self, value: t.Any) -> str | None:
+    def problem(self, value: object) -> str | None:
         return None if isinstance(value, str) else self.expected
 
 
@@ -46,7 +46,7 @@ class Bool(Check):
     __slots__ = ()
     expected = "true or false"
 
-    def problem(self, value: t.Any) -> str | None:
+    def problem(self, value: object) -> str | None:
         return None if isinstance(value, bool) else self.expected
 
 
@@ -64,7 +64,7 @@ class Int(Check):
         ]
         return " ".join(["a whole number", *[b for b in bounds if b]])
 
-    def problem(self, value: t.Any) -> str | None:
+    def problem(self, value: object) -> str | None:
         if isinstance(value, bool) or not isinstance(value, int):
             return self.expected
         if (self.low is not None and value < self.low) or (self.high is not None and value > self.high):
@@ -82,7 +82,7 @@ class Number(Check):
     def expected(self) -> str:  # type: ignore[override]
         return "a finite number" + (f" >= {self.low:g}" if self.low is not None else "")
 
-    def problem(self, value: t.Any) -> str | None:
+    def problem(self, value: object) -> str | None:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
             return self.expected
         return self.expected if self.low is not None and value < self.low else None
@@ -98,7 +98,7 @@ class OneOf(Check):
     def expected(self) -> str:  # type: ignore[override]
         return "one of " + ", ".join(self.values)
 
-    def problem(self, value: t.Any) -> str | None:
+    def problem(self, value: object) -> str | None:
         return None if value in self.values and isinstance(value, str) else self.expected
 
 
@@ -112,7 +112,7 @@ class ListOf(Check):
     def expected(self) -> str:  # type: ignore[override]
         return f"a list of {self.item.expected}"
 
-    def problem(self, value: t.Any) -> str | None:
+    def problem(self, value: object) -> str | None:
         if not isinstance(value, list):
             return self.expected
         for index, item in enumerate(value):
@@ -132,7 +132,7 @@ class MapOf(Check):
     def expected(self) -> str:  # type: ignore[override]
         return f"an object of {self.value.expected}"
 
-    def problem(self, value: t.Any) -> str | None:
+    def problem(self, value: object) -> str | None:
         if not isinstance(value, dict):
             return self.expected
         for key, item in value.items():
@@ -154,7 +154,7 @@ class Object(Check):
     def expected(self) -> str:  # type: ignore[override]
         return f"{self.name} ({', '.join(sorted(self.required))} required)"
 
-    def problem(self, value: t.Any) -> str | None:
+    def problem(self, value: object) -> str | None:
         if not isinstance(value, dict):
             return self.expected
         for key in sorted(self.required - value.keys()):
@@ -177,7 +177,7 @@ class AnyOf(Check):
     def expected(self) -> str:  # type: ignore[override]
         return " or ".join(c.expected for c in self.choices)
 
-    def problem(self, value: t.Any) -> str | None:
+    def problem(self, value: object) -> str | None:
         if any(choice.problem(value) is None for choice in self.choices):
             return None
         return self.expected
@@ -240,7 +240,7 @@ class SchemaError(StateError):
     """A state that would be written with a field of the wrong type."""
 
 
-def problems(state: t.Mapping[str, t.Any]) -> list[str]:
+def problems(state: t.Mapping[str, object]) -> list[str]:
     """What is wrong with *state*, one entry per bad field (empty when it is valid)."""
     found = []
     for field, check in SCHEMA.items():
@@ -254,7 +254,7 @@ def problems(state: t.Mapping[str, t.Any]) -> list[str]:
     return found
 
 
-def validate_state(state: t.Mapping[str, t.Any]) -> None:
+def validate_state(state: t.Mapping[str, object]) -> None:
     """The ``validate`` hook of :func:`claude_shepherd.supervisor.session.store.update_state`: refuse a bad state before it is written."""
     wrong = problems(state)
     if wrong:

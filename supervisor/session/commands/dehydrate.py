@@ -11,7 +11,7 @@ from claude_shepherd.supervisor.session.stdin import read_optional_stdin
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds; session runs at every agent step
-    from claude_shepherd.supervisor.session.store import State
+    from claude_shepherd.supervisor.session.state import State
 
 
 def _keep(state: State) -> None:

@@ -15,7 +15,7 @@ from claude_shepherd.supervisor.session.store import open_session_dir
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds; session runs at every agent step
-    from claude_shepherd.supervisor.session.store import State
+    from claude_shepherd.supervisor.session.state import State
 
 
 def append_entry(folder: Path, state: State, entry: bytes) -> Path:

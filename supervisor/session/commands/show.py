@@ -17,8 +17,7 @@ def run(dir: str) -> int:
     state = read_state(folder)
     say(printable(f"Session {folder}"))
     say(f"  owner: {owner_text(state)}")
-    for field in sorted(state):
-        value = state[field]
+    for field, value in sorted(state.items()):
         text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
         say(printable(f"  {field}: {text}"))
     return EXIT_OK
