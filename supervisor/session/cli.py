@@ -10,7 +10,6 @@ library only, ``argparse``). Errors are one line on stderr from :func:`run_main`
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 
 from claude_shepherd.supervisor.errors import EXIT_USAGE, UsageError, run_main
@@ -118,7 +117,8 @@ def _dispatch(argv: list[str] | None) -> int:
     from claude_shepherd.supervisor.session.person import refuse_a_person
 
     refuse_a_person(name)
-    status: int = importlib.import_module(command_module(name)).run(**args)
+    command = __import__(command_module(name), fromlist=["run"])  # the C import: -X importtime sees it
+    status: int = command.run(**args)
     return status
 
 

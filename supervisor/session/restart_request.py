@@ -8,7 +8,7 @@ import os
 import signal
 import sys
 
-from claude_shepherd.supervisor.env import KILL_GRACE_ENV, WATCHDOG_PID_ENV
+from claude_shepherd.supervisor.env import KILL_GRACE_DEFAULT, KILL_GRACE_ENV, WATCHDOG_PID_ENV
 from claude_shepherd.supervisor.errors import ShepherdError
 from claude_shepherd.supervisor.session.identity import (
     ANCESTRY_DEPTH,
@@ -64,11 +64,9 @@ def own_claude() -> tuple[int, str | None]:
 
 def restart_wait(env: t.Mapping[str, str] | None = None) -> float:
     """Seconds a restart waits for its Claude to be gone: the PreToolUse hook refuses a Bash timeout below it."""
-    from claude_shepherd.supervisor.claude_run.watchdog import DEFAULT_GRACE
-
     env = os.environ if env is None else env
     grace = parse_decimal(env.get(KILL_GRACE_ENV, "").strip(), maximum=3600)
-    return (DEFAULT_GRACE if grace is None else grace) + RESTART_MARGIN
+    return (KILL_GRACE_DEFAULT if grace is None else grace) + RESTART_MARGIN
 
 
 def await_end(claude: tuple[int, str | None], limit: float) -> bool:
