@@ -155,7 +155,8 @@ def parent_pid(pid: int) -> int | None:
         import psutil  # only where /proc does not exist
 
         try:
-            return psutil.Process(pid).ppid()
+            ppid: int = psutil.Process(pid).ppid()
+            return ppid
         except (psutil.NoSuchProcess, psutil.AccessDenied):
             return None
     return None if stat is None else stat[1]

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 
 from claude_shepherd.supervisor.session.fields import LIFECYCLES, F
-from claude_shepherd.supervisor.session.identity import PID_MAX
+from claude_shepherd.supervisor.session.numbers import PID_MAX
 from claude_shepherd.supervisor.session.store import StateError
 
 TYPE_CHECKING = False
