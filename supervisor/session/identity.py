@@ -22,6 +22,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
     import typing as t
 
+    T = t.TypeVar("T")
+
 FLEET_SOCKET = "fleet"
 
 _boot_id: str | None = None
@@ -125,15 +127,22 @@ def process_stat(pid: int) -> tuple[str, int, int] | None:
         return None
 
 
-def start_token(pid: int) -> str | None:
-    """A string that names this exact process, or None if *pid* does not exist."""
+def _from_stat(
+    pid: int, read: t.Callable[[tuple[str, int, int]], T], portable: t.Callable[[int], T | None]
+) -> T | None:
+    """*read* from *pid*'s ``/proc`` stat, or *portable* (psutil) where there is no ``/proc``; None if gone."""
     if not valid_pid(pid):
         return None
     try:
         stat = _proc_stat(pid)
     except FileNotFoundError:
-        return _start_token_portable(pid)
-    return None if stat is None else f"{_read_boot_id()}:{stat[2]}"
+        return portable(pid)
+    return None if stat is None else read(stat)
+
+
+def start_token(pid: int) -> str | None:
+    """A string that names this exact process, or None if *pid* does not exist."""
+    return _from_stat(pid, lambda stat: f"{_read_boot_id()}:{stat[2]}", _start_token_portable)
 
 
 def _start_token_portable(pid: int) -> str | None:
@@ -147,19 +156,17 @@ def _start_token_portable(pid: int) -> str | None:
 
 def parent_pid(pid: int) -> int | None:
     """The parent PID of *pid*, or None if it does not exist."""
-    if not valid_pid(pid):
-        return None
-    try:
-        stat = _proc_stat(pid)
-    except FileNotFoundError:
-        import psutil  # only where /proc does not exist
+    return _from_stat(pid, lambda stat: stat[1], _parent_pid_portable)
 
-        try:
-            ppid: int = psutil.Process(pid).ppid()
-            return ppid
-        except (psutil.NoSuchProcess, psutil.AccessDenied):
-            return None
-    return None if stat is None else stat[1]
+
+def _parent_pid_portable(pid: int) -> int | None:
+    import psutil  # only where /proc does not exist
+
+    try:
+        ppid: int = psutil.Process(pid).ppid()
+        return ppid
+    except (psutil.NoSuchProcess, psutil.AccessDenied):
+        return None
 
 
 def pid_exists(pid: int) -> bool:
@@ -323,7 +330,7 @@ def current_pane_id(env: t.Mapping[str, str] | None = None) -> str | None:
     mine: str | None = None
     pid: int | None = None
     for row in out.stdout.splitlines():
-        pane, pane_pid, rest = (row.split("\t", 2) + ["", ""])[:3]
+        pane, pane_pid, rest = [*row.split("\t", 2), "", ""][:3]
         identities[pane] = pane_id_from_parts(*rest.split("\t", 2))
         if pane == me:
             mine, pid = identities[pane], parse_pid(pane_pid)

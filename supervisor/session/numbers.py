@@ -53,7 +53,7 @@ def parse_decimal(raw: object, *, maximum: float) -> float | None:
     None for anything else (signs, exponents, ``nan``, ``inf``, whitespace, other scripts' digits)."""
     if not isinstance(raw, str) or len(raw) > MAX_DIGITS:
         return None
-    whole, dot, fraction = raw.partition(".")
+    whole, _, fraction = raw.partition(".")
     if (
         not (whole or fraction)
         or (whole and not _plain_digits(whole))

@@ -16,8 +16,6 @@ from claude_shepherd.supervisor.session.records import Record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
-    import typing as t
-
     from claude_shepherd.supervisor.session.state import PhaseDeclaration
 
 BLANK = "________"
@@ -124,10 +122,9 @@ def check_transition(phases: object, current: object, target: Label) -> Transiti
     expected = _describe(decl, nxt)
     if target.key == cur.key or target.key == nxt:  # (a) re-enter, (b) next declared
         return Transition(True, None, expected)
-    if target.key == (cur.major + 1, 0):
-        # (c) skip the remaining sub-phases of this major, (d) leave a sub-phase
-        if cur.minor > 0 or (nxt is not None and nxt[0] == cur.major):
-            return Transition(True, None, expected)
+    # (c) skip the remaining sub-phases of this major, (d) leave a sub-phase
+    if target.key == (cur.major + 1, 0) and (cur.minor > 0 or (nxt is not None and nxt[0] == cur.major)):
+        return Transition(True, None, expected)
     if target.major == cur.major and target.minor > cur.minor and target.key not in keys:
         # (e) an undeclared sub-phase of the current major: allowed and recorded
         return Transition(True, {"major": target.major, "minor": target.minor, "name": target.name}, expected)

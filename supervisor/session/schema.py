@@ -24,8 +24,17 @@ if TYPE_CHECKING:  # typing costs milliseconds per call; annotations are never e
     import typing as t
 
 
+def first_problem(found: t.Iterable[tuple[str, str | None]]) -> str | None:
+    """``WHERE: WHAT`` for the first part of a value that is wrong (checked lazily, in order), or None."""
+    for where, wrong in found:
+        if wrong is not None:
+            return f"{where}: {wrong}"
+    return None
+
+
 class Check:
-    """One field's type: :meth:`problem` says what is wrong with a value, or None."""
+    """One field's type: :meth:`problem` says what is wrong with a value, or None; :attr:`expected`
+    says what a value should be, in the words of an error message."""
 
     __slots__ = ()
     expected = "a value"
@@ -51,18 +60,12 @@ class Bool(Check):
 
 
 class Int(Check):
-    __slots__ = ("low", "high")
+    __slots__ = ("low", "high", "expected")
 
     def __init__(self, low: int | None = None, high: int | None = None) -> None:
         self.low, self.high = low, high
-
-    @property
-    def expected(self) -> str:  # type: ignore[override]
-        bounds = [
-            f">= {self.low}" if self.low is not None else "",
-            f"<= {self.high}" if self.high is not None else "",
-        ]
-        return " ".join(["a whole number", *[b for b in bounds if b]])
+        bounds = [f">= {low}" if low is not None else "", f"<= {high}" if high is not None else ""]
+        self.expected = " ".join(["a whole number", *[b for b in bounds if b]])
 
     def problem(self, value: object) -> str | None:
         if isinstance(value, bool) or not isinstance(value, int):
@@ -73,14 +76,11 @@ class Int(Check):
 
 
 class Number(Check):
-    __slots__ = ("low",)
+    __slots__ = ("low", "expected")
 
     def __init__(self, low: float | None = None) -> None:
         self.low = low
-
-    @property
-    def expected(self) -> str:  # type: ignore[override]
-        return "a finite number" + (f" >= {self.low:g}" if self.low is not None else "")
+        self.expected = "a finite number" + (f" >= {low:g}" if low is not None else "")
 
     def problem(self, value: object) -> str | None:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
@@ -89,93 +89,69 @@ class Number(Check):
 
 
 class OneOf(Check):
-    __slots__ = ("values",)
+    __slots__ = ("values", "expected")
 
     def __init__(self, values: t.Iterable[str]) -> None:
         self.values = tuple(values)
-
-    @property
-    def expected(self) -> str:  # type: ignore[override]
-        return "one of " + ", ".join(self.values)
+        self.expected = "one of " + ", ".join(self.values)
 
     def problem(self, value: object) -> str | None:
         return None if value in self.values and isinstance(value, str) else self.expected
 
 
 class ListOf(Check):
-    __slots__ = ("item",)
+    __slots__ = ("item", "expected")
 
     def __init__(self, item: Check) -> None:
         self.item = item
-
-    @property
-    def expected(self) -> str:  # type: ignore[override]
-        return f"a list of {self.item.expected}"
+        self.expected = f"a list of {item.expected}"
 
     def problem(self, value: object) -> str | None:
         if not isinstance(value, list):
             return self.expected
-        for index, item in enumerate(value):
-            wrong = self.item.problem(item)
-            if wrong is not None:
-                return f"item {index}: {wrong}"
-        return None
+        return first_problem((f"item {index}", self.item.problem(item)) for index, item in enumerate(value))
 
 
 class MapOf(Check):
-    __slots__ = ("value",)
+    __slots__ = ("value", "expected")
 
     def __init__(self, value: Check) -> None:
         self.value = value
-
-    @property
-    def expected(self) -> str:  # type: ignore[override]
-        return f"an object of {self.value.expected}"
+        self.expected = f"an object of {value.expected}"
 
     def problem(self, value: object) -> str | None:
         if not isinstance(value, dict):
             return self.expected
-        for key, item in value.items():
-            wrong = self.value.problem(item)
-            if wrong is not None:
-                return f"{key}: {wrong}"
-        return None
+        return first_problem((str(key), self.value.problem(item)) for key, item in value.items())
 
 
 class Object(Check):
     """An object with declared fields (optional unless *required*); other keys are kept."""
 
-    __slots__ = ("fields", "required", "name")
+    __slots__ = ("fields", "required", "name", "expected")
 
     def __init__(self, name: str, fields: dict[str, Check], required: t.Iterable[str] = ()) -> None:
         self.name, self.fields, self.required = name, fields, frozenset(required)
-
-    @property
-    def expected(self) -> str:  # type: ignore[override]
-        return f"{self.name} ({', '.join(sorted(self.required))} required)"
+        self.expected = f"{name} ({', '.join(sorted(self.required))} required)"
 
     def problem(self, value: object) -> str | None:
         if not isinstance(value, dict):
             return self.expected
         for key in sorted(self.required - value.keys()):
             return f"{key} is missing"
-        for key, check in self.fields.items():
-            if value.get(key) is not None:
-                wrong = check.problem(value[key])
-                if wrong is not None:
-                    return f"{key}: {wrong}"
-        return None
+        return first_problem(
+            (key, check.problem(value[key]))
+            for key, check in self.fields.items()
+            if value.get(key) is not None
+        )
 
 
 class AnyOf(Check):
-    __slots__ = ("choices",)
+    __slots__ = ("choices", "expected")
 
     def __init__(self, *choices: Check) -> None:
         self.choices = choices
-
-    @property
-    def expected(self) -> str:  # type: ignore[override]
-        return " or ".join(c.expected for c in self.choices)
+        self.expected = " or ".join(c.expected for c in choices)
 
     def problem(self, value: object) -> str | None:
         if any(choice.problem(value) is None for choice in self.choices):
