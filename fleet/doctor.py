@@ -46,6 +46,7 @@ from claude_shepherd.supervisor.session import transitions as tr
 from claude_shepherd.supervisor.session.fields import STATE_FILE, F
 from claude_shepherd.supervisor.session.identity import owner_alive, pid_exists
 from claude_shepherd.supervisor.session.paths import sessions_root
+from claude_shepherd.supervisor.session.state import State
 from claude_shepherd.supervisor.session.store import StateError, read_state, update_state
 
 ORPHAN_GRACE = 3.0
@@ -123,8 +124,8 @@ def find_orphans(fleet: Fleet, table: pr.Table) -> list[Finding]:
 # --------------------------------------------------------------------------- bindings
 
 
-def _scan_states(root: Path) -> dict[str, dict[str, t.Any]]:
-    states: dict[str, dict[str, t.Any]] = {}
+def _scan_states(root: Path) -> dict[str, State]:
+    states: dict[str, State] = {}
     try:
         entries = sorted(root.iterdir())
     except OSError:
@@ -141,7 +142,7 @@ def _scan_states(root: Path) -> dict[str, dict[str, t.Any]]:
 
 def _release(session_dir: Path, pane_id: str) -> t.Callable[[], str]:
     def fix() -> str:
-        def apply(state: dict[str, t.Any]) -> None:
+        def apply(state: State) -> None:
             if state.get(F.FLEET_PANE_ID) == pane_id and not owner_alive(
                 state.get(F.PID), state.get(F.PID_START)
             ):

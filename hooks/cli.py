@@ -15,11 +15,11 @@ from __future__ import annotations
 import os
 import sys
 
+from claude_shepherd.hooks.protocol import HOOK_EVENTS
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
     import typing as t
-
-from claude_shepherd.hooks.protocol import HOOK_EVENTS
 
 SETUP_COMMANDS = ("install", "uninstall")
 USAGE = (

@@ -60,7 +60,7 @@ class Usage:
         return f"Usage({self.fraction!r}, {self.at!r}, {self.source!r})"
 
 
-def number(value: t.Any) -> float | None:
+def number(value: object) -> float | None:
     """A real, finite, non-negative number, else None (bools are not numbers here)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
@@ -70,13 +70,13 @@ def number(value: t.Any) -> float | None:
     return value
 
 
-def positive_int(value: t.Any) -> int | None:
+def positive_int(value: object) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
         return None
     return value
 
 
-def fraction_from_percentage(value: t.Any) -> float | None:
+def fraction_from_percentage(value: object) -> float | None:
     """``used_percentage`` (0-100) as a fraction; over 100 is full, not invalid."""
     pct = number(value)
     return None if pct is None else min(pct, 100.0) / 100.0
@@ -97,7 +97,7 @@ CLOCK_SKEW = 60.0
 """Seconds a stored reading may lie in the future before it counts as undated."""
 
 
-def stored_usage(state: t.Mapping[str, t.Any], now: float | None = None) -> Usage | None:
+def stored_usage(state: t.Mapping[str, object], now: float | None = None) -> Usage | None:
     """The status line's reading as stored in the state.
 
     The state file is within an agent's reach, so a reading dated in the future
@@ -116,7 +116,7 @@ def stored_usage(state: t.Mapping[str, t.Any], now: float | None = None) -> Usag
     )
 
 
-def window_for_model(model: t.Any) -> int | None:
+def window_for_model(model: object) -> int | None:
     if not isinstance(model, str):
         return None
     if "[1m]" in model:
@@ -183,7 +183,7 @@ def _scan(path: str, window: int | None, marker: bytes | None) -> tuple[Usage | 
             span *= 4
 
 
-def _tool_use_marker(tool_use_id: t.Any) -> bytes | None:
+def _tool_use_marker(tool_use_id: object) -> bytes | None:
     if not isinstance(tool_use_id, str) or not 0 < len(tool_use_id) <= 200:
         return None
     if not all(c.isalnum() or c in "_-" for c in tool_use_id):
@@ -192,7 +192,7 @@ def _tool_use_marker(tool_use_id: t.Any) -> bytes | None:
 
 
 def transcript_usage(
-    path: t.Any, recorded_window: t.Any = None, tool_use_id: t.Any = None, wait: float = CALL_WAIT
+    path: t.Any, recorded_window: t.Any = None, tool_use_id: object = None, wait: float = CALL_WAIT
 ) -> Usage | None:
     """The newest main-conversation usage in the transcript at *path*, or None.
 

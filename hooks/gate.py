@@ -9,8 +9,6 @@ Read-only: the gate never writes state. Standard library only.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from claude_shepherd.hooks.config import Config
 from claude_shepherd.hooks.locate import Caller, session_arg
 from claude_shepherd.hooks.read_whitelist import read_allowed
@@ -21,6 +19,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
     import typing as t
 
+    from claude_shepherd.supervisor.session.lookup import Found
+
 TAG = "§CMD_REQUIRE_ACTIVE_SESSION"
 NEW_SESSION = "session activate sessions/YYYY_MM_DD_TOPIC SKILL"
 ALLOWED_MEANWHILE = (
@@ -30,7 +30,7 @@ ALLOWED_MEANWHILE = (
 )
 
 
-def lifecycle(state: t.Mapping[str, t.Any]) -> str:
+def lifecycle(state: t.Mapping[str, object]) -> str:
     """The session's lifecycle; a bash-era state without one is active."""
     value = state.get(F.LIFECYCLE, Lifecycle.ACTIVE)
     return value if isinstance(value, str) else "unreadable"
@@ -40,9 +40,12 @@ def is_live(caller: Caller) -> bool:
     return caller.found is not None and lifecycle(caller.found.state) in LIVE_LIFECYCLES
 
 
-def _describe(session_dir: Path, state: t.Mapping[str, t.Any]) -> str:
-    skill = state.get(F.SKILL)
-    return f"'{session_dir.name}' (skill: {skill if isinstance(skill, str) and skill else 'none'})"
+def _described(found: Found, cwd: str) -> tuple[str, str, str]:
+    """How a message names the session (``'NAME' (skill: S)``), the DIR argument to give
+    ``session`` from *cwd*, and its lifecycle."""
+    skill = found.state.get(F.SKILL)
+    what = f"'{found.session_dir.name}' (skill: {skill if isinstance(skill, str) and skill else 'none'})"
+    return what, session_arg(found.session_dir, cwd), lifecycle(found.state)
 
 
 def tool_whitelisted(call: ToolCall, caller: Caller, cwd: str, env: t.Mapping[str, str]) -> bool:
@@ -65,9 +68,7 @@ def deny_reason(caller: Caller, cwd: str) -> str:
             f"folder, then activate it (invoking the skill does this for you):\n  {NEW_SESSION}\n"
             + ALLOWED_MEANWHILE
         )
-    what = _describe(found.session_dir, found.state)
-    arg = session_arg(found.session_dir, cwd)
-    state = lifecycle(found.state)
+    what, arg, state = _described(found, cwd)
     if state == Lifecycle.COMPLETED:
         return (
             f"{TAG}: Previous session {what} is completed. Tool use blocked.\n"
@@ -116,9 +117,7 @@ def prompt_context(caller: Caller, config: Config, cwd: str) -> str | None:
             f"3. Activate it (invoking the skill does this for you):  {NEW_SESSION}\n"
             "Other tools stay blocked until a session is active."
         )
-    what = _describe(found.session_dir, found.state)
-    arg = session_arg(found.session_dir, cwd)
-    state = lifecycle(found.state)
+    what, arg, state = _described(found, cwd)
     if state == Lifecycle.COMPLETED:
         return (
             f"{TAG}: Previous session {what} is completed.\n"

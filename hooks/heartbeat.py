@@ -41,6 +41,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
     import typing as t
 
+    from claude_shepherd.supervisor.session.state import State
+
 TAG = "§CMD_LOG_BETWEEN_TOOL_USES"
 
 
@@ -57,7 +59,7 @@ class Verdict:
 PASS = Verdict()
 
 
-def threshold(state: t.Mapping[str, t.Any], field: str, default: int) -> int:
+def threshold(state: t.Mapping[str, object], field: str, default: int) -> int:
     """A configured threshold within 1..MAX_BLOCK_AFTER; a missing, malformed or 0 value means the default."""
     value = state.get(field)
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -75,7 +77,7 @@ def _uncounted_read(call: ToolCall, cwd: str, env: t.Mapping[str, str]) -> bool:
     return real is not None and is_standard(real, env)
 
 
-def _loading(state: dict[str, t.Any], call: ToolCall, dir_arg: str) -> Verdict:
+def _loading(state: State, call: ToolCall, dir_arg: str) -> Verdict:
     """Bootstrap passes unwarned, but only so far: an agent that never enters a phase is stopped."""
     counted = None if call.name in SUBAGENT_TOOLS else count_tool_call(state, call.transcript_key)
     count = tool_calls(state, call.transcript_key) if counted is None else counted
@@ -90,9 +92,7 @@ def _loading(state: dict[str, t.Any], call: ToolCall, dir_arg: str) -> Verdict:
     )
 
 
-def heartbeat(
-    state: dict[str, t.Any], call: ToolCall, *, cwd: str, env: t.Mapping[str, str], dir_arg: str
-) -> Verdict:
+def heartbeat(state: State, call: ToolCall, *, cwd: str, env: t.Mapping[str, str], dir_arg: str) -> Verdict:
     """Count *call* against the caller's logging discipline (mutating *state*)."""
     template = state.get(F.LOG_TEMPLATE)
     if not isinstance(template, str) or not template.strip():

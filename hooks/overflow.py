@@ -39,6 +39,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
     import typing as t
 
+    from claude_shepherd.supervisor.session.state import State
+
 TAG = "§CMD_REANCHOR_AFTER_RESTART"
 DEHYDRATE_SKILLS = ("session", "dehydrate")  # ours, and the bash era's separate skill
 
@@ -71,7 +73,7 @@ def _handover_command(dir_arg: str) -> str:
     )
 
 
-def overflow_reason(usage: Usage | None, config: Config, state: t.Mapping[str, t.Any], dir_arg: str) -> str:
+def overflow_reason(usage: Usage | None, config: Config, state: t.Mapping[str, object], dir_arg: str) -> str:
     skill = state.get(F.SKILL) or "current"
     phase = state.get(F.CURRENT_PHASE) or "its current phase"
     level = (
@@ -109,7 +111,7 @@ RESTART_PENDING_REASON = (
 
 
 def overflow_gate(
-    state: dict[str, t.Any], call: ToolCall, usage: Usage | None, config: Config, dir_arg: str
+    state: State, call: ToolCall, usage: Usage | None, config: Config, dir_arg: str
 ) -> str | None:
     """Apply the gate to *state* (mutating it); the deny reason, or None to pass."""
     if call.is_session_command:
@@ -151,7 +153,7 @@ def ends_claude(call: ToolCall) -> str | None:
     return command if command in ENDS_CLAUDE else None
 
 
-def _timeout_ms(value: t.Any) -> float | None:
+def _timeout_ms(value: object) -> float | None:
     """A Bash ``timeout`` in milliseconds; None when it is no plain number (a bool, nan, a sign, an exponent)."""
     from claude_shepherd.supervisor.session.numbers import parse_decimal
 
@@ -174,7 +176,7 @@ def restart_returns_reason(call: ToolCall, env: t.Mapping[str, str]) -> str | No
     timeout = call.input.get("timeout")
     if (background is None or background is False) and timeout is None:
         return None
-    from claude_shepherd.supervisor.session.cli import restart_wait
+    from claude_shepherd.supervisor.session.restart_request import restart_wait
 
     need = restart_wait(env) * 1000
     given = None if timeout is None else _timeout_ms(timeout)

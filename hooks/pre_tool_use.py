@@ -35,6 +35,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
     import typing as t
 
+    from claude_shepherd.supervisor.session.state import State
+
 LOCK_TIMEOUT = 3.0  # well inside the hook timeout, so we answer instead of being killed (fail-open)
 
 
@@ -67,7 +69,7 @@ def decide(call: ToolCall, cwd: str, config: hook_config.Config, env: t.Mapping[
 
     pane_state = pane_notify.WORKING
 
-    def apply(state: dict[str, t.Any]) -> Verdict:
+    def apply(state: State) -> Verdict:
         nonlocal pane_state
         usage = newest(stored_usage(state), seen)
         if starts_dehydrate(call) and usage is not None and usage.fraction >= config.threshold:

@@ -26,8 +26,9 @@ from __future__ import annotations
 import os
 import sys
 
-from claude_shepherd.hooks.read_whitelist import CONFIG_DIR_ENV, PROJECT_DIR_ENV, is_under
+from claude_shepherd.hooks.read_whitelist import is_under
 from claude_shepherd.hooks.tool_call import ToolCall
+from claude_shepherd.supervisor.env import CONFIG_DIR_ENV, PROJECT_DIR_ENV
 from claude_shepherd.supervisor.session.fields import STATE_FILE
 from claude_shepherd.supervisor.session.index import INDEX_DIRNAME
 from claude_shepherd.supervisor.session.paths import project_root, sessions_root

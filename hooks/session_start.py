@@ -21,10 +21,12 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
     import typing as t
 
+    from claude_shepherd.supervisor.session.state import State
+
 MAX_ID_LENGTH = 200
 
 
-def conversation_id(value: t.Any) -> str | None:
+def conversation_id(value: object) -> str | None:
     """Claude's ``session_id``, if it looks like an id (printable, no blanks, bounded)."""
     if not isinstance(value, str) or not value or len(value) > MAX_ID_LENGTH:
         return None
@@ -33,7 +35,7 @@ def conversation_id(value: t.Any) -> str | None:
     return value
 
 
-def bind(state: dict[str, t.Any], session_id: str, owner: tuple[int, str | None] | None = None) -> None:
+def bind(state: State, session_id: str, owner: tuple[int, str | None] | None = None) -> None:
     """Bind the conversation (R1 guard under the lock); the owner's resumed Claude makes the session active."""
     if may_bind_session_id(state):
         bind_conversation(state, session_id=session_id)

@@ -39,6 +39,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
     import typing as t
 
+    from claude_shepherd.supervisor.session.state import State
+
 SEPARATOR = " · "
 NO_SESSION = "No session"
 
@@ -84,7 +86,7 @@ def pane_spent(
     return pane_records.pane_cost(record) if spent is not None else cost
 
 
-def phase_text(state: t.Mapping[str, t.Any]) -> str:
+def phase_text(state: t.Mapping[str, object]) -> str:
     """``[3/5] Build`` when the skill declared phases, else ``3. Build`` from ``3: Build``."""
     current = state.get(F.CURRENT_PHASE)
     if not isinstance(current, str) or not current.strip():
@@ -116,10 +118,10 @@ def render(data: t.Mapping[str, t.Any], cwd: str, env: t.Mapping[str, str]) -> s
         return SEPARATOR.join([NO_SESSION, cost_text(cost), shown_percent(usage, config.threshold)])
     claim = claimant(env, caller.pid, caller.token) if caller.pane and found.how == "pane" else None
 
-    def apply(state: dict[str, t.Any]) -> dict[str, t.Any]:
+    def apply(state: State) -> State:
         bind_conversation(state, session_id=session_id, usage=usage, window=window, claim=claim)
         resumed(state, pid=caller.pid, token=caller.token)  # the owner's resumed Claude draws: it runs
-        return dict(state)
+        return state.copy()
 
     state = update_state(found.session_dir, apply)
     if usage is None:

@@ -29,7 +29,8 @@ from claude_shepherd.supervisor.session.identity import owner_alive, same_owner
 from claude_shepherd.supervisor.session.lookup import Found, find_session, sessions_on_pane, sessions_owned_by
 from claude_shepherd.supervisor.session.records import Factory, Record
 from claude_shepherd.supervisor.session.schema import validate_state
-from claude_shepherd.supervisor.session.store import State, StateError, read_state, update_state
+from claude_shepherd.supervisor.session.state import State
+from claude_shepherd.supervisor.session.store import StateError, read_state, update_state
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -50,14 +50,14 @@ import signal
 import sys
 import time
 
-from claude_shepherd.supervisor.env import SUPERVISOR_PID_ENV
+from claude_shepherd.supervisor.env import KILL_GRACE_DEFAULT, SUPERVISOR_PID_ENV
 from claude_shepherd.supervisor.session.identity import WATCHDOG_NAME, parent_pid, process_stat, start_token
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations are never evaluated; the watchdog process need not import typing
     import typing as t
 
-DEFAULT_GRACE = 3.0
+DEFAULT_GRACE = KILL_GRACE_DEFAULT
 FOLLOW_INTERVAL = 0.02
 """How often (at most) the tree is re-read during the grace period (new descendants, exits).
 The first re-reads come sooner: most trees are gone within milliseconds of SIGTERM."""

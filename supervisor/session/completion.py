@@ -52,9 +52,9 @@ def shell_of(name: str | None, env: t.Mapping[str, str] | None = None) -> str:
 
 
 def script(prog: str, shell: str) -> str:
-    import argcomplete
+    from argcomplete.shell_integration import shellcode
 
-    return str(argcomplete.shellcode([prog], shell=shell))
+    return str(shellcode([prog], shell=shell))
 
 
 def install(prog: str, shell: str, home: Path) -> tuple[Path, Path | None]:

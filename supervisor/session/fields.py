@@ -8,6 +8,10 @@ pins the two together.
 
 from __future__ import annotations
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # Final makes each key a literal for mypy (State's keys); nothing is imported at run time
+    from typing import Final
+
 STATE_FILE = ".state.json"
 """The state file inside a session directory."""
 
@@ -19,42 +23,42 @@ class F:
     """camelCase keys of ``.state.json`` exactly as they are on disk."""
 
     # identity
-    PID = "pid"
-    PID_START = "pidStart"
-    SESSION_ID = "sessionId"
-    FLEET_PANE_ID = "fleetPaneId"
+    PID: Final = "pid"
+    PID_START: Final = "pidStart"
+    SESSION_ID: Final = "sessionId"
+    FLEET_PANE_ID: Final = "fleetPaneId"
     # lifecycle (docs/DESIGN.md §3: three orthogonal fields)
-    LIFECYCLE = "lifecycle"
-    OVERFLOWED = "overflowed"
-    OVERFLOW_CONVERSATION = "overflowConversation"
-    KILL_REQUESTED = "killRequested"
-    RESTART_PROMPT = "restartPrompt"
-    LOADING = "loading"
-    BOOTSTRAP_CONVERSATION = "bootstrapConversation"
+    LIFECYCLE: Final = "lifecycle"
+    OVERFLOWED: Final = "overflowed"
+    OVERFLOW_CONVERSATION: Final = "overflowConversation"
+    KILL_REQUESTED: Final = "killRequested"
+    RESTART_PROMPT: Final = "restartPrompt"
+    LOADING: Final = "loading"
+    BOOTSTRAP_CONVERSATION: Final = "bootstrapConversation"
     # work
-    SKILL = "skill"
-    CURRENT_PHASE = "currentPhase"
-    PHASES = "phases"
-    PHASE_HISTORY = "phaseHistory"
-    COMPLETED_SKILLS = "completedSkills"
-    TARGET_FILE = "targetFile"
-    LOG_TEMPLATE = "logTemplate"
-    SESSION_DESCRIPTION = "sessionDescription"
-    SEARCH_KEYWORDS = "searchKeywords"
-    KEYWORDS = "keywords"
+    SKILL: Final = "skill"
+    CURRENT_PHASE: Final = "currentPhase"
+    PHASES: Final = "phases"
+    PHASE_HISTORY: Final = "phaseHistory"
+    COMPLETED_SKILLS: Final = "completedSkills"
+    TARGET_FILE: Final = "targetFile"
+    LOG_TEMPLATE: Final = "logTemplate"
+    SESSION_DESCRIPTION: Final = "sessionDescription"
+    SEARCH_KEYWORDS: Final = "searchKeywords"
+    KEYWORDS: Final = "keywords"
     # context
-    CONTEXT_USAGE = "contextUsage"
-    CONTEXT_USAGE_AT = "contextUsageAt"
-    CONTEXT_WINDOW_SIZE = "contextWindowSize"
-    DEHYDRATE_TOOL_CALLS = "dehydrateToolCalls"
+    CONTEXT_USAGE: Final = "contextUsage"
+    CONTEXT_USAGE_AT: Final = "contextUsageAt"
+    CONTEXT_WINDOW_SIZE: Final = "contextWindowSize"
+    DEHYDRATE_TOOL_CALLS: Final = "dehydrateToolCalls"
     # heartbeat (logging discipline)
-    TOOL_CALLS_SINCE_LAST_LOG = "toolCallsSinceLastLog"
-    TOOL_CALLS_BY_TRANSCRIPT = "toolCallsByTranscript"
-    WARN_AFTER = "toolUseWithoutLogsWarnAfter"
-    BLOCK_AFTER = "toolUseWithoutLogsBlockAfter"
+    TOOL_CALLS_SINCE_LAST_LOG: Final = "toolCallsSinceLastLog"
+    TOOL_CALLS_BY_TRANSCRIPT: Final = "toolCallsByTranscript"
+    WARN_AFTER: Final = "toolUseWithoutLogsWarnAfter"
+    BLOCK_AFTER: Final = "toolUseWithoutLogsBlockAfter"
     # timestamps
-    STARTED_AT = "startedAt"
-    LAST_HEARTBEAT = "lastHeartbeat"
+    STARTED_AT: Final = "startedAt"
+    LAST_HEARTBEAT: Final = "lastHeartbeat"
 
 
 ALL_FIELDS: frozenset[str] = frozenset(value for name, value in vars(F).items() if name.isupper())

@@ -22,6 +22,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
     import typing as t
 
+    T = t.TypeVar("T")
+
 FLEET_SOCKET = "fleet"
 
 _boot_id: str | None = None
@@ -30,7 +32,7 @@ _boot_id: str | None = None
 ANCESTRY_DEPTH = 64
 
 
-def valid_pid(value: t.Any) -> bool:
+def valid_pid(value: object) -> t.TypeGuard[int]:
     """Is *value* a number that can name a process (a JSON field may hold anything)?"""
     return isinstance(value, int) and not isinstance(value, bool) and 0 < value <= PID_MAX
 
@@ -125,15 +127,22 @@ def process_stat(pid: int) -> tuple[str, int, int] | None:
         return None
 
 
-def start_token(pid: int) -> str | None:
-    """A string that names this exact process, or None if *pid* does not exist."""
+def _from_stat(
+    pid: int, read: t.Callable[[tuple[str, int, int]], T], portable: t.Callable[[int], T | None]
+) -> T | None:
+    """*read* from *pid*'s ``/proc`` stat, or *portable* (psutil) where there is no ``/proc``; None if gone."""
     if not valid_pid(pid):
         return None
     try:
         stat = _proc_stat(pid)
     except FileNotFoundError:
-        return _start_token_portable(pid)
-    return None if stat is None else f"{_read_boot_id()}:{stat[2]}"
+        return portable(pid)
+    return None if stat is None else read(stat)
+
+
+def start_token(pid: int) -> str | None:
+    """A string that names this exact process, or None if *pid* does not exist."""
+    return _from_stat(pid, lambda stat: f"{_read_boot_id()}:{stat[2]}", _start_token_portable)
 
 
 def _start_token_portable(pid: int) -> str | None:
@@ -147,18 +156,17 @@ def _start_token_portable(pid: int) -> str | None:
 
 def parent_pid(pid: int) -> int | None:
     """The parent PID of *pid*, or None if it does not exist."""
-    if not valid_pid(pid):
-        return None
-    try:
-        stat = _proc_stat(pid)
-    except FileNotFoundError:
-        import psutil  # only where /proc does not exist
+    return _from_stat(pid, lambda stat: stat[1], _parent_pid_portable)
 
-        try:
-            return psutil.Process(pid).ppid()
-        except (psutil.NoSuchProcess, psutil.AccessDenied):
-            return None
-    return None if stat is None else stat[1]
+
+def _parent_pid_portable(pid: int) -> int | None:
+    import psutil  # only where /proc does not exist
+
+    try:
+        ppid: int = psutil.Process(pid).ppid()
+        return ppid
+    except (psutil.NoSuchProcess, psutil.AccessDenied):
+        return None
 
 
 def pid_exists(pid: int) -> bool:
@@ -183,7 +191,7 @@ def pid_exists(pid: int) -> bool:
     return stat is not None and stat[0] != "Z"
 
 
-def owner_alive(pid: t.Any, token: t.Any = None) -> bool:
+def owner_alive(pid: object, token: object = None) -> bool:
     """Is the recorded owner still running?
 
     ``pid`` ≤ 0 (or not a PID at all) is dead — the original treated PID 0 as
@@ -216,7 +224,7 @@ def _looks_like_an_agent(pid: int) -> bool:
     return any(marker in cmdline for marker in AGENT_MARKERS)
 
 
-def same_owner(pid: t.Any, token: t.Any, my_pid: int, my_token: str | None) -> bool:
+def same_owner(pid: object, token: object, my_pid: int, my_token: str | None) -> bool:
     """Does the stored (pid, token) name the process (my_pid, my_token)?"""
     if not valid_pid(pid) or pid != my_pid:
         return False
@@ -322,7 +330,7 @@ def current_pane_id(env: t.Mapping[str, str] | None = None) -> str | None:
     mine: str | None = None
     pid: int | None = None
     for row in out.stdout.splitlines():
-        pane, pane_pid, rest = (row.split("\t", 2) + ["", ""])[:3]
+        pane, pane_pid, rest = [*row.split("\t", 2), "", ""][:3]
         identities[pane] = pane_id_from_parts(*rest.split("\t", 2))
         if pane == me:
             mine, pid = identities[pane], parse_pid(pane_pid)

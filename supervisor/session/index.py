@@ -61,7 +61,8 @@ def index_path(root: Path) -> Path:
     return root / INDEX_DIRNAME / INDEX_FILE
 
 
-Entry = list  # [inode, size, mtime_ns, pane or None, pid]
+if TYPE_CHECKING:
+    Entry = list[int | str | None]  # [inode, size, mtime_ns, pane or None, pid], as JSON stores it
 
 
 def _identity(state: t.Any) -> tuple[str | None, int]:

@@ -27,17 +27,19 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
     import typing as t
 
+    from claude_shepherd.supervisor.session.state import State
+
 
 class Found(Record):
     __slots__ = ("session_dir", "state", "how")
     session_dir: Path
-    state: dict[str, t.Any]
+    state: State
     how: str  # "pane" or "pid"
 
 
 def _confirmed(
-    root: Path, names_of: t.Callable[[bool], list[str]], matches: t.Callable[[dict[str, t.Any]], bool]
-) -> list[tuple[Path, dict[str, t.Any]]]:
+    root: Path, names_of: t.Callable[[bool], list[str]], matches: t.Callable[[State], bool]
+) -> list[tuple[Path, State]]:
     """The index's candidates that really match, most recently active first.
 
     The saved index is tried first; when it yields nothing, or a candidate no
@@ -52,14 +54,14 @@ def _confirmed(
 
 
 def _check(
-    root: Path, names: list[str], matches: t.Callable[[dict[str, t.Any]], bool]
-) -> tuple[list[tuple[Path, dict[str, t.Any]]], bool]:
+    root: Path, names: list[str], matches: t.Callable[[State], bool]
+) -> tuple[list[tuple[Path, State]], bool]:
     """States of *names* that match; and whether any did not (the index was stale).
 
     One unreadable or hostile state file costs only itself: whatever goes
     wrong reading or judging it, it is skipped.
     """
-    found: list[tuple[Path, dict[str, t.Any]]] = []
+    found: list[tuple[Path, State]] = []
     stale = False
     for name in names:
         session_dir = root / name

@@ -28,7 +28,7 @@ def _plain_digits(raw: str) -> bool:
     return 0 < len(raw) <= MAX_DIGITS and all(char in _DIGITS for char in raw)
 
 
-def parse_count(raw: t.Any, *, maximum: int) -> int | None:
+def parse_count(raw: object, *, maximum: int) -> int | None:
     """A whole number ``0..maximum`` written as ASCII digits only; None for anything else."""
     if not isinstance(raw, str) or not _plain_digits(raw):
         return None
@@ -36,7 +36,7 @@ def parse_count(raw: t.Any, *, maximum: int) -> int | None:
     return value if value <= maximum else None
 
 
-def parse_pid(raw: t.Any) -> int | None:
+def parse_pid(raw: object) -> int | None:
     """A PID (``1..PID_MAX``) written as ASCII digits only; None for anything else."""
     value = parse_count(raw, maximum=PID_MAX)
     return value if value else None
@@ -48,12 +48,12 @@ def seconds_from(env: t.Mapping[str, str], name: str, *, default: float, maximum
     return default if value is None else value
 
 
-def parse_decimal(raw: t.Any, *, maximum: float) -> float | None:
+def parse_decimal(raw: object, *, maximum: float) -> float | None:
     """A number ``0..maximum`` written as ASCII digits with at most one ``.`` (``12``, ``0.76``, ``.5``);
     None for anything else (signs, exponents, ``nan``, ``inf``, whitespace, other scripts' digits)."""
     if not isinstance(raw, str) or len(raw) > MAX_DIGITS:
         return None
-    whole, dot, fraction = raw.partition(".")
+    whole, _, fraction = raw.partition(".")
     if (
         not (whole or fraction)
         or (whole and not _plain_digits(whole))

@@ -128,7 +128,7 @@ def valid_log_name(name: str) -> bool:
     return bool(_LOG_NAME.fullmatch(name)) and name not in RESERVED_FILES
 
 
-def template_log_name(template: t.Any) -> str | None:
+def template_log_name(template: object) -> str | None:
     """The log file a template names (``TEMPLATE_X_LOG.md`` → ``X_LOG.md``), if it is a valid one."""
     if not isinstance(template, str) or not template.strip():
         return None
@@ -137,7 +137,7 @@ def template_log_name(template: t.Any) -> str | None:
     return name if valid_log_name(name) else None
 
 
-def log_file_name(state: t.Mapping[str, t.Any]) -> str:
+def log_file_name(state: t.Mapping[str, object]) -> str:
     """The session log's file name: ``TEMPLATE_X_LOG.md`` → ``X_LOG.md``, else ``<SKILL>_LOG.md``.
 
     ``session log`` writes it and the heartbeat names it in its warnings. A

@@ -16,7 +16,7 @@ from claude_shepherd.supervisor.session.records import Record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
-    import typing as t
+    from claude_shepherd.supervisor.session.state import PhaseDeclaration
 
 BLANK = "________"
 MAX_PHASE_NUMBER = 9999
@@ -62,7 +62,7 @@ def parse_label(label: str) -> Label:
     return Label(numbers[0], numbers[1], name.strip())
 
 
-def try_parse(label: t.Any) -> Label | None:
+def try_parse(label: object) -> Label | None:
     if not isinstance(label, str):
         return None
     try:
@@ -75,22 +75,25 @@ def format_label(major: int, minor: int, name: str) -> str:
     return f"{major}: {name}" if minor == 0 else f"{major}.{minor}: {name}"
 
 
-def declared(phases: t.Any) -> list[dict[str, t.Any]]:
+def declared(phases: object) -> list[PhaseDeclaration]:
     """The usable phase declarations, sorted by (major, minor)."""
     if not isinstance(phases, list):
         return []
-    good = [
-        p
-        for p in phases
-        if isinstance(p, dict)
-        and isinstance(p.get("major"), int)
-        and isinstance(p.get("minor", 0), int)
-        and isinstance(p.get("name"), str)
-    ]
+    good = [p for p in phases if _usable(p)]
     return sorted(good, key=lambda p: (p["major"], p.get("minor", 0)))
 
 
-def first_label(phases: t.Any, default: str) -> str:
+def _usable(declaration: object) -> bool:
+    """A declaration with a whole major (and minor, when given) and a name."""
+    return (
+        isinstance(declaration, dict)
+        and isinstance(declaration.get("major"), int)
+        and isinstance(declaration.get("minor", 0), int)
+        and isinstance(declaration.get("name"), str)
+    )
+
+
+def first_label(phases: object, default: str) -> str:
     decl = declared(phases)
     if not decl:
         return default
@@ -101,11 +104,11 @@ def first_label(phases: t.Any, default: str) -> str:
 class Transition(Record):
     __slots__ = ("allowed", "append", "expected")
     allowed: bool
-    append: dict[str, t.Any] | None  # an undeclared sub-phase to add to ``phases``
+    append: PhaseDeclaration | None  # an undeclared sub-phase to add to ``phases``
     expected: str  # what would have been allowed next, for the error message
 
 
-def check_transition(phases: t.Any, current: t.Any, target: Label) -> Transition:
+def check_transition(phases: object, current: object, target: Label) -> Transition:
     """May the session move from *current* to *target* without approval?"""
     decl = declared(phases)
     keys = [(p["major"], p.get("minor", 0)) for p in decl]
@@ -119,24 +122,23 @@ def check_transition(phases: t.Any, current: t.Any, target: Label) -> Transition
     expected = _describe(decl, nxt)
     if target.key == cur.key or target.key == nxt:  # (a) re-enter, (b) next declared
         return Transition(True, None, expected)
-    if target.key == (cur.major + 1, 0):
-        # (c) skip the remaining sub-phases of this major, (d) leave a sub-phase
-        if cur.minor > 0 or (nxt is not None and nxt[0] == cur.major):
-            return Transition(True, None, expected)
+    # (c) skip the remaining sub-phases of this major, (d) leave a sub-phase
+    if target.key == (cur.major + 1, 0) and (cur.minor > 0 or (nxt is not None and nxt[0] == cur.major)):
+        return Transition(True, None, expected)
     if target.major == cur.major and target.minor > cur.minor and target.key not in keys:
         # (e) an undeclared sub-phase of the current major: allowed and recorded
         return Transition(True, {"major": target.major, "minor": target.minor, "name": target.name}, expected)
     return Transition(False, None, expected)
 
 
-def _describe(decl: list[dict[str, t.Any]], key: tuple[int, int] | None) -> str:
+def _describe(decl: list[PhaseDeclaration], key: tuple[int, int] | None) -> str:
     for p in decl:
         if (p["major"], p.get("minor", 0)) == key:
             return format_label(p["major"], p.get("minor", 0), p["name"])
     return "(no further declared phase)"
 
 
-def find_declaration(phases: t.Any, target: Label) -> dict[str, t.Any] | None:
+def find_declaration(phases: object, target: Label) -> PhaseDeclaration | None:
     for p in declared(phases):
         if (p["major"], p.get("minor", 0)) == target.key:
             return p
@@ -153,7 +155,7 @@ def parse_proof(text: str) -> dict[str, str]:
     return proof
 
 
-def check_proof(declaration: dict[str, t.Any] | None, proof: dict[str, str], label: str) -> None:
+def check_proof(declaration: PhaseDeclaration | None, proof: dict[str, str], label: str) -> None:
     """Refuse entering a phase whose declared proof fields are missing or blank."""
     required = declaration.get("proof") if declaration else None
     if not isinstance(required, list) or not required:

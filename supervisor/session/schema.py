@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 
 from claude_shepherd.supervisor.session.fields import LIFECYCLES, F
-from claude_shepherd.supervisor.session.identity import PID_MAX
+from claude_shepherd.supervisor.session.numbers import PID_MAX
 from claude_shepherd.supervisor.session.store import StateError
 
 TYPE_CHECKING = False
@@ -24,13 +24,22 @@ if TYPE_CHECKING:  # typing costs milliseconds per call; annotations are never e
     import typing as t
 
 
+def first_problem(found: t.Iterable[tuple[str, str | None]]) -> str | None:
+    """``WHERE: WHAT`` for the first part of a value that is wrong (checked lazily, in order), or None."""
+    for where, wrong in found:
+        if wrong is not None:
+            return f"{where}: {wrong}"
+    return None
+
+
 class Check:
-    """One field's type: :meth:`problem` says what is wrong with a value, or None."""
+    """One field's type: :meth:`problem` says what is wrong with a value, or None; :attr:`expected`
+    says what a value should be, in the words of an error message."""
 
     __slots__ = ()
     expected = "a value"
 
-    def problem(self, value: t.Any) -> str | None:
+    def problem(self, value: object) -> str | None:
         raise NotImplementedError
 
 
@@ -38,7 +47,7 @@ class Str(Check):
     __slots__ = ()
     expected = "a string"
 
-    def problem(self, value: t.Any) -> str | None:
+    def problem(self, value: object) -> str | None:
         return None if isinstance(value, str) else self.expected
 
 
@@ -46,25 +55,19 @@ class Bool(Check):
     __slots__ = ()
     expected = "true or false"
 
-    def problem(self, value: t.Any) -> str | None:
+    def problem(self, value: object) -> str | None:
         return None if isinstance(value, bool) else self.expected
 
 
 class Int(Check):
-    __slots__ = ("low", "high")
+    __slots__ = ("low", "high", "expected")
 
     def __init__(self, low: int | None = None, high: int | None = None) -> None:
         self.low, self.high = low, high
+        bounds = [f">= {low}" if low is not None else "", f"<= {high}" if high is not None else ""]
+        self.expected = " ".join(["a whole number", *[b for b in bounds if b]])
 
-    @property
-    def expected(self) -> str:  # type: ignore[override]
-        bounds = [
-            f">= {self.low}" if self.low is not None else "",
-            f"<= {self.high}" if self.high is not None else "",
-        ]
-        return " ".join(["a whole number", *[b for b in bounds if b]])
-
-    def problem(self, value: t.Any) -> str | None:
+    def problem(self, value: object) -> str | None:
         if isinstance(value, bool) or not isinstance(value, int):
             return self.expected
         if (self.low is not None and value < self.low) or (self.high is not None and value > self.high):
@@ -73,111 +76,84 @@ class Int(Check):
 
 
 class Number(Check):
-    __slots__ = ("low",)
+    __slots__ = ("low", "expected")
 
     def __init__(self, low: float | None = None) -> None:
         self.low = low
+        self.expected = "a finite number" + (f" >= {low:g}" if low is not None else "")
 
-    @property
-    def expected(self) -> str:  # type: ignore[override]
-        return "a finite number" + (f" >= {self.low:g}" if self.low is not None else "")
-
-    def problem(self, value: t.Any) -> str | None:
+    def problem(self, value: object) -> str | None:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
             return self.expected
         return self.expected if self.low is not None and value < self.low else None
 
 
 class OneOf(Check):
-    __slots__ = ("values",)
+    __slots__ = ("values", "expected")
 
     def __init__(self, values: t.Iterable[str]) -> None:
         self.values = tuple(values)
+        self.expected = "one of " + ", ".join(self.values)
 
-    @property
-    def expected(self) -> str:  # type: ignore[override]
-        return "one of " + ", ".join(self.values)
-
-    def problem(self, value: t.Any) -> str | None:
+    def problem(self, value: object) -> str | None:
         return None if value in self.values and isinstance(value, str) else self.expected
 
 
 class ListOf(Check):
-    __slots__ = ("item",)
+    __slots__ = ("item", "expected")
 
     def __init__(self, item: Check) -> None:
         self.item = item
+        self.expected = f"a list of {item.expected}"
 
-    @property
-    def expected(self) -> str:  # type: ignore[override]
-        return f"a list of {self.item.expected}"
-
-    def problem(self, value: t.Any) -> str | None:
+    def problem(self, value: object) -> str | None:
         if not isinstance(value, list):
             return self.expected
-        for index, item in enumerate(value):
-            wrong = self.item.problem(item)
-            if wrong is not None:
-                return f"item {index}: {wrong}"
-        return None
+        return first_problem((f"item {index}", self.item.problem(item)) for index, item in enumerate(value))
 
 
 class MapOf(Check):
-    __slots__ = ("value",)
+    __slots__ = ("value", "expected")
 
     def __init__(self, value: Check) -> None:
         self.value = value
+        self.expected = f"an object of {value.expected}"
 
-    @property
-    def expected(self) -> str:  # type: ignore[override]
-        return f"an object of {self.value.expected}"
-
-    def problem(self, value: t.Any) -> str | None:
+    def problem(self, value: object) -> str | None:
         if not isinstance(value, dict):
             return self.expected
-        for key, item in value.items():
-            wrong = self.value.problem(item)
-            if wrong is not None:
-                return f"{key}: {wrong}"
-        return None
+        return first_problem((str(key), self.value.problem(item)) for key, item in value.items())
 
 
 class Object(Check):
     """An object with declared fields (optional unless *required*); other keys are kept."""
 
-    __slots__ = ("fields", "required", "name")
+    __slots__ = ("fields", "required", "name", "expected")
 
     def __init__(self, name: str, fields: dict[str, Check], required: t.Iterable[str] = ()) -> None:
         self.name, self.fields, self.required = name, fields, frozenset(required)
+        self.expected = f"{name} ({', '.join(sorted(self.required))} required)"
 
-    @property
-    def expected(self) -> str:  # type: ignore[override]
-        return f"{self.name} ({', '.join(sorted(self.required))} required)"
-
-    def problem(self, value: t.Any) -> str | None:
+    def problem(self, value: object) -> str | None:
         if not isinstance(value, dict):
             return self.expected
         for key in sorted(self.required - value.keys()):
             return f"{key} is missing"
-        for key, check in self.fields.items():
-            if value.get(key) is not None:
-                wrong = check.problem(value[key])
-                if wrong is not None:
-                    return f"{key}: {wrong}"
-        return None
+        return first_problem(
+            (key, check.problem(value[key]))
+            for key, check in self.fields.items()
+            if value.get(key) is not None
+        )
 
 
 class AnyOf(Check):
-    __slots__ = ("choices",)
+    __slots__ = ("choices", "expected")
 
     def __init__(self, *choices: Check) -> None:
         self.choices = choices
+        self.expected = " or ".join(c.expected for c in choices)
 
-    @property
-    def expected(self) -> str:  # type: ignore[override]
-        return " or ".join(c.expected for c in self.choices)
-
-    def problem(self, value: t.Any) -> str | None:
+    def problem(self, value: object) -> str | None:
         if any(choice.problem(value) is None for choice in self.choices):
             return None
         return self.expected
@@ -240,7 +216,7 @@ class SchemaError(StateError):
     """A state that would be written with a field of the wrong type."""
 
 
-def problems(state: t.Mapping[str, t.Any]) -> list[str]:
+def problems(state: t.Mapping[str, object]) -> list[str]:
     """What is wrong with *state*, one entry per bad field (empty when it is valid)."""
     found = []
     for field, check in SCHEMA.items():
@@ -254,7 +230,7 @@ def problems(state: t.Mapping[str, t.Any]) -> list[str]:
     return found
 
 
-def validate_state(state: t.Mapping[str, t.Any]) -> None:
+def validate_state(state: t.Mapping[str, object]) -> None:
     """The ``validate`` hook of :func:`claude_shepherd.supervisor.session.store.update_state`: refuse a bad state before it is written."""
     wrong = problems(state)
     if wrong:

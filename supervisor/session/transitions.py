@@ -28,12 +28,13 @@ from claude_shepherd.supervisor.session.fields import (
 from claude_shepherd.supervisor.session.identity import same_owner, valid_pid
 from claude_shepherd.supervisor.session.paths import template_log_name
 from claude_shepherd.supervisor.session.records import Record
+from claude_shepherd.supervisor.session.store import as_fields
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
     import typing as t
 
-from claude_shepherd.supervisor.session.store import State
+    from claude_shepherd.supervisor.session.state import PhaseDeclaration, PhaseRecord, State
 
 PROTECTED_FROM_STDIN: frozenset[str] = frozenset(
     {
@@ -80,7 +81,7 @@ def timestamp(now: float | None = None) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() if now is None else now))
 
 
-def deep_merge(base: State, extra: t.Mapping[str, t.Any]) -> None:
+def deep_merge(base: dict[str, t.Any], extra: t.Mapping[str, t.Any]) -> None:
     """Merge like jq's ``*``: objects recursively, everything else replaced."""
     for key, value in extra.items():
         if isinstance(value, dict) and isinstance(base.get(key), dict):
@@ -134,53 +135,19 @@ def activate(
     log entry lowers them. A skill's ``phases`` are declared once: stdin may repeat them,
     never change them.
     """
-    if extra:
-        forbidden = sorted(set(extra) & PROTECTED_FROM_STDIN)
-        if forbidden:
-            raise TransitionError(
-                f"stdin JSON may not set {', '.join(forbidden)}; those fields are managed by session commands"
-            )
-    completed = state.get(F.COMPLETED_SKILLS)
-    if isinstance(completed, list) and skill in completed and not approved:
-        raise TransitionError(
-            f"skill {skill!r} was already completed in this session; to run it again, add "
-            f'--user-approved "Reason: ..." (or start a new session folder)'
-        )
+    refuse_protected_stdin(extra)
+    refuse_completed_skill(state, skill, approved)
     owner, owner_token = state.get(F.PID), state.get(F.PID_START)
     mine = same_owner(owner, owner_token, pid, token)
-    if state and not mine and owner_running:
-        raise TransitionError(
-            f"this session is held by another live agent (supervisor PID {owner}); "
-            f"choose another folder, or stop that agent first"
-        )
-    if not state:
-        kind = "fresh"
-    elif not mine:
-        kind = "takeover"
-    elif state.get(F.SKILL) == skill:
-        kind = "reactivated"
-    else:
-        kind = "switched"
+    refuse_live_owner(state, mine=mine, owner_running=owner_running, owner=owner)
+    kind = activation_kind(state, skill, mine=mine)
     stamp = timestamp(now)
     new_skill = kind == "fresh" or state.get(F.SKILL) != skill
-    if extra and F.PHASES in extra and not new_skill:
-        check_phases_repeated(state.get(F.PHASES), extra[F.PHASES], skill)
-        extra = {k: v for k, v in extra.items() if k != F.PHASES}  # the declaration kept, sub-phases included
-    if new_skill:
-        state.pop(F.PHASES, None)
-        if kind != "fresh":
-            state[F.PHASE_HISTORY] = []
+    extra = settle_phases(state, skill, kind=kind, new_skill=new_skill, extra=extra)
+    # What the conversation proves is read before anything is written.
     same_conversation = bool(session_id) and state.get(F.SESSION_ID) == session_id
-    # Every conversation this session has seen: the status line's binding (dropped by a restart
-    # request) and the one that last activated it (kept).
-    seen = (state.get(F.SESSION_ID), state.get(F.BOOTSTRAP_CONVERSATION))
-    proven_new = bool(session_id) and session_id not in seen
-    # Only a new conversation proves fresh context: the overflow flag and the
-    # dehydrate budget belong to the conversation that overflowed, and survive
-    # any re-activation inside it (deactivate + continue included). Without a
-    # conversation id nothing is proven.
-    overflowed_in = state.get(F.OVERFLOW_CONVERSATION) or state.get(F.SESSION_ID)
-    still_overflowed = state.get(F.OVERFLOWED) is True and (not session_id or session_id == overflowed_in)
+    proven_new = proves_new_conversation(state, session_id)
+    still_overflowed = stays_overflowed(state, session_id)
     dehydrating = still_overflowed and state.get(F.LIFECYCLE) == Lifecycle.DEHYDRATING
     # Bootstrap passthrough for the heartbeat once per conversation, not on every re-activation nor
     # for every session it activates. A known conversation is judged by its id alone: releasing a
@@ -189,22 +156,116 @@ def activate(
     set_owner(state, pid, token)
     state[F.SKILL] = skill
     state[F.LIFECYCLE] = Lifecycle.DEHYDRATING if dehydrating else Lifecycle.ACTIVE
-    if grant_bootstrap:
-        state[F.LOADING] = True
-    elif state.get(F.BOOTSTRAP_CONVERSATION) != session_id:
-        state.pop(F.LOADING, None)  # a bootstrap left by another conversation is not this one's to finish
+    settle_bootstrap(state, grant=grant_bootstrap, session_id=session_id)
     if carried is not None:
         carry_tool_calls(state, carried)
+    reset_overflow_unless_kept(state, still_overflowed=still_overflowed, proven_new=proven_new)
+    if not same_conversation:
+        state[F.CONTEXT_USAGE] = 0
+        state.pop(F.CONTEXT_USAGE_AT, None)
+    bind_activation(state, session_id=session_id, pane=pane, target_file=target_file)
+    stamp_heartbeat_defaults(state, fresh=kind == "fresh", stamp=stamp)
+    if extra:
+        template = state.get(F.LOG_TEMPLATE)
+        deep_merge(as_fields(state), extra)
+        check_settings(state, extra, had_template=template)
+    if new_skill or not isinstance(state.get(F.CURRENT_PHASE), str):
+        state[F.CURRENT_PHASE] = ph.first_label(state.get(F.PHASES), DEFAULT_PHASE)
+    return Activation(kind, owner if isinstance(owner, int) and not mine else None)
+
+
+def refuse_protected_stdin(extra: t.Mapping[str, t.Any] | None) -> None:
+    """Stdin JSON may not set a field a transition owns (:data:`PROTECTED_FROM_STDIN`)."""
+    forbidden = sorted(set(extra) & PROTECTED_FROM_STDIN) if extra else []
+    if forbidden:
+        raise TransitionError(
+            f"stdin JSON may not set {', '.join(forbidden)}; those fields are managed by session commands"
+        )
+
+
+def refuse_completed_skill(state: State, skill: str, approved: str | None) -> None:
+    """A skill completed in this session runs again only with the user's approval."""
+    completed = state.get(F.COMPLETED_SKILLS)
+    if isinstance(completed, list) and skill in completed and not approved:
+        raise TransitionError(
+            f"skill {skill!r} was already completed in this session; to run it again, add "
+            f'--user-approved "Reason: ..." (or start a new session folder)'
+        )
+
+
+def refuse_live_owner(state: State, *, mine: bool, owner_running: bool, owner: object) -> None:
+    """A session held by another agent that still runs is never taken."""
+    if state and not mine and owner_running:
+        raise TransitionError(
+            f"this session is held by another live agent (supervisor PID {owner}); "
+            f"choose another folder, or stop that agent first"
+        )
+
+
+def activation_kind(state: State, skill: str, *, mine: bool) -> str:
+    """``fresh`` (no state), ``takeover`` (a dead owner's), ``reactivated`` (same skill) or ``switched``."""
+    if not state:
+        return "fresh"
+    if not mine:
+        return "takeover"
+    return "reactivated" if state.get(F.SKILL) == skill else "switched"
+
+
+def settle_phases(
+    state: State, skill: str, *, kind: str, new_skill: bool, extra: t.Mapping[str, t.Any] | None
+) -> t.Mapping[str, t.Any] | None:
+    """A skill's ``phases`` are declared once: the same skill's stdin may repeat them, never change them
+    (the declaration kept, sub-phases included); a new skill starts without phases nor history.
+    Returns *extra* without what it may no longer set."""
+    if extra and F.PHASES in extra and not new_skill:
+        check_phases_repeated(state.get(F.PHASES), extra[F.PHASES], skill)
+        extra = {k: v for k, v in extra.items() if k != F.PHASES}
+    if new_skill:
+        state.pop(F.PHASES, None)
+        if kind != "fresh":
+            state[F.PHASE_HISTORY] = []
+    return extra
+
+
+def proves_new_conversation(state: State, session_id: str | None) -> bool:
+    """Is *session_id* a conversation this session has not seen? Seen are the status line's binding
+    (dropped by a restart request) and the one that last activated it (kept)."""
+    seen = (state.get(F.SESSION_ID), state.get(F.BOOTSTRAP_CONVERSATION))
+    return bool(session_id) and session_id not in seen
+
+
+def stays_overflowed(state: State, session_id: str | None) -> bool:
+    """Only a new conversation proves fresh context: the overflow flag and the dehydrate budget belong
+    to the conversation that overflowed, and survive any re-activation inside it (deactivate +
+    continue included). Without a conversation id nothing is proven."""
+    overflowed_in = state.get(F.OVERFLOW_CONVERSATION) or state.get(F.SESSION_ID)
+    return state.get(F.OVERFLOWED) is True and (not session_id or session_id == overflowed_in)
+
+
+def settle_bootstrap(state: State, *, grant: bool, session_id: str | None) -> None:
+    """Grant the bootstrap passthrough, or drop one another conversation left (not this one's to finish)."""
+    if grant:
+        state[F.LOADING] = True
+    elif state.get(F.BOOTSTRAP_CONVERSATION) != session_id:
+        state.pop(F.LOADING, None)
+
+
+def reset_overflow_unless_kept(state: State, *, still_overflowed: bool, proven_new: bool) -> None:
+    """A new lifecycle: no restart pending; the overflow only as :func:`stays_overflowed` says, and the
+    dehydrate budget a conversation used stays used, whatever it re-activates."""
     state[F.OVERFLOWED] = still_overflowed
     state[F.KILL_REQUESTED] = False
     state.pop(F.RESTART_PROMPT, None)
     if not still_overflowed:
         state.pop(F.OVERFLOW_CONVERSATION, None)
-        if proven_new:  # a budget the conversation used stays used, whatever it re-activates
+        if proven_new:
             state.pop(F.DEHYDRATE_TOOL_CALLS, None)
-    if not same_conversation:
-        state[F.CONTEXT_USAGE] = 0
-        state.pop(F.CONTEXT_USAGE_AT, None)
+
+
+def bind_activation(
+    state: State, *, session_id: str | None, pane: str | None, target_file: str | None
+) -> None:
+    """Record the activating conversation, the pane (or none) and the target file given."""
     if session_id:
         state[F.SESSION_ID] = session_id
         state[F.BOOTSTRAP_CONVERSATION] = session_id
@@ -214,23 +275,20 @@ def activate(
         state.pop(F.FLEET_PANE_ID, None)
     if target_file:
         state[F.TARGET_FILE] = target_file
+
+
+def stamp_heartbeat_defaults(state: State, *, fresh: bool, stamp: str) -> None:
+    """Start and heartbeat times, and the heartbeat's counters and limits where none are set."""
     state.setdefault(F.STARTED_AT, stamp)
     state[F.LAST_HEARTBEAT] = stamp
     state.setdefault(F.TOOL_CALLS_SINCE_LAST_LOG, 0)
-    if kind == "fresh":
+    if fresh:
         state[F.TOOL_CALLS_SINCE_LAST_LOG] = 0
     state.setdefault(F.WARN_AFTER, DEFAULT_WARN_AFTER)
     state.setdefault(F.BLOCK_AFTER, DEFAULT_BLOCK_AFTER)
-    if extra:
-        template = state.get(F.LOG_TEMPLATE)
-        deep_merge(state, extra)
-        check_settings(state, extra, had_template=template)
-    if new_skill or not isinstance(state.get(F.CURRENT_PHASE), str):
-        state[F.CURRENT_PHASE] = ph.first_label(state.get(F.PHASES), DEFAULT_PHASE)
-    return Activation(kind, owner if isinstance(owner, int) and not mine else None)
 
 
-def check_phases_repeated(declared: t.Any, given: t.Any, skill: str) -> None:
+def check_phases_repeated(declared: object, given: object, skill: str) -> None:
     """Re-activating *skill* may repeat its phase declaration, never change it.
 
     Phases and their proofs are declared once (``session update`` refuses them too): a new
@@ -255,7 +313,7 @@ def check_phases_repeated(declared: t.Any, given: t.Any, skill: str) -> None:
 
 
 def require_owner(
-    state: t.Mapping[str, t.Any],
+    state: t.Mapping[str, object],
     session_dir: Path,
     *,
     pid: int,
@@ -289,7 +347,7 @@ SETTINGS_BOUNDS: dict[str, tuple[int, int]] = {
 
 
 def check_settings(
-    state: t.Mapping[str, t.Any], fields: t.Iterable[str], *, had_template: t.Any = None
+    state: t.Mapping[str, object], fields: t.Iterable[str], *, had_template: object = None
 ) -> None:
     """Refuse *fields* just set in *state* that would switch a gate off: a threshold out of
     bounds, a log template removed, or one that would make the log one of our own files."""
@@ -318,7 +376,7 @@ def check_settings(
 def set_setting(state: State, field: str, value: t.Any, *, now: float | None = None) -> None:
     """``session update``: one field the transitions do not own, within :func:`check_settings`."""
     had_template = state.get(F.LOG_TEMPLATE)
-    state[field] = value
+    as_fields(state)[field] = value
     check_settings(state, (field,), had_template=had_template)
     state[F.LAST_HEARTBEAT] = timestamp(now)
 
@@ -337,7 +395,7 @@ def release_owner(state: State) -> None:
 class PhaseChange(Record):
     __slots__ = ("label", "appended", "forced")
     label: str
-    appended: dict[str, t.Any] | None
+    appended: PhaseDeclaration | None
     forced: bool
 
 
@@ -375,8 +433,9 @@ def phase(
                 )
             forced = True
         ph.check_proof(ph.find_declaration(state.get(F.PHASES), target), proof, label)
-        if move.append:
-            state[F.PHASES].append(move.append)
+        declarations = state.get(F.PHASES)
+        if move.append and isinstance(declarations, list):  # a list: ph.declared found declarations in it
+            declarations.append(move.append)
             appended = move.append
     stamp = timestamp(now)
     state[F.CURRENT_PHASE] = label
@@ -386,7 +445,8 @@ def phase(
     history = state.get(F.PHASE_HISTORY)
     if not isinstance(history, list):
         history = state[F.PHASE_HISTORY] = []
-    history.append({"phase": label, "ts": stamp, "proof": proof} if proof else label)
+    record: PhaseRecord = {"phase": label, "ts": stamp, "proof": proof}
+    history.append(record if proof else label)
     return PhaseChange(label, appended, forced)
 
 
@@ -451,7 +511,7 @@ def mark_overflowed(state: State, conversation: str | None = None) -> None:
         state[F.OVERFLOW_CONVERSATION] = conversation
 
 
-def overflowed_in(state: t.Mapping[str, t.Any], conversation: str | None) -> bool:
+def overflowed_in(state: t.Mapping[str, object], conversation: str | None) -> bool:
     """Did *conversation* overflow in this session? Without an id, an overflow counts."""
     if state.get(F.OVERFLOWED) is not True:
         return False
@@ -499,7 +559,7 @@ def resumed(state: State, *, pid: int, token: str | None) -> bool:
     return True
 
 
-def may_bind_session_id(state: t.Mapping[str, t.Any]) -> bool:
+def may_bind_session_id(state: t.Mapping[str, object]) -> bool:
     """R1 guard: never resurrect a sessionId during a restart or after overflow."""
     return not (
         state.get(F.KILL_REQUESTED) is True
@@ -536,7 +596,7 @@ def bind_conversation(
 # Applied by the PreToolUse hook (claude-hook) under the state lock, one call at a time.
 
 
-def _count(value: t.Any) -> int:
+def _count(value: object) -> int:
     """A stored counter, or 0 when it is missing or not a non-negative integer."""
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
@@ -565,7 +625,7 @@ def carry_tool_calls(state: State, carried: t.Mapping[str, t.Any]) -> None:
     }
 
 
-def tool_calls(state: t.Mapping[str, t.Any], key: str) -> int:
+def tool_calls(state: t.Mapping[str, object], key: str) -> int:
     """Tool calls without logging counted so far for transcript *key*."""
     counters = state.get(F.TOOL_CALLS_BY_TRANSCRIPT)
     return _count(counters.get(key)) if isinstance(counters, dict) else 0

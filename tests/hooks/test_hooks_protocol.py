@@ -23,7 +23,7 @@ from claude_shepherd.hooks.cli import HOOK_EVENTS, main, run_hook
 from claude_shepherd.hooks.install import hook_command
 from claude_shepherd.supervisor.session.store import file_lock
 
-HEAVY = {"pydantic", "typer", "click", "rich", "libtmux", "psutil", "filelock", "yaml"}
+HEAVY = {"pydantic", "typer", "click", "rich", "textual", "libtmux", "psutil", "filelock", "yaml"}
 KEYS = [
     "tool_name",
     "tool_input",
@@ -252,13 +252,13 @@ def test_hook_ignores_a_terminal_stdin(project: Path) -> None:
 # --------------------------------------------------------------------------- the hook path stays on the stdlib
 
 
-def imported_modules(argv: list[str], payload: dict, env: dict[str, str], cwd: Path) -> set[str]:
-    """Modules a hook process imports, from ``-X importtime``."""
-    if argv[0].endswith("claude-hook"):  # the console script: run its interpreter explicitly
+def imported_modules(argv: list[str], stdin: dict | str, env: dict[str, str], cwd: Path) -> set[str]:
+    """Modules a hook or ``session`` process imports, from ``-X importtime``."""
+    if argv[0].endswith(("claude-hook", "session")):  # a console script: run its interpreter explicitly
         argv = [sys.executable, argv[0], *argv[1:]]
     done = subprocess.run(
         [argv[0], "-X", "importtime", *argv[1:]],
-        input=json.dumps(payload),
+        input=stdin if isinstance(stdin, str) else json.dumps(stdin),
         capture_output=True,
         text=True,
         env=env,
@@ -269,20 +269,75 @@ def imported_modules(argv: list[str], payload: dict, env: dict[str, str], cwd: P
     return {m.group(1) for m in re.finditer(r"^import time:.*\|\s*(\S+)\s*$", done.stderr, re.M)}
 
 
-@pytest.mark.parametrize("event", HOOK_EVENTS)
-def test_hook_path_imports_no_heavy_module(project: Path, event: str) -> None:
+HOT_CORE = ("claude_shepherd.hooks", "claude_shepherd.supervisor.session")
+"""The hot core's packages (docs/DESIGN.md, "The hot core"), with the shared modules below."""
+HOT_SHARED = {
+    "claude_shepherd",
+    "claude_shepherd.supervisor",
+    "claude_shepherd.supervisor.env",
+    "claude_shepherd.supervisor.errors",
+    "claude_shepherd.supervisor.printable",
+}
+SESSION_DIR = "sessions/2026_11_22_TOPIC"
+SESSION_RUNS: dict[str, tuple[list[str], str]] = {
+    "activate": (["activate", "sessions/2026_11_22_OTHER", "implement"], ""),
+    "find": (["find"], ""),
+    "phase": (["phase", SESSION_DIR, "2: Build"], ""),
+    "deactivate": (["deactivate", SESSION_DIR, "--keywords", "auth"], "Built the thing.\n"),
+    "restart": (["restart", SESSION_DIR], ""),
+    "dehydrate": (["dehydrate", SESSION_DIR, "--no-restart"], "# Handover\n"),
+    "continue": (["continue", SESSION_DIR], ""),
+    "update": (["update", SESSION_DIR, "toolUseWithoutLogsBlockAfter", "20"], ""),
+    "target": (["target", SESSION_DIR, "NOTES.md"], ""),
+    "log": (["log", SESSION_DIR], "an entry\n"),
+    "list": (["list"], ""),
+    "show": (["show", SESSION_DIR], ""),
+}
+"""One successful run of each ``session`` subcommand, on the session the test activates: (argv, stdin)."""
+
+
+def test_every_session_command_is_on_the_import_list() -> None:
+    from claude_shepherd.supervisor.session.cli import COMMAND_LINE
+
+    assert sorted(SESSION_RUNS) == sorted(row[0] for row in COMMAND_LINE)
+
+
+def check_hot_path(what: str, modules: set[str]) -> None:
+    """What the hot path may import: the standard library and the hot core, never a heavy module."""
+    heavy = {m for m in modules if m.split(".")[0] in HEAVY}
+    assert not heavy, f"{what} imported {sorted(heavy)}"
+    ours = {m for m in modules if m.split(".")[0] == "claude_shepherd"}
+    outside = {m for m in ours if not m.startswith(HOT_CORE) and m not in HOT_SHARED}
+    assert not outside, f"{what} left the hot core: {sorted(outside)} (it imports {sorted(ours)})"
+    assert "claude_shepherd.supervisor.session.state" not in modules  # State is for mypy only
+    assert "typing" not in modules, f"{what} imported typing"
+
+
+@pytest.mark.parametrize(
+    ("kind", "name"),
+    [("hook", event) for event in HOOK_EVENTS] + [("session", name) for name in SESSION_RUNS],
+)
+def test_hot_path_imports_no_heavy_module(project: Path, kind: str, name: str) -> None:
+    """Each hook event and each ``session`` subcommand, as run: what it imports stays in the hot core."""
     activate(project, logTemplate="/x/TEMPLATE_X_LOG.md", loading=False)
     env = hook_env(project, SESSION_REQUIRED="1")
+    if kind == "session":
+        env.pop("WATCHDOG_PID", None)
+        args, stdin = SESSION_RUNS[name]
+        modules = imported_modules([script("session"), *args], stdin, env, project)
+        module = "continue_" if name == "continue" else name
+        assert f"claude_shepherd.supervisor.session.commands.{module}" in modules, sorted(modules)
+        check_hot_path(f"session {name}", modules)
+        return
     payload = bash(project, "git status")
     payload["context_window"] = {"used_percentage": 10}
-    for argv in ([script("claude-hook"), event], hook_command(event).split()):
+    for argv in ([script("claude-hook"), name], hook_command(name).split()):
         modules = imported_modules(argv, payload, env, project)
         assert "claude_shepherd.hooks.cli" in modules, sorted(modules)
-        assert "claude_shepherd.supervisor.session.store" in modules or event in ("stop", "notification"), (
+        assert "claude_shepherd.supervisor.session.store" in modules or name in ("stop", "notification"), (
             sorted(modules)
         )
-        heavy = {m for m in modules if m.split(".")[0] in HEAVY}
-        assert not heavy, f"{event} via {argv[0]} imported {sorted(heavy)}"
+        check_hot_path(f"{name} via {argv[0]}", modules)
         assert "subprocess" not in modules  # only needed inside a fleet pane (one tmux call)
         assert (
             "claude_shepherd.supervisor.session.schema" not in modules

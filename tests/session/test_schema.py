@@ -57,6 +57,13 @@ def test_schema_declares_exactly_the_field_vocabulary() -> None:
     assert set(SCHEMA) == set(fields.ALL_FIELDS)
 
 
+def test_the_state_type_declares_exactly_the_field_vocabulary() -> None:
+    """mypy's State (state.py) and the run-time schema name the same fields."""
+    from claude_shepherd.supervisor.session.state import State
+
+    assert set(State.__annotations__) == set(fields.ALL_FIELDS)
+
+
 def test_every_documented_seed_field_is_known() -> None:
     seed_fields = {
         "pid", "sessionId", "skill", "lifecycle", "loading", "overflowed", "killRequested",
