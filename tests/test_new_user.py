@@ -21,7 +21,8 @@ import uuid
 from pathlib import Path
 
 import pytest
-from support.claude_run import FAKE_CLAUDE, TAG_ENV, reap, tagged, wait_until
+from support.claude_run import FAKE_CLAUDE, TAG_ENV, reap, tagged
+from support.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -14,7 +14,6 @@ import platform
 import shutil
 import subprocess
 import time
-import typing as t
 import uuid
 from pathlib import Path
 
@@ -170,13 +169,3 @@ def _shell_join(argv: list[str]) -> str:
     import shlex
 
     return " ".join(shlex.quote(a) for a in argv)
-
-
-def wait_until(predicate: t.Callable[[], t.Any], timeout: float = 30, what: str = "condition") -> t.Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}")

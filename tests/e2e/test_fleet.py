@@ -17,8 +17,9 @@ from pathlib import Path
 
 import psutil
 import pytest
+from support.waiting import wait_until
 
-from .cli import MODEL, wait_until
+from .cli import MODEL
 from .mock_api import MockAPI, Turn
 from .test_headless import install_hooks, state
 

@@ -17,9 +17,9 @@ import uuid
 from pathlib import Path
 
 import psutil
-from support.claude_run import wait_until
 from support.fleet import FleetWorld
 from support.tmux_panes import Tmux
+from support.waiting import wait_until
 
 from claude_shepherd.hooks import alerts
 

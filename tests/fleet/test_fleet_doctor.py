@@ -16,8 +16,9 @@ import typing as t
 from pathlib import Path
 
 import psutil
-from support.claude_run import DEAD_PID, wait_until
+from support.claude_run import DEAD_PID
 from support.fleet import FleetWorld
+from support.waiting import wait_until
 
 from claude_shepherd.supervisor.session import index
 from claude_shepherd.supervisor.session.identity import start_token

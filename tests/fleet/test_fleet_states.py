@@ -19,9 +19,9 @@ import time
 import typing as t
 from pathlib import Path
 
-from support.claude_run import wait_until
 from support.fleet import FleetWorld
 from support.tmux_panes import Tmux
+from support.waiting import wait_until
 
 from claude_shepherd.fleet.style import PANE_DIED_HOOK, pane_died_hook
 from claude_shepherd.hooks import pane_died

@@ -18,8 +18,8 @@ import typing as t
 from pathlib import Path
 
 import psutil
-from support.claude_run import wait_until
 from support.fleet import BIN, FleetWorld
+from support.waiting import wait_until
 
 from claude_shepherd.supervisor.session.schema import validate_state as parse
 from claude_shepherd.supervisor.session.store import read_state, update_state

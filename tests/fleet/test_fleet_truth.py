@@ -15,8 +15,8 @@ import threading
 from pathlib import Path
 
 import psutil
-from support.claude_run import wait_until
 from support.fleet import BIN, FleetWorld
+from support.waiting import wait_until
 
 PLAIN_PATH = "/usr/local/bin:/usr/bin:/bin"
 """A terminal whose venv is not activated: none of our scripts is on it."""

@@ -19,8 +19,8 @@ import uuid
 from pathlib import Path
 
 import pytest
-from support.claude_run import wait_until
 from support.fleet import FleetWorld
+from support.waiting import wait_until
 
 from claude_shepherd.fleet import watch as w
 from claude_shepherd.fleet.status import PaneStatus

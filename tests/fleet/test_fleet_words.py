@@ -12,8 +12,8 @@ import subprocess
 import threading
 from pathlib import Path
 
-from support.claude_run import wait_until
 from support.fleet import BIN, FleetWorld
+from support.waiting import wait_until
 
 from claude_shepherd.supervisor.claude_run.run_log import log_path
 

@@ -16,7 +16,8 @@ import typing as t
 
 import psutil
 import pytest
-from support.claude_run import FAKE_CLAUDE, TAG_ENV, FakeClaude, alive, wait_until
+from support.claude_run import FAKE_CLAUDE, TAG_ENV, FakeClaude, alive
+from support.waiting import wait_until
 
 from claude_shepherd.supervisor.claude_run.watchdog import WatchdogHandle, marked_processes, wait_pid
 from claude_shepherd.supervisor.session.identity import (

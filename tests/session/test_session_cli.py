@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from support.errors import one_line_error
 from support.fixtures import Run, script
 from support.pane import FleetPane
 
@@ -28,13 +29,6 @@ def write_state(project: Path, state: dict, rel: str = S) -> Path:
     d.mkdir(parents=True, exist_ok=True)
     (d / ".state.json").write_text(json.dumps(state, indent=2))
     return d
-
-
-def one_line_error(result: subprocess.CompletedProcess[str]) -> str:
-    assert result.returncode == 1, (result.returncode, result.stdout, result.stderr)
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("session: error: "), result.stderr
-    return lines[0]
 
 
 @pytest.fixture

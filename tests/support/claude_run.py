@@ -29,13 +29,13 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
 import typing as t
 import uuid
 from pathlib import Path
 
 import psutil
 import pytest
+from support.waiting import wait_until
 
 from claude_shepherd.supervisor.claude_run.watchdog import wait_pid
 from claude_shepherd.supervisor.session.identity import start_token
@@ -93,17 +93,6 @@ def alive(pid: int, token: str | None = None) -> bool:
     except psutil.Error:
         return False
     return token is None or start_token(pid) == token
-
-
-def wait_until(predicate: t.Callable[[], t.Any], timeout: float, what: str) -> t.Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(0.01)
 
 
 # --------------------------------------------------------------------------- the stand-in

@@ -27,7 +27,8 @@ from pathlib import Path
 
 import psutil
 import pytest
-from support.claude_run import FAKE_CLAUDE, TAG_ENV, reap, tagged, wait_until
+from support.claude_run import FAKE_CLAUDE, TAG_ENV, reap, tagged
+from support.waiting import wait_until
 
 BIN = Path(sys.executable).parent
 PER_PANE = (
