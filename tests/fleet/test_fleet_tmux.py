@@ -13,6 +13,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 import time
 import typing as t
 from pathlib import Path
@@ -517,11 +518,24 @@ def test_logs_follow_prints_new_output_once_while_the_bottom_row_is_redrawn(worl
     assert world.fleet("start", "duo", "--no-attach").returncode == 0
     follow = subprocess.Popen([str(BIN / "fleet"), "logs", "duo", "--pane", "T", "-f", "-n", "60", "--socket", world.socket],
                               stdout=subprocess.PIPE, text=True, cwd=world.project, env=world.env)  # fmt: skip
+    got: list[str] = []
+
+    def read() -> None:
+        assert follow.stdout is not None
+        for line in follow.stdout:
+            got.append(line)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
     try:
-        time.sleep(4)
+        wait_until(
+            lambda: sum(line.startswith("output ") for line in got) >= 5, 60, "five new lines of output"
+        )
     finally:
         follow.terminate()
-        out, _ = follow.communicate(timeout=10)
+        follow.wait(timeout=10)
+        reader.join(timeout=10)
+    out = "".join(got)
     lines = [line.rstrip() for line in out.splitlines()]
     assert [line for line in lines if line.startswith("history ")] == [f"history {i}" for i in range(40)], (
         "the history is printed once, never again when the bottom row changes"

@@ -14,6 +14,7 @@ import pytest
 from support.errors import one_line_error
 from support.fixtures import Run, script
 from support.pane import FleetPane
+from support.waiting import wait_until
 
 from claude_shepherd.supervisor.session.identity import start_token
 
@@ -722,20 +723,74 @@ def test_usage_errors_exit_2(run_session: Run) -> None:
     assert r.returncode == 0 and "activate" in r.stdout and "dehydrate" in r.stdout
 
 
-def test_interrupted_by_sigterm_leaves_valid_state(project: Path, run_session: Run) -> None:
-    run_session("activate", S, "implement")
+def flocks(path: Path) -> tuple[set[int], set[int]]:
+    """The PIDs holding and the PIDs waiting for a flock on *path* (from /proc/locks)."""
+    inode = os.stat(path).st_ino
+    holding: set[int] = set()
+    waiting: set[int] = set()
+    for line in Path("/proc/locks").read_text().splitlines():
+        fields = line.split()
+        blocked = fields[1] == "->"
+        kind, _, _, pid, device = fields[2:7] if blocked else fields[1:6]
+        if kind == "FLOCK" and device.rsplit(":", 1)[-1] == str(inode):
+            (waiting if blocked else holding).add(int(pid))
+    return holding, waiting
+
+
+def sigterm_writers_inside_an_update(project: Path, writers: int = 6) -> bool:
+    """Start *writers* `session update` while the state's lock is held, let them race for it, SIGSTOP
+    the first that holds it and SIGTERM them all; True when the stopped one still held the lock (it
+    was ended inside its update)."""
+    import fcntl
+
+    lock = project / S / ".state.json.lock"
+    held = os.open(lock, os.O_RDWR)
+    fcntl.flock(held, fcntl.LOCK_EX)
     procs = [
         subprocess.Popen(
             [script("session"), "update", S, f"f{i}", str(i)], cwd=project, stderr=subprocess.DEVNULL
         )
-        for i in range(6)
+        for i in range(writers)
     ]
-    time.sleep(0.15)
+    pids = {p.pid for p in procs}
+
+    def running() -> set[int]:
+        return {p.pid for p in procs if p.poll() is None}
+
+    try:
+        wait_until(lambda: (waiting := flocks(lock)[1] & pids) and running() <= waiting, 60,
+                   "the writers to wait for the lock")  # fmt: skip
+    finally:
+        os.close(held)  # they race for it: one at a time is inside its update
+    owner = wait_until(lambda: next(iter(flocks(lock)[0] & running()), None) or not running(), 30,
+                       "a writer to hold the lock")  # fmt: skip
+    caught = False
+    if owner is not True:
+        os.kill(owner, signal.SIGSTOP)
+        caught = owner in flocks(lock)[0]  # stopped inside its update: the lock is still its own
     for p in procs:
         p.send_signal(signal.SIGTERM)
+    if owner is not True:
+        os.kill(owner, signal.SIGCONT)
     for p in procs:
-        p.wait(timeout=10)
-    json.loads((project / S / ".state.json").read_text())
+        p.wait(timeout=30)
+    return caught
+
+
+def test_a_writer_ended_inside_its_update_leaves_a_whole_state_and_the_lock_free(
+    project: Path, run_session: Run
+) -> None:
+    """SIGTERM reaching `session update` while it holds the state's lock (caught there with SIGSTOP,
+    so the race is really run) leaves valid JSON, and the next writer is not locked out."""
+    run_session("activate", S, "implement")
+    for _ in range(20):  # rounds until a writer is stopped while it holds the lock
+        caught = sigterm_writers_inside_an_update(project)
+        json.loads((project / S / ".state.json").read_text())
+        if caught:
+            break
+    assert caught, "no round caught a writer inside its update"
+    assert run_session("update", S, "after", "1").returncode == 0, "the lock died with its holder"
+    assert state_of(project)["after"] == 1
 
 
 def test_restart_never_signals_another_agents_watchdog(
