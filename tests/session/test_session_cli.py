@@ -524,7 +524,7 @@ def test_restart_records_the_request_and_signals_the_watchdog(
         "the command outlived its Claude, saying nothing more"
     )
     assert f"Signaling watchdog (PID {proc.pid})" in r.stdout
-    assert proc.wait(timeout=5) == 0 and flag.read_text() == "usr1"
+    assert proc.wait(timeout=30) == 0 and flag.read_text() == "usr1"
     st = state_of(project)
     assert st["killRequested"] is True and st["contextUsage"] == 0 and "sessionId" not in st
     assert (
@@ -574,7 +574,7 @@ def test_dehydrate_writes_the_handover_then_restarts(project: Path, run_session:
     r = run_under_claude(project, "dehydrate", S, input=handover, env={"WATCHDOG_PID": str(proc.pid)})
     assert r.returncode == -signal.SIGTERM and r.stderr == "", r.stderr
     assert (project / S / "DEHYDRATED_CONTEXT.md").read_text() == handover
-    assert proc.wait(timeout=5) == 0
+    assert proc.wait(timeout=30) == 0
     st = state_of(project)
     assert st["lifecycle"] == "active" and st["killRequested"] is True, "dehydrating is an overflow's alone"
 

@@ -151,7 +151,7 @@ class _Run:
     status: int | None
     text: str
 
-    def wait(self, timeout: float = 15) -> int:
+    def wait(self, timeout: float = 60) -> int:
         raise NotImplementedError
 
     def expect(self, needle: str, timeout: float = 10) -> None:
@@ -165,7 +165,7 @@ class _Run:
             except ProcessLookupError:
                 pass
             try:
-                self.wait(timeout=5)
+                self.wait(timeout=30)
             except AssertionError:
                 pass
 
@@ -213,7 +213,7 @@ class PtyRun(_Run):
     def send(self, data: bytes) -> None:
         os.write(self.fd, data)
 
-    def wait(self, timeout: float = 15) -> int:
+    def wait(self, timeout: float = 60) -> int:
         """Claude-run's exit status (shell style)."""
         if self.status is None:
             status = wait_pid(self.pid, timeout)
@@ -335,7 +335,7 @@ class TmuxRun(_Run):
     def send(self, data: bytes) -> None:
         self.server.tmux("send-keys", "-t", self.server.pane, "-l", data.decode())
 
-    def wait(self, timeout: float = 15) -> int:
+    def wait(self, timeout: float = 60) -> int:
         """Claude-run's exit status (shell style)."""
         if self.status is None:
             raw = wait_until(

@@ -80,6 +80,8 @@ class FleetWorld:
             "CLAUDE_BIN": str(self.claude),
             "CLAUDE_RUN_KILL_GRACE": "0.5",
             "CLAUDE_RUN_BACKOFF": "0.05",
+            # start returns as soon as each agent is up or dead: a loaded machine only makes it wait longer
+            "FLEET_START_WAIT": "120",
             "FLEET_TEST_DIR": str(self.dir),
             TAG_ENV: tag,
         }
