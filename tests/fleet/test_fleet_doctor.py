@@ -147,13 +147,18 @@ def test_what_agents_named_reaches_the_operator_without_escapes(world: FleetWorl
         orphan.wait()
 
 
+def two_panes(world: FleetWorld, session: str) -> list[str]:
+    """A tmux session *session* (window ``w``) of two panes that only sleep: their ids."""
+    world.tmux("-f", "/dev/null", "new-session", "-d", "-s", session, "-n", "w", "sleep 600")
+    world.tmux("split-window", "-t", f"{session}:w", "sleep 600")
+    return world.tmux("list-panes", "-t", f"{session}:w", "-F", "#{pane_id}").split()
+
+
 def test_a_pane_an_agent_relabelled_with_separators_is_still_seen_and_its_agent_never_ended(
     world: FleetWorld,
 ) -> None:
     """A unit separator or newline in a label must not hide the pane: doctor --fix would end a live agent."""
-    world.tmux("-f", "/dev/null", "new-session", "-d", "-s", "hide", "-n", "w", "sleep 600")
-    world.tmux("split-window", "-t", "hide:w", "sleep 600")
-    first, second = world.tmux("list-panes", "-t", "hide:w", "-F", "#{pane_id}").split()
+    first, second = two_panes(world, "hide")
     world.tmux("set-option", "-p", "-t", first, "@pane_label", "Victim\x1f")
     world.tmux("set-option", "-p", "-t", second, "@pane_label", "Other\n%0\x1fforged")
     server_pid = int(world.tmux("display-message", "-p", "#{pid}"))
@@ -187,9 +192,7 @@ def test_of_two_panes_with_one_label_the_one_whose_agent_holds_its_session_keeps
     world: FleetWorld,
 ) -> None:
     """An agent in the first pane took the label of the second: --fix renames the impostor, not the agent."""
-    world.tmux("-f", "/dev/null", "new-session", "-d", "-s", "dup", "-n", "w", "sleep 600")
-    world.tmux("split-window", "-t", "dup:w", "sleep 600")
-    impostor, real = world.tmux("list-panes", "-t", "dup:w", "-F", "#{pane_id}").split()
+    impostor, real = two_panes(world, "dup")
     for pane in (impostor, real):
         world.tmux("set-option", "-p", "-t", pane, "@pane_label", "Victim")
     supervisor_script = world.base / "claude-run"

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import sys
 import threading
 import time
@@ -19,7 +18,7 @@ import typing as t
 from pathlib import Path
 
 import psutil
-from support.fleet import BIN, FleetWorld
+from support.fleet import FleetWorld
 from support.waiting import wait_until
 
 from claude_shepherd.supervisor.session.schema import validate_state as parse
@@ -464,13 +463,7 @@ def test_attach_selects_an_agents_pane_and_logs_show_its_output(world: FleetWorl
     )
     assert "duo:agents:B" not in logs.stdout
 
-    follow = subprocess.Popen(
-        [str(BIN / "fleet"), "logs", "duo", "--pane", "A", "-f", "--socket", world.socket],
-        stdout=subprocess.PIPE,
-        text=True,
-        cwd=world.project,
-        env=world.env,
-    )
+    follow = world.follow_logs("duo", "--pane", "A")
     try:
         assert follow.stdout is not None
         seen = [follow.stdout.readline() for _ in range(2)]
@@ -516,8 +509,7 @@ def test_logs_follow_prints_new_output_once_while_the_bottom_row_is_redrawn(worl
     script.write_text(REDRAWING)
     world.layout("duo", f"  - agents:\n      panes:\n        - T: {sys.executable} -u {script}\n")
     assert world.fleet("start", "duo", "--no-attach").returncode == 0
-    follow = subprocess.Popen([str(BIN / "fleet"), "logs", "duo", "--pane", "T", "-f", "-n", "60", "--socket", world.socket],
-                              stdout=subprocess.PIPE, text=True, cwd=world.project, env=world.env)  # fmt: skip
+    follow = world.follow_logs("duo", "--pane", "T", "-n", "60")
     got: list[str] = []
 
     def read() -> None:

@@ -32,6 +32,11 @@ def write_state(project: Path, state: dict, rel: str = S) -> Path:
     return d
 
 
+def owned_by(pid: int, **fields: object) -> dict:
+    """A state whose owner is the running process *pid* (its start token recorded)."""
+    return {"pid": pid, "pidStart": start_token(pid), **fields}
+
+
 @pytest.fixture
 def other_live_process():
     """A live process that is not this test: the 'other agent' holding a session."""
@@ -120,15 +125,7 @@ def test_reactivating_the_overflowed_conversation_keeps_it_overflowed(
 
 
 def test_activate_refuses_a_live_foreign_owner(project: Path, run_session: Run, other_live_process) -> None:
-    d = write_state(
-        project,
-        {
-            "pid": other_live_process.pid,
-            "pidStart": start_token(other_live_process.pid),
-            "skill": "implement",
-            "lifecycle": "active",
-        },
-    )
+    d = write_state(project, owned_by(other_live_process.pid, skill="implement", lifecycle="active"))
     raw = (d / ".state.json").read_bytes()
     line = one_line_error(run_session("activate", S, "implement"))
     assert str(other_live_process.pid) in line and "choose another folder" in line
@@ -183,14 +180,8 @@ def test_activate_never_takes_the_pane_from_a_running_agent(
     project: Path, other_live_process: subprocess.Popen[bytes], fleet_pane: FleetPane
 ) -> None:
     """Another live agent's session bound to this pane identity (one of them relabelled its pane) keeps it."""
-    from claude_shepherd.supervisor.session.identity import start_token
-
     pane, other = fleet_pane.pane_id, other_live_process.pid
-    write_state(
-        project,
-        {"pid": other, "pidStart": start_token(other), "skill": "x", "fleetPaneId": pane},
-        "sessions/LIVE",
-    )
+    write_state(project, owned_by(other, skill="x", fleetPaneId=pane), "sessions/LIVE")
     r = fleet_pane.run([script("session"), "activate", S, "implement"], env=dict(os.environ), cwd=project)
     assert r.returncode == 0, r.stderr
     assert f"Left LIVE bound to {pane}: its agent (pid {other}) is running" in r.stdout
@@ -309,16 +300,7 @@ def test_find_by_pane_when_owner_is_dead(project: Path, run_session: Run, dead_p
 def test_find_falls_through_when_the_pane_is_held_by_another_live_agent(
     project: Path, run_session: Run, other_live_process
 ) -> None:
-    write_state(
-        project,
-        {
-            "pid": other_live_process.pid,
-            "pidStart": start_token(other_live_process.pid),
-            "skill": "x",
-            "fleetPaneId": "f:w:A",
-        },
-        "sessions/THEIRS",
-    )
+    write_state(project, owned_by(other_live_process.pid, skill="x", fleetPaneId="f:w:A"), "sessions/THEIRS")
     assert run_session("find", "--fleet-pane", "f:w:A").returncode == 1
     write_state(project, {"pid": os.getpid(), "skill": "x"}, "sessions/MINE")
     assert run_session("find", "--fleet-pane", "f:w:A").stdout.strip() == str(project / "sessions/MINE")
@@ -333,15 +315,7 @@ def test_a_supervisor_pid_that_is_not_an_ancestor_is_not_believed(
     project: Path, run_session: Run, other_live_process
 ) -> None:
     """Naming another agent's supervisor does not make the caller that agent."""
-    write_state(
-        project,
-        {
-            "pid": other_live_process.pid,
-            "pidStart": start_token(other_live_process.pid),
-            "skill": "x",
-            "lifecycle": "active",
-        },
-    )
+    write_state(project, owned_by(other_live_process.pid, skill="x", lifecycle="active"))
     spoof = {"CLAUDE_SUPERVISOR_PID": str(other_live_process.pid), "CLAUDE_PID": str(other_live_process.pid)}
     assert run_session("find", env=spoof).returncode == 1
     before = (project / S / ".state.json").read_bytes()

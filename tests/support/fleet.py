@@ -150,6 +150,16 @@ class FleetWorld:
             stdin=subprocess.DEVNULL,
         )
 
+    def follow_logs(self, *args: str) -> subprocess.Popen[str]:
+        """``fleet logs ARGS -f`` on this fleet's socket, running, its output on a pipe."""
+        return subprocess.Popen(
+            [str(BIN / "fleet"), "logs", *args, "-f", "--socket", self.socket],
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=self.project,
+            env=self.env,
+        )
+
     def tmux(self, *args: str, check: bool = True, socket: str | None = None) -> str:
         out = subprocess.run(
             ["tmux", "-L", socket or self.socket, *args],
