@@ -17,69 +17,18 @@ import uuid
 from pathlib import Path
 
 import psutil
+from support.alerts import processes, recorder, records, settle
 from support.fleet import FleetWorld
 from support.tmux_panes import Tmux
 from support.waiting import wait_until
 
 from claude_shepherd.hooks import alerts
 
-RECORDER = (
-    "import json, sys, time\n"
-    "out = sys.argv[1]\n"
-    "open(out, 'a').write(json.dumps(sys.argv[2:]) + '\\n')\n"
-    "if sys.argv[2:3] == ['slow']:\n"
-    "    time.sleep(5)\n"
-    "    open(out, 'a').write(json.dumps(['finished']) + '\\n')\n"
-)
-
-
-def recorder(tmp_path: Path) -> tuple[list[str], Path]:
-    script = tmp_path / "recorder.py"
-    script.write_text(RECORDER)
-    out = tmp_path / "alerts.jsonl"
-    return [sys.executable, str(script), str(out)], out
-
-
-def records(out: Path) -> list[list[str]]:
-    try:
-        return [json.loads(line) for line in out.read_text().splitlines() if line.strip()]
-    except FileNotFoundError:
-        return []
-
-
-def alerting(out: Path) -> list[psutil.Process]:
-    """The alerts still under way that record into *out*: each carries the recorder's argv (the
-    command in its payload, then the recorder itself), from its spawn until its end."""
-    return [
-        p for p in psutil.process_iter(["cmdline"]) if any(str(out) in arg for arg in p.info["cmdline"] or ())
-    ]
-
 
 def alert_processes(tmux: Tmux) -> list[psutil.Process]:
     """The alerts under way for panes of *tmux* (their payload names its socket), from spawn to end."""
     mark = f'"socket": {json.dumps(tmux.path)}'
     return processes(lambda argv: alerts.ALERT_COMMAND in argv and any(mark in arg for arg in argv))
-
-
-def alerting(out: Path) -> list[psutil.Process]:
-    """The alerts still under way that record into *out*: the alert process (its payload holds the
-    recorder's argv) from its spawn until its end, and the recorder it runs."""
-    script = str(out.parent / "recorder.py")
-    return processes(
-        lambda argv: script in argv or (alerts.ALERT_COMMAND in argv and any(str(out) in arg for arg in argv))
-    )
-
-
-def processes(match: t.Callable[[list[str]], bool]) -> list[psutil.Process]:
-    return [p for p in psutil.process_iter(["cmdline"]) if match(p.info["cmdline"] or [])]
-
-
-def settle(out: Path, count: int, timeout: float = 30) -> list[list[str]]:
-    """*count* records, once every alert the hooks started has ended: an extra one would be a broken
-    promise (a hook spawns its alert before it exits, so each one is seen)."""
-    wait_until(lambda: len(records(out)) >= count or None, timeout, f"{count} alert(s) in {out}")
-    wait_until(lambda: not alerting(out), timeout, f"the alerts recording into {out} to end")
-    return records(out)
 
 
 def throttle_passed(tmp_path: Path) -> None:

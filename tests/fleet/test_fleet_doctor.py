@@ -147,6 +147,13 @@ def test_what_agents_named_reaches_the_operator_without_escapes(world: FleetWorl
         orphan.wait()
 
 
+def running(proc: psutil.Process) -> bool:
+    try:
+        return proc.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
 def two_panes(world: FleetWorld, session: str) -> list[str]:
     """A tmux session *session* (window ``w``) of two panes that only sleep: their ids."""
     world.tmux("-f", "/dev/null", "new-session", "-d", "-s", session, "-n", "w", "sleep 600")
@@ -224,8 +231,9 @@ def test_of_two_panes_with_one_label_the_one_whose_agent_holds_its_session_keeps
             f"share the identity dup:w:Victim; sessions cannot tell them apart ({real} keeps it"
             in found.stdout
         ), found.stdout
-        world.fleet("doctor", "--fix")
+        fixed = world.fleet("doctor", "--fix")
         assert labels() == {impostor: "Victim-2", real: "Victim"}
+        assert all(running(s) for s in supervisors), f"doctor ended an agent:\n{fixed.stdout}"
 
         # Both agents hold a session bound to it (the impostor activated one too): nothing to go by.
         world.tmux("set-option", "-p", "-t", impostor, "@pane_label", "Victim")
@@ -235,6 +243,7 @@ def test_of_two_panes_with_one_label_the_one_whose_agent_holds_its_session_keeps
             found.stdout
         )
         assert labels() == {impostor: "Victim", real: "Victim"}, "nothing renamed on a guess"
+        assert all(running(s) for s in supervisors), f"doctor ended an agent:\n{found.stdout}"
     finally:
         for supervisor in supervisors:
             with contextlib.suppress(psutil.NoSuchProcess):
