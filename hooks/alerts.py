@@ -33,7 +33,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import stat
 
 from claude_shepherd.supervisor.env import FLEET_NOTIFY_TIMEOUT_ENV
 from claude_shepherd.supervisor.printable import printable
@@ -221,14 +220,13 @@ def _alert(
 
 def ring_bell(tty: str) -> bool:
     """Write BEL to the pane's terminal, as a program in it would: only our own character device."""
+    from claude_shepherd.supervisor.session.safe_fs import UnsafeFileError, open_terminal
+
     try:
-        fd = os.open(tty, os.O_WRONLY | os.O_NOCTTY | os.O_NONBLOCK | os.O_NOFOLLOW)
-    except OSError:
+        fd = open_terminal(tty)
+    except (OSError, UnsafeFileError):
         return False
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISCHR(st.st_mode) or st.st_uid != os.getuid():
-            return False
         return os.write(fd, b"\a") == 1
     except OSError:
         return False
@@ -254,18 +252,27 @@ def timeout(env: t.Mapping[str, str]) -> float:
     return value if value else TIMEOUT
 
 
-def run_command(argv: list[str], limit: float) -> int | None:
+def run_command(
+    argv: list[str],
+    limit: float,
+    *,
+    clock: t.Callable[[], float] | None = None,
+    sleep: t.Callable[[float], object] | None = None,
+) -> int | None:
     """Run the notify command in its own process group; end the group after *limit* seconds at most.
 
     What the command starts in the background (a sound, a second notifier)
     may run until the deadline, never beyond it: the group is killed then, or
-    as soon as it is empty.
+    as soon as it is empty. *clock* and *sleep* (``time.monotonic`` and
+    ``time.sleep`` by default) measure the wait for the background.
     """
     import signal
     import subprocess
     import time
 
-    deadline = time.monotonic() + limit
+    clock = clock or time.monotonic
+    sleep = sleep or time.sleep
+    deadline = clock() + limit
     try:
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)  # fmt: skip
@@ -275,8 +282,8 @@ def run_command(argv: list[str], limit: float) -> int | None:
         code: int | None = proc.wait(timeout=limit)
     except subprocess.TimeoutExpired:
         code = None
-    while code is not None and _group_alive(proc.pid) and time.monotonic() < deadline:
-        time.sleep(0.1)
+    while code is not None and _group_alive(proc.pid) and clock() < deadline:
+        sleep(0.1)
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except OSError:

@@ -6,7 +6,7 @@ written, from a shell whose PATH has none of our scripts. Every pane must run
 its agent, ``fleet status`` must agree, and ``fleet stop`` must leave nothing.
 Only what a test must isolate is set around the commands: the tmux socket
 (``FLEET_SOCKET``, a private ``TMUX_TMPDIR``), the stand-in Claude
-(``CLAUDE_BIN``) and pip's cache.
+(``CLAUDE_BIN``), pip's cache and how long start may wait for agents on a loaded machine.
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ import uuid
 from pathlib import Path
 
 import pytest
-from support.claude_run import FAKE_CLAUDE, TAG_ENV, reap, tagged, wait_until
+from support.claude_run import FAKE_CLAUDE, TAG_ENV, reap, tagged
+from support.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -74,6 +75,7 @@ def test_readme_install_then_fleet_start_status_stop_as_a_new_user(tmp_path: Pat
         "FAKE_CLAUDE_LOG": str(tmp_path / "claude.log"),
         "TMUX_TMPDIR": str(tmux_tmpdir),
         "FLEET_SOCKET": socket,
+        "FLEET_START_WAIT": "120",  # start returns once its agents are up: a loaded machine only waits longer
         TAG_ENV: tag,
     }
 
@@ -95,7 +97,7 @@ def test_readme_install_then_fleet_start_status_stop_as_a_new_user(tmp_path: Pat
 
         # 2. The fleet, as README writes it, from a shell without the venv on PATH.
         plan.write_text(json.dumps({"invocations": [], "default": [{"wait": None}]}))
-        started = sh(fleet_start)
+        started = sh(fleet_start, timeout=300)
         assert started.returncode == 0, started.stdout + started.stderr
         running = [line for line in started.stdout.splitlines() if ", running (claude-run " in line]
         assert len(running) == 4, started.stdout

@@ -71,6 +71,23 @@ def open_dir(path: str | Path, dir_fd: int | None = None) -> int:
         raise
 
 
+def open_terminal(path: str | Path) -> int:
+    """A descriptor to write to the terminal *path*: a character device of this user's, never through a
+    symlink, never blocking, never becoming our controlling terminal.
+
+    Raises OSError when it cannot be opened and :class:`UnsafeFileError` when it is anything else.
+    """
+    fd = _open(path, os.O_WRONLY | os.O_NOCTTY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISCHR(st.st_mode) or st.st_uid != os.getuid():
+            raise UnsafeFileError(f"{path} is not a terminal of this user's")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 def _joined(path: str | Path, dir_fd: int | None) -> str:
     if dir_fd is None or os.path.isabs(path):
         return str(path)

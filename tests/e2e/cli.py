@@ -13,10 +13,10 @@ import os
 import platform
 import shutil
 import subprocess
-import time
-import typing as t
 import uuid
 from pathlib import Path
+
+from support.waiting import wait_until
 
 from claude_shepherd.supervisor.session.store import file_lock
 
@@ -146,19 +146,20 @@ class Tmux:
         return self("capture-pane", "-p", "-t", target, check=False)
 
     def type(self, target: str, text: str) -> None:
+        """Type *text*, and Enter once the prompt shows it (not before the TUI has taken it)."""
         self("send-keys", "-t", target, "-l", text)
-        time.sleep(0.3)
+        self.wait_for(target, text[:20])
         self("send-keys", "-t", target, "Enter")
 
     def wait_for(self, target: str, needle: str, timeout: float = 30) -> str:
-        deadline = time.monotonic() + timeout
-        screen = ""
-        while time.monotonic() < deadline:
+        def shown() -> str | None:
             screen = self.screen(target)
-            if needle in screen:
-                return screen
-            time.sleep(0.2)
-        raise AssertionError(f"{needle!r} did not appear in {timeout}s; screen:\n{screen}")
+            return screen if needle in screen else None
+
+        try:
+            return wait_until(shown, timeout, f"{needle!r} on the screen")
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}; screen:\n{self.screen(target)}") from None
 
     def kill(self) -> None:
         self("kill-server", check=False)
@@ -170,13 +171,3 @@ def _shell_join(argv: list[str]) -> str:
     import shlex
 
     return " ".join(shlex.quote(a) for a in argv)
-
-
-def wait_until(predicate: t.Callable[[], t.Any], timeout: float = 30, what: str = "condition") -> t.Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}")

@@ -17,8 +17,9 @@ from pathlib import Path
 
 import psutil
 import pytest
+from support.waiting import wait_until
 
-from .cli import MODEL, wait_until
+from .cli import MODEL
 from .mock_api import MockAPI, Turn
 from .test_headless import install_hooks, state
 
@@ -34,7 +35,9 @@ class Fleet:
     def __init__(self, world: t.Any, env: dict[str, str], settings: Path, prompt: str = "") -> None:
         self.socket = f"fleet-pytest-{uuid.uuid4().hex[:8]}"
         self.tmpdir = Path(tempfile.mkdtemp(prefix="e2ef-", dir="/tmp"))
-        self.env = dict(env, TMUX_TMPDIR=str(self.tmpdir))
+        self.env = dict(
+            env, TMUX_TMPDIR=str(self.tmpdir), FLEET_START_WAIT="120"
+        )  # start returns once it is up
         self.project = world.project
         self.layout = world.project / "fleet.yml"
         command = f"claude-run -- --dangerously-skip-permissions --model {MODEL} --settings {settings}"
@@ -47,7 +50,7 @@ class Fleet:
 
     def fleet(self, *args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([str(BIN / "fleet"), *args, str(self.layout)], env=self.env, cwd=self.project,
-                              capture_output=True, text=True, timeout=120)  # fmt: skip
+                              capture_output=True, text=True, timeout=300)  # fmt: skip
 
     def tmux(self, *args: str) -> str:
         return subprocess.run(["tmux", "-L", self.socket, *args], env=self.env, capture_output=True, text=True,

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import psutil
 import pytest
+from support.waiting import wait_until
 
-from .cli import MODEL, Tmux, wait_until
+from .cli import MODEL, Tmux
 from .mock_api import MockAPI, Turn
 from .test_headless import SESSION, install_hooks, result_text, state
 

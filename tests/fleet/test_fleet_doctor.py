@@ -16,8 +16,9 @@ import typing as t
 from pathlib import Path
 
 import psutil
-from support.claude_run import DEAD_PID, wait_until
+from support.claude_run import DEAD_PID
 from support.fleet import FleetWorld
+from support.waiting import wait_until
 
 from claude_shepherd.supervisor.session import index
 from claude_shepherd.supervisor.session.identity import start_token
@@ -146,13 +147,25 @@ def test_what_agents_named_reaches_the_operator_without_escapes(world: FleetWorl
         orphan.wait()
 
 
+def running(proc: psutil.Process) -> bool:
+    try:
+        return proc.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def two_panes(world: FleetWorld, session: str) -> list[str]:
+    """A tmux session *session* (window ``w``) of two panes that only sleep: their ids."""
+    world.tmux("-f", "/dev/null", "new-session", "-d", "-s", session, "-n", "w", "sleep 600")
+    world.tmux("split-window", "-t", f"{session}:w", "sleep 600")
+    return world.tmux("list-panes", "-t", f"{session}:w", "-F", "#{pane_id}").split()
+
+
 def test_a_pane_an_agent_relabelled_with_separators_is_still_seen_and_its_agent_never_ended(
     world: FleetWorld,
 ) -> None:
     """A unit separator or newline in a label must not hide the pane: doctor --fix would end a live agent."""
-    world.tmux("-f", "/dev/null", "new-session", "-d", "-s", "hide", "-n", "w", "sleep 600")
-    world.tmux("split-window", "-t", "hide:w", "sleep 600")
-    first, second = world.tmux("list-panes", "-t", "hide:w", "-F", "#{pane_id}").split()
+    first, second = two_panes(world, "hide")
     world.tmux("set-option", "-p", "-t", first, "@pane_label", "Victim\x1f")
     world.tmux("set-option", "-p", "-t", second, "@pane_label", "Other\n%0\x1fforged")
     server_pid = int(world.tmux("display-message", "-p", "#{pid}"))
@@ -186,9 +199,7 @@ def test_of_two_panes_with_one_label_the_one_whose_agent_holds_its_session_keeps
     world: FleetWorld,
 ) -> None:
     """An agent in the first pane took the label of the second: --fix renames the impostor, not the agent."""
-    world.tmux("-f", "/dev/null", "new-session", "-d", "-s", "dup", "-n", "w", "sleep 600")
-    world.tmux("split-window", "-t", "dup:w", "sleep 600")
-    impostor, real = world.tmux("list-panes", "-t", "dup:w", "-F", "#{pane_id}").split()
+    impostor, real = two_panes(world, "dup")
     for pane in (impostor, real):
         world.tmux("set-option", "-p", "-t", pane, "@pane_label", "Victim")
     supervisor_script = world.base / "claude-run"
@@ -220,8 +231,9 @@ def test_of_two_panes_with_one_label_the_one_whose_agent_holds_its_session_keeps
             f"share the identity dup:w:Victim; sessions cannot tell them apart ({real} keeps it"
             in found.stdout
         ), found.stdout
-        world.fleet("doctor", "--fix")
+        fixed = world.fleet("doctor", "--fix")
         assert labels() == {impostor: "Victim-2", real: "Victim"}
+        assert all(running(s) for s in supervisors), f"doctor ended an agent:\n{fixed.stdout}"
 
         # Both agents hold a session bound to it (the impostor activated one too): nothing to go by.
         world.tmux("set-option", "-p", "-t", impostor, "@pane_label", "Victim")
@@ -231,6 +243,7 @@ def test_of_two_panes_with_one_label_the_one_whose_agent_holds_its_session_keeps
             found.stdout
         )
         assert labels() == {impostor: "Victim", real: "Victim"}, "nothing renamed on a guess"
+        assert all(running(s) for s in supervisors), f"doctor ended an agent:\n{found.stdout}"
     finally:
         for supervisor in supervisors:
             with contextlib.suppress(psutil.NoSuchProcess):

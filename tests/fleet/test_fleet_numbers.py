@@ -11,8 +11,8 @@ import typing as t
 
 import psutil
 import pytest
-from support.claude_run import wait_until
 from support.fleet import FleetWorld
+from support.waiting import wait_until
 
 HOSTILE = ["²", "٣", "-1", " 2", "1_0", "nan", "inf", "1e3", "9" * 40]
 """What ``isdigit``/``int``/``float`` let through or choke on; none of it is a number we believe."""

@@ -19,36 +19,16 @@ import time
 import typing as t
 from pathlib import Path
 
-from support.claude_run import wait_until
+from support.alerts import recorder, settle
 from support.fleet import FleetWorld
 from support.tmux_panes import Tmux
+from support.waiting import wait_until
 
 from claude_shepherd.fleet.style import PANE_DIED_HOOK, pane_died_hook
 from claude_shepherd.hooks import pane_died
 from claude_shepherd.supervisor.claude_run.fleet_pane import restart_count
 
-RECORDER = "import json, sys\nopen(sys.argv[1], 'a').write(json.dumps(sys.argv[2:]) + '\\n')\n"
 WAIT = [{"mark": "ready"}, {"wait": None}]
-
-
-def recorder(base: Path) -> tuple[list[str], Path]:
-    script = base / "recorder.py"
-    script.write_text(RECORDER)
-    return [sys.executable, str(script), str(base / "alerts.jsonl")], base / "alerts.jsonl"
-
-
-def records(out: Path) -> list[list[str]]:
-    try:
-        return [json.loads(line) for line in out.read_text().splitlines() if line.strip()]
-    except FileNotFoundError:
-        return []
-
-
-def settle(out: Path, count: int, timeout: float = 15) -> list[list[str]]:
-    """Wait for *count* records, then a moment more: an extra one would be a broken promise."""
-    wait_until(lambda: len(records(out)) >= count or None, timeout, f"{count} alert(s) in {out}")
-    time.sleep(0.5)
-    return records(out)
 
 
 def two_windows(world: FleetWorld, extra: str = "") -> None:

@@ -11,15 +11,15 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import sys
+import threading
 import time
 import typing as t
 from pathlib import Path
 
 import psutil
-from support.claude_run import wait_until
-from support.fleet import BIN, FleetWorld
+from support.fleet import FleetWorld
+from support.waiting import wait_until
 
 from claude_shepherd.supervisor.session.schema import validate_state as parse
 from claude_shepherd.supervisor.session.store import read_state, update_state
@@ -463,13 +463,7 @@ def test_attach_selects_an_agents_pane_and_logs_show_its_output(world: FleetWorl
     )
     assert "duo:agents:B" not in logs.stdout
 
-    follow = subprocess.Popen(
-        [str(BIN / "fleet"), "logs", "duo", "--pane", "A", "-f", "--socket", world.socket],
-        stdout=subprocess.PIPE,
-        text=True,
-        cwd=world.project,
-        env=world.env,
-    )
+    follow = world.follow_logs("duo", "--pane", "A")
     try:
         assert follow.stdout is not None
         seen = [follow.stdout.readline() for _ in range(2)]
@@ -515,13 +509,25 @@ def test_logs_follow_prints_new_output_once_while_the_bottom_row_is_redrawn(worl
     script.write_text(REDRAWING)
     world.layout("duo", f"  - agents:\n      panes:\n        - T: {sys.executable} -u {script}\n")
     assert world.fleet("start", "duo", "--no-attach").returncode == 0
-    follow = subprocess.Popen([str(BIN / "fleet"), "logs", "duo", "--pane", "T", "-f", "-n", "60", "--socket", world.socket],
-                              stdout=subprocess.PIPE, text=True, cwd=world.project, env=world.env)  # fmt: skip
+    follow = world.follow_logs("duo", "--pane", "T", "-n", "60")
+    got: list[str] = []
+
+    def read() -> None:
+        assert follow.stdout is not None
+        for line in follow.stdout:
+            got.append(line)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
     try:
-        time.sleep(4)
+        wait_until(
+            lambda: sum(line.startswith("output ") for line in got) >= 5, 60, "five new lines of output"
+        )
     finally:
         follow.terminate()
-        out, _ = follow.communicate(timeout=10)
+        follow.wait(timeout=10)
+        reader.join(timeout=10)
+    out = "".join(got)
     lines = [line.rstrip() for line in out.splitlines()]
     assert [line for line in lines if line.startswith("history ")] == [f"history {i}" for i in range(40)], (
         "the history is printed once, never again when the bottom row changes"

@@ -15,8 +15,8 @@ import threading
 from pathlib import Path
 
 import psutil
-from support.claude_run import wait_until
 from support.fleet import BIN, FleetWorld
+from support.waiting import wait_until
 
 PLAIN_PATH = "/usr/local/bin:/usr/bin:/bin"
 """A terminal whose venv is not activated: none of our scripts is on it."""
@@ -85,7 +85,7 @@ def test_start_fails_naming_each_agent_that_did_not_come_up_with_its_status_and_
         "  - agents:\n      panes:\n        - A: claude-run\n"
         "        - B: CLAUDE_BIN=/nonexistent/claude claude-run\n",
     )
-    done = world.fleet("start", "duo", "--no-attach", "--wait", "8")
+    done = world.fleet("start", "duo", "--no-attach", "--wait", "120")  # it returns once both are known
     assert done.returncode == 1, done.stdout + done.stderr
     lines = done.stdout.splitlines()
     assert re.fullmatch(r"  agents:A  started, running \(claude-run \d+, Claude \d+\)", lines[1]), lines

@@ -19,8 +19,8 @@ import uuid
 from pathlib import Path
 
 import pytest
-from support.claude_run import wait_until
 from support.fleet import FleetWorld
+from support.waiting import wait_until
 
 from claude_shepherd.fleet import watch as w
 from claude_shepherd.fleet.status import PaneStatus
@@ -38,6 +38,12 @@ def row(
     status = dataclasses.replace(BLANK, label=label, state=state, session=fleet, pane=f"%{label}",
                                  pane_id=f"{fleet}:agents:{label}", **fields)  # fmt: skip
     return w.AgentRow(socket, status)
+
+
+@pytest.fixture
+def no_fleets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """TMUX_TMPDIR is an empty folder: no fleet of the user's is looked at (and the keys find none)."""
+    monkeypatch.setenv("TMUX_TMPDIR", str(tmp_path))
 
 
 def test_rows_are_ordered_needs_you_first_then_in_layout_order() -> None:
@@ -111,15 +117,12 @@ def test_text_columns_are_cut_before_any_column_is_hidden_and_a_hidden_one_is_na
     )
 
 
-def test_at_80_columns_the_watch_shows_every_column_and_says_when_it_cannot(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.mark.usefixtures("no_fleets")
+def test_at_80_columns_the_watch_shows_every_column_and_says_when_it_cannot() -> None:
     """One fleet: no FLEET column (the title names it); two: FLEET too; narrower: a hidden column is named."""
     from textual.widgets import Static
 
     from claude_shepherd.fleet.watch_app import AgentTable, WatchApp
-
-    monkeypatch.setenv("TMUX_TMPDIR", str(tmp_path))  # no fleet of the user's is looked at
 
     async def scenario(size: tuple[int, int], rows: list[w.AgentRow]) -> tuple[list[str], str, bool]:
         app = WatchApp(interval=60)
@@ -143,12 +146,11 @@ def test_at_80_columns_the_watch_shows_every_column_and_says_when_it_cannot(
     assert fits and "SKILL" not in labels and "+2 columns (SKILL, SESSION): widen" in title, title
 
 
-def test_the_columns_follow_the_terminals_width(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.usefixtures("no_fleets")
+def test_the_columns_follow_the_terminals_width() -> None:
     from textual.widgets import Static
 
     from claude_shepherd.fleet.watch_app import AgentTable, WatchApp
-
-    monkeypatch.setenv("TMUX_TMPDIR", str(tmp_path))  # no fleet of the user's is looked at
 
     async def scenario() -> list[tuple[int, str]]:
         app = WatchApp(interval=60)
@@ -320,15 +322,13 @@ def test_fleet_NAME_shows_that_fleet_only(world: FleetWorld, monkeypatch: pytest
     assert asyncio.run(scenario()) == "fleet watch — no fleet named ops is running"
 
 
-def test_what_agents_write_is_shown_as_text_never_as_markup(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.mark.usefixtures("no_fleets")
+def test_what_agents_write_is_shown_as_text_never_as_markup() -> None:
     """Labels, skills and phases are the agents' words: markup in them neither styles nor crashes the view."""
     from textual.widgets import DataTable, Static
 
     from claude_shepherd.fleet.watch_app import WatchApp
 
-    monkeypatch.setenv("TMUX_TMPDIR", str(tmp_path))  # no fleet of the user's is looked at
     hostile = row("[/]", "needs-you", fleet="[bold]f", skill="[link=https://x]s[/link]", phase="[red]p[/")
 
     async def scenario() -> tuple[list[str], str, str]:
@@ -372,13 +372,11 @@ def test_watch_cells_carry_no_escapes() -> None:
     assert cells[1] == "A\ufffd[2J" and cells[2] == "needs-you\ufffd"
 
 
-def test_a_key_for_an_agent_that_went_away_acts_on_no_other(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.mark.usefixtures("no_fleets")
+def test_a_key_for_an_agent_that_went_away_acts_on_no_other() -> None:
     """The chosen agent's row vanished under the cursor: r/s/Enter/l refuse until the person chooses again."""
     from claude_shepherd.fleet.watch_app import AgentTable, WatchApp
 
-    monkeypatch.setenv("TMUX_TMPDIR", str(tmp_path))  # no fleet of the user's is looked at
     a, b, c = row("A", "needs-you"), row("B", "working"), row("C", "working")
 
     async def scenario() -> dict[str, t.Any]:
@@ -422,17 +420,13 @@ def test_a_key_for_an_agent_that_went_away_acts_on_no_other(
     assert seen["cursor"] and seen["again"] is not None and "gone" not in seen["title_again"]
 
 
-def test_nothing_on_the_watch_screen_carries_an_agents_escapes(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.mark.usefixtures("no_fleets")
+def test_nothing_on_the_watch_screen_carries_an_agents_escapes() -> None:
     """Title, totals, toasts and the log's heading name agents too: all of it is shown safe."""
     from textual.widgets import Static
 
     from claude_shepherd.fleet.watch_app import LogScreen, WatchApp
 
-    monkeypatch.setenv(
-        "TMUX_TMPDIR", str(tmp_path)
-    )  # no fleet of the user's is looked at (the keys fail here)
     hostile = row("A\x1b]52;c;UFdO\x1b\\", "needs-you", fleet="f\x1b]2;PWN\x1b\\\u202e")
     other = row("B", "working")
 
@@ -566,14 +560,14 @@ def toasts(app: t.Any) -> list[str]:
     return [n.message for n in app._notifications]
 
 
-def test_an_agent_that_comes_back_is_chosen_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.usefixtures("no_fleets")
+def test_an_agent_that_comes_back_is_chosen_again() -> None:
     """Its fleet stopped and started (a new pane, the same identity): its row is the chosen one again;
     while two rows claim its identity, neither is chosen."""
     from textual.widgets import Static
 
     from claude_shepherd.fleet.watch_app import WatchApp
 
-    monkeypatch.setenv("TMUX_TMPDIR", str(tmp_path))  # no fleet of the user's is looked at
     a, b, c = row("A", "needs-you"), row("B", "working"), row("C", "working")
     b_again = w.AgentRow(b.socket, dataclasses.replace(b.status, pane="%9"))
     impostor = w.AgentRow(b.socket, dataclasses.replace(b.status, pane="%10"))
@@ -649,16 +643,11 @@ def test_a_closed_pane_started_again_shows_its_row_again(
     assert chosen == "B True" and "gone" not in title, title
 
 
-def test_r_and_s_ask_first_naming_the_agent_and_any_other_key_leaves_it_alone(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.mark.usefixtures("no_fleets")
+def test_r_and_s_ask_first_naming_the_agent_and_any_other_key_leaves_it_alone() -> None:
     from textual.widgets import Static
 
     from claude_shepherd.fleet.watch_app import ConfirmScreen, WatchApp
-
-    monkeypatch.setenv(
-        "TMUX_TMPDIR", str(tmp_path)
-    )  # no fleet of the user's is looked at (the keys fail here)
 
     async def scenario() -> dict[str, t.Any]:
         app = WatchApp(interval=60)

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import re
 import stat
-import subprocess
 import threading
 from pathlib import Path
 
-from support.claude_run import wait_until
 from support.fleet import BIN, FleetWorld
+from support.waiting import wait_until
 
 from claude_shepherd.supervisor.claude_run.run_log import log_path
 
@@ -84,13 +83,7 @@ def test_claude_runs_own_lines_outlive_the_screen_and_fleet_logs_shows_both(worl
     assert any(line == "[claude-run] Starting..." for line in out[screen:])
 
     # -f follows the log too: the next claude-run's lines arrive as they are written.
-    follow = subprocess.Popen(
-        [str(BIN / "fleet"), "logs", "duo", "--pane", "A", "-f", "--socket", world.socket],
-        stdout=subprocess.PIPE,
-        text=True,
-        cwd=world.project,
-        env=world.env,
-    )
+    follow = world.follow_logs("duo", "--pane", "A")
     deadline = threading.Timer(20, follow.kill)  # a line that never comes ends the read, not the test run
     deadline.start()
     try:

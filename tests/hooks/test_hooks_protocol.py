@@ -158,6 +158,7 @@ def test_thousand_garbage_payloads_in_process(project: Path, capfd: pytest.Captu
     json.loads((session_dir / ".state.json").read_text())  # still a valid state
 
 
+@pytest.mark.slow  # two dozen real claude-hook processes; test_thousand_garbage_payloads_in_process is the fast one
 def test_garbage_payloads_as_real_processes(project: Path) -> None:
     rng = random.Random(7)
     activate(project)

@@ -7,12 +7,12 @@ import os
 import shlex
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 from support.fixtures import script
 from support.hooks import activate, call, hook_env, run, set_fields, state
+from support.waiting import wait_until
 
 from claude_shepherd.hooks.statusline import shown_percent
 from claude_shepherd.supervisor.session.fields import F, Lifecycle
@@ -132,11 +132,8 @@ def _status_line_in_pane(
     inner = f"{export}{shlex.quote(script('claude-hook'))} status-line < {shlex.quote(str(stdin))} > {out}.tmp; mv {out}.tmp {out}"
     command = "exec " + shlex.join(["env", "-i", *(f"{k}={v}" for k, v in env.items()), "sh", "-c", inner])
     subprocess.run([*tmux, "respawn-pane", "-k", "-t", pane, command], check=True)
-    for _ in range(500):
-        if out.exists():
-            return out.read_text()
-        time.sleep(0.01)
-    raise AssertionError("the status line did not run in the pane")
+    wait_until(out.exists, 30, "the status line to run in the pane")
+    return out.read_text()
 
 
 def test_pid_claimed_for_this_supervisor_in_a_fleet_pane(project: Path, tmp_path: Path) -> None:

@@ -52,21 +52,22 @@ def pane_session(workdir: Path, fleet_tmux: FleetTmux) -> t.Callable[..., Path]:
     return seed
 
 
+@pytest.fixture
+def resumable(pane_session: t.Callable[..., Path], run_env: dict[str, str], workdir: Path) -> Path:
+    """The pane's session (its owner died when the fleet stopped) and the transcript of its conversation."""
+    session = pane_session()
+    make_transcript(Path(run_env["CLAUDE_CONFIG_DIR"]), workdir, SESSION_ID)
+    return session
+
+
 def resume_arg(argv: list[str]) -> str | None:
     return argv[argv.index("--resume") + 1] if "--resume" in argv else None
 
 
 def test_s3_fleet_restart_resumes_the_panes_conversation(
-    fake: FakeClaude,
-    start_run,
-    fleet_tmux: FleetTmux,
-    pane_session,
-    run_env: dict[str, str],
-    workdir: Path,
-    tmp_path: Path,
+    fake: FakeClaude, start_run, fleet_tmux: FleetTmux, resumable: Path, tmp_path: Path
 ) -> None:
-    session = pane_session()
-    make_transcript(Path(run_env["CLAUDE_CONFIG_DIR"]), workdir, SESSION_ID)
+    session = resumable
     go = tmp_path / "go"
     fake.plan([{"mark": "ready"}, {"wait_file": str(go)}, {"exit": 0}])
     run = start_run("--model", "opus", "start the docs session", pane=fleet_tmux)
@@ -139,11 +140,10 @@ def test_resume_of_a_missing_transcript_starts_fresh_with_a_reason(
     )
 
 
+@pytest.mark.usefixtures("resumable")
 def test_a_refused_fleet_resume_is_retried_once_fresh(
-    fake: FakeClaude, start_run, fleet_tmux: FleetTmux, pane_session, run_env: dict[str, str], workdir: Path
+    fake: FakeClaude, start_run, fleet_tmux: FleetTmux
 ) -> None:
-    pane_session()
-    make_transcript(Path(run_env["CLAUDE_CONFIG_DIR"]), workdir, SESSION_ID)
     fake.plan({"resume": "refuse", "steps": []}, [{"exit": 0}])
     run = start_run("the layout's prompt", pane=fleet_tmux)
     assert run.wait() == 0
@@ -159,12 +159,11 @@ def test_a_refused_fleet_resume_is_retried_once_fresh(
     assert len(fake.starts()) == 2
 
 
+@pytest.mark.usefixtures("resumable")
 def test_a_restart_requested_soon_after_a_resume_is_a_restart_not_a_refused_resume(
-    fake: FakeClaude, start_run, fleet_tmux: FleetTmux, pane_session, run_env: dict[str, str], workdir: Path
+    fake: FakeClaude, start_run, fleet_tmux: FleetTmux
 ) -> None:
     """The original's 5-second heuristic took this for a stale resume and dropped the restart (R5)."""
-    pane_session()
-    make_transcript(Path(run_env["CLAUDE_CONFIG_DIR"]), workdir, SESSION_ID)
     fake.plan(
         [
             {"session": ["activate", "sessions/2026_11_22_PANE", "implement"]},
@@ -254,17 +253,10 @@ def test_a_pane_conversation_that_reached_the_threshold_starts_fresh(
 
 
 def test_the_resumed_claude_makes_the_session_active_again(
-    fake: FakeClaude,
-    start_run,
-    fleet_tmux: FleetTmux,
-    pane_session,
-    run_env: dict[str, str],
-    workdir: Path,
-    tmp_path: Path,
+    fake: FakeClaude, start_run, fleet_tmux: FleetTmux, resumable: Path, workdir: Path, tmp_path: Path
 ) -> None:
     """``resuming`` is the moment before Claude starts: its SessionStart hook ends it."""
-    session = pane_session()
-    make_transcript(Path(run_env["CLAUDE_CONFIG_DIR"]), workdir, SESSION_ID)
+    session = resumable
     go = tmp_path / "go"
     hook_input = json.dumps({"session_id": SESSION_ID, "cwd": str(workdir), "source": "resume"})
     fake.plan([{"run": [script("claude-hook"), "session-start"], "stdin": hook_input}, {"mark": "ready"},

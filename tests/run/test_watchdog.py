@@ -16,7 +16,8 @@ import typing as t
 
 import psutil
 import pytest
-from support.claude_run import FAKE_CLAUDE, TAG_ENV, FakeClaude, alive, wait_until
+from support.claude_run import FAKE_CLAUDE, TAG_ENV, FakeClaude, alive
+from support.waiting import wait_until
 
 from claude_shepherd.supervisor.claude_run.watchdog import WatchdogHandle, marked_processes, wait_pid
 from claude_shepherd.supervisor.session.identity import (
@@ -98,7 +99,7 @@ def test_kills_the_whole_tree_and_nothing_else(
     watchdog.trigger()
     assert watchdog.stop(5) == 0
     assert time.monotonic() - started < 2
-    assert claude.wait(timeout=1) == -signal.SIGKILL
+    assert claude.wait(timeout=30) == -signal.SIGKILL
     assert [pid for pid, token in tokens.items() if alive(pid, token)] == []
     assert alive(bystander.pid), "the watchdog must signal nothing outside Claude's tree"
 
@@ -111,7 +112,7 @@ def test_a_request_that_arrives_before_the_watchdog_is_ready_is_not_lost(
     os.kill(watchdog.pid, signal.SIGUSR1)  # at once: its handler cannot be installed yet
     claude = start_claude(env, children)
     watchdog.arm(claude.pid)
-    assert claude.wait(timeout=5) in (143, -signal.SIGTERM)  # before or after its handler
+    assert claude.wait(timeout=30) in (143, -signal.SIGTERM)  # before or after its handler
     assert watchdog.stop(5) == 0, "SIGUSR1 must not have killed the watchdog itself"
 
 

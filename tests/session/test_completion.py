@@ -98,6 +98,7 @@ def _fleet_commands() -> list[str]:
     return names
 
 
+@pytest.mark.slow  # the real fleet CLI, a second a command (typer and rich start up each time)
 @pytest.mark.parametrize("command", _fleet_commands())
 def test_every_fleet_command_has_an_example(command: str, tmp_path: Path) -> None:
     done = run([script("fleet"), command, "--help"], tmp_path)

@@ -16,6 +16,7 @@ import typing as t
 from pathlib import Path
 
 import pytest
+from support.errors import one_line_error
 from support.fixtures import Run, script
 from support.hooks import assistant_line, bash, hook_env, run, tool
 from support.pane import FleetPane
@@ -56,15 +57,6 @@ def snapshot(directory: Path) -> dict[str, bytes]:
         for p in sorted(directory.iterdir())
         if p.is_file() and not p.is_symlink() and not p.name.endswith(".lock")
     }
-
-
-def refused(result: subprocess.CompletedProcess[str], *words: str) -> str:
-    assert result.returncode == 1, (result.returncode, result.stdout, result.stderr)
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("session: error: "), result.stderr
-    for word in words:
-        assert word in lines[0], lines[0]
-    return lines[0]
 
 
 @pytest.fixture
@@ -111,7 +103,7 @@ def test_no_command_writes_another_live_agents_session(
 ) -> None:
     d = write_state(project, theirs(other_agent))
     before = snapshot(d)
-    refused(run_session(*args, input=stdin), "not this agent's session", f"PID {other_agent.pid}")
+    one_line_error(run_session(*args, input=stdin), "not this agent's session", f"PID {other_agent.pid}")
     assert snapshot(d) == before, "a refused command changes nothing on disk (no handover, no log)"
 
 
@@ -125,7 +117,7 @@ def test_the_owner_may_write_its_own_session(project: Path, run_session: Run) ->
 
 def test_a_session_without_owner_is_not_writable_until_activated(project: Path, run_session: Run) -> None:
     write_state(project, {"pid": 0, "skill": "implement", "lifecycle": "active"})
-    refused(run_session("deactivate", S, input="x\n"), "held by no agent")
+    one_line_error(run_session("deactivate", S, input="x\n"), "held by no agent")
     assert run_session("activate", S, "implement").returncode == 0
     assert run_session("deactivate", S, input="x\n").returncode == 0
 
@@ -148,10 +140,10 @@ def test_a_session_without_owner_is_not_writable_until_activated(project: Path, 
 def test_a_log_template_cannot_name_our_own_files(project: Path, run_session: Run, template: str) -> None:
     write_state(project, mine())
     before = snapshot(project / S)
-    refused(
+    one_line_error(
         run_session("activate", S, "implement", input=json.dumps({"logTemplate": template})), "logTemplate"
     )
-    refused(run_session("update", S, "logTemplate", template), "logTemplate")
+    one_line_error(run_session("update", S, "logTemplate", template), "logTemplate")
     assert snapshot(project / S) == before
 
 
@@ -170,7 +162,7 @@ def test_a_corrupt_state_of_a_live_agent_is_not_free(
     with open(d / ".state.json", "a") as handle:
         handle.write("\n## 2026-01-01\nappended by a log\n")
     before = snapshot(d)
-    refused(run_session("activate", S, "implement"), "corrupt", "live agent", str(other_agent.pid))
+    one_line_error(run_session("activate", S, "implement"), "corrupt", "live agent", str(other_agent.pid))
     assert snapshot(d) == before
 
 
@@ -178,7 +170,7 @@ def test_a_corrupt_state_whose_owner_cannot_be_known_is_not_free(project: Path, 
     d = project / S
     d.mkdir(parents=True)
     (d / ".state.json").write_text("garbage, no owner in here")
-    refused(run_session("activate", S, "implement"), "owner cannot be known", "move it aside")
+    one_line_error(run_session("activate", S, "implement"), "owner cannot be known", "move it aside")
     assert (d / ".state.json").read_text() == "garbage, no owner in here"
 
 
@@ -224,7 +216,7 @@ def test_deactivate_and_continue_do_not_refill_the_dehydrate_budget(project: Pat
 def test_an_overflowed_conversation_cannot_activate_another_session(project: Path, run_session: Run) -> None:
     write_state(project, spent_overflow())
     conv = {"CLAUDE_CODE_SESSION_ID": CONV}
-    refused(
+    one_line_error(
         run_session("activate", "sessions/FRESH", "implement", env=conv), "overflowed", "dehydrate it first"
     )
     assert not (project / "sessions/FRESH").exists()
@@ -481,7 +473,9 @@ def test_shell_files_and_squatted_session_names_are_protected(project: Path, pat
 
 def test_a_session_name_with_invisible_characters_is_refused(project: Path, run_session: Run) -> None:
     write_state(project, mine(), rel="sessions/THEIRS")
-    refused(run_session("activate", "sessions/THEIRS\u200b", "implement"), "invisible or control characters")
+    one_line_error(
+        run_session("activate", "sessions/THEIRS\u200b", "implement"), "invisible or control characters"
+    )
     assert sorted(p.name for p in (project / "sessions").iterdir() if not p.name.startswith(".")) == [
         "THEIRS"
     ]
@@ -493,7 +487,7 @@ def test_a_session_name_that_can_pass_for_another_is_refused(
 ) -> None:
     """Fullwidth letters, a Roman numeral, a ligature: each is another name's letters once normalised."""
     write_state(project, mine(), rel="sessions/THEIRS")
-    refused(run_session("activate", f"sessions/{name}", "implement"), "stand for others")
+    one_line_error(run_session("activate", f"sessions/{name}", "implement"), "stand for others")
     assert sorted(p.name for p in (project / "sessions").iterdir() if not p.name.startswith(".")) == [
         "THEIRS"
     ]
@@ -501,7 +495,7 @@ def test_a_session_name_that_can_pass_for_another_is_refused(
 
 def test_a_plain_file_where_a_session_would_be_says_so(project: Path, run_session: Run) -> None:
     (project / "sessions" / "2026_NEXT").write_text("squat")
-    refused(run_session("activate", "sessions/2026_NEXT", "implement"), "exists and is not a folder")
+    one_line_error(run_session("activate", "sessions/2026_NEXT", "implement"), "exists and is not a folder")
 
 
 def test_a_symlink_to_a_protected_file_is_judged_by_its_target(project: Path) -> None:
@@ -739,8 +733,8 @@ def test_only_a_real_log_entry_resets_the_heartbeat(
     write_state(project, heartbeat_state())
     write_state(project, theirs(other_agent), rel="sessions/THEIRS")
     assert run_session("log", "--help").returncode == 0
-    refused(run_session("log", S, input=""), "nothing to log")
-    refused(run_session("log", "sessions/THEIRS", input="x\n"), "not this agent's session")
+    one_line_error(run_session("log", S, input=""), "nothing to log")
+    one_line_error(run_session("log", "sessions/THEIRS", input="x\n"), "not this agent's session")
     assert state_of(project)["toolCallsByTranscript"] == {"main.jsonl": 9}
     assert run_session("log", S, input="real progress\n").returncode == 0
     assert state_of(project)["toolCallsByTranscript"] == {}
@@ -762,14 +756,14 @@ def test_update_cannot_switch_the_heartbeat_off(
 ) -> None:
     write_state(project, heartbeat_state())
     before = snapshot(project / S)
-    refused(run_session("update", S, field, value), field)
+    one_line_error(run_session("update", S, field, value), field)
     assert snapshot(project / S) == before
 
 
 def test_activation_stdin_cannot_switch_the_heartbeat_off(project: Path, run_session: Run) -> None:
     write_state(project, heartbeat_state())
     for payload in ({"logTemplate": None}, {"toolUseWithoutLogsBlockAfter": 0}):
-        refused(run_session("activate", S, "implement", input=json.dumps(payload)))
+        one_line_error(run_session("activate", S, "implement", input=json.dumps(payload)))
     assert state_of(project)["logTemplate"] == TEMPLATE
 
 
@@ -897,7 +891,7 @@ def test_reactivation_cannot_redeclare_the_phases(project: Path, run_session: Ru
     assert run_session("phase", S, "1.1: Spike").returncode == 0  # an undeclared sub-phase is added
     before = snapshot(project / S)
     for phases in ([{"major": 1, "name": "Setup"}, {"major": 3, "name": "Ship"}], PHASES[:2], [], "none"):
-        refused(
+        one_line_error(
             run_session("activate", S, "implement", input=json.dumps({"phases": phases})),
             "phases were declared",
             "leave phases out",
@@ -926,7 +920,7 @@ def test_session_log_does_not_append_through_a_symlink(
 ) -> None:
     d = write_state(project, mine(logTemplate=TEMPLATE))
     (d / "IMPLEMENTATION_LOG.md").symlink_to(outside)
-    refused(run_session("log", S, input="x\n"), "symlink")
+    one_line_error(run_session("log", S, input="x\n"), "symlink")
     assert outside.read_text() == "precious\n"
 
 
@@ -935,7 +929,7 @@ def test_session_log_does_not_append_through_a_hard_link(
 ) -> None:
     d = write_state(project, mine(logTemplate=TEMPLATE))
     os.link(outside, d / "IMPLEMENTATION_LOG.md")
-    refused(run_session("log", S, input="x\n"), "hard-linked")
+    one_line_error(run_session("log", S, input="x\n"), "hard-linked")
     assert outside.read_text() == "precious\n"
 
 
@@ -953,7 +947,7 @@ def test_the_lock_and_the_index_are_not_created_through_symlinks(
 ) -> None:
     d = write_state(project, mine())
     (d / ".state.json.lock").symlink_to(tmp_path / "planted.lock")
-    refused(run_session("update", S, "note", "1"), "symlink")
+    one_line_error(run_session("update", S, "note", "1"), "symlink")
     assert not (tmp_path / "planted.lock").exists()
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
@@ -966,7 +960,7 @@ def test_the_lock_and_the_index_are_not_created_through_symlinks(
 def test_a_symlinked_session_folder_is_refused(project: Path, run_session: Run, tmp_path: Path) -> None:
     real = write_state(project, mine(), rel="sessions/REAL")
     (project / "sessions" / "ALIAS").symlink_to(real)
-    refused(run_session("activate", "sessions/ALIAS", "implement"), "symlink")
+    one_line_error(run_session("activate", "sessions/ALIAS", "implement"), "symlink")
 
 
 # --------------------------------------------------------------------------- 9. bad values
@@ -976,7 +970,7 @@ def test_no_write_makes_a_state_too_big_for_its_readers(project: Path, run_sessi
     write_state(project, mine())
     before = (project / S / ".state.json").read_bytes()
     huge = json.dumps({"taskSummary": "x" * (1024 * 1024)})
-    refused(run_session("activate", S, "implement", input=huge), "would grow past")
+    one_line_error(run_session("activate", S, "implement", input=huge), "would grow past")
     assert (project / S / ".state.json").read_bytes() == before
 
 

@@ -11,8 +11,10 @@ import time
 from pathlib import Path
 
 import pytest
+from support.errors import one_line_error
 from support.fixtures import Run, script
 from support.pane import FleetPane
+from support.waiting import wait_until
 
 from claude_shepherd.supervisor.session.identity import start_token
 
@@ -30,11 +32,9 @@ def write_state(project: Path, state: dict, rel: str = S) -> Path:
     return d
 
 
-def one_line_error(result: subprocess.CompletedProcess[str]) -> str:
-    assert result.returncode == 1, (result.returncode, result.stdout, result.stderr)
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("session: error: "), result.stderr
-    return lines[0]
+def owned_by(pid: int, **fields: object) -> dict:
+    """A state whose owner is the running process *pid* (its start token recorded)."""
+    return {"pid": pid, "pidStart": start_token(pid), **fields}
 
 
 @pytest.fixture
@@ -125,15 +125,7 @@ def test_reactivating_the_overflowed_conversation_keeps_it_overflowed(
 
 
 def test_activate_refuses_a_live_foreign_owner(project: Path, run_session: Run, other_live_process) -> None:
-    d = write_state(
-        project,
-        {
-            "pid": other_live_process.pid,
-            "pidStart": start_token(other_live_process.pid),
-            "skill": "implement",
-            "lifecycle": "active",
-        },
-    )
+    d = write_state(project, owned_by(other_live_process.pid, skill="implement", lifecycle="active"))
     raw = (d / ".state.json").read_bytes()
     line = one_line_error(run_session("activate", S, "implement"))
     assert str(other_live_process.pid) in line and "choose another folder" in line
@@ -188,14 +180,8 @@ def test_activate_never_takes_the_pane_from_a_running_agent(
     project: Path, other_live_process: subprocess.Popen[bytes], fleet_pane: FleetPane
 ) -> None:
     """Another live agent's session bound to this pane identity (one of them relabelled its pane) keeps it."""
-    from claude_shepherd.supervisor.session.identity import start_token
-
     pane, other = fleet_pane.pane_id, other_live_process.pid
-    write_state(
-        project,
-        {"pid": other, "pidStart": start_token(other), "skill": "x", "fleetPaneId": pane},
-        "sessions/LIVE",
-    )
+    write_state(project, owned_by(other, skill="x", fleetPaneId=pane), "sessions/LIVE")
     r = fleet_pane.run([script("session"), "activate", S, "implement"], env=dict(os.environ), cwd=project)
     assert r.returncode == 0, r.stderr
     assert f"Left LIVE bound to {pane}: its agent (pid {other}) is running" in r.stdout
@@ -314,16 +300,7 @@ def test_find_by_pane_when_owner_is_dead(project: Path, run_session: Run, dead_p
 def test_find_falls_through_when_the_pane_is_held_by_another_live_agent(
     project: Path, run_session: Run, other_live_process
 ) -> None:
-    write_state(
-        project,
-        {
-            "pid": other_live_process.pid,
-            "pidStart": start_token(other_live_process.pid),
-            "skill": "x",
-            "fleetPaneId": "f:w:A",
-        },
-        "sessions/THEIRS",
-    )
+    write_state(project, owned_by(other_live_process.pid, skill="x", fleetPaneId="f:w:A"), "sessions/THEIRS")
     assert run_session("find", "--fleet-pane", "f:w:A").returncode == 1
     write_state(project, {"pid": os.getpid(), "skill": "x"}, "sessions/MINE")
     assert run_session("find", "--fleet-pane", "f:w:A").stdout.strip() == str(project / "sessions/MINE")
@@ -338,15 +315,7 @@ def test_a_supervisor_pid_that_is_not_an_ancestor_is_not_believed(
     project: Path, run_session: Run, other_live_process
 ) -> None:
     """Naming another agent's supervisor does not make the caller that agent."""
-    write_state(
-        project,
-        {
-            "pid": other_live_process.pid,
-            "pidStart": start_token(other_live_process.pid),
-            "skill": "x",
-            "lifecycle": "active",
-        },
-    )
+    write_state(project, owned_by(other_live_process.pid, skill="x", lifecycle="active"))
     spoof = {"CLAUDE_SUPERVISOR_PID": str(other_live_process.pid), "CLAUDE_PID": str(other_live_process.pid)}
     assert run_session("find", env=spoof).returncode == 1
     before = (project / S / ".state.json").read_bytes()
@@ -529,7 +498,7 @@ def test_restart_records_the_request_and_signals_the_watchdog(
         "the command outlived its Claude, saying nothing more"
     )
     assert f"Signaling watchdog (PID {proc.pid})" in r.stdout
-    assert proc.wait(timeout=5) == 0 and flag.read_text() == "usr1"
+    assert proc.wait(timeout=30) == 0 and flag.read_text() == "usr1"
     st = state_of(project)
     assert st["killRequested"] is True and st["contextUsage"] == 0 and "sessionId" not in st
     assert (
@@ -579,7 +548,7 @@ def test_dehydrate_writes_the_handover_then_restarts(project: Path, run_session:
     r = run_under_claude(project, "dehydrate", S, input=handover, env={"WATCHDOG_PID": str(proc.pid)})
     assert r.returncode == -signal.SIGTERM and r.stderr == "", r.stderr
     assert (project / S / "DEHYDRATED_CONTEXT.md").read_text() == handover
-    assert proc.wait(timeout=5) == 0
+    assert proc.wait(timeout=30) == 0
     st = state_of(project)
     assert st["lifecycle"] == "active" and st["killRequested"] is True, "dehydrating is an overflow's alone"
 
@@ -728,20 +697,74 @@ def test_usage_errors_exit_2(run_session: Run) -> None:
     assert r.returncode == 0 and "activate" in r.stdout and "dehydrate" in r.stdout
 
 
-def test_interrupted_by_sigterm_leaves_valid_state(project: Path, run_session: Run) -> None:
-    run_session("activate", S, "implement")
+def flocks(path: Path) -> tuple[set[int], set[int]]:
+    """The PIDs holding and the PIDs waiting for a flock on *path* (from /proc/locks)."""
+    inode = os.stat(path).st_ino
+    holding: set[int] = set()
+    waiting: set[int] = set()
+    for line in Path("/proc/locks").read_text().splitlines():
+        fields = line.split()
+        blocked = fields[1] == "->"
+        kind, _, _, pid, device = fields[2:7] if blocked else fields[1:6]
+        if kind == "FLOCK" and device.rsplit(":", 1)[-1] == str(inode):
+            (waiting if blocked else holding).add(int(pid))
+    return holding, waiting
+
+
+def sigterm_writers_inside_an_update(project: Path, writers: int = 6) -> bool:
+    """Start *writers* `session update` while the state's lock is held, let them race for it, SIGSTOP
+    the first that holds it and SIGTERM them all; True when the stopped one still held the lock (it
+    was ended inside its update)."""
+    import fcntl
+
+    lock = project / S / ".state.json.lock"
+    held = os.open(lock, os.O_RDWR)
+    fcntl.flock(held, fcntl.LOCK_EX)
     procs = [
         subprocess.Popen(
             [script("session"), "update", S, f"f{i}", str(i)], cwd=project, stderr=subprocess.DEVNULL
         )
-        for i in range(6)
+        for i in range(writers)
     ]
-    time.sleep(0.15)
+    pids = {p.pid for p in procs}
+
+    def running() -> set[int]:
+        return {p.pid for p in procs if p.poll() is None}
+
+    try:
+        wait_until(lambda: (waiting := flocks(lock)[1] & pids) and running() <= waiting, 60,
+                   "the writers to wait for the lock")  # fmt: skip
+    finally:
+        os.close(held)  # they race for it: one at a time is inside its update
+    owner = wait_until(lambda: next(iter(flocks(lock)[0] & running()), None) or not running(), 30,
+                       "a writer to hold the lock")  # fmt: skip
+    caught = False
+    if owner is not True:
+        os.kill(owner, signal.SIGSTOP)
+        caught = owner in flocks(lock)[0]  # stopped inside its update: the lock is still its own
     for p in procs:
         p.send_signal(signal.SIGTERM)
+    if owner is not True:
+        os.kill(owner, signal.SIGCONT)
     for p in procs:
-        p.wait(timeout=10)
-    json.loads((project / S / ".state.json").read_text())
+        p.wait(timeout=30)
+    return caught
+
+
+def test_a_writer_ended_inside_its_update_leaves_a_whole_state_and_the_lock_free(
+    project: Path, run_session: Run
+) -> None:
+    """SIGTERM reaching `session update` while it holds the state's lock (caught there with SIGSTOP,
+    so the race is really run) leaves valid JSON, and the next writer is not locked out."""
+    run_session("activate", S, "implement")
+    for _ in range(20):  # rounds until a writer is stopped while it holds the lock
+        caught = sigterm_writers_inside_an_update(project)
+        json.loads((project / S / ".state.json").read_text())
+        if caught:
+            break
+    assert caught, "no round caught a writer inside its update"
+    assert run_session("update", S, "after", "1").returncode == 0, "the lock died with its holder"
+    assert state_of(project)["after"] == 1
 
 
 def test_restart_never_signals_another_agents_watchdog(

@@ -17,8 +17,9 @@ import uuid
 from pathlib import Path
 
 import pytest
-from support.claude_run import DEAD_PID, TAG_ENV, reap, wait_until
+from support.claude_run import DEAD_PID, TAG_ENV, reap
 from support.fixtures import BIN
+from support.waiting import wait_until
 
 from claude_shepherd.supervisor.session.identity import start_token
 

@@ -29,13 +29,13 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
 import typing as t
 import uuid
 from pathlib import Path
 
 import psutil
 import pytest
+from support.waiting import wait_until
 
 from claude_shepherd.supervisor.claude_run.watchdog import wait_pid
 from claude_shepherd.supervisor.session.identity import start_token
@@ -95,17 +95,6 @@ def alive(pid: int, token: str | None = None) -> bool:
     return token is None or start_token(pid) == token
 
 
-def wait_until(predicate: t.Callable[[], t.Any], timeout: float, what: str) -> t.Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(0.01)
-
-
 # --------------------------------------------------------------------------- the stand-in
 
 
@@ -162,7 +151,7 @@ class _Run:
     status: int | None
     text: str
 
-    def wait(self, timeout: float = 15) -> int:
+    def wait(self, timeout: float = 60) -> int:
         raise NotImplementedError
 
     def expect(self, needle: str, timeout: float = 10) -> None:
@@ -176,7 +165,7 @@ class _Run:
             except ProcessLookupError:
                 pass
             try:
-                self.wait(timeout=5)
+                self.wait(timeout=30)
             except AssertionError:
                 pass
 
@@ -224,7 +213,7 @@ class PtyRun(_Run):
     def send(self, data: bytes) -> None:
         os.write(self.fd, data)
 
-    def wait(self, timeout: float = 15) -> int:
+    def wait(self, timeout: float = 60) -> int:
         """Claude-run's exit status (shell style)."""
         if self.status is None:
             status = wait_pid(self.pid, timeout)
@@ -346,7 +335,7 @@ class TmuxRun(_Run):
     def send(self, data: bytes) -> None:
         self.server.tmux("send-keys", "-t", self.server.pane, "-l", data.decode())
 
-    def wait(self, timeout: float = 15) -> int:
+    def wait(self, timeout: float = 60) -> int:
         """Claude-run's exit status (shell style)."""
         if self.status is None:
             raw = wait_until(

@@ -27,7 +27,8 @@ from pathlib import Path
 
 import psutil
 import pytest
-from support.claude_run import FAKE_CLAUDE, TAG_ENV, reap, tagged, wait_until
+from support.claude_run import FAKE_CLAUDE, TAG_ENV, reap, tagged
+from support.waiting import wait_until
 
 BIN = Path(sys.executable).parent
 PER_PANE = (
@@ -79,6 +80,8 @@ class FleetWorld:
             "CLAUDE_BIN": str(self.claude),
             "CLAUDE_RUN_KILL_GRACE": "0.5",
             "CLAUDE_RUN_BACKOFF": "0.05",
+            # start returns as soon as each agent is up or dead: a loaded machine only makes it wait longer
+            "FLEET_START_WAIT": "120",
             "FLEET_TEST_DIR": str(self.dir),
             TAG_ENV: tag,
         }
@@ -145,6 +148,16 @@ class FleetWorld:
             env=full,
             timeout=timeout,
             stdin=subprocess.DEVNULL,
+        )
+
+    def follow_logs(self, *args: str) -> subprocess.Popen[str]:
+        """``fleet logs ARGS -f`` on this fleet's socket, running, its output on a pipe."""
+        return subprocess.Popen(
+            [str(BIN / "fleet"), "logs", *args, "-f", "--socket", self.socket],
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=self.project,
+            env=self.env,
         )
 
     def tmux(self, *args: str, check: bool = True, socket: str | None = None) -> str:

@@ -19,7 +19,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from support.claude_run import wait_until
+from support.waiting import wait_until
 
 
 class FleetPane:
