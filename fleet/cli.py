@@ -25,7 +25,7 @@ import typer
 from claude_shepherd.supervisor.env import FLEET_SOCKET_ENV, FLEET_START_WAIT_ENV, FLEET_STOP_GRACE_ENV
 from claude_shepherd.supervisor.errors import ShepherdError, UsageError, run_main
 from claude_shepherd.supervisor.printable import printable
-from claude_shepherd.supervisor.session.identity import FLEET_SOCKET
+from claude_shepherd.supervisor.tmux_names import FLEET_SOCKET
 
 PROG = "fleet"
 

@@ -37,8 +37,7 @@ from pathlib import Path
 from claude_shepherd.fleet import procs as pr
 from claude_shepherd.fleet.layout import Layout
 from claude_shepherd.fleet.live import Fleet, live_fleets, socket_dir
-from claude_shepherd.fleet.tmux import FleetServer, PaneInfo, is_fleet_socket
-from claude_shepherd.hooks.pane_notify import STOPPED
+from claude_shepherd.fleet.tmux import FleetServer, PaneInfo
 from claude_shepherd.supervisor.claude_run.transcripts import config_dir
 from claude_shepherd.supervisor.errors import ShepherdError
 from claude_shepherd.supervisor.session import index
@@ -47,6 +46,7 @@ from claude_shepherd.supervisor.session.fields import STATE_FILE, F
 from claude_shepherd.supervisor.session.identity import owner_alive, pid_exists
 from claude_shepherd.supervisor.session.paths import sessions_root
 from claude_shepherd.supervisor.session.store import StateError, read_state, update_state
+from claude_shepherd.supervisor.tmux_names import STOPPED, is_fleet_socket
 
 ORPHAN_GRACE = 3.0
 
