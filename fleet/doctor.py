@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import typing as t
@@ -72,11 +71,7 @@ def _orphan_fix(roots: list[pr.Proc]) -> t.Callable[[], str]:
             for proc in table.descendants(root.pid):
                 members.setdefault(proc.pid, proc)
         everything = [p for p in members.values() if not p.is_tmux_server]
-        pr.send(everything, signal.SIGTERM)
-        left = pr.wait_gone(everything, ORPHAN_GRACE)
-        if left:
-            pr.send(left, signal.SIGKILL)
-            left = pr.wait_gone(left, 1.0)
+        left = pr.end(everything, ORPHAN_GRACE, kill_wait=1.0)
         if left:
             return f"could not end {', '.join(str(p.pid) for p in left)}"
         return f"ended {len(everything)} process(es)"

@@ -35,8 +35,9 @@ import termios
 import time
 
 from claude_shepherd.supervisor.claude_run.subreaper import end_processes, leftovers
-from claude_shepherd.supervisor.claude_run.watchdog import REAP_AFTER_KILL, WatchdogHandle
+from claude_shepherd.supervisor.claude_run.watchdog import WatchdogHandle
 from claude_shepherd.supervisor.env import WATCHDOG_PID_ENV
+from claude_shepherd.supervisor.proctree import REAP_AFTER_KILL
 from claude_shepherd.supervisor.session.records import Record
 
 TYPE_CHECKING = False
