@@ -110,31 +110,33 @@ def _recent(stamp: str | None, value: str, now: float, within: float = THROTTLE_
     """Was *value* stamped within *within* seconds? (Only a regular file counts as a stamp.)"""
     if stamp is None:
         return False
+    from claude_shepherd.supervisor.session import safe_fs
+
     try:
-        fd = os.open(stamp, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
+        content = safe_fs.read_bytes(stamp, limit=64)  # no link, no FIFO, a regular file of a few bytes
+        modified = os.stat(stamp, follow_symlinks=False).st_mtime
+    except (OSError, safe_fs.UnsafeFileError):
         return False
-    try:
-        st = os.fstat(fd)
-        if st.st_mode & 0o170000 != 0o100000 or now - st.st_mtime > within:
-            return False
-        return os.read(fd, 64) == value.encode()
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
+    return now - modified <= within and content == value.encode()
 
 
 def _remember(stamp: str | None, value: str) -> None:
     if stamp is None:
         return
+    from claude_shepherd.supervisor.session import safe_fs
+
     tmp = os.path.join(os.path.dirname(stamp), f".{os.path.basename(stamp)}.{os.getpid()}")
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    except OSError:
+        try:
+            os.unlink(tmp)  # a leftover of a process that had our pid: start it afresh
+        except FileNotFoundError:
+            pass
+        fd = safe_fs.open_append(tmp)
+    except (OSError, safe_fs.UnsafeFileError):
         return
     try:
         try:
+            os.fchmod(fd, 0o600)
             os.write(fd, value.encode())
         finally:
             os.close(fd)
