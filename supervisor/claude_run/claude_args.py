@@ -21,11 +21,9 @@ positional.
 
 from __future__ import annotations
 
-from claude_shepherd.supervisor.session.records import Record
+import typing as t
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import typing as t
+from claude_shepherd.supervisor.session.records import Record
 
 VALUE_OPTIONS: frozenset[str] = frozenset(
     {

@@ -27,6 +27,7 @@ import argparse
 import errno
 import os
 import sys
+import typing as t
 from pathlib import Path
 
 from claude_shepherd.supervisor.claude_run.agent_env import claude_environment
@@ -55,10 +56,6 @@ from claude_shepherd.supervisor.printable import printable
 from claude_shepherd.supervisor.session.identity import current_pane_id, fleet_socket, start_token
 from claude_shepherd.supervisor.session.paths import sessions_root
 from claude_shepherd.supervisor.session.roots import register as register_root
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import typing as t
 
 PROG = "claude-run"
 

@@ -11,13 +11,10 @@ monotonic (a wall-clock jump must not look like a crash loop).
 from __future__ import annotations
 
 import time
+import typing as t
 from collections import deque
 
 from claude_shepherd.supervisor.session.records import Record
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import typing as t
 
 
 class CrashPolicy(Record):

@@ -33,17 +33,13 @@ import select
 import signal
 import termios
 import time
+import typing as t
 
 from claude_shepherd.supervisor.claude_run.subreaper import end_processes, leftovers
 from claude_shepherd.supervisor.claude_run.watchdog import WatchdogHandle
 from claude_shepherd.supervisor.env import WATCHDOG_PID_ENV
 from claude_shepherd.supervisor.proctree import REAP_AFTER_KILL
 from claude_shepherd.supervisor.session.records import Record
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import typing as t
-
 
 CHILD_DEFAULT_SIGNALS = (
     signal.SIGINT,

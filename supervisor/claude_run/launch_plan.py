@@ -19,6 +19,7 @@ start fresh instead carries one line saying why.
 from __future__ import annotations
 
 import re
+import typing as t
 from pathlib import Path
 
 from claude_shepherd.supervisor.claude_run.transcripts import config_dir, find_transcript
@@ -30,10 +31,6 @@ from claude_shepherd.supervisor.session.lookup import Found, find_session, sessi
 from claude_shepherd.supervisor.session.records import Factory, Record
 from claude_shepherd.supervisor.session.schema import validate_state
 from claude_shepherd.supervisor.session.store import State, StateError, read_state, update_state
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import typing as t
 
 
 class Owner(Record):

@@ -9,15 +9,12 @@ A missing agent file is a warning, not an error, so a fleet pane still comes up.
 
 from __future__ import annotations
 
-from claude_shepherd.supervisor.session.records import Factory, Record
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import typing as t
+import typing as t
 from pathlib import Path
 
 from claude_shepherd.supervisor.claude_run.transcripts import config_dir
 from claude_shepherd.supervisor.errors import ShepherdError
+from claude_shepherd.supervisor.session.records import Factory, Record
 
 AGENTS_DIRNAME = "agents"
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import signal
 import time
+import typing as t
 from pathlib import Path
 
 from claude_shepherd.supervisor.claude_run import launch_plan as lp
@@ -30,16 +31,15 @@ from claude_shepherd.supervisor.claude_run.crashloop import CrashPolicy, CrashTr
 from claude_shepherd.supervisor.claude_run.foreground import Outcome
 from claude_shepherd.supervisor.session.records import Record
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # annotations only: typing costs claude-run memory in every fleet pane
-    import typing as t
 
-    class Runner(t.Protocol):
-        stop_signal: int | None
+class Runner(t.Protocol):
+    """What runs Claude for the supervisor (:class:`~claude_shepherd.supervisor.claude_run.foreground.ForegroundRunner`)."""
 
-        def run(self, path: str, argv: list[str], env: t.Mapping[str, str]) -> Outcome: ...
+    stop_signal: int | None
 
-        def pause(self, seconds: float) -> bool: ...
+    def run(self, path: str, argv: list[str], env: t.Mapping[str, str]) -> Outcome: ...
+
+    def pause(self, seconds: float) -> bool: ...
 
 
 RESUME_REFUSED_STATUS = 1

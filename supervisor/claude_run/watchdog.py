@@ -49,14 +49,11 @@ import select
 import signal
 import sys
 import time
+import typing as t
 
 from claude_shepherd.supervisor import proctree
 from claude_shepherd.supervisor.env import SUPERVISOR_PID_ENV
 from claude_shepherd.supervisor.session.identity import WATCHDOG_NAME, parent_pid, process_stat, start_token
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # annotations are never evaluated; the watchdog process need not import typing
-    import typing as t
 
 DEFAULT_GRACE = 3.0
 PARENT_POLL = 1.0
