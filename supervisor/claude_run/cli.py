@@ -24,6 +24,7 @@ requested restarts within ``--restart-window`` / ``CLAUDE_RUN_RESTART_WINDOW``
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import errno
 import os
 import sys
@@ -104,23 +105,17 @@ def banner(agent: str | None, description: str | None) -> str:
     return text + "..."
 
 
+@dataclasses.dataclass(frozen=True)
 class Tunable:
     """One numeric option: its flag, its environment variable, its default, its lower bound."""
 
-    __slots__ = ("flag", "env", "default", "kind", "low", "help", "field")
-
-    def __init__(
-        self, flag: str, env: str, default: float, kind: type, low: float, help: str, field: str
-    ) -> None:
-        self.flag, self.env, self.default, self.kind, self.low, self.help, self.field = (
-            flag,
-            env,
-            default,
-            kind,
-            low,
-            help,
-            field,
-        )
+    flag: str
+    env: str
+    default: float
+    kind: type
+    low: float
+    help: str
+    field: str
 
     def convert(self, raw: str, where: str) -> float:
         try:
@@ -211,7 +206,7 @@ def parse(
 
 def _run(argv: list[str]) -> int:
     ours, claude_args, values = parse(argv, os.environ)
-    policy = CrashPolicy(**{name: values[name] for name in CrashPolicy.__slots__})
+    policy = CrashPolicy(**{f.name: values[f.name] for f in dataclasses.fields(CrashPolicy)})
     try:
         return supervise(
             claude_args,
