@@ -92,6 +92,19 @@ class Proc:
             return None
 
 
+def walk(roots: t.Iterable[int], children: t.Callable[[int], t.Iterable[int] | None]) -> t.Iterator[int]:
+    """*roots* and every pid below them (*children* lists a pid's), each once, depth first."""
+    stack = list(roots)
+    seen: set[int] = set()
+    while stack:
+        pid = stack.pop()
+        if pid in seen:
+            continue
+        seen.add(pid)
+        yield pid
+        stack.extend(children(pid) or ())
+
+
 class Table:
     """Every process of this user, read once: cheap to query many times."""
 
@@ -103,18 +116,7 @@ class Table:
 
     def descendants(self, pid: int) -> list[Proc]:
         """*pid* and everything below it."""
-        out: list[Proc] = []
-        stack = [pid]
-        seen: set[int] = set()
-        while stack:
-            current = stack.pop()
-            if current in seen:
-                continue
-            seen.add(current)
-            if current in self.by_pid:
-                out.append(self.by_pid[current])
-            stack.extend(self.children.get(current, []))
-        return out
+        return [self.by_pid[member] for member in walk([pid], self.children.get) if member in self.by_pid]
 
     def same(self, proc: Proc) -> Proc | None:
         """This table's entry for *proc* if it is still that process (not a reused pid)."""
