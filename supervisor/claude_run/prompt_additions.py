@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from claude_shepherd.supervisor.claude_run.transcripts import config_dir
-from claude_shepherd.supervisor.errors import ShepherdError
+from claude_shepherd.supervisor.errors import UsageError
 
 AGENTS_DIRNAME = "agents"
 
 
-class AgentNameError(ShepherdError):
+class AgentNameError(UsageError):
     """``--agent`` names something other than a file in the agents folder."""
 
 
