@@ -13,6 +13,8 @@ import os
 import typing as t
 from pathlib import Path
 
+from claude_shepherd.supervisor.session.programs import tmux_argv
+
 
 def inside_socket(env: t.Mapping[str, str]) -> str | None:
     """The socket name of the tmux the caller runs in, if any."""
@@ -26,8 +28,8 @@ def attach_command(
     """The tmux command that shows *session* (at *pane*, ``%N``, when given), and whether it takes the terminal."""
     env = os.environ if env is None else env
     if inside_socket(env) == socket:
-        return [tmux_bin, "-L", socket, "switch-client", "-t", pane or f"={session}"], False
-    return [tmux_bin, "-L", socket, "attach-session", "-t", f"={session}"], True
+        return tmux_argv(tmux_bin, socket, ["switch-client", "-t", pane or f"={session}"]), False
+    return tmux_argv(tmux_bin, socket, ["attach-session", "-t", f"={session}"]), True
 
 
 def attach_env(env: t.Mapping[str, str] | None = None) -> dict[str, str]:

@@ -25,8 +25,6 @@ from claude_shepherd.fleet.environment import captured, session_args
 from claude_shepherd.fleet.layout import Layout, PaneSpec, WindowSpec, pane_script
 from claude_shepherd.fleet.style import PANE_DIED_HOOK, fleet_options, pane_died_hook
 from claude_shepherd.fleet.tmux import (
-    AGENT_OPTION,
-    LAYOUT_OPTION,
     NEXT,
     FleetServer,
     PaneInfo,
@@ -34,7 +32,6 @@ from claude_shepherd.fleet.tmux import (
     list_panes,
 )
 from claude_shepherd.hooks import alerts
-from claude_shepherd.hooks.pane_notify import CONTEXT_OPTION, COST_OPTION, FLEET_NOTIFY_OPTION, PANE_OPTION
 from claude_shepherd.supervisor.env import FLEET_NOTIFY_COMMAND_ENV
 from claude_shepherd.supervisor.errors import ShepherdError
 from claude_shepherd.supervisor.session.fields import F
@@ -42,11 +39,20 @@ from claude_shepherd.supervisor.session.identity import owner_alive
 from claude_shepherd.supervisor.session.lookup import sessions_on_pane
 from claude_shepherd.supervisor.session.paths import sessions_root
 from claude_shepherd.supervisor.session.programs import TMUX_ENV
+from claude_shepherd.supervisor.tmux_names import (
+    AGENT_OPTION,
+    CONTEXT_OPTION,
+    COST_OPTION,
+    FIELD_SEP,
+    FLEET_NOTIFY_OPTION,
+    LABEL_OPTION,
+    LAYOUT_OPTION,
+    PANE_OPTION,
+)
 
 PANE_SHELL = "/bin/sh"
 DEFAULT_SIZE = (200, 60)
 ON_START_TIMEOUT = 120.0
-_SEP = "\x1f"
 
 
 class StartError(ShepherdError):
@@ -106,7 +112,7 @@ def pane_argv(layout: Layout, window: WindowSpec, pane: PaneSpec) -> list[str]:
 
 def _label(pane: PaneSpec) -> list[t.Any]:
     """Set the new pane's label (and mark an agent's pane); it is the current pane of this invocation."""
-    args: list[t.Any] = [NEXT, "set-option", "-p", "@pane_label", pane.label] if pane.label else []
+    args: list[t.Any] = [NEXT, "set-option", "-p", LABEL_OPTION, pane.label] if pane.label else []
     if pane.runs_agent:
         args += [NEXT, "set-option", "-p", AGENT_OPTION, "1"]
     return args
@@ -167,7 +173,7 @@ def _window_commands(layout: Layout, window: WindowSpec, first: list[t.Any]) -> 
     args: list[t.Any] = [*first, *_label(window.panes[0])]
     for pane in window.panes[1:]:
         args += [
-            NEXT, "split-window", "-c", window.root, "-P", "-F", f"{_SEP}#{{pane_id}}",
+            NEXT, "split-window", "-c", window.root, "-P", "-F", f"{FIELD_SEP}#{{pane_id}}",
             *pane_argv(layout, window, pane), *_label(pane),
             NEXT, "select-layout", window.layout or "tiled",
         ]  # fmt: skip
@@ -175,7 +181,7 @@ def _window_commands(layout: Layout, window: WindowSpec, first: list[t.Any]) -> 
 
 
 def _ids(lines: list[str]) -> list[str]:
-    return [line.rsplit(_SEP, 1)[-1] for line in lines if _SEP in line]
+    return [line.rsplit(FIELD_SEP, 1)[-1] for line in lines if FIELD_SEP in line]
 
 
 def build(layout: Layout, server: FleetServer, env: t.Mapping[str, str] | None = None) -> StartResult:
@@ -217,7 +223,7 @@ def build(layout: Layout, server: FleetServer, env: t.Mapping[str, str] | None =
             if number == 0
             else ["new-window", "-t", f"={layout.name}:", "-n", window.name, "-c", window.root]
         )  # fmt: skip
-        first = [*create, "-P", "-F", f"{_SEP}#{{pane_id}}", *pane_argv(layout, window, head)]
+        first = [*create, "-P", "-F", f"{FIELD_SEP}#{{pane_id}}", *pane_argv(layout, window, head)]
         args = _window_commands(layout, window, first)
         if window.layout and len(window.panes) == 1:
             args += [NEXT, "select-layout", window.layout]
@@ -259,7 +265,7 @@ def reconcile(layout: Layout, server: FleetServer) -> StartResult:
         if not here:
             first = [
                 "new-window", "-t", f"={layout.name}:", "-n", window.name, "-c", window.root,
-                "-P", "-F", f"{_SEP}#{{pane_id}}", *pane_argv(layout, window, window.panes[0]),
+                "-P", "-F", f"{FIELD_SEP}#{{pane_id}}", *pane_argv(layout, window, window.panes[0]),
             ]  # fmt: skip
             held = _held(layout, window, elsewhere)
             if held:
@@ -425,7 +431,7 @@ def _reconcile_window(
         match = labelled.pop(pane.label, None) if pane.label else (unlabelled.pop(0) if unlabelled else None)
         if match is None:
             lines = server.run(
-                "split-window", "-t", window_id, "-c", window.root, "-P", "-F", f"{_SEP}#{{pane_id}}",
+                "split-window", "-t", window_id, "-c", window.root, "-P", "-F", f"{FIELD_SEP}#{{pane_id}}",
                 *pane_argv(layout, window, pane), *_label(pane),
                 NEXT, "select-layout", "-t", window_id, window.layout or "tiled", path=path,
             )  # fmt: skip

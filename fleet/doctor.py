@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import typing as t
@@ -37,8 +36,7 @@ from pathlib import Path
 from claude_shepherd.fleet import procs as pr
 from claude_shepherd.fleet.layout import Layout
 from claude_shepherd.fleet.live import Fleet, live_fleets, socket_dir
-from claude_shepherd.fleet.tmux import FleetServer, PaneInfo, is_fleet_socket
-from claude_shepherd.hooks.pane_notify import STOPPED
+from claude_shepherd.fleet.tmux import FleetServer, PaneInfo
 from claude_shepherd.supervisor.claude_run.transcripts import config_dir
 from claude_shepherd.supervisor.errors import ShepherdError
 from claude_shepherd.supervisor.session import index
@@ -48,6 +46,7 @@ from claude_shepherd.supervisor.session.identity import owner_alive, pid_exists
 from claude_shepherd.supervisor.session.paths import sessions_root
 from claude_shepherd.supervisor.session.state import State
 from claude_shepherd.supervisor.session.store import StateError, read_state, update_state
+from claude_shepherd.supervisor.tmux_names import STOPPED, is_fleet_socket
 
 ORPHAN_GRACE = 3.0
 
@@ -73,11 +72,7 @@ def _orphan_fix(roots: list[pr.Proc]) -> t.Callable[[], str]:
             for proc in table.descendants(root.pid):
                 members.setdefault(proc.pid, proc)
         everything = [p for p in members.values() if not p.is_tmux_server]
-        pr.send(everything, signal.SIGTERM)
-        left = pr.wait_gone(everything, ORPHAN_GRACE)
-        if left:
-            pr.send(left, signal.SIGKILL)
-            left = pr.wait_gone(left, 1.0)
+        left = pr.end(everything, ORPHAN_GRACE, kill_wait=1.0)
         if left:
             return f"could not end {', '.join(str(p.pid) for p in left)}"
         return f"ended {len(everything)} process(es)"

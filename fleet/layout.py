@@ -35,11 +35,14 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from claude_shepherd.fleet.tmux import is_fleet_socket
-from claude_shepherd.hooks.alerts import ALERT_STATES, DEFAULT_ON
 from claude_shepherd.supervisor.errors import ShepherdError
-from claude_shepherd.supervisor.session.identity import FLEET_SOCKET
 from claude_shepherd.supervisor.session.numbers import parse_count
+from claude_shepherd.supervisor.tmux_names import (
+    ALERT_STATES,
+    DEFAULT_ALERT_ON,
+    FLEET_SOCKET,
+    is_fleet_socket,
+)
 
 
 class LayoutError(ShepherdError):
@@ -148,7 +151,7 @@ class Layout(_Frozen):
     windows: tuple[WindowSpec, ...]
     notify_command: tuple[str, ...] | None = None
     """The layout's ``notify`` command (argv with {fleet} {label} {state} {session}), if any."""
-    notify_on: tuple[str, ...] = DEFAULT_ON
+    notify_on: tuple[str, ...] = DEFAULT_ALERT_ON
     notify_tmux: bool = True
     """False with ``notify: false``: no tmux message, no bell, no command."""
     root_line: int | None = None
@@ -733,7 +736,7 @@ def _build(raw: _RawLayout, source: Path, lines: dict[YamlPath, int], cwd: Path)
         attach=raw.attach,
         windows=tuple(windows),
         notify_command=tuple(raw.notify) if isinstance(raw.notify, list) else None,
-        notify_on=tuple(dict.fromkeys(raw.notify_on)) if raw.notify_on is not None else DEFAULT_ON,
+        notify_on=tuple(dict.fromkeys(raw.notify_on)) if raw.notify_on is not None else DEFAULT_ALERT_ON,
         notify_tmux=raw.notify is not False,
         root_line=lines.get(("root",)) if raw.root else None,
     )

@@ -14,7 +14,8 @@ from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from claude_shepherd.fleet.tmux import FleetServer, PaneInfo, TmuxError, is_fleet_socket, list_panes
+from claude_shepherd.fleet.tmux import FleetServer, PaneInfo, TmuxError, list_panes
+from claude_shepherd.supervisor.tmux_names import is_fleet_socket
 
 SERVER_TIMEOUT = 2.0
 LOOK_DEADLINE = SERVER_TIMEOUT + 1.0

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import os
 import signal
-import time
 import typing as t
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import psutil
 
+from claude_shepherd.supervisor import proctree
 from claude_shepherd.supervisor.env import SESSIONS_DIR_ENV, SUPERVISOR_PID_ENV
 from claude_shepherd.supervisor.session.identity import WATCHDOG_NAME
 from claude_shepherd.supervisor.session.numbers import parse_pid
@@ -92,6 +92,19 @@ class Proc:
             return None
 
 
+def walk(roots: t.Iterable[int], children: t.Callable[[int], t.Iterable[int] | None]) -> t.Iterator[int]:
+    """*roots* and every pid below them (*children* lists a pid's), each once, depth first."""
+    stack = list(roots)
+    seen: set[int] = set()
+    while stack:
+        pid = stack.pop()
+        if pid in seen:
+            continue
+        seen.add(pid)
+        yield pid
+        stack.extend(children(pid) or ())
+
+
 class Table:
     """Every process of this user, read once: cheap to query many times."""
 
@@ -103,18 +116,7 @@ class Table:
 
     def descendants(self, pid: int) -> list[Proc]:
         """*pid* and everything below it."""
-        out: list[Proc] = []
-        stack = [pid]
-        seen: set[int] = set()
-        while stack:
-            current = stack.pop()
-            if current in seen:
-                continue
-            seen.add(current)
-            if current in self.by_pid:
-                out.append(self.by_pid[current])
-            stack.extend(self.children.get(current, []))
-        return out
+        return [self.by_pid[member] for member in walk([pid], self.children.get) if member in self.by_pid]
 
     def same(self, proc: Proc) -> Proc | None:
         """This table's entry for *proc* if it is still that process (not a reused pid)."""
@@ -211,49 +213,45 @@ def protected_pids() -> set[int]:
     return pids
 
 
-def send(procs: t.Iterable[Proc], sig: signal.Signals) -> list[Proc]:
-    """Signal each process that is still the one we snapshotted; return those signalled."""
-    sent: list[Proc] = []
-    protected = protected_pids()
+def _handles(procs: t.Iterable[Proc]) -> dict[int, tuple[Proc, psutil.Process]]:
+    """Each of *procs* that is still the process we snapshotted, with its psutil handle."""
+    out: dict[int, tuple[Proc, psutil.Process]] = {}
     for proc in procs:
-        if proc.pid in protected:
-            continue
         handle = proc.handle()
-        if handle is None:
-            continue
-        try:
-            handle.send_signal(sig)
-            if sig in (signal.SIGTERM, signal.SIGHUP):
-                handle.send_signal(signal.SIGCONT)  # a stopped process cannot act on SIGTERM
-            sent.append(proc)
-        except (psutil.NoSuchProcess, psutil.ZombieProcess):
-            continue
-        except psutil.AccessDenied:
-            continue
-    return sent
+        if handle is not None:
+            out[id(handle)] = (proc, handle)
+    return out
+
+
+def send(procs: t.Iterable[Proc], sig: signal.Signals) -> list[Proc]:
+    """Signal each process that is still the one we snapshotted (never ourselves or an ancestor);
+    return those signalled."""
+    protected = protected_pids()
+    handles = _handles(p for p in procs if p.pid not in protected)
+    sent = proctree.send([handle for _, handle in handles.values()], sig)
+    return [handles[id(handle)][0] for handle in sent]
+
+
+def is_alive(proc: Proc) -> bool:
+    """Is *proc* still the process we snapshotted, and running (a zombie counts as gone)?"""
+    handle = proc.handle()
+    return handle is not None and proctree.alive(handle)
 
 
 def alive(procs: t.Iterable[Proc]) -> list[Proc]:
     """Those still running (zombies count as gone: only their parent can reap them)."""
-    out: list[Proc] = []
-    for proc in procs:
-        handle = proc.handle()
-        if handle is None:
-            continue
-        try:
-            if handle.status() == psutil.STATUS_ZOMBIE:
-                continue
-        except psutil.Error:
-            continue
-        out.append(proc)
-    return out
+    return [proc for proc in procs if is_alive(proc)]
 
 
 def wait_gone(procs: list[Proc], timeout: float, poll: float = 0.05) -> list[Proc]:
     """Wait until every process has exited or *timeout* passed; return the survivors."""
-    deadline = time.monotonic() + timeout
-    remaining = alive(procs)
-    while remaining and time.monotonic() < deadline:
-        time.sleep(min(poll, max(0.0, deadline - time.monotonic())))
-        remaining = alive(remaining)
-    return remaining
+    return proctree.wait_gone(procs, timeout, is_alive=is_alive, poll=poll)
+
+
+def end(procs: list[Proc], grace: float, kill_wait: float) -> list[Proc]:
+    """End *procs* (:func:`proctree.end`: SIGTERM, *grace*, SIGKILL, *kill_wait*); return the survivors.
+    Ourselves and our ancestors are never signalled (and count as survivors)."""
+    protected = protected_pids()
+    handles = _handles(p for p in procs if p.pid not in protected)
+    _, left = proctree.end([handle for _, handle in handles.values()], grace, kill_wait=kill_wait)
+    return [p for p in procs if p.pid in protected and is_alive(p)] + [handles[id(h)][0] for h in left]

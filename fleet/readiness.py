@@ -74,20 +74,19 @@ def pane_trees(pane_pids: t.Iterable[int]) -> pr.Table:
     if not os.path.exists(f"/proc/{os.getpid()}/task/{os.getpid()}/children"):
         return pr.snapshot(with_env=False)
     procs: list[pr.Proc] = []
-    stack = [pid for pid in pane_pids if pid > 0]
-    seen: set[int] = set()
-    while stack:
-        pid = stack.pop()
-        if pid in seen:
-            continue
-        seen.add(pid)
+
+    def children(pid: int) -> list[int]:
+        """*pid*'s children, once it is read as a member (a process that is gone has none)."""
         try:
             info = psutil.Process(pid).as_dict(["ppid", "name", "cmdline", "create_time"])
         except psutil.Error:
-            continue
+            return []
         procs.append(pr.Proc(pid=pid, ppid=info["ppid"] or 0, cmdline=list(info["cmdline"] or []),
                              create_time=info["create_time"] or 0.0, name=info["name"] or ""))  # fmt: skip
-        stack += _children(pid)
+        return _children(pid)
+
+    for _ in pr.walk([pid for pid in pane_pids if pid > 0], children):
+        pass
     return pr.Table(procs)
 
 

@@ -17,7 +17,6 @@ from pathlib import Path
 
 from claude_shepherd.fleet import procs as pr
 from claude_shepherd.fleet.tmux import FleetServer, PaneInfo, list_panes
-from claude_shepherd.hooks.pane_notify import STOPPED
 from claude_shepherd.supervisor.claude_run.fleet_pane import restart_count
 from claude_shepherd.supervisor.env import SESSIONS_DIR_ENV
 from claude_shepherd.supervisor.printable import printable
@@ -26,6 +25,7 @@ from claude_shepherd.supervisor.session.identity import start_token
 from claude_shepherd.supervisor.session.lookup import Found, sessions_on_pane, sessions_owned_by
 from claude_shepherd.supervisor.session.numbers import parse_decimal
 from claude_shepherd.supervisor.session.paths import sessions_root
+from claude_shepherd.supervisor.tmux_names import STOPPED
 
 MAX_AMOUNT = 1e9
 """Larger percents or dollars in a pane option are not believed (shown as unknown)."""

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from claude_shepherd.fleet import procs as pr
 from claude_shepherd.fleet.tmux import NEXT, FleetServer, PaneInfo, list_panes
 from claude_shepherd.hooks.pane_died import set_if_still_dead
-from claude_shepherd.hooks.pane_notify import STOPPED, STOPPING_OPTION
+from claude_shepherd.supervisor.tmux_names import STOPPED, STOPPING_OPTION
 
 DEFAULT_GRACE = 10.0
 KILL_ROUNDS = 5

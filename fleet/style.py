@@ -4,7 +4,7 @@ Everything is a tmux format evaluated by tmux itself from pane and window
 options (``@pane_label``, ``@pane_notify``, ``@pane_context``,
 ``@window_notify``), so nothing polls: the hooks set an option and tmux
 redraws. The states, their priorities and colours are defined once in
-:mod:`claude_shepherd.hooks.pane_notify` (standard library only, imported by the hooks).
+:mod:`claude_shepherd.supervisor.tmux_names` (standard library only, imported by the hooks).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from claude_shepherd.hooks.pane_notify import COLOURS, EXITED, STATES, STOPPED
+from claude_shepherd.supervisor.tmux_names import COLOURS, EXITED, STATES, STOPPED
 
 CONTEXT_WARN = 70
 """Context % from which the border shows the figure in orange."""

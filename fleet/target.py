@@ -22,9 +22,10 @@ from pathlib import Path
 
 from claude_shepherd.fleet.layout import Layout, LayoutError, load_layout
 from claude_shepherd.fleet.lookup import LayoutNotFoundError, find_layout, is_path
-from claude_shepherd.fleet.tmux import LAYOUT_OPTION, FleetServer, is_fleet_socket
+from claude_shepherd.fleet.tmux import FleetServer
 from claude_shepherd.supervisor.errors import NotRunningError, ShepherdError, UsageError
-from claude_shepherd.supervisor.session.identity import FLEET_SOCKET, fleet_socket
+from claude_shepherd.supervisor.session.identity import fleet_socket
+from claude_shepherd.supervisor.tmux_names import FLEET_SOCKET, LAYOUT_OPTION, is_fleet_socket
 
 
 @dataclass(frozen=True)

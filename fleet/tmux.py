@@ -18,21 +18,25 @@ import functools
 import os
 import re
 import shutil
-import subprocess
 import typing as t
 from dataclasses import dataclass
 
-from claude_shepherd.hooks.pane_notify import COST_OPTION
-from claude_shepherd.supervisor.claude_run.fleet_pane import RESTARTS_OPTION
 from claude_shepherd.supervisor.env import FLEET_TMUX_TIMEOUT_ENV as TIMEOUT_ENV
-from claude_shepherd.supervisor.errors import EXIT_FAILURE, EXIT_NOT_FOUND, ShepherdError
-from claude_shepherd.supervisor.session.identity import FLEET_SOCKET, is_fleet_socket, one_line_field
+from claude_shepherd.supervisor.errors import EXIT_FAILURE, EXIT_NOT_FOUND, ProgramMissingError, ShepherdError
 from claude_shepherd.supervisor.session.numbers import PID_MAX, parse_count, parse_decimal
-
-AGENT_OPTION = "@pane_agent"
-"""``1`` on a pane ``fleet start`` made to run a supervised Claude: a dead one is a dead agent."""
-LAYOUT_OPTION = "@fleet_layout"
-"""The layout file a fleet was built from (a session option): verbs given no LAYOUT use it."""
+from claude_shepherd.supervisor.session.programs import run, run_tmux
+from claude_shepherd.supervisor.tmux_names import (
+    AGENT_OPTION,
+    CONTEXT_OPTION,
+    COST_OPTION,
+    FIELD_SEP,
+    FLEET_SOCKET,
+    LABEL_OPTION,
+    PANE_OPTION,
+    RESTARTS_OPTION,
+    is_fleet_socket,
+    one_line_field,
+)
 
 DEFAULT_TIMEOUT = 5.0
 MAX_TIMEOUT = 600.0
@@ -45,7 +49,7 @@ class TmuxError(ShepherdError):
     exit_code = EXIT_FAILURE
 
 
-class TmuxMissingError(TmuxError):
+class TmuxMissingError(TmuxError, ProgramMissingError):
     """No usable tmux binary (exit 127, the shell's 'command not found')."""
 
     exit_code = EXIT_NOT_FOUND
@@ -67,6 +71,11 @@ def _arg(value: t.Any) -> str:
     return text[:-1] + "\\;" if text.endswith(";") else text
 
 
+def _lines(text: str) -> list[str]:
+    """*text* split into lines as text-mode pipes read them (``\\r\\n`` and ``\\r`` end a line too)."""
+    return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+
+
 def default_timeout() -> float:
     value = parse_decimal(os.environ.get(TIMEOUT_ENV, "").strip(), maximum=MAX_TIMEOUT)
     return value if value else DEFAULT_TIMEOUT
@@ -82,11 +91,10 @@ def find_tmux(tmux_bin: str | None = None) -> str:
             f"{name} not found on PATH; install tmux {MIN_VERSION[0]}.{MIN_VERSION[1]} or newer"
         )
     try:
-        out = subprocess.run(
-            [path, "-V"], capture_output=True, text=True, timeout=default_timeout(), check=False
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
+        out = run([path, "-V"], timeout=default_timeout(), strict=True)
+    except OSError as exc:  # TimeoutError included
         raise TmuxMissingError(f"{path} -V failed ({exc}); is it a working tmux?") from None
+    assert out is not None  # strict: a failure raised
     match = re.search(r"(\d+)\.(\d+)", out.stdout)
     if match and (int(match.group(1)), int(match.group(2))) < MIN_VERSION:
         raise TmuxMissingError(
@@ -141,43 +149,37 @@ class FleetServer:
         pane the PATH of the client that asked (not the session's), so the client gets it. *env*: the
         client's whole environment (a server this invocation starts keeps it as its own).
         """
-        argv: list[str] = [str(self.tmux_bin)]
-        if self.config_file:
-            argv.append(f"-f{self.config_file}")
-        if self.colors == 256:
-            argv.append("-2")
-        elif self.colors == 88:
-            argv.append("-8")
-        argv.append(f"-L{self.socket_name}")
-        argv.append(cmd)
-        if target is not None:
-            argv += ["-t", str(target)]
-        argv += [_arg(a) for a in args]
+        options = [f"-f{self.config_file}"] if self.config_file else []
+        options += {256: ["-2"], 88: ["-8"]}.get(self.colors or 0, [])
+        args_out = [cmd, *(["-t", str(target)] if target is not None else []), *(_arg(a) for a in args)]
+        process_env = (
+            None
+            if path is None and env is None
+            else {**(os.environ if env is None else env), **({"PATH": path} if path else {})}
+        )
         try:
-            proc = subprocess.run(
-                argv,
-                capture_output=True,
-                text=True,
-                encoding="utf-8",
-                errors="backslashreplace",
+            done = run_tmux(
+                self.socket_name,
+                args_out,
+                tmux=self.tmux_bin,
+                options=options,
                 timeout=self.timeout,
-                check=False,
-                stdin=subprocess.DEVNULL,
-                env=None
-                if path is None and env is None
-                else {**(os.environ if env is None else env), **({"PATH": path} if path else {})},
+                process_env=process_env,
+                errors="backslashreplace",
+                strict=True,
             )
-        except subprocess.TimeoutExpired:
+        except TimeoutError:
             raise TmuxError(
                 f"tmux did not answer `{cmd}` within {self.timeout:g}s (socket {self.socket_name}); "
                 f"is the server wedged? `tmux -L {self.socket_name} kill-server` ends it"
             ) from None
-        except FileNotFoundError:
+        except OSError:
             raise TmuxMissingError(f"{self.tmux_bin} disappeared; install tmux") from None
-        out = proc.stdout.split("\n")
+        assert done is not None  # strict: a failure raised
+        out = _lines(done.stdout)
         while out and out[-1] == "":
             out.pop()
-        return TmuxResult(argv, proc.returncode, out, [line for line in proc.stderr.split("\n") if line])
+        return TmuxResult(done.args, done.returncode, out, [line for line in _lines(done.stderr) if line])
 
     def run(
         self,
@@ -220,21 +222,20 @@ PANE_FIELDS = (
     "window_index",
     "pane_id",
     "pane_index",
-    "@pane_label",
+    LABEL_OPTION,
     AGENT_OPTION,
     "pane_pid",
     "pane_dead",
     "pane_dead_status",
     "pane_dead_signal",
-    "@pane_notify",
-    "@pane_context",
+    PANE_OPTION,
+    CONTEXT_OPTION,
     COST_OPTION,
     RESTARTS_OPTION,
     "pane_current_path",
     "pane_active",
     "window_active",
 )
-_SEP = "\x1f"  # unit separator: shown as U+FFFD inside a field (one_line_field)
 
 
 @dataclass(frozen=True)
@@ -282,14 +283,14 @@ class PaneInfo:
 
 def list_panes(server: FleetServer, session: str | None = None) -> list[PaneInfo]:
     """Every pane of the server (or of one session) in one tmux call."""
-    fmt = _SEP.join(one_line_field(name) for name in PANE_FIELDS)
+    fmt = FIELD_SEP.join(one_line_field(name) for name in PANE_FIELDS)
     args = ["-s", "-t", f"={session}"] if session else ["-a"]
     result = server.cmd("list-panes", *args, "-F", fmt)
     if result.returncode != 0:
         return []
     panes: list[PaneInfo] = []
     for line in result.stdout:
-        parts = line.split(_SEP)
+        parts = line.split(FIELD_SEP)
         if len(parts) != len(PANE_FIELDS):
             # Each field is one line without separators: a row that does not parse means a tmux that
             # cannot say so (before 2.9); a pane must never silently go missing (doctor would end it).
@@ -306,14 +307,14 @@ def list_panes(server: FleetServer, session: str | None = None) -> list[PaneInfo
                 window_index=_int(row["window_index"]),
                 pane_id=row["pane_id"],
                 pane_index=_int(row["pane_index"]),
-                label=row["@pane_label"],
+                label=row[LABEL_OPTION],
                 agent=row[AGENT_OPTION] == "1",
                 pid=_int(row["pane_pid"]),
                 dead=row["pane_dead"] == "1",
                 dead_status=row["pane_dead_status"],
                 dead_signal=row["pane_dead_signal"],
-                notify=row["@pane_notify"],
-                context=row["@pane_context"],
+                notify=row[PANE_OPTION],
+                context=row[CONTEXT_OPTION],
                 cost=row[COST_OPTION],
                 restarts=row[RESTARTS_OPTION],
                 current_path=row["pane_current_path"],

@@ -24,9 +24,9 @@ from claude_shepherd.fleet import procs as pr
 from claude_shepherd.fleet.live import live_fleets
 from claude_shepherd.fleet.status import PaneStatus, pane_rows
 from claude_shepherd.fleet.tmux import FleetServer, pane_history
-from claude_shepherd.hooks.pane_notify import DONE, ERROR, EXITED, NEEDS_YOU, STOPPED, WORKING
 from claude_shepherd.supervisor.printable import printable
 from claude_shepherd.supervisor.session.paths import display_name
+from claude_shepherd.supervisor.tmux_names import DONE, ERROR, EXITED, NEEDS_YOU, STOPPED, WORKING
 
 URGENCY: dict[str, int] = {NEEDS_YOU: 0, ERROR: 1, EXITED: 2, WORKING: 3, DONE: 4, "": 5, STOPPED: 6}
 """The order of the rows: what needs the person first; an agent with no state yet, then one stopped on

@@ -37,13 +37,13 @@ import re
 from claude_shepherd.supervisor.env import FLEET_NOTIFY_TIMEOUT_ENV
 from claude_shepherd.supervisor.printable import printable
 from claude_shepherd.supervisor.session.numbers import parse_decimal
+from claude_shepherd.supervisor.tmux_names import ALERT_STATES, DEFAULT_ALERT_ON
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import typing as t
 
-ALERT_STATES = ("needs-you", "error", "exited", "done")
-DEFAULT_ON = ("needs-you", "error", "exited")
+DEFAULT_ON = DEFAULT_ALERT_ON
 PLACEHOLDERS = ("fleet", "label", "state", "session")
 TIMEOUT = 10.0
 START_DELAY = 0.1

@@ -21,18 +21,20 @@ import os
 import re
 import time
 
-from claude_shepherd.hooks.pane_notify import (
-    ALERT_FIELDS,
+from claude_shepherd.hooks.pane_notify import ALERT_FIELDS, alert_once
+from claude_shepherd.supervisor.session.identity import fleet_socket
+from claude_shepherd.supervisor.session.numbers import parse_pid
+from claude_shepherd.supervisor.tmux_names import (
     EXITED,
+    FIELD_SEP,
+    LABEL_OPTION,
     PANE_OPTION,
     RESTARTS_OPTION,
     STOPPED,
     STOPPING_OPTION,
-    alert_once,
+    one_line_field,
     state_commands,
 )
-from claude_shepherd.supervisor.session.identity import fleet_socket, one_line_field
-from claude_shepherd.supervisor.session.numbers import parse_pid
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
@@ -40,7 +42,7 @@ if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are ne
 
 COMMAND = "pane-died"
 USAGE = "usage: claude-hook pane-died %PANE PID [STATUS]  (run by the fleet server's pane-died hook)"
-_SEP = "\x1f"
+_SEP = FIELD_SEP
 _FIELDS = ("pane_dead", "pane_pid", "pane_current_path", STOPPING_OPTION, RESTARTS_OPTION, *ALERT_FIELDS)
 _PANE = re.compile(r"%[0-9]{1,9}")
 
@@ -79,7 +81,7 @@ def record(
     done = _tmux(socket, set_if_still_dead(pane, pid, state), env)
     if done is None or done.returncode != 0:
         return None
-    agent = bool(row["@pane_label"] or row[RESTARTS_OPTION])  # a layout's plain shell pane is not an agent
+    agent = bool(row[LABEL_OPTION] or row[RESTARTS_OPTION])  # a layout's plain shell pane is not an agent
     if state == EXITED and agent and row[PANE_OPTION] != EXITED:
         try:  # the notify command's {session} is looked up from the pane's project
             os.chdir(row["pane_current_path"])

@@ -32,85 +32,48 @@ import os
 import sys
 import time
 
-from claude_shepherd.supervisor.session.identity import fleet_socket, one_line_field
+from claude_shepherd.supervisor.session.identity import fleet_socket
 from claude_shepherd.supervisor.session.numbers import parse_decimal
+from claude_shepherd.supervisor.tmux_names import (
+    ALERTING,
+    CONTEXT_OPTION,
+    COST_OPTION,
+    DONE,
+    ERROR,
+    FIELD_SEP,
+    FLEET_NOTIFY_OPTION,
+    HOOK_STATES,
+    LABEL_OPTION,
+    NEEDS_YOU,
+    PANE_OPTION,
+    PRIORITY,
+    STATES,
+    WORKING,
+    one_line_field,
+    state_commands,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
     import typing as t
 
-WORKING = "working"
-NEEDS_YOU = "needs-you"
-DONE = "done"
-ERROR = "error"
-EXITED = "exited"
-"""The pane's process ended without being asked to (a crash, a give-up, kill -9, a quit)."""
-STOPPED = "stopped"
-"""``fleet stop`` ended the pane's agent."""
-
-STATES: tuple[str, ...] = (EXITED, ERROR, NEEDS_YOU, WORKING, DONE, STOPPED)
-"""Most urgent first: the window tab shows the first state any of its panes is in."""
-
-HOOK_STATES: tuple[str, ...] = (ERROR, NEEDS_YOU, WORKING, DONE)
-"""What a running agent's hooks publish (the others belong to a pane whose process ended)."""
-
-PRIORITY: dict[str, int] = {EXITED: 4, ERROR: 3, NEEDS_YOU: 2, WORKING: 1, DONE: 0, STOPPED: -1}
-
-COLOURS: dict[str, str] = {EXITED: "colour196", ERROR: "colour160", NEEDS_YOU: "colour35", WORKING: "colour33",
-                           DONE: "colour244", STOPPED: "colour240"}  # fmt: skip
-"""tmux colours of each state (border text, tab background)."""
-
-PANE_OPTION = "@pane_notify"
-WINDOW_OPTION = "@window_notify"
-CONTEXT_OPTION = "@pane_context"
-FLEET_NOTIFY_OPTION = "@fleet_notify"
-"""The fleet's alert settings (a session option ``fleet start`` writes; see claude_shepherd.hooks.alerts)."""
-RESTARTS_OPTION = "@pane_restarts"
-"""How often Claude was relaunched in the pane (``claude-run`` publishes it)."""
-STOPPING_OPTION = "@pane_stopping"
-"""The pid of the pane process ``fleet stop`` is ending: its death is a stop, not an exit."""
-COST_OPTION = "@pane_cost"
-"""What the pane's Claudes spent in its session, in USD, two decimals (the status line's
-``cost.total_cost_usd`` carried across restarts and resumes: supervisor.session.pane_records)."""
 THROTTLE_SECONDS = 2.0
 ALERT_COOLDOWN = 60.0
 """Seconds during which a pane entering the same alerting state again alerts no more (an agent
 flapping between error and working would otherwise page the person on every tool call)."""
 
-_SEP = "\x1f"
+_SEP = FIELD_SEP
 _PREVIOUS = _SEP * 3
-_ALERT_FIELDS = (
+ALERT_FIELDS = (
     PANE_OPTION,
     "session_name",
     "window_name",
-    "@pane_label",
+    LABEL_OPTION,
     "pane_id",
     "pane_tty",
     FLEET_NOTIFY_OPTION,
 )
-ALERT_FIELDS = _ALERT_FIELDS
 """The pane's fields an alert needs (its state first), read in the same tmux call as the change."""
-ALERTING = frozenset({EXITED, ERROR, NEEDS_YOU, DONE})
-"""States that may alert on entry (which of them do is the fleet's choice: claude_shepherd.hooks.alerts)."""
-
-
-def _aggregate_format() -> str:
-    """A tmux format: the first of :data:`STATES` that any pane of the window is in, else ""."""
-    states = f"#{{P:#{{{PANE_OPTION}}} }}"  # every pane's state, space-separated
-    chosen = ""
-    for state in reversed(STATES):
-        chosen = f"#{{?#{{m:* {state} *, {states}}},{state},{chosen}}}"
-    return chosen
-
-
-WINDOW_AGGREGATE = _aggregate_format()
-"""Expanded by tmux (``set-option -F``) when a pane's state is set."""
-
-
-def state_commands(pane: str, state: str) -> list[str]:
-    """tmux arguments that set *pane*'s state and then its window's aggregate, in one command list."""
-    return ["set-option", "-p", "-t", pane, PANE_OPTION, state, ";",
-            "set-option", "-w", "-F", "-t", pane, WINDOW_OPTION, WINDOW_AGGREGATE]  # fmt: skip
 
 
 def _stamp_dir() -> str | None:
@@ -147,31 +110,33 @@ def _recent(stamp: str | None, value: str, now: float, within: float = THROTTLE_
     """Was *value* stamped within *within* seconds? (Only a regular file counts as a stamp.)"""
     if stamp is None:
         return False
+    from claude_shepherd.supervisor.session import safe_fs
+
     try:
-        fd = os.open(stamp, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
+        content = safe_fs.read_bytes(stamp, limit=64)  # no link, no FIFO, a regular file of a few bytes
+        modified = os.stat(stamp, follow_symlinks=False).st_mtime
+    except (OSError, safe_fs.UnsafeFileError):
         return False
-    try:
-        st = os.fstat(fd)
-        if st.st_mode & 0o170000 != 0o100000 or now - st.st_mtime > within:
-            return False
-        return os.read(fd, 64) == value.encode()
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
+    return now - modified <= within and content == value.encode()
 
 
 def _remember(stamp: str | None, value: str) -> None:
     if stamp is None:
         return
+    from claude_shepherd.supervisor.session import safe_fs
+
     tmp = os.path.join(os.path.dirname(stamp), f".{os.path.basename(stamp)}.{os.getpid()}")
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    except OSError:
+        try:
+            os.unlink(tmp)  # a leftover of a process that had our pid: start it afresh
+        except FileNotFoundError:
+            pass
+        fd = safe_fs.open_append(tmp)
+    except (OSError, safe_fs.UnsafeFileError):
         return
     try:
         try:
+            os.fchmod(fd, 0o600)
             os.write(fd, value.encode())
         finally:
             os.close(fd)
@@ -248,7 +213,7 @@ def notify(
         args += [";"] if args else []
         args += [
             # Before the state is set: what it was (a transition alerts), and what an alert needs.
-            "display-message", "-p", "-t", pane, _PREVIOUS + _SEP.join(one_line_field(f) for f in _ALERT_FIELDS), ";",
+            "display-message", "-p", "-t", pane, _PREVIOUS + _SEP.join(one_line_field(f) for f in ALERT_FIELDS), ";",
             *state_commands(pane, state),
         ]  # fmt: skip
     out = _tmux(socket, args)
@@ -263,8 +228,8 @@ def notify(
     for line in out.stdout.splitlines():
         if line.startswith(_PREVIOUS):
             before = line[len(_PREVIOUS) :].split(_SEP)
-    if len(before) == len(_ALERT_FIELDS) and before[0] != state:
-        alert_once(state, socket, pane, dict(zip(_ALERT_FIELDS, before)), env, now)
+    if len(before) == len(ALERT_FIELDS) and before[0] != state:
+        alert_once(state, socket, pane, dict(zip(ALERT_FIELDS, before)), env, now)
     return True
 
 
@@ -292,7 +257,7 @@ def _alert(state: str, socket: str, pane: dict[str, str], env: t.Mapping[str, st
         socket=socket,
         fleet=pane["session_name"],
         window=pane["window_name"],
-        label=pane["@pane_label"] or pane["pane_id"],
+        label=pane[LABEL_OPTION] or pane["pane_id"],
         tty=pane["pane_tty"],
         env=env,
     )

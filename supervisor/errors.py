@@ -51,25 +51,52 @@ class ProgramMissingError(ShepherdError):
     exit_code = EXIT_NOT_FOUND
 
 
+class CannotExecuteError(ShepherdError):
+    """A program we run is there but cannot be executed (permissions, not a program)."""
+
+    exit_code = EXIT_CANNOT_EXECUTE
+
+
+class ExitStatusError(ShepherdError):
+    """A command that ends with its own status (say, the one of the program it ran) and one line why."""
+
+    def __init__(self, message: str, exit_code: int) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+def error_line(prog: str, message: str) -> str:
+    """``PROG: error: MESSAGE`` on one line, shown safe."""
+    return f"{prog}: error: {printable(' '.join(message.split()))}"
+
+
 def say_error(prog: str, message: str) -> None:
-    """``PROG: error: MESSAGE`` as one line on stderr, shown safe; a closed stderr is ignored."""
+    """:func:`error_line` on stderr; a closed stderr is ignored."""
     try:
-        sys.stderr.write(f"{prog}: error: {printable(' '.join(message.split()))}\n")
+        sys.stderr.write(error_line(prog, message) + "\n")
         sys.stderr.flush()
     except (OSError, ValueError):
         pass
 
 
-def run_main(prog: str, body: t.Callable[[], int | None]) -> int:
-    """Run a command's *body*; its status, or the one-line error and status of what it raised."""
+def run_main(
+    prog: str, body: t.Callable[[], int | None], *, keep: t.Callable[[str], None] | None = None
+) -> int:
+    """Run a command's *body*; its status, or the one-line error and status of what it raised.
+
+    *keep*: also given each error line (``claude-run`` keeps it in the pane's log)."""
+
+    def fail(message: str, status: int) -> int:
+        say_error(prog, message)
+        if keep is not None:
+            keep(error_line(prog, message))
+        return status
+
     try:
         return body() or EXIT_OK
     except ShepherdError as exc:
-        say_error(prog, str(exc))
-        return exc.exit_code
+        return fail(str(exc), exc.exit_code)
     except OSError as exc:
-        say_error(prog, f"{exc.strerror or exc} ({exc.filename or 'I/O'})")
-        return EXIT_FAILURE
+        return fail(f"{exc.strerror or exc} ({exc.filename or 'I/O'})", EXIT_FAILURE)
     except KeyboardInterrupt:
-        say_error(prog, "interrupted")
-        return EXIT_INTERRUPTED
+        return fail("interrupted", EXIT_INTERRUPTED)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import sys
 import sysconfig
+import typing as t
 import zlib
 from pathlib import Path
 
@@ -29,10 +30,6 @@ from claude_shepherd.supervisor.env import (
     SUPERVISOR_PID_ENV,
     WATCHDOG_PID_ENV,
 )
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import typing as t
 
 SESSION_COMMAND = "session"
 NESTED_MARKERS = ("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT")

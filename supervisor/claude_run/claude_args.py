@@ -21,11 +21,8 @@ positional.
 
 from __future__ import annotations
 
-from claude_shepherd.supervisor.session.records import Record
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import typing as t
+import typing as t
+from dataclasses import dataclass
 
 VALUE_OPTIONS: frozenset[str] = frozenset(
     {
@@ -81,14 +78,13 @@ CONVERSATION_SELECTORS: frozenset[str] = frozenset(
 """Options that choose which conversation Claude opens: first launch only."""
 
 
-class ClaudeArgs(Record):
+@dataclass(frozen=True)
+class ClaudeArgs:
     """The user's arguments split by how long they apply."""
 
-    __slots__ = ("every_launch", "first_launch_selectors", "prompt")
-    _defaults = {"every_launch": (), "first_launch_selectors": (), "prompt": ()}
-    every_launch: tuple[str, ...]
-    first_launch_selectors: tuple[str, ...]
-    prompt: tuple[str, ...]
+    every_launch: tuple[str, ...] = ()
+    first_launch_selectors: tuple[str, ...] = ()
+    prompt: tuple[str, ...] = ()
 
     @property
     def selects_conversation(self) -> bool:

@@ -10,10 +10,7 @@ shell convention, which is what we use.
 from __future__ import annotations
 
 import os
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # annotations only: typing costs claude-run memory in every fleet pane
-    import typing as t
+import typing as t
 from pathlib import Path
 
 from claude_shepherd.supervisor.env import CLAUDE_BIN_ENV

@@ -24,41 +24,37 @@ requested restarts within ``--restart-window`` / ``CLAUDE_RUN_RESTART_WINDOW``
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import errno
 import os
 import sys
+import typing as t
 from pathlib import Path
 
 from claude_shepherd.supervisor.claude_run.agent_env import claude_environment
 from claude_shepherd.supervisor.claude_run.claude_args import split_args
-from claude_shepherd.supervisor.claude_run.claude_bin import ClaudeNotFoundError, find_claude
+from claude_shepherd.supervisor.claude_run.claude_bin import find_claude
 from claude_shepherd.supervisor.claude_run.crashloop import CrashPolicy
 from claude_shepherd.supervisor.claude_run.fleet_pane import publish_restarts, restarts_before
 from claude_shepherd.supervisor.claude_run.foreground import ForegroundRunner
 from claude_shepherd.supervisor.claude_run.launch_plan import Owner
-from claude_shepherd.supervisor.claude_run.prompt_additions import AgentNameError, build
+from claude_shepherd.supervisor.claude_run.prompt_additions import build
 from claude_shepherd.supervisor.claude_run.run_log import RunLines
 from claude_shepherd.supervisor.claude_run.subreaper import become_subreaper
 from claude_shepherd.supervisor.claude_run.supervise import DEFAULT_RESUME_WINDOW, Settings, Supervisor
 from claude_shepherd.supervisor.claude_run.watchdog import DEFAULT_GRACE
 from claude_shepherd.supervisor.env import KILL_GRACE_ENV as GRACE_ENV
 from claude_shepherd.supervisor.errors import (
-    EXIT_CANNOT_EXECUTE,
-    EXIT_INTERRUPTED,
-    EXIT_NOT_FOUND,
-    EXIT_USAGE,
+    CannotExecuteError,
+    ExitStatusError,
+    ProgramMissingError,
     UsageError,
     run_main,
-    say_error,
 )
 from claude_shepherd.supervisor.printable import printable
 from claude_shepherd.supervisor.session.identity import current_pane_id, fleet_socket, start_token
 from claude_shepherd.supervisor.session.paths import sessions_root
 from claude_shepherd.supervisor.session.roots import register as register_root
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import typing as t
 
 PROG = "claude-run"
 
@@ -92,11 +88,6 @@ def say(line: str) -> None:
     _keep(text)
 
 
-def error(message: str) -> None:
-    say_error(PROG, message)
-    _keep(f"{PROG}: error: {printable(' '.join(message.split()))}")
-
-
 def banner(agent: str | None, description: str | None) -> str:
     """``Starting (agent: NAME) [desc: first 30 chars...]...`` as the original printed it."""
     text = "Starting"
@@ -107,23 +98,17 @@ def banner(agent: str | None, description: str | None) -> str:
     return text + "..."
 
 
+@dataclasses.dataclass(frozen=True)
 class Tunable:
     """One numeric option: its flag, its environment variable, its default, its lower bound."""
 
-    __slots__ = ("flag", "env", "default", "kind", "low", "help", "field")
-
-    def __init__(
-        self, flag: str, env: str, default: float, kind: type, low: float, help: str, field: str
-    ) -> None:
-        self.flag, self.env, self.default, self.kind, self.low, self.help, self.field = (
-            flag,
-            env,
-            default,
-            kind,
-            low,
-            help,
-            field,
-        )
+    flag: str
+    env: str
+    default: float
+    kind: type
+    low: float
+    help: str
+    field: str
 
     def convert(self, raw: str, where: str) -> float:
         try:
@@ -214,20 +199,17 @@ def parse(
 
 def _run(argv: list[str]) -> int:
     ours, claude_args, values = parse(argv, os.environ)
-    policy = CrashPolicy(**{name: values[name] for name in CrashPolicy.__slots__})
-    try:
-        return supervise(
-            claude_args,
-            agent=ours.agent,
-            description=ours.description,
-            focus=ours.focus,
-            grace=values["grace"],
-            policy=policy,
-            resume_window=values["resume_window"],
-        )
-    except KeyboardInterrupt:  # Ctrl-C while no Claude runs (e.g. during a back-off)
-        error("interrupted")
-        return EXIT_INTERRUPTED
+    policy = CrashPolicy(**{f.name: values[f.name] for f in dataclasses.fields(CrashPolicy)})
+    # Ctrl-C while no Claude runs (e.g. during a back-off): run_main says "interrupted", exit 130.
+    return supervise(
+        claude_args,
+        agent=ours.agent,
+        description=ours.description,
+        focus=ours.focus,
+        grace=values["grace"],
+        policy=policy,
+        resume_window=values["resume_window"],
+    )
 
 
 def supervise(
@@ -249,16 +231,8 @@ def supervise(
         """The pane looked up above answers the first question (at the first launch); later ones ask tmux."""
         return first_pane.pop() if first_pane else current_pane_id(env)
 
-    try:
-        claude = find_claude(env)
-    except ClaudeNotFoundError as exc:
-        error(str(exc))
-        return EXIT_NOT_FOUND
-    try:
-        additions = build(agent=agent, description=description, focus=focus, env=env)
-    except AgentNameError as exc:
-        error(str(exc))
-        return EXIT_USAGE
+    claude = find_claude(env)  # ClaudeNotFoundError: run_main says it, exit 127
+    additions = build(agent=agent, description=description, focus=focus, env=env)  # AgentNameError: exit 2
     me = Owner(os.getpid(), start_token(os.getpid()))
     root = sessions_root()
     register_root(root, env)  # every agent's hooks protect this root's sessions too
@@ -292,16 +266,16 @@ def supervise(
         status = supervisor.run()
     except OSError as exc:
         if exc.filename == str(claude) or exc.errno in (errno.ENOENT, errno.EACCES, errno.ENOEXEC):
-            error(f"cannot execute {claude}: {exc.strerror}")
-            return EXIT_NOT_FOUND if exc.errno == errno.ENOENT else EXIT_CANNOT_EXECUTE
+            why = f"cannot execute {claude}: {exc.strerror}"
+            raise ProgramMissingError(why) if exc.errno == errno.ENOENT else CannotExecuteError(why) from None
         raise
     if supervisor.give_up is not None:
-        error(supervisor.give_up.message)
+        raise ExitStatusError(supervisor.give_up.message, status)
     return status
 
 
 def main(argv: list[str] | None = None) -> int:
-    return run_main(PROG, lambda: _run(sys.argv[1:] if argv is None else argv))
+    return run_main(PROG, lambda: _run(sys.argv[1:] if argv is None else argv), keep=_keep)
 
 
 def entry() -> None:

@@ -11,39 +11,31 @@ monotonic (a wall-clock jump must not look like a crash loop).
 from __future__ import annotations
 
 import time
+import typing as t
 from collections import deque
-
-from claude_shepherd.supervisor.session.records import Record
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import typing as t
+from dataclasses import dataclass
 
 
-class CrashPolicy(Record):
+@dataclass(frozen=True)
+class CrashPolicy:
     """The crash and restart-loop policy; every default is defined here, once."""
 
-    __slots__ = ("backoff", "backoff_max", "limit", "window", "min_uptime", "restart_limit", "restart_window")
-    _defaults = {
-        "backoff": 0.5,  # delay before relaunching after the first quick crash; doubles with each further one
-        "backoff_max": 30.0,
-        "limit": 5,  # give up at this many crashes within `window` seconds
-        "window": 60.0,
-        "min_uptime": 10.0,  # a Claude that ran at least this long was healthy: its crash relaunches at once
-        "restart_limit": 5,  # stop taking requested restarts at this many within `restart_window` seconds:
-        "restart_window": 600.0,  # a handover that overflows again at once would otherwise loop, paying each round
-    }
-    backoff: float
-    backoff_max: float
-    limit: int
-    window: float
-    min_uptime: float
-    restart_limit: int
-    restart_window: float
+    backoff: float = 0.5
+    """Delay before relaunching after the first quick crash; doubles with each further one."""
+    backoff_max: float = 30.0
+    limit: int = 5
+    """Give up at this many crashes within :attr:`window` seconds."""
+    window: float = 60.0
+    min_uptime: float = 10.0
+    """A Claude that ran at least this long was healthy: its crash relaunches at once."""
+    restart_limit: int = 5
+    """Stop taking requested restarts at this many within :attr:`restart_window` seconds: a handover
+    that overflows again at once would otherwise loop, paying each round."""
+    restart_window: float = 600.0
 
 
-class Verdict(Record):
-    __slots__ = ("give_up", "delay", "recent")
+@dataclass(frozen=True)
+class Verdict:
     give_up: bool
     delay: float
     recent: int

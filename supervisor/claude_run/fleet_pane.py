@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import typing as t
 
-from claude_shepherd.hooks.pane_notify import RESTARTS_OPTION
 from claude_shepherd.supervisor.session.identity import fleet_socket
 from claude_shepherd.supervisor.session.numbers import parse_count
 from claude_shepherd.supervisor.session.programs import run_tmux
+from claude_shepherd.supervisor.tmux_names import RESTARTS_OPTION
 
 MAX_RESTARTS = 999_999_999
 """A larger count is not one ``claude-run`` wrote (an agent can set its pane's options)."""

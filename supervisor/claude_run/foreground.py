@@ -33,16 +33,13 @@ import select
 import signal
 import termios
 import time
+import typing as t
+from dataclasses import dataclass
 
 from claude_shepherd.supervisor.claude_run.subreaper import end_processes, leftovers
-from claude_shepherd.supervisor.claude_run.watchdog import REAP_AFTER_KILL, WatchdogHandle
+from claude_shepherd.supervisor.claude_run.watchdog import WatchdogHandle
 from claude_shepherd.supervisor.env import WATCHDOG_PID_ENV
-from claude_shepherd.supervisor.session.records import Record
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import typing as t
-
+from claude_shepherd.supervisor.proctree import REAP_AFTER_KILL
 
 CHILD_DEFAULT_SIGNALS = (
     signal.SIGINT,
@@ -69,8 +66,8 @@ def exit_code(status: int) -> int:
     return 128 - status if status < 0 else status
 
 
-class Outcome(Record):
-    __slots__ = ("status", "started", "ended", "stopped_by")
+@dataclass(frozen=True)
+class Outcome:
     status: int
     """Claude's exit status, shell style (143 after SIGTERM)."""
     started: float

@@ -19,6 +19,8 @@ start fresh instead carries one line saying why.
 from __future__ import annotations
 
 import re
+import typing as t
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from claude_shepherd.supervisor.claude_run.transcripts import config_dir, find_transcript
@@ -27,42 +29,29 @@ from claude_shepherd.supervisor.session import transitions as tr
 from claude_shepherd.supervisor.session.fields import F, Lifecycle
 from claude_shepherd.supervisor.session.identity import owner_alive, same_owner
 from claude_shepherd.supervisor.session.lookup import Found, find_session, sessions_on_pane, sessions_owned_by
-from claude_shepherd.supervisor.session.records import Factory, Record
 from claude_shepherd.supervisor.session.schema import validate_state
 from claude_shepherd.supervisor.session.state import State
 from claude_shepherd.supervisor.session.store import StateError, read_state, update_state
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import typing as t
 
-
-class Owner(Record):
+@dataclass(frozen=True)
+class Owner:
     """This supervisor's identity as recorded in ``pid``/``pidStart``."""
 
-    __slots__ = ("pid", "token")
     pid: int
     token: str | None
 
 
-class Plan(Record):
+@dataclass
+class Plan:  # filled in step by step
     """One launch: which conversation, which prompt, which of the user's first-launch arguments."""
 
-    __slots__ = ("resume", "prompt", "session", "with_selectors", "with_prompt", "notes")
-    _defaults = {
-        "resume": None,
-        "prompt": None,
-        "session": None,
-        "with_selectors": False,
-        "with_prompt": False,
-        "notes": Factory(list),
-    }
-    resume: str | None
-    prompt: str | None
-    session: Path | None
-    with_selectors: bool
-    with_prompt: bool
-    notes: list[str]
+    resume: str | None = None
+    prompt: str | None = None
+    session: Path | None = None
+    with_selectors: bool = False
+    with_prompt: bool = False
+    notes: list[str] = field(default_factory=list)
 
 
 def short(session_id: str) -> str:
@@ -83,8 +72,8 @@ def _may_take(state: t.Mapping[str, t.Any], me: Owner, pane: str | None) -> bool
     return bool(pane) and state.get(F.FLEET_PANE_ID) == pane and not owner_alive(owner, token)
 
 
-class Taken(Record):
-    __slots__ = ("session", "prompt", "overflowed", "had_session_id")
+@dataclass(frozen=True)
+class Taken:
     session: Path
     prompt: str
     overflowed: bool
@@ -171,13 +160,12 @@ def restart_plan(taken: Taken) -> Plan:
     return Plan(prompt=taken.prompt, session=taken.session, notes=[note])
 
 
-class _Resume(Record):
-    __slots__ = ("kind", "session_id", "prompt", "owner")
-    _defaults = {"session_id": None, "prompt": None, "owner": None}
+@dataclass(frozen=True)
+class _Resume:
     kind: str  # resume | restart | busy | overflowed | killed | no-id | no-transcript
-    session_id: str | None
-    prompt: str | None
-    owner: t.Any
+    session_id: str | None = None
+    prompt: str | None = None
+    owner: t.Any = None
 
 
 def _decide(

@@ -9,28 +9,24 @@ A missing agent file is a warning, not an error, so a fleet pane still comes up.
 
 from __future__ import annotations
 
-from claude_shepherd.supervisor.session.records import Factory, Record
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import typing as t
+import typing as t
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from claude_shepherd.supervisor.claude_run.transcripts import config_dir
-from claude_shepherd.supervisor.errors import ShepherdError
+from claude_shepherd.supervisor.errors import UsageError
 
 AGENTS_DIRNAME = "agents"
 
 
-class AgentNameError(ShepherdError):
+class AgentNameError(UsageError):
     """``--agent`` names something other than a file in the agents folder."""
 
 
-class Additions(Record):
-    __slots__ = ("text", "notes")
-    _defaults = {"text": "", "notes": Factory(list)}
-    text: str
-    notes: list[str]
+@dataclass
+class Additions:  # filled in step by step
+    text: str = ""
+    notes: list[str] = field(default_factory=list)
     """Status lines to print (what was loaded, or why not)."""
 
 

@@ -17,11 +17,8 @@ from __future__ import annotations
 
 import os
 import time
+import typing as t
 from pathlib import Path
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import typing as t
 
 MAX_BYTES = 1 << 20
 BACKUPS = 3

@@ -16,10 +16,7 @@ psutil is imported only when there is something to end: most exits leave nothing
 from __future__ import annotations
 
 import os
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import typing as t
+import typing as t
 
 from claude_shepherd.supervisor.claude_run.watchdog import kill_trees, live_children, prctl
 

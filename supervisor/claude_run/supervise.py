@@ -22,33 +22,32 @@ from __future__ import annotations
 
 import signal
 import time
+import typing as t
+from dataclasses import dataclass
 from pathlib import Path
 
 from claude_shepherd.supervisor.claude_run import launch_plan as lp
 from claude_shepherd.supervisor.claude_run.claude_args import ClaudeArgs, launch_argv
 from claude_shepherd.supervisor.claude_run.crashloop import CrashPolicy, CrashTracker, RestartBudget
 from claude_shepherd.supervisor.claude_run.foreground import Outcome
-from claude_shepherd.supervisor.session.records import Record
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # annotations only: typing costs claude-run memory in every fleet pane
-    import typing as t
 
-    class Runner(t.Protocol):
-        stop_signal: int | None
+class Runner(t.Protocol):
+    """What runs Claude for the supervisor (:class:`~claude_shepherd.supervisor.claude_run.foreground.ForegroundRunner`)."""
 
-        def run(self, path: str, argv: list[str], env: t.Mapping[str, str]) -> Outcome: ...
+    stop_signal: int | None
 
-        def pause(self, seconds: float) -> bool: ...
+    def run(self, path: str, argv: list[str], env: t.Mapping[str, str]) -> Outcome: ...
+
+    def pause(self, seconds: float) -> bool: ...
 
 
 RESUME_REFUSED_STATUS = 1
 DEFAULT_RESUME_WINDOW = 10.0
 
 
-class Settings(Record):
-    __slots__ = ("claude", "user_args", "system_prompt", "root", "cwd", "env", "policy", "resume_window")
-    _defaults = {"resume_window": DEFAULT_RESUME_WINDOW}
+@dataclass(frozen=True)
+class Settings:
     claude: str
     user_args: ClaudeArgs
     system_prompt: str | None
@@ -57,11 +56,11 @@ class Settings(Record):
     env: dict[str, str]
     """Claude's environment (the contract of :mod:`claude_shepherd.supervisor.claude_run.agent_env` applied)."""
     policy: CrashPolicy
-    resume_window: float
+    resume_window: float = DEFAULT_RESUME_WINDOW
 
 
-class GiveUp(Record):
-    __slots__ = ("status", "message")
+@dataclass(frozen=True)
+class GiveUp:
     status: int
     message: str
 

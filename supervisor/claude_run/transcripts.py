@@ -16,13 +16,10 @@ from __future__ import annotations
 
 import os
 import re
+import typing as t
+from pathlib import Path
 
 from claude_shepherd.supervisor.env import CONFIG_DIR_ENV
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import typing as t
-from pathlib import Path
 
 PROJECTS_DIRNAME = "projects"
 

@@ -7,7 +7,7 @@ misses them — the original only signalled run.sh's direct children and left th
 rest running as orphans (R7). Here the tree is snapshotted with psutil, every
 member gets SIGTERM then SIGCONT (a stopped process must see the TERM), the
 watchdog waits a grace period while following new descendants, and SIGKILLs
-what is left. It signals nothing outside that tree: the target must be a child
+what is left (:mod:`claude_shepherd.supervisor.proctree`). It signals nothing outside that tree: the target must be a child
 of the supervisor, and psutil checks each PID's identity before signalling.
 
 It is its own process, forked from claude-run without a new interpreter (a
@@ -49,22 +49,15 @@ import select
 import signal
 import sys
 import time
+import typing as t
 
+from claude_shepherd.supervisor import proctree
 from claude_shepherd.supervisor.env import KILL_GRACE_DEFAULT, SUPERVISOR_PID_ENV
 from claude_shepherd.supervisor.session.identity import WATCHDOG_NAME, parent_pid, process_stat, start_token
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # annotations are never evaluated; the watchdog process need not import typing
-    import typing as t
-
 DEFAULT_GRACE = KILL_GRACE_DEFAULT
-FOLLOW_INTERVAL = 0.02
-"""How often (at most) the tree is re-read during the grace period (new descendants, exits).
-The first re-reads come sooner: most trees are gone within milliseconds of SIGTERM."""
 PARENT_POLL = 1.0
 """Fallback parent check where there is no parent-death signal (not Linux)."""
-REAP_AFTER_KILL = 2.0
-"""How long to wait for SIGKILLed processes to disappear before giving up on them."""
 PARENT_GONE_WAIT = 1.0
 """After EOF without ``stop``: how long the dying supervisor may take to be gone (reparenting)."""
 STOP_LINE = b"stop"
@@ -265,33 +258,6 @@ def set_parent_death_signal(sig: int) -> bool:
     return prctl(PR_SET_PDEATHSIG, int(sig))
 
 
-def _alive(proc: t.Any) -> bool:
-    import psutil
-
-    try:
-        return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
-    except psutil.Error:
-        return False
-
-
-def _descendants(proc: t.Any) -> list[t.Any]:
-    import psutil
-
-    try:
-        return proc.children(recursive=True)
-    except psutil.Error:
-        return []
-
-
-def _signal(proc: t.Any, sig: int) -> None:
-    import psutil
-
-    try:
-        proc.send_signal(sig)  # psutil refuses if the PID now names another process
-    except psutil.Error:
-        pass
-
-
 def kill_tree(root: t.Any, grace: float, *, clock: t.Callable[[], float] = time.monotonic) -> list[int]:
     """SIGTERM+SIGCONT *root* and its descendants, wait *grace*, SIGKILL the rest.
 
@@ -305,43 +271,12 @@ def kill_tree(root: t.Any, grace: float, *, clock: t.Callable[[], float] = time.
 def kill_trees(
     roots: t.Iterable[t.Any], grace: float, *, clock: t.Callable[[], float] = time.monotonic
 ) -> tuple[int, list[int]]:
-    """:func:`kill_tree` for several trees at once, sharing one grace period.
+    """:func:`kill_tree` for several trees at once, sharing one grace period (:func:`proctree.end`).
 
     Returns how many processes were signalled and the PIDs still alive at the end.
     """
-    members: dict[int, t.Any] = {}
-    for root in roots:
-        for proc in [root, *_descendants(root)]:
-            members.setdefault(proc.pid, proc)
-    for proc in members.values():
-        _signal(proc, signal.SIGTERM)
-    for proc in members.values():
-        _signal(proc, signal.SIGCONT)
-    deadline = clock() + max(0.0, grace)
-    pause = 0.001
-    while True:
-        alive = [p for p in members.values() if _alive(p)]
-        for proc in alive:
-            for child in _descendants(proc):
-                if child.pid not in members:
-                    members[child.pid] = child
-                    alive.append(child)
-        if not alive or clock() >= deadline:
-            break
-        time.sleep(min(pause, max(0.0, deadline - clock())))
-        pause = min(pause * 2, FOLLOW_INTERVAL)
-    for proc in alive:
-        for child in _descendants(proc):
-            members.setdefault(child.pid, child)
-    left = [p for p in members.values() if _alive(p)]
-    for proc in left:
-        _signal(proc, signal.SIGKILL)
-    gone_by = clock() + REAP_AFTER_KILL
-    while left and clock() < gone_by:
-        left = [p for p in left if _alive(p)]
-        if left:
-            time.sleep(FOLLOW_INTERVAL)
-    return len(members), [p.pid for p in left]
+    count, left = proctree.end(roots, grace, follow=True, clock=clock)
+    return count, [p.pid for p in left]
 
 
 class _Flags:
@@ -435,7 +370,7 @@ def _supervisor_gone(supervisor: int, control: _Control, wake_r: int) -> bool:
         if remaining <= 0:
             return False
         try:
-            select.select([wake_r], [], [], min(remaining, FOLLOW_INTERVAL * 5))
+            select.select([wake_r], [], [], min(remaining, proctree.FOLLOW_INTERVAL * 5))
         except InterruptedError:
             pass
         _drain(wake_r)

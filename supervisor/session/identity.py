@@ -17,14 +17,13 @@ import os
 
 from claude_shepherd.supervisor.env import CLAUDE_PID_ENV, SUPERVISOR_PID_ENV
 from claude_shepherd.supervisor.session.numbers import PID_MAX, parse_pid
+from claude_shepherd.supervisor.tmux_names import is_fleet_socket, one_line_field
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
     import typing as t
 
     T = t.TypeVar("T")
-
-FLEET_SOCKET = "fleet"
 
 _boot_id: str | None = None
 
@@ -269,34 +268,6 @@ def fleet_socket(env: t.Mapping[str, str] | None = None) -> str | None:
         return None
     socket = tmux.split(",", 1)[0]
     return socket if is_fleet_socket(os.path.basename(socket)) else None
-
-
-def is_fleet_socket(name: str) -> bool:
-    """``fleet`` or ``fleet-NAME``: the only tmux servers the fleet and its hooks act on (one test for all).
-
-    NAME is ASCII letters, digits, ``_``, ``.`` and ``-``, never ``..``: a socket name becomes a file
-    name beside tmux's sockets (and the fleet's lock), so it must not lead out of that folder.
-    """
-    if name == FLEET_SOCKET:
-        return True
-    rest = name[len(FLEET_SOCKET) + 1 :]
-    return (name.startswith(FLEET_SOCKET + "-") and 0 < len(rest) <= 64 and ".." not in rest
-            and all(c in _SOCKET_CHARS for c in rest))  # fmt: skip
-
-
-_SOCKET_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
-
-
-def one_line_field(name: str) -> str:
-    """The tmux format of field *name* with tab, newline, CR and unit separator shown as U+FFFD.
-
-    An agent sets its own pane's options (``@pane_label`` and the rest) and
-    chooses its working directory: a separator or newline in them would split
-    or forge the rows we parse, hiding a live pane from the fleet (and from
-    ``fleet doctor``, which would then take its agent for an orphan). No
-    layout label contains these characters, so nothing legitimate changes.
-    """
-    return f"#{{s/[\t\n\r\x1f]/\ufffd/:{name}}}"
 
 
 PANE_ID_FORMAT = "#{pane_id}\t#{pane_pid}\t" + "\t".join(

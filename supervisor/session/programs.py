@@ -45,12 +45,22 @@ class Finished:
         self.stderr = stderr
 
 
-def run(argv: list[str], *, timeout: float) -> Finished | None:
+def run(
+    argv: list[str],
+    *,
+    timeout: float,
+    env: t.Mapping[str, str] | None = None,
+    errors: str = "replace",
+    strict: bool = False,
+) -> Finished | None:
     """Run *argv* (an absolute path first) with stdin from /dev/null; None when it cannot start or overruns.
 
     ``subprocess`` would do, but importing it costs ~7 ms on every hook call in
     a fleet pane; ``os.posix_spawn`` and ``select.poll`` are built in. A
-    program still running at the deadline is killed and reaped.
+    program still running at the deadline is killed and reaped. *env*: the
+    program's environment (default ours); *errors*: how undecodable output is
+    shown. *strict*: raise instead of returning None — the ``OSError`` of a
+    program that cannot start, :class:`TimeoutError` for one that overran.
     """
     import select
 
@@ -62,7 +72,7 @@ def run(argv: list[str], *, timeout: float) -> Finished | None:
             os.close(fd)
         return None
     try:
-        pid = os.posix_spawn(argv[0], argv, dict(os.environ), file_actions=[
+        pid = os.posix_spawn(argv[0], argv, dict(os.environ if env is None else env), file_actions=[
             (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
             (os.POSIX_SPAWN_DUP2, out_w, 1),
             (os.POSIX_SPAWN_DUP2, err_w, 2),
@@ -70,6 +80,8 @@ def run(argv: list[str], *, timeout: float) -> Finished | None:
     except OSError:
         for fd in (out_r, err_r):
             os.close(fd)
+        if strict:
+            raise
         return None
     finally:
         os.close(out_w)
@@ -107,21 +119,49 @@ def run(argv: list[str], *, timeout: float) -> Finished | None:
                 pass
             os.waitpid(pid, 0)
     if status is None:
+        if strict:
+            raise TimeoutError(f"{argv[0]} did not finish within {timeout:g}s")
         return None
-    return Finished(argv, os.waitstatus_to_exitcode(status), _text(chunks[out_r]), _text(chunks[err_r]))
+    return Finished(
+        argv, os.waitstatus_to_exitcode(status), _text(chunks[out_r], errors), _text(chunks[err_r], errors)
+    )
 
 
-def _text(chunks: list[bytes]) -> str:
-    return b"".join(chunks).decode("utf-8", "replace")
+def _text(chunks: list[bytes], errors: str) -> str:
+    return b"".join(chunks).decode("utf-8", errors)
 
 
-def run_tmux(socket: str, args: list[str], env: t.Mapping[str, str] | None = None) -> Finished | None:
-    """``TRUSTED_TMUX -S SOCKET ARGS`` with a deadline: the finished program, or None when there is no
-    trusted tmux or it did not answer."""
-    tmux = tmux_path(env)
+def tmux_argv(tmux: str, socket: str, args: t.Sequence[str] = (), options: t.Sequence[str] = ()) -> list[str]:
+    """``TMUX [OPTIONS] -S PATH ARGS`` for a socket given as a path, ``-L NAME`` for one given by name:
+    how every tmux command line is built (the runner's and ``fleet attach``'s ``exec``)."""
+    return [tmux, *options, "-S" if "/" in socket else "-L", socket, *args]
+
+
+def run_tmux(
+    socket: str,
+    args: list[str],
+    env: t.Mapping[str, str] | None = None,
+    *,
+    tmux: str | None = None,
+    options: t.Sequence[str] = (),
+    timeout: float = TMUX_TIMEOUT,
+    process_env: t.Mapping[str, str] | None = None,
+    errors: str = "replace",
+    strict: bool = False,
+) -> Finished | None:
+    """``TMUX -S SOCKET ARGS`` (``-L`` for a socket name) with a deadline: the one way tmux is run.
+
+    The finished program, or None when there is no trusted tmux or it did not answer (with *strict*:
+    the ``OSError`` or :class:`TimeoutError` of :func:`run`). *tmux*: the binary (default: the trusted
+    one of :func:`tmux_path`, looked up in *env*); *options*: tmux's own before the socket;
+    *process_env*: tmux's environment (default ours).
+    """
+    tmux = tmux or tmux_path(env)
     if tmux is None:
         return None
-    return run([tmux, "-S", socket, *args], timeout=TMUX_TIMEOUT)
+    return run(
+        tmux_argv(tmux, socket, args, options), timeout=timeout, env=process_env, errors=errors, strict=strict
+    )
 
 
 def tmux_path(env: t.Mapping[str, str] | None = None) -> str | None:

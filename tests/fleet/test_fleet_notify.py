@@ -19,6 +19,7 @@ from support.tmux_panes import Tmux
 
 from claude_shepherd.fleet.style import fleet_options
 from claude_shepherd.hooks import pane_notify as pn
+from claude_shepherd.supervisor import tmux_names
 
 
 def test_states_and_the_window_aggregate(tmux: Tmux) -> None:
@@ -138,13 +139,13 @@ def test_border_and_tab_show_label_state_and_context(tmux: Tmux) -> None:
     pn.notify("working", env=tmux.pane_env(b))
     border = tmux("display-message", "-p", "-t", a, "#{E:pane-border-format}")
     assert "SDK" in border and "● needs-you" in border and "ctx " in border and "81%" in border
-    assert f"fg={pn.COLOURS['needs-you']}" in border and "fg=colour208" in border, (
+    assert f"fg={tmux_names.COLOURS['needs-you']}" in border and "fg=colour208" in border, (
         "state colour, context warning"
     )
     unlabelled = tmux("display-message", "-p", "-t", b, "#{E:pane-border-format}")
     assert "● working" in unlabelled and "ctx" not in unlabelled
     tab = tmux("display-message", "-p", "-t", a, "#{E:window-status-format}")
-    assert "w needs-you" in tab and f"bg={pn.COLOURS['needs-you']}" in tab
+    assert "w needs-you" in tab and f"bg={tmux_names.COLOURS['needs-you']}" in tab
     assert tmux("show-options", "-gwv", "remain-on-exit") == "on"
 
 
