@@ -19,7 +19,7 @@ import typing as t
 from rich.text import Text
 from textual import events, work
 from textual.app import App, ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Footer, Log, Static
@@ -34,7 +34,7 @@ from claude_shepherd.supervisor.printable import printable
 class LogScreen(ModalScreen[None]):
     """An agent's recent output; Escape or q goes back to the table."""
 
-    BINDINGS = [Binding("escape,q,l", "app.pop_screen", "Back")]
+    BINDINGS: t.ClassVar[list[BindingType]] = [Binding("escape,q,l", "app.pop_screen", "Back")]
     DEFAULT_CSS = "LogScreen { background: $background; } LogScreen Log { height: 1fr; }"
 
     def __init__(self, title: str, lines: list[str]) -> None:
@@ -112,7 +112,7 @@ class WatchApp(App[None]):
     #totals { height: auto; max-height: 6; color: $text-muted; padding: 0 1; }
     .heading { padding: 0 1; text-style: bold; }
     """
-    BINDINGS = [
+    BINDINGS: t.ClassVar[list[BindingType]] = [
         Binding("q", "quit", "Quit"),
         Binding("enter", "attach", "Attach", priority=True),
         Binding("r", "restart", "Restart"),

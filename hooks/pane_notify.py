@@ -159,7 +159,7 @@ def context_percent(usage: float | None) -> str | None:
     """``contextUsage`` (0.0–1.0) as the whole percent shown on the border."""
     if usage is None or isinstance(usage, bool) or not isinstance(usage, (int, float)) or usage < 0:
         return None
-    return str(int(round(min(float(usage), 9.99) * 100)))
+    return str(round(min(float(usage), 9.99) * 100))
 
 
 def cost_text(cost: float | None) -> str | None:

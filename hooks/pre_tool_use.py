@@ -27,6 +27,7 @@ from claude_shepherd.hooks.overflow import overflow_gate, restart_returns_reason
 from claude_shepherd.hooks.protected_paths import protected_reason
 from claude_shepherd.hooks.protocol import PRE_TOOL_USE, add_context, deny, one_line, parse_input
 from claude_shepherd.hooks.tool_call import ToolCall, classify
+from claude_shepherd.supervisor import tmux_names
 from claude_shepherd.supervisor.session.fields import F
 from claude_shepherd.supervisor.session.store import NoStateError, update_state
 from claude_shepherd.supervisor.session.transitions import mark_overflowed
@@ -67,7 +68,7 @@ def decide(call: ToolCall, cwd: str, config: hook_config.Config, env: t.Mapping[
             call.transcript_path, found.state.get(F.CONTEXT_WINDOW_SIZE), call.tool_use_id
         )
 
-    pane_state = pane_notify.WORKING
+    pane_state = tmux_names.WORKING
 
     def apply(state: State) -> Verdict:
         nonlocal pane_state
@@ -78,10 +79,10 @@ def decide(call: ToolCall, cwd: str, config: hook_config.Config, env: t.Mapping[
             )  # dehydrating is an overflow's: this call is one
         blocked = overflow_gate(state, call, usage, config, dir_arg)
         pane_state = pane_notify.shown(
-            pane_notify.WORKING, state, call.conversation
+            tmux_names.WORKING, state, call.conversation
         )  # error until it dehydrates
         if blocked is not None:
-            pane_state = pane_notify.ERROR
+            pane_state = tmux_names.ERROR
             return Verdict(deny=blocked)
         return heartbeat(state, call, cwd=cwd, env=env, dir_arg=dir_arg)
 

@@ -12,6 +12,7 @@ from claude_shepherd.hooks import pane_notify
 from claude_shepherd.hooks.gate import prompt_context
 from claude_shepherd.hooks.locate import locate
 from claude_shepherd.hooks.protocol import USER_PROMPT_SUBMIT, add_context, one_line, parse_input
+from claude_shepherd.supervisor import tmux_names
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
@@ -20,7 +21,7 @@ if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are ne
 
 def run(raw: bytes, env: t.Mapping[str, str]) -> str:
     # A prompt was submitted: the agent works (unless it overflowed and must dehydrate first).
-    pane_notify.publish(pane_notify.unless_overflowed(pane_notify.WORKING, raw, env), env=env)
+    pane_notify.publish(pane_notify.unless_overflowed(tmux_names.WORKING, raw, env), env=env)
     inp = parse_input(raw)  # only the cwd is needed; a broken input still gets the gate
     try:
         config = hook_config.load(env)

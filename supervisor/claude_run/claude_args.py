@@ -139,7 +139,7 @@ def split_args(args: t.Sequence[str]) -> ClaudeArgs:
                 while i < len(args) and not args[i].startswith("-"):
                     group.append(args[i])
                     i += 1
-            elif name in OPTIONAL_VALUE_OPTIONS:
+            elif name in OPTIONAL_VALUE_OPTIONS:  # noqa: SIM102 (one branch per kind of option)
                 if i < len(args) and not args[i].startswith("-"):
                     group.append(args[i])
                     i += 1
