@@ -278,6 +278,7 @@ HOT_SHARED = {
     "claude_shepherd.supervisor.env",
     "claude_shepherd.supervisor.errors",
     "claude_shepherd.supervisor.printable",
+    "claude_shepherd.supervisor.tmux_names",
 }
 SESSION_DIR = "sessions/2026_11_22_TOPIC"
 SESSION_RUNS: dict[str, tuple[list[str], str]] = {
