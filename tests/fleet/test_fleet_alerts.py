@@ -82,7 +82,7 @@ def test_once_per_transition_with_each_value_in_its_own_argument(tmux: Tmux, tmp
     hook(tmux, b, "needs-you", tmp_path)
     assert settle(out, 3)[2][:2] == ["s", f"{b}: needs-you"], "an unlabelled pane is named by its id"
 
-    configure(tmux, argv + ["{state}"], on=["done"])
+    configure(tmux, [*argv, "{state}"], on=["done"])
     hook(tmux, b, "done", tmp_path)
     assert settle(out, 4)[3] == ["done"]
 

@@ -82,65 +82,66 @@ class Case(t.NamedTuple):
 
 ACCEPTED = {
     "window-as-command": Case(
-        "name: x\nwindows:\n  - w: claude-run\n", lambda l: panes(l) == [(None, ("claude-run",))]
+        "name: x\nwindows:\n  - w: claude-run\n", lambda ln: panes(ln) == [(None, ("claude-run",))]
     ),
     "window-as-list-is-one-pane": Case(
-        "name: x\nwindows:\n  - w: [a, b]\n", lambda l: panes(l) == [(None, ("a", "b"))]
+        "name: x\nwindows:\n  - w: [a, b]\n", lambda ln: panes(ln) == [(None, ("a", "b"))]
     ),
-    "window-empty-is-a-shell": Case("name: x\nwindows:\n  - w:\n", lambda l: panes(l) == [(None, ())]),
+    "window-empty-is-a-shell": Case("name: x\nwindows:\n  - w:\n", lambda ln: panes(ln) == [(None, ())]),
     "window-mapping-without-panes": Case(
-        "name: x\nwindows:\n  - w:\n      root: /tmp\n", lambda l: panes(l) == [(None, ())]
+        "name: x\nwindows:\n  - w:\n      root: /tmp\n", lambda ln: panes(ln) == [(None, ())]
     ),
     "socket-from-tmux-command": Case(
-        "name: x\ntmux_command: tmux -L fleet-a\nwindows:\n  - w: c\n", lambda l: l.socket_name == "fleet-a"
+        "name: x\ntmux_command: tmux -L fleet-a\nwindows:\n  - w: c\n", lambda ln: ln.socket_name == "fleet-a"
     ),
     "socket-from-tmux-options": Case(
         "name: x\ntmux_options: -2 -L fleet-b\nwindows:\n  - w: c\n",
-        lambda l: (l.socket_name, l.colors) == ("fleet-b", 256),
+        lambda ln: (ln.socket_name, ln.colors) == ("fleet-b", 256),
     ),
     "custom-tmux-binary": Case(
         "name: x\ntmux_command: /opt/tmux/bin/tmux -u\nwindows:\n  - w: c\n",
-        lambda l: l.tmux_bin == "/opt/tmux/bin/tmux",
+        lambda ln: ln.tmux_bin == "/opt/tmux/bin/tmux",
     ),
     "default-socket-and-name": Case(
-        "windows:\n  - w: c\n", lambda l: (l.socket_name, l.name) == ("fleet", "f")
+        "windows:\n  - w: c\n", lambda ln: (ln.socket_name, ln.name) == ("fleet", "f")
     ),
     "numeric-window-name-and-name": Case(
-        "name: 2026\nwindows:\n  - 1: c\n", lambda l: (l.name, l.windows[0].name) == ("2026", "1")
+        "name: 2026\nwindows:\n  - 1: c\n", lambda ln: (ln.name, ln.windows[0].name) == ("2026", "1")
     ),
     "window-root-relative-to-project-root": Case(
         "name: x\nroot: /srv\nwindows:\n  - w:\n      root: api\n      panes: [c]\n",
-        lambda l: l.windows[0].root == Path("/srv/api"),
+        lambda ln: ln.windows[0].root == Path("/srv/api"),
     ),
     "window-pre": Case(
         "name: x\nwindows:\n  - w:\n      pre: export A=1\n      panes: [c]\n",
-        lambda l: l.windows[0].pre == ("export A=1",),
+        lambda ln: ln.windows[0].pre == ("export A=1",),
     ),
     "same-label-in-two-windows": Case(
         "name: x\nwindows:\n  - a:\n      panes: [{A: c}]\n  - b:\n      panes: [{A: c}]\n",
-        lambda l: l.pane_ids() == ["x:a:A", "x:b:A"],
+        lambda ln: ln.pane_ids() == ["x:a:A", "x:b:A"],
     ),
-    "attach-false": Case("name: x\nattach: false\nwindows:\n  - w: c\n", lambda l: l.attach is False),
+    "attach-false": Case("name: x\nattach: false\nwindows:\n  - w: c\n", lambda ln: ln.attach is False),
     "notify-command-and-states": Case(
         'name: x\nnotify: [notify-send, "{fleet}", "{label}: {state}"]\nnotify_on: [needs-you, done]\nwindows:\n  - w: c\n',
-        lambda l: (
-            (l.notify_command, l.notify_on, l.notify_tmux)
+        lambda ln: (
+            (ln.notify_command, ln.notify_on, ln.notify_tmux)
             == (("notify-send", "{fleet}", "{label}: {state}"), ("needs-you", "done"), True)
         ),
     ),
     "notify-defaults": Case(
         "name: x\nwindows:\n  - w: c\n",
-        lambda l: (
-            (l.notify_command, l.notify_on, l.notify_tmux) == (None, ("needs-you", "error", "exited"), True)
+        lambda ln: (
+            (ln.notify_command, ln.notify_on, ln.notify_tmux)
+            == (None, ("needs-you", "error", "exited"), True)
         ),
     ),
     "notify-false-silences": Case(
         "name: x\nnotify: false\nwindows:\n  - w: c\n",
-        lambda l: (l.notify_command, l.notify_tmux) == (None, False),
+        lambda ln: (ln.notify_command, ln.notify_tmux) == (None, False),
     ),
     "custom-layout-string": Case(
         "name: x\nwindows:\n  - w:\n      layout: 5e3c,200x50,0,0\n      panes: [a, b]\n",
-        lambda l: l.windows[0].layout == "5e3c,200x50,0,0",
+        lambda ln: ln.windows[0].layout == "5e3c,200x50,0,0",
     ),
 }
 
@@ -386,5 +387,5 @@ def test_lookup_of_an_unknown_name_lists_where_it_looked_and_what_exists(tmp_pat
     assert str(info.value) == (
         "no layout named 'nope' in ./tmuxinator, ~/.config/tmuxinator, ~/.tmuxinator; available: grid"
     )
-    with pytest.raises(LayoutError, match="^nope.yml: no such layout file$"):
+    with pytest.raises(LayoutError, match=r"^nope\.yml: no such layout file$"):
         find_layout("nope.yml", tmp_path, env)

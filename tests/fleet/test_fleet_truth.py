@@ -279,7 +279,7 @@ def test_two_starts_and_a_stop_at_once_never_lose_the_fleet(world: FleetWorld) -
         results: dict[str, subprocess.CompletedProcess[str]] = {}
 
         def run(key: str, *args: str) -> None:
-            results[key] = world.fleet(*args, env={"FLEET_STOP_GRACE": "3"})
+            results[key] = world.fleet(*args, env={"FLEET_STOP_GRACE": "3"})  # noqa: B023 (joined in this round)
 
         threads = [threading.Thread(target=run, args=("start1", "start", "duo", "--no-attach")),
                    threading.Thread(target=run, args=("start2", "start", "duo", "--no-attach")),

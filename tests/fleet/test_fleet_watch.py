@@ -161,7 +161,9 @@ def test_the_columns_follow_the_terminals_width() -> None:
             for width in (66, 100):
                 await pilot.resize_terminal(width, 24)
                 await until(
-                    pilot, lambda: app.query_one(AgentTable).size.width == width and app.fit.shown, "a redraw"
+                    pilot,
+                    lambda: app.query_one(AgentTable).size.width == width and app.fit.shown,  # noqa: B023
+                    "a redraw",
                 )
                 await pilot.pause()
                 seen.append(

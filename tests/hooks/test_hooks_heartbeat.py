@@ -213,7 +213,7 @@ def test_phase_resets_counters_and_loading_gates_counting(
     """Through the real CLI: activate (loading) → uncounted; phase → counting starts from {}."""
     assert (
         run_session(
-            "activate", "sessions/2026_11_22_CLI", "implement", input='{"logTemplate": "%s"}' % TEMPLATE
+            "activate", "sessions/2026_11_22_CLI", "implement", input=f'{{"logTemplate": "{TEMPLATE}"}}'
         ).returncode
         == 0
     )
@@ -245,8 +245,8 @@ def test_log_file_name_is_the_one_session_log_writes() -> None:
         ({}, "SESSION_LOG.md"),
         ({"logTemplate": "  ", "skill": "test"}, "TEST_LOG.md"),
     ]
-    for state, name in cases:
-        assert log_file_name(state) == name, state
+    for fields, name in cases:
+        assert log_file_name(fields) == name, fields
 
 
 def test_extra_commands_open_the_gate_but_are_counted(project: Path, session_dir: Path) -> None:
@@ -276,7 +276,7 @@ def test_releasing_and_retaking_a_session_does_not_reopen_bootstrap(
     conv = {"CLAUDE_CODE_SESSION_ID": "conv-1"}
     a, b = "sessions/2026_11_22_A", "sessions/2026_11_22_B"
     assert (
-        run_session("activate", a, "implement", input='{"logTemplate": "%s"}' % TEMPLATE, env=conv).returncode
+        run_session("activate", a, "implement", input=f'{{"logTemplate": "{TEMPLATE}"}}', env=conv).returncode
         == 0
     )
     assert run_session("phase", a, "2: Work", env=conv).returncode == 0
@@ -321,7 +321,7 @@ def test_a_bootstrap_another_conversation_left_is_not_taken_over(
     mine = "sessions/2026_11_22_MINE"
     assert (
         run_session(
-            "activate", mine, "implement", input='{"logTemplate": "%s"}' % TEMPLATE, env=conv
+            "activate", mine, "implement", input=f'{{"logTemplate": "{TEMPLATE}"}}', env=conv
         ).returncode
         == 0
     )

@@ -83,7 +83,7 @@ def garbage_value(rng: random.Random, project: Path, depth: int = 0) -> object:
     if kind in (7, 8):
         return [garbage_value(rng, project, depth + 1) for _ in range(rng.randrange(0, 4))]
     return {
-        rng.choice(KEYS + ["x", "used_percentage", "total_cost_usd", "name"]): garbage_value(
+        rng.choice([*KEYS, "x", "used_percentage", "total_cost_usd", "name"]): garbage_value(
             rng, project, depth + 1
         )
         for _ in range(rng.randrange(0, 6))

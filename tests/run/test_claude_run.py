@@ -8,6 +8,7 @@ state on disk. Every process a test starts is killed at teardown.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import shutil
@@ -467,7 +468,7 @@ def test_a_crash_loop_backs_off_exponentially_and_gives_up(fake: FakeClaude, sta
     assert run.wait() == 3
     starts = fake.wait_starts(4)
     assert len(starts) == 4
-    gaps = [b["t"] - a["t"] for a, b in zip(starts, starts[1:])]
+    gaps = [b["t"] - a["t"] for a, b in itertools.pairwise(starts)]
     for gap, delay in zip(gaps, (0.1, 0.2, 0.4)):
         assert delay <= gap < delay + 1.5, f"back-off gaps {gaps}"
     errors = [line for line in run.text.splitlines() if line.startswith("claude-run: error:")]

@@ -347,7 +347,9 @@ def test_a_restart_request_wins_over_the_refused_resume_rule(tmp_path: Path) -> 
 
 
 def test_a_refused_resume_is_retried_once_and_then_counts_as_a_crash(tmp_path: Path) -> None:
-    sup, runner, lines, _ = make(tmp_path, [quits(1, 0.3), quits(1, 0.3), quits(0)], args=["-r", "abc", "go"])
+    sup, runner, _lines, _ = make(
+        tmp_path, [quits(1, 0.3), quits(1, 0.3), quits(0)], args=["-r", "abc", "go"]
+    )
     assert sup.run() == 0
     assert runner.argvs[0] == ["claude", "go", "-r", "abc"]
     assert runner.argvs[1] == ["claude", "go"], "fresh, but the first task still has to be sent"
@@ -355,7 +357,7 @@ def test_a_refused_resume_is_retried_once_and_then_counts_as_a_crash(tmp_path: P
 
 
 def test_exit_1_long_after_a_resume_is_a_crash_not_a_refusal(tmp_path: Path) -> None:
-    sup, runner, lines, _ = make(tmp_path, [quits(1, 60.0), quits(0)], args=["-r", "abc"])
+    sup, _runner, lines, _ = make(tmp_path, [quits(1, 60.0), quits(0)], args=["-r", "abc"])
     assert sup.run() == 0
     assert any("(crash 1 of 5 allowed within 60s); starting it again" in line for line in lines)
     assert not any("refused" in line for line in lines)
@@ -377,7 +379,7 @@ def test_a_crash_right_after_a_restart_relaunches_with_the_restart_prompt(tmp_pa
         request_restart(session, "/session continue --session S")
         return 143, 20.0
 
-    sup, runner, lines, _ = make(tmp_path, [asks_restart, quits(139, 0.5), quits(0)])
+    sup, runner, _lines, _ = make(tmp_path, [asks_restart, quits(139, 0.5), quits(0)])
     assert sup.run() == 0
     assert runner.argvs[1] == runner.argvs[2] == ["claude", "/session continue --session S"]
 
@@ -392,7 +394,7 @@ def test_a_stop_signal_ends_the_loop_with_claudes_status_and_keeps_the_request(t
         holder["r"].stop_signal = signal.SIGTERM
         return 143, 5.0
 
-    sup, runner, lines, _ = make(tmp_path, [stopped])
+    sup, runner, _lines, _ = make(tmp_path, [stopped])
     holder["r"] = runner
     assert sup.run() == 143
     assert json.loads((session / ".state.json").read_text())["killRequested"] is True
@@ -406,7 +408,7 @@ def test_a_restart_of_a_session_owned_by_someone_else_is_ignored(tmp_path: Path)
         request_restart(other)
         return 0, 5.0
 
-    sup, runner, lines, _ = make(tmp_path, [asks])
+    sup, runner, _lines, _ = make(tmp_path, [asks])
     assert sup.run() == 0 and len(runner.argvs) == 1
 
 
@@ -419,7 +421,7 @@ def test_a_restart_loop_is_stopped_and_its_request_kept(tmp_path: Path) -> None:
         request_restart(session, "/session continue --session S")
         return 143, 20.0
 
-    sup, runner, lines, _ = make(tmp_path, [asks_for_restart] * 4, restart_limit=3, restart_window=600.0)
+    sup, runner, _lines, _ = make(tmp_path, [asks_for_restart] * 4, restart_limit=3, restart_window=600.0)
     assert sup.run() == 1
     assert len(runner.argvs) == 4, "three restarts taken, the fourth request left pending"
     assert sup.give_up is not None and "3 restarts were requested within 600s" in sup.give_up.message
@@ -437,7 +439,7 @@ def test_restarts_spread_over_time_are_not_a_loop(tmp_path: Path) -> None:
         request_restart(session, "/session continue --session S")
         return 143, 400.0  # a long stretch of work between restarts
 
-    sup, runner, lines, _ = make(
+    sup, runner, _lines, _ = make(
         tmp_path, [works_then_restarts] * 4 + [quits(0)], restart_limit=3, restart_window=600.0
     )
     assert sup.run() == 0 and len(runner.argvs) == 5

@@ -35,7 +35,7 @@ HOSTILE = [
 ]
 
 
-@pytest.mark.parametrize("raw", HOSTILE + [None, 7, 1.0, b"1"])
+@pytest.mark.parametrize("raw", [*HOSTILE, None, 7, 1.0, b"1"])
 def test_only_plain_ascii_digits_are_numbers(raw: object) -> None:
     assert parse_count(raw, maximum=10**30) is None
     assert parse_pid(raw) is None

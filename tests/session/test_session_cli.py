@@ -542,7 +542,7 @@ def test_restart_never_signals_a_process_that_is_not_a_watchdog(project: Path, r
 
 
 def test_dehydrate_writes_the_handover_then_restarts(project: Path, run_session: Run, fake_watchdog) -> None:
-    proc, flag = fake_watchdog
+    proc, _flag = fake_watchdog
     run_session("activate", S, "implement")
     handover = "# Handover\n\n## Required files\n- `src/a.py` - core\n- docs/b.md\n\nNext: finish.\n"
     r = run_under_claude(project, "dehydrate", S, input=handover, env={"WATCHDOG_PID": str(proc.pid)})
