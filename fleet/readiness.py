@@ -19,13 +19,14 @@ from dataclasses import dataclass
 
 from claude_shepherd.fleet import procs as pr
 from claude_shepherd.fleet.tmux import FleetServer, PaneInfo, list_panes, pane_history
-from claude_shepherd.supervisor.env import FLEET_START_WAIT_ENV
+from claude_shepherd.supervisor.env import FLEET_START_SETTLE_ENV, FLEET_START_WAIT_ENV
 from claude_shepherd.supervisor.session.numbers import seconds_from
 
 DEFAULT_WAIT = 10.0
 """Seconds to wait for every agent (tunable: ``--wait``, ``$FLEET_START_WAIT``)."""
 SETTLE = 2.0
-"""How long a Claude must have been running to count as up (a crash loop's Claude lives less)."""
+"""How long a Claude must have been running to count as up (a crash loop's Claude lives less;
+tunable: ``$FLEET_START_SETTLE``)."""
 STATUS_GRACE = 3.0
 """tmux may show a pane dead a moment before it has reaped its process and knows how it ended."""
 POLL = 0.2
@@ -47,6 +48,12 @@ class Outcome:
 def default_wait(env: t.Mapping[str, str] | None = None) -> float:
     return seconds_from(
         os.environ if env is None else env, FLEET_START_WAIT_ENV, default=DEFAULT_WAIT, maximum=3600
+    )
+
+
+def default_settle(env: t.Mapping[str, str] | None = None) -> float:
+    return seconds_from(
+        os.environ if env is None else env, FLEET_START_SETTLE_ENV, default=SETTLE, maximum=600
     )
 
 
@@ -113,12 +120,13 @@ def wait_running(
     pane_ids: t.Sequence[str],
     *,
     timeout: float,
-    settle: float = SETTLE,
+    settle: float | None = None,
     clock: t.Callable[[], float] = time.monotonic,
     wall: t.Callable[[], float] = time.time,
     sleep: t.Callable[[float], None] = time.sleep,
 ) -> dict[str, Outcome]:
     """Wait until every pane of *pane_ids* runs its agent (or is known not to): one outcome each."""
+    settle = default_settle() if settle is None else settle
     deadline = clock() + timeout
     pending = list(dict.fromkeys(pane_ids))
     outcomes: dict[str, Outcome] = {}

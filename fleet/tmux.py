@@ -18,6 +18,7 @@ import functools
 import os
 import re
 import shutil
+import time
 import typing as t
 from dataclasses import dataclass
 
@@ -33,6 +34,7 @@ from claude_shepherd.supervisor.tmux_names import (
     FLEET_SOCKET,
     LABEL_OPTION,
     PANE_OPTION,
+    REAP_NUDGE,
     RESTARTS_OPTION,
     is_fleet_socket,
     one_line_field,
@@ -281,7 +283,27 @@ class PaneInfo:
         return f"{self.session}:{self.window}:{self.label}"
 
 
+REAP_TRIES = 3
+"""How often :func:`list_panes` has tmux reap before it shows a dead pane without its exit status."""
+
+
 def list_panes(server: FleetServer, session: str | None = None) -> list[PaneInfo]:
+    """Every pane of the server (or of one session); a dead pane with its exit status or signal.
+
+    tmux at times misses a pane process's exit (see :data:`REAP_NUDGE`): where a dead pane shows
+    neither status nor signal, a job of tmux's own makes it reap, and the panes are listed again.
+    """
+    panes = _list_panes(server, session)
+    for _ in range(REAP_TRIES):
+        if not any(p.dead and not (p.dead_status or p.dead_signal) for p in panes):
+            break
+        server.cmd(*REAP_NUDGE)
+        time.sleep(0.05)
+        panes = _list_panes(server, session)
+    return panes
+
+
+def _list_panes(server: FleetServer, session: str | None) -> list[PaneInfo]:
     """Every pane of the server (or of one session) in one tmux call."""
     fmt = FIELD_SEP.join(one_line_field(name) for name in PANE_FIELDS)
     args = ["-s", "-t", f"={session}"] if session else ["-a"]

@@ -122,3 +122,9 @@ def state_commands(pane: str, state: str) -> list[str]:
     """tmux arguments that set *pane*'s state and then its window's aggregate, in one command list."""
     return ["set-option", "-p", "-t", pane, PANE_OPTION, state, ";",
             "set-option", "-w", "-F", "-t", pane, WINDOW_OPTION, WINDOW_AGGREGATE]  # fmt: skip
+
+
+REAP_NUDGE = ("run-shell", "-b", "true")
+"""A job of tmux's own. tmux 3.3 at times misses the SIGCHLD of a pane's process (the pane shows dead
+with no exit status, and its ``pane-died`` hook never runs); when any later child of the server ends,
+tmux reaps every child that has exited, so this settles such a pane."""

@@ -35,7 +35,7 @@ from claude_shepherd.supervisor.claude_run.agent_env import claude_environment
 from claude_shepherd.supervisor.claude_run.claude_args import split_args
 from claude_shepherd.supervisor.claude_run.claude_bin import find_claude
 from claude_shepherd.supervisor.claude_run.crashloop import CrashPolicy
-from claude_shepherd.supervisor.claude_run.fleet_pane import publish_restarts, restarts_before
+from claude_shepherd.supervisor.claude_run.fleet_pane import nudge_reaping, publish_restarts, restarts_before
 from claude_shepherd.supervisor.claude_run.foreground import ForegroundRunner
 from claude_shepherd.supervisor.claude_run.launch_plan import Owner
 from claude_shepherd.supervisor.claude_run.prompt_additions import build
@@ -275,7 +275,9 @@ def supervise(
 
 
 def main(argv: list[str] | None = None) -> int:
-    return run_main(PROG, lambda: _run(sys.argv[1:] if argv is None else argv), keep=_keep)
+    status = run_main(PROG, lambda: _run(sys.argv[1:] if argv is None else argv), keep=_keep)
+    nudge_reaping(os.environ)  # in a fleet pane: tmux learns how this pane's process ended
+    return status
 
 
 def entry() -> None:

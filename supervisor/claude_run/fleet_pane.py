@@ -11,12 +11,13 @@ pane nothing is done.
 
 from __future__ import annotations
 
+import os
 import typing as t
 
 from claude_shepherd.supervisor.session.identity import fleet_socket
 from claude_shepherd.supervisor.session.numbers import parse_count
-from claude_shepherd.supervisor.session.programs import run_tmux
-from claude_shepherd.supervisor.tmux_names import RESTARTS_OPTION
+from claude_shepherd.supervisor.session.programs import run_tmux, tmux_argv, tmux_path
+from claude_shepherd.supervisor.tmux_names import REAP_NUDGE, RESTARTS_OPTION
 
 MAX_RESTARTS = 999_999_999
 """A larger count is not one ``claude-run`` wrote (an agent can set its pane's options)."""
@@ -46,3 +47,29 @@ def publish_restarts(count: int, env: t.Mapping[str, str]) -> bool:
         return False
     done = run_tmux(socket, ["set-option", "-p", "-t", env["TMUX_PANE"], RESTARTS_OPTION, str(count)], env)
     return done is not None and done.returncode == 0
+
+
+NUDGE_DELAY = 1.0
+"""Seconds the detached nudge waits, so that this pane's process has exited by then."""
+
+
+def nudge_reaping(env: t.Mapping[str, str], *, delay: float = NUDGE_DELAY) -> bool:
+    """Make sure tmux learns that this pane's process ended, from a detached process that outlives it.
+
+    tmux 3.3 at times misses the SIGCHLD of a pane's process: the pane shows dead with no exit status
+    and its ``pane-died`` hook, the fleet's death alert, never runs. Any later child of tmux that
+    ends makes it reap them all, so a ``run-shell -b true`` a moment after this process is gone
+    settles the pane. Outside a fleet pane nothing is done.
+    """
+    socket = fleet_socket(env)
+    tmux = tmux_path(env)
+    if socket is None or tmux is None:
+        return False
+    later = f'sleep {delay:g}; exec "$0" "$@"'
+    argv = ["/bin/sh", "-c", later, *tmux_argv(tmux, socket, REAP_NUDGE)]
+    nowhere = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)]
+    try:
+        os.posix_spawn(argv[0], argv, {"PATH": "/usr/bin:/bin"}, file_actions=nowhere, setsid=True)
+    except (OSError, NotImplementedError):
+        return False
+    return True

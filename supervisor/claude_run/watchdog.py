@@ -419,6 +419,11 @@ def watch(supervisor: int, grace: float, since: int | None = None) -> int:
     while True:
         if _supervisor_gone(supervisor, control, wake_r):
             end_orphans(control.target, supervisor, since, grace)
+            from claude_shepherd.supervisor.claude_run.fleet_pane import (
+                nudge_reaping,
+            )  # only now: a lean start
+
+            nudge_reaping(os.environ)  # the supervisor was the pane's process: tmux learns it ended
             return 0
         if flags.kill and control.target is not None:
             flags.kill = False

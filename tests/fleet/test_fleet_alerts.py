@@ -17,6 +17,7 @@ import uuid
 from pathlib import Path
 
 import psutil
+import pytest
 from support.alerts import processes, recorder, records, settle
 from support.fleet import FleetWorld
 from support.tmux_panes import Tmux
@@ -62,6 +63,7 @@ def configure(
     tmux("set-option", "-t", "s:", "@fleet_notify", alerts.encode(command, on, tmux=tmux_alerts))
 
 
+@pytest.mark.slow  # over a second
 def test_once_per_transition_with_each_value_in_its_own_argument(tmux: Tmux, tmp_path: Path) -> None:
     a, b, _ = tmux.ids
     argv, out = recorder(tmp_path)
@@ -87,6 +89,7 @@ def test_once_per_transition_with_each_value_in_its_own_argument(tmux: Tmux, tmp
     assert settle(out, 4)[3] == ["done"]
 
 
+@pytest.mark.slow  # over a second
 def test_the_hook_returns_at_once_and_a_slow_command_is_killed_at_its_timeout(
     tmux: Tmux, tmp_path: Path
 ) -> None:
@@ -206,6 +209,7 @@ def test_fleet_start_configures_alerts_and_an_agent_needing_you_runs_the_command
     )
 
 
+@pytest.mark.slow  # over a second
 def test_a_pane_flapping_into_the_same_state_alerts_once_a_cooldown(tmux: Tmux, tmp_path: Path) -> None:
     """An overflowed agent alternating a denied tool (error) and `session` (working) pages once, not per call."""
     from claude_shepherd.hooks.pane_notify import ALERT_COOLDOWN
@@ -226,6 +230,7 @@ def test_a_pane_flapping_into_the_same_state_alerts_once_a_cooldown(tmux: Tmux, 
     assert settle(out, 3)[2] == ["error"]
 
 
+@pytest.mark.slow  # over a second
 def test_what_the_notify_command_leaves_in_the_background_ends_by_the_timeout(tmp_path: Path) -> None:
     pid_file = tmp_path / "pid"
     starter = (

@@ -118,6 +118,7 @@ def test_text_columns_are_cut_before_any_column_is_hidden_and_a_hidden_one_is_na
 
 
 @pytest.mark.usefixtures("no_fleets")
+@pytest.mark.slow  # over a second
 def test_at_80_columns_the_watch_shows_every_column_and_says_when_it_cannot() -> None:
     """One fleet: no FLEET column (the title names it); two: FLEET too; narrower: a hidden column is named."""
     from textual.widgets import Static
@@ -423,6 +424,7 @@ def test_a_key_for_an_agent_that_went_away_acts_on_no_other() -> None:
 
 
 @pytest.mark.usefixtures("no_fleets")
+@pytest.mark.slow  # over a second
 def test_nothing_on_the_watch_screen_carries_an_agents_escapes() -> None:
     """Title, totals, toasts and the log's heading name agents too: all of it is shown safe."""
     from textual.widgets import Static
@@ -646,6 +648,7 @@ def test_a_closed_pane_started_again_shows_its_row_again(
 
 
 @pytest.mark.usefixtures("no_fleets")
+@pytest.mark.slow  # over a second
 def test_r_and_s_ask_first_naming_the_agent_and_any_other_key_leaves_it_alone() -> None:
     from textual.widgets import Static
 
@@ -749,6 +752,7 @@ def test_the_watchs_keys_hold_the_fleets_lock_and_restart_in_the_fleets_environm
     assert world.panes()["B"]["pane_dead"] == "0", "a key of a watch that quit did nothing"
 
 
+@pytest.mark.slow  # over a second
 def test_a_log_or_an_attach_on_a_server_that_does_not_answer_never_freezes_the_screen(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -140,6 +140,7 @@ def check_answer(event: str, out: str) -> None:
             assert spec["additionalContext"]
 
 
+@pytest.mark.slow  # over a second
 def test_thousand_garbage_payloads_in_process(project: Path, capfd: pytest.CaptureFixture[str]) -> None:
     rng = random.Random(20261122)
     session_dir = activate(project, logTemplate="/x/TEMPLATE_X_LOG.md", loading=False)

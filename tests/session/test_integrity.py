@@ -315,6 +315,7 @@ def _hook_with_deadline(project: Path, payload: str | None, deadline: str = "1")
     return out, time.monotonic() - started
 
 
+@pytest.mark.slow  # over a second
 def test_a_hook_that_cannot_answer_in_time_denies_before_claude_code_would_fail_open(project: Path) -> None:
     out, took = _hook_with_deadline(project, None)  # stdin never closes
     assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny" and "within 1 s" in out
@@ -342,6 +343,7 @@ def held_lock(project: Path) -> t.Iterator[Path]:
     holder.wait()
 
 
+@pytest.mark.slow  # over a second
 def test_a_stuck_hook_denies_a_tool_but_lets_a_session_command_through(
     project: Path, held_lock: Path
 ) -> None:

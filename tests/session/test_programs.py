@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 import psutil
+import pytest
 
 from claude_shepherd.supervisor.session.programs import run
 
@@ -35,6 +36,7 @@ def test_large_output_on_both_streams_does_not_deadlock() -> None:
     assert done is not None and len(done.stdout) == len(done.stderr) == 300_000
 
 
+@pytest.mark.slow  # over a second
 def test_an_overrun_is_killed_and_reaped(tmp_path: Path) -> None:
     marker = tmp_path / "pid"
     began = time.monotonic()
@@ -45,6 +47,7 @@ def test_an_overrun_is_killed_and_reaped(tmp_path: Path) -> None:
     assert not psutil.pid_exists(pid), "killed and reaped: not even a zombie is left"
 
 
+@pytest.mark.slow  # over a second
 def test_a_program_that_closes_its_output_but_keeps_running_is_still_bounded(tmp_path: Path) -> None:
     marker = tmp_path / "pid"
     code = f"import os, time; open({str(marker)!r}, 'w').write(str(os.getpid())); os.close(1); os.close(2); time.sleep(60)"

@@ -146,6 +146,7 @@ STDLIB_WRITER = textwrap.dedent(
 )
 
 
+@pytest.mark.slow  # over a second
 def test_concurrent_writers_lose_nothing(project: Path) -> None:
     """N stdlib processes increment their own counters while the CLI (pydantic path) sets fields."""
     d = _session(project, state={"skill": "x", "pid": os.getpid(), "pidStart": start_token(os.getpid())})
@@ -187,6 +188,7 @@ KILLED_WRITER = textwrap.dedent(
 )
 
 
+@pytest.mark.slow  # over a second
 def test_sigkilled_writer_never_leaves_a_broken_file(project: Path) -> None:
     d = _session(project, state={"n": 0})
     rng = random.Random(7)

@@ -82,6 +82,7 @@ class FleetWorld:
             "CLAUDE_RUN_BACKOFF": "0.05",
             # start returns as soon as each agent is up or dead: a loaded machine only makes it wait longer
             "FLEET_START_WAIT": "120",
+            "FLEET_START_SETTLE": "0.5",  # the stand-in Claude either exits at once or stays
             "FLEET_TEST_DIR": str(self.dir),
             TAG_ENV: tag,
         }
