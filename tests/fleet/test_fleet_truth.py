@@ -104,7 +104,10 @@ def test_start_fails_naming_each_agent_that_did_not_come_up_with_its_status_and_
 def test_an_agent_that_dies_soon_after_it_starts_is_not_called_running(world: FleetWorld) -> None:
     duo(world, "A")
     world.plan("A", default=[{"exit": 3}])  # every Claude exits at once: a crash loop
-    done = world.fleet("start", "duo", "--no-attach", "--wait", "3", env={"CLAUDE_RUN_BACKOFF": "0.3"})
+    # The default settle: a Claude must stay up 2 s (the test fleets' 0.5 s is less than a loaded
+    # machine may take to start the stand-in Claude that then exits at once).
+    env = {"CLAUDE_RUN_BACKOFF": "0.3", "FLEET_START_SETTLE": "2"}
+    done = world.fleet("start", "duo", "--no-attach", "--wait", "3", env=env)
     assert done.returncode == 1, done.stdout
     assert "started, but NOT RUNNING" in done.stdout
     assert "running (claude-run" not in done.stdout
