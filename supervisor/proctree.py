@@ -22,14 +22,16 @@ from __future__ import annotations
 
 import signal
 import time
-import typing as t
 
-if t.TYPE_CHECKING:
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # a watchdog runs beside every agent: it stays as lean as the hot core (DESIGN §10)
+    import typing as t
+
     import psutil
 
-Clock = t.Callable[[], float]
-Sleep = t.Callable[[float], None]
-P = t.TypeVar("P")
+    P = t.TypeVar("P")
+    Clock = t.Callable[[], float]
+    Sleep = t.Callable[[float], None]
 
 FOLLOW_INTERVAL = 0.02
 """How often (at most) the tree is re-read while waiting (new descendants, exits).

@@ -49,11 +49,14 @@ import select
 import signal
 import sys
 import time
-import typing as t
 
 from claude_shepherd.supervisor import proctree
 from claude_shepherd.supervisor.env import KILL_GRACE_DEFAULT, SUPERVISOR_PID_ENV
 from claude_shepherd.supervisor.session.identity import WATCHDOG_NAME, parent_pid, process_stat, start_token
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # a watchdog runs beside every agent: it stays as lean as the hot core (DESIGN §10)
+    import typing as t
 
 DEFAULT_GRACE = KILL_GRACE_DEFAULT
 PARENT_POLL = 1.0
