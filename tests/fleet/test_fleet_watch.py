@@ -263,7 +263,8 @@ def test_watch_in_a_real_terminal_attach_restart_stop_log_quit(world: FleetWorld
         wait_until(
             lambda: (order() == ["A", "B", "C"] and "exited" not in screen()) or None, 15, "rows A, B, C"
         )
-        key("Down")  # -> C
+        for _ in range(3):  # -> C, the last row, wherever the cursor was (B's restart may have hidden it)
+            key("Down")
         key("Enter")  # attach: the terminal shows the fleet with C's pane selected
         wait_until(
             lambda: world.tmux("list-clients", "-F", "#{client_name}") or None, 15, "a client on the fleet"
