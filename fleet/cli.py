@@ -6,6 +6,7 @@
     fleet pane-id                        this pane's identity (session:window:label)
     fleet doctor [LAYOUT] [--fix]        orphans, stale bindings, duplicate labels, hooks
     fleet watch                          every agent of every fleet, live; attach, restart, stop
+    fleet host add HOST                  install this claude-shepherd on HOST, for layouts that name it
 
 Errors are one line, ``fleet: error: ...``. Exit status: 0 done, 1 failed (or
 ``stop`` had to kill an agent that ignored SIGTERM), 2 usage, 3 the fleet is
@@ -22,7 +23,19 @@ import typing as t
 
 import typer
 
-from claude_shepherd.fleet.commands import attach, doctor, logs, pane_id, restart, start, status, stop, watch
+from claude_shepherd.fleet.commands import (
+    attach,
+    doctor,
+    host,
+    logs,
+    options,
+    pane_id,
+    restart,
+    start,
+    status,
+    stop,
+    watch,
+)
 from claude_shepherd.fleet.commands.options import PROG
 from claude_shepherd.supervisor.errors import run_main
 
@@ -63,6 +76,7 @@ app.command()(status.status)
 app.command()(watch.watch)
 app.command("pane-id")(pane_id.pane_id)
 app.command()(doctor.doctor)
+app.add_typer(host.app, name="host")
 
 
 # --------------------------------------------------------------------------- entry point
@@ -83,7 +97,13 @@ def run(argv: list[str] | None = None) -> int:
             return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         return 0
 
-    return run_main(PROG, body)
+    errors: list[str] = []
+    status = run_main(PROG, body, keep=errors.append)
+    answer = options.envelope(status, errors[-1].removeprefix(f"{PROG}: error: ") if errors else None)
+    if answer is not None:
+        sys.stdout.write(answer + "\n")
+        sys.stdout.flush()
+    return status
 
 
 def main() -> None:

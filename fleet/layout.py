@@ -64,7 +64,7 @@ HONOURED_KEYS: tuple[str, ...] = (
     "notify",
     "notify_on",
 )
-WINDOW_KEYS: tuple[str, ...] = ("layout", "root", "pre", "panes")
+WINDOW_KEYS: tuple[str, ...] = ("layout", "root", "pre", "panes", "host")
 
 REFUSED_KEYS: dict[str, str] = {
     "project_name": "deprecated by tmuxinator; use name",
@@ -98,6 +98,10 @@ _LABEL_COMMAND = re.compile(
 _RUNS_AGENT = re.compile(r"(?:^|[\s;&|(/])claude-run(?:$|[\s;&|)])")
 _SHELL_CONTROL = re.compile(r"[;&|()`<>]|\$\(|^\s*(?:if|for|while|until|case|exec|\{|!)(?:\s|$)")
 _ASSIGNMENT = re.compile(r"^\s*[A-Za-z_][A-Za-z0-9_]*=")
+HOST = re.compile(
+    r"^(?:[A-Za-z0-9._-]+@)?(?:[A-Za-z0-9_][A-Za-z0-9._-]*|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?$"
+)
+"""``[user@]name[:port]`` as a layout's ``host:`` takes it: nothing ``ssh`` could read as an option."""
 
 
 # --------------------------------------------------------------------------- the model
@@ -126,6 +130,11 @@ class WindowSpec(_Frozen):
     name: str
     layout: str | None = None
     root: Path
+    """Absolute on this machine; for a window on another host, what ``root_text`` means there."""
+    root_text: str | None = None
+    """The window's ``root:`` as written (a window on another host resolves it there)."""
+    host: str | None = None
+    """The host the window runs on (``[user@]name[:port]``, anything ``ssh`` takes); None: this machine."""
     pre: tuple[str, ...] = ()
     panes: tuple[PaneSpec, ...]
     line: int | None = None
@@ -156,6 +165,18 @@ class Layout(_Frozen):
     """False with ``notify: false``: no tmux message, no bell, no command."""
     root_line: int | None = None
     """The line of the layout's ``root:``; None when the root is the working directory."""
+    root_text: str | None = None
+    """The layout's ``root:`` as written (windows on other hosts resolve it there)."""
+
+    @property
+    def hosts(self) -> tuple[str | None, ...]:
+        """The hosts the layout's windows run on, in order of first appearance; None is this machine."""
+        return tuple(dict.fromkeys(w.host for w in self.windows))
+
+    @property
+    def spans_hosts(self) -> bool:
+        """Does a window name a host? Then each host runs its own part (:mod:`claude_shepherd.fleet.hosts`)."""
+        return any(w.host is not None for w in self.windows)
 
     def root_problem(self) -> str | None:
         """The first root that is not a directory, blamed on the ``root:`` that set it; None when all are.
@@ -164,7 +185,7 @@ class Layout(_Frozen):
         whichever window meets it first.
         """
         for index, window in enumerate(self.windows):
-            if window.root.is_dir():
+            if window.host is not None or window.root.is_dir():  # another host's root is checked there
                 continue
             if window.root_line is None or not self.root.is_dir():
                 where = f"{self.source}:{self.root_line}" if self.root_line else str(self.source)
@@ -294,6 +315,7 @@ class _RawWindow(BaseModel):
     root: str | None = None
     pre: list[str] = []
     panes: list[_RawPane] | None = None  # None: one pane with a shell
+    host: str | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -326,6 +348,18 @@ class _RawWindow(BaseModel):
             raise ValueError(
                 f"layout {value!r} is not a tmux layout ({', '.join(sorted(TMUX_LAYOUTS))}, "
                 f"or a layout string from `tmux list-windows`)"
+            )
+        return value
+
+    @field_validator("host", mode="before")
+    @classmethod
+    def _host(cls, value: t.Any) -> t.Any:
+        if value is None:
+            return None
+        if not isinstance(value, str) or not HOST.match(value):
+            raise ValueError(
+                f"host {value!r} is not [user@]name[:port] (a name from ~/.ssh/config works too); "
+                "omit host for this machine"
             )
         return value
 
@@ -705,6 +739,8 @@ def _build(raw: _RawLayout, source: Path, lines: dict[YamlPath, int], cwd: Path)
                 name=name,
                 layout=body.layout,
                 root=window_root,
+                root_text=body.root,
+                host=body.host,
                 pre=tuple(body.pre),
                 panes=tuple(panes),
                 line=lines.get(where),
@@ -739,6 +775,7 @@ def _build(raw: _RawLayout, source: Path, lines: dict[YamlPath, int], cwd: Path)
         notify_on=tuple(dict.fromkeys(raw.notify_on)) if raw.notify_on is not None else DEFAULT_ALERT_ON,
         notify_tmux=raw.notify is not False,
         root_line=lines.get(("root",)) if raw.root else None,
+        root_text=raw.root,
     )
 
 

@@ -25,7 +25,7 @@ from claude_shepherd.supervisor.session.identity import start_token
 from claude_shepherd.supervisor.session.lookup import Found, sessions_on_pane, sessions_owned_by
 from claude_shepherd.supervisor.session.numbers import parse_decimal
 from claude_shepherd.supervisor.session.paths import sessions_root
-from claude_shepherd.supervisor.tmux_names import STOPPED
+from claude_shepherd.supervisor.tmux_names import STOPPED, UNKNOWN
 
 MAX_AMOUNT = 1e9
 """Larger percents or dollars in a pane option are not believed (shown as unknown)."""
@@ -57,6 +57,48 @@ class PaneStatus:
 
     def as_json(self) -> dict[str, t.Any]:
         return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: t.Mapping[str, t.Any]) -> PaneStatus:
+        """A row another host's ``fleet status --json`` sent: each field of its type, else empty."""
+
+        def text(key: str) -> str | None:
+            value = data.get(key)
+            return value if isinstance(value, str) else None
+
+        def number(key: str, kind: type = float) -> t.Any:
+            value = data.get(key)
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                return None
+            if not math.isfinite(value) or not 0 <= value <= (MAX_AMOUNT if kind is float else 2**31):
+                return None
+            return kind(value) if kind is float or isinstance(value, int) else None
+
+        def flag(key: str) -> bool | None:
+            value = data.get(key)
+            return value if isinstance(value, bool) else None
+
+        return cls(
+            session=text("session") or "",
+            window=text("window") or "",
+            label=text("label") or "",
+            pane=text("pane") or "",
+            pane_id=text("pane_id"),
+            state=text("state") or "",
+            supervisor_pid=number("supervisor_pid", int),
+            supervisor_alive=flag("supervisor_alive") or False,
+            claude_pid=number("claude_pid", int),
+            session_dir=text("session_dir"),
+            skill=text("skill"),
+            phase=text("phase"),
+            lifecycle=text("lifecycle"),
+            overflowed=flag("overflowed"),
+            context_usage=number("context_usage"),
+            cost_usd=number("cost_usd"),
+            restarts=number("restarts", int),
+            started_at=number("started_at"),
+            agent=flag("agent") or False,
+        )
 
 
 def pane_state(pane: PaneInfo, supervisor: pr.Proc | None) -> str:
@@ -152,7 +194,7 @@ def _text(value: t.Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def render(rows: list[PaneStatus]) -> None:
+def render(rows: list[PaneStatus], hosts: t.Sequence[str] | None = None) -> None:
     """A table for people (rich comes with typer).
 
     Every cell is a :class:`rich.text.Text` of :func:`printable` text: agents
@@ -164,6 +206,8 @@ def render(rows: list[PaneStatus]) -> None:
     from rich.text import Text
 
     table = Table(box=None, header_style="bold", pad_edge=False)
+    if hosts is not None:
+        table.add_column("HOST", no_wrap=True)
     for column in (
         "PANE",
         "SUPERVISOR",
@@ -178,7 +222,7 @@ def render(rows: list[PaneStatus]) -> None:
         "STATE",
     ):
         table.add_column(column, no_wrap=column in ("PANE", "SUPERVISOR", "CLAUDE", "CTX", "COST"))
-    for row in rows:
+    for index, row in enumerate(rows):
         name = f"{row.window}:{row.label}" if row.label else f"{row.window}:{row.pane} (no label)"
         supervisor = str(row.supervisor_pid) if row.supervisor_alive else "—"
         context = f"{row.context_usage * 100:.0f}%" if row.context_usage is not None else "—"
@@ -199,6 +243,8 @@ def render(rows: list[PaneStatus]) -> None:
         texts = [Text(printable(cell)) for cell in cells]
         texts[7].stylize("red" if row.overflowed else "")
         texts[10].stylize(state_style(row.state))
+        if hosts is not None:
+            texts.insert(0, Text(printable(hosts[index])))
         table.add_row(*texts)
     # Piped output is not cut to 80 columns: a row per pane must stay whole.
     Console(highlight=False, width=None if sys.stdout.isatty() else 250).print(table)
@@ -206,6 +252,6 @@ def render(rows: list[PaneStatus]) -> None:
 
 def state_style(state: str) -> str:
     """The colour of a pane state in a table."""
-    if state.startswith("exited"):
+    if state.startswith("exited") or state == UNKNOWN:
         return "red"
     return {"error": "bold red", "needs-you": "bold green", "working": "blue", "done": "dim"}.get(state, "")

@@ -20,6 +20,7 @@ import typing as t
 from dataclasses import dataclass
 from pathlib import Path
 
+from claude_shepherd.fleet.hosts.part import STDIN, read_document
 from claude_shepherd.fleet.layout import Layout, LayoutError, load_layout
 from claude_shepherd.fleet.lookup import LayoutNotFoundError, find_layout, is_path
 from claude_shepherd.fleet.tmux import FleetServer
@@ -78,8 +79,8 @@ def _check_socket(name: str) -> str:
 
 
 def load(layout_arg: str | None, socket: str | None = None) -> Layout:
-    """The layout for *layout_arg*, with ``--socket`` applied."""
-    layout = load_layout(find_layout(layout_arg))
+    """The layout for *layout_arg* (``-``: a host's part on stdin), with ``--socket`` applied."""
+    layout = read_document() if layout_arg == STDIN else load_layout(find_layout(layout_arg))
     return layout.with_socket(_check_socket(socket)) if socket else layout
 
 
@@ -94,7 +95,7 @@ def resolve(layout_arg: str | None, socket: str | None, env: t.Mapping[str, str]
             if named is None:
                 raise
             return named
-        if layout.name != layout_arg and not is_path(layout_arg):
+        if layout.name != layout_arg and not is_path(layout_arg) and layout_arg != STDIN:
             other = _running_named(layout_arg, socket)
             if other is not None and socket is not None:
                 return other  # --socket says which: the running fleet named so there
@@ -131,7 +132,7 @@ def resolve_layout(layout_arg: str | None, socket: str | None, verb: str) -> Tar
     return Target(where.socket, where.require_layout(verb))
 
 
-def _running(socket: str | None = None) -> list[tuple[str, str, str]]:
+def running_fleets(socket: str | None = None) -> list[tuple[str, str, str]]:
     """(socket name, session, recorded layout file) of every running fleet (of *socket* only, if given)."""
     from claude_shepherd.fleet.live import live_fleets
 
@@ -169,7 +170,7 @@ def _running_named(name: str, socket: str | None) -> Target | None:
     """The running fleet whose session is *name* (a person may name a fleet as ``fleet status`` shows it)."""
     if socket is not None:
         _check_socket(socket)
-    matches = [(sock, session, layout) for sock, session, layout in _running(socket) if session == name]
+    matches = [(sock, session, layout) for sock, session, layout in running_fleets(socket) if session == name]
     if len(matches) > 1:
         raise UsageError(f"fleet {name!r} runs on sockets {', '.join(m[0] for m in matches)}; "
                          f"say which: fleet ... {name} --socket {matches[0][0]}")  # fmt: skip
@@ -178,7 +179,7 @@ def _running_named(name: str, socket: str | None) -> Target | None:
 
 def the_running_fleet(socket: str | None = None) -> Target:
     """The one running fleet; refused when none or several run."""
-    fleets = _running(socket)
+    fleets = running_fleets(socket)
     if not fleets:
         raise NotRunningError("no fleet is running; start one: fleet start LAYOUT")
     if len(fleets) > 1:

@@ -44,6 +44,11 @@ EXITED = "exited"
 STOPPED = "stopped"
 """``fleet stop`` ended the pane's agent."""
 
+UNKNOWN = "unknown"
+"""The agent's host did not answer: it may run on, so it is never called stopped."""
+NOT_RUNNING = "not running"
+"""The host answered, and its part of the fleet is not running there."""
+
 STATES: tuple[str, ...] = (EXITED, ERROR, NEEDS_YOU, WORKING, DONE, STOPPED)
 """Most urgent first: the window tab shows the first state any of its panes is in."""
 

@@ -23,7 +23,13 @@ def attach(
     Example: fleet attach fleet-2x2 --pane SDK
     """
     from claude_shepherd.fleet import target  # lazy, as in every verb: keeps `fleet --help` fast
+    from claude_shepherd.fleet.hosts.span import spanning
 
+    span = spanning(layout, socket)
+    if span is not None:
+        from claude_shepherd.fleet.hosts import verbs
+
+        return verbs.attach(span, pane)
     where = target.resolve(layout, socket)
     server = where.server()
     sessions = where.running_sessions(server)

@@ -7,7 +7,15 @@ import typing as t
 
 import typer
 
-from claude_shepherd.fleet.commands.options import FleetFailure, LayoutArg, SocketOpt, locked, say
+from claude_shepherd.fleet.commands.options import (
+    FleetFailure,
+    LayoutArg,
+    MachineOpt,
+    SocketOpt,
+    locked,
+    machine,
+    say,
+)
 from claude_shepherd.supervisor.errors import UsageError
 from claude_shepherd.supervisor.tmux_names import FLEET_SOCKET
 
@@ -16,6 +24,7 @@ def doctor(
     layout: LayoutArg = None,
     fix: t.Annotated[bool, typer.Option("--fix", help="Repair what was found.")] = False,
     socket: SocketOpt = None,
+    as_json: MachineOpt = False,
 ) -> None:
     """Find orphaned agents, stale pane bindings, duplicate labels, missing hooks (a stale index is refreshed).
 
@@ -24,7 +33,14 @@ def doctor(
     # lazy, as in every verb: keeps `fleet --help` fast
     from claude_shepherd.fleet import doctor as dr
     from claude_shepherd.fleet import target
+    from claude_shepherd.fleet.hosts.span import spanning
 
+    machine(as_json)
+    span = spanning(layout, socket)
+    if span is not None:
+        from claude_shepherd.fleet.hosts import verbs
+
+        return verbs.doctor(span, fix)
     try:
         where = target.resolve(layout, socket)
     except (target.NotRunningError, UsageError):  # none or several running: doctor looks at every fleet

@@ -32,9 +32,15 @@ def logs(
     """
     # lazy, as in every verb: keeps `fleet --help` fast
     from claude_shepherd.fleet import target
+    from claude_shepherd.fleet.hosts.span import spanning
     from claude_shepherd.fleet.tmux import new_lines, pane_history
     from claude_shepherd.supervisor.claude_run.run_log import log_path, tail
 
+    span = spanning(layout, socket)
+    if span is not None:
+        from claude_shepherd.fleet.hosts import verbs
+
+        return verbs.logs(span, pane, lines, follow)
     where = target.resolve(layout, socket)
     server = where.server()
     sessions = where.running_sessions(server)

@@ -26,7 +26,7 @@ LayoutArg = t.Annotated[
     typer.Argument(
         metavar="LAYOUT",
         help="A layout file, or a name in ./tmuxinator/, ~/.config/tmuxinator/, ~/.tmuxinator/ "
-        "(default: $FLEET_LAYOUT, else 'fleet').",
+        "(default: $FLEET_LAYOUT, else 'fleet'); - reads one host's part as JSON from stdin.",
         show_default=False,
     ),
 ]
@@ -52,9 +52,39 @@ SocketOpt = t.Annotated[
 ]  # fmt: skip
 
 
+MachineOpt = t.Annotated[
+    bool,
+    typer.Option("--json", help="Say it as one JSON object (exit_code, lines, error): for scripts, and for "
+                                "`fleet` on another host."),
+]  # fmt: skip
+
+_said: list[str] | None = None
+"""The lines of a verb run with ``--json``, kept for its JSON object instead of printed."""
+
+
 def say(line: str = "") -> None:
     """One line for the operator; what agents named in it (processes, folders) cannot carry escapes."""
-    typer.echo(printable(line))
+    if _said is not None:
+        _said.append(printable(line))
+    else:
+        typer.echo(printable(line))
+
+
+def machine(on: bool) -> None:
+    """With *on* (``--json``), keep every line said for :func:`envelope` instead of printing it."""
+    global _said
+    if on and _said is None:
+        _said = []
+
+
+def envelope(exit_code: int, error: str | None) -> str | None:
+    """The JSON object of a verb run with ``--json`` (None when it was not): what another machine's
+    ``fleet`` reads, never a screen."""
+    if _said is None:
+        return None
+    import json
+
+    return json.dumps({"exit_code": exit_code, "lines": _said, "error": error})
 
 
 class FleetFailure(ShepherdError):

@@ -9,10 +9,12 @@ from claude_shepherd.fleet.commands.options import (
     FleetFailure,
     GraceOpt,
     LayoutArg,
+    MachineOpt,
     PaneOpt,
     SocketOpt,
     WaitOpt,
     locked,
+    machine,
 )
 from claude_shepherd.fleet.commands.start import refuse_left_alone, refuse_not_running, report_started
 from claude_shepherd.fleet.commands.stop import stop_agents
@@ -27,13 +29,21 @@ def restart(
     socket: SocketOpt = None,
     pane: PaneOpt = None,
     wait: WaitOpt = None,
+    as_json: MachineOpt = False,
 ) -> None:
     """Stop agents gracefully and resume their conversations; --pane LABEL (repeatable) for some, else all.
 
     Example: fleet restart fleet-2x2 --pane SDK
     """
     from claude_shepherd.fleet import builder, target  # lazy, as in every verb: keeps `fleet --help` fast
+    from claude_shepherd.fleet.hosts.span import spanning
 
+    machine(as_json)
+    span = spanning(layout, socket)
+    if span is not None:
+        from claude_shepherd.fleet.hosts import verbs
+
+        return verbs.restart(span, grace, pane, wait)
     where = target.resolve_layout(layout, socket, "restart")
     spec = where.require_layout("restart")
     server = where.server()

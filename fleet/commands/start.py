@@ -7,7 +7,16 @@ import typing as t
 import typer
 
 from claude_shepherd.fleet.commands.attach import show
-from claude_shepherd.fleet.commands.options import FleetFailure, LayoutArg, SocketOpt, WaitOpt, locked, say
+from claude_shepherd.fleet.commands.options import (
+    FleetFailure,
+    LayoutArg,
+    MachineOpt,
+    SocketOpt,
+    WaitOpt,
+    locked,
+    machine,
+    say,
+)
 
 if t.TYPE_CHECKING:
     from claude_shepherd.fleet.builder import StartResult
@@ -21,6 +30,7 @@ def start(
     ] = False,
     socket: SocketOpt = None,
     wait: WaitOpt = None,
+    as_json: MachineOpt = False,
 ) -> None:
     """Build the layout's fleet, or reconcile the running one (respawn dead agent panes); say `running`
     only for agents seen running, and fail naming each one that is not.
@@ -29,8 +39,13 @@ def start(
     """
     from claude_shepherd.fleet import builder, target  # lazy, as in every verb: keeps `fleet --help` fast
 
+    machine(as_json)
     where = target.resolve_layout(layout, socket, "start")
     spec = where.require_layout("start")
+    if spec.spans_hosts:
+        from claude_shepherd.fleet.hosts import verbs
+
+        return verbs.start(spec, layout, wait=wait, attach=spec.attach and not no_attach and not as_json)
     server = where.server()
     builder.check_roots(spec)  # before a word about starting: a missing root starts nothing
     with locked(where.socket, "fleet start"):
@@ -49,7 +64,8 @@ def start(
         refuse_not_running(failed, layout)
         if running and not result.changed:
             say("Nothing to do: every agent is running.")
-    show(where.socket, spec.name, spec.attach and not no_attach, server.tmux_bin)
+    if not as_json:
+        show(where.socket, spec.name, spec.attach and not no_attach, server.tmux_bin)
 
 
 def report_started(server: FleetServer, result: StartResult, wait: float | None) -> list[str]:
@@ -81,7 +97,7 @@ def report_started(server: FleetServer, result: StartResult, wait: float | None)
 
 def refuse_not_running(failed: list[str], layout: str | None) -> None:
     if failed:
-        again = f"fleet start {layout}" if layout else "fleet start"
+        again = f"fleet start {layout}" if layout and layout != "-" else "fleet start"
         raise FleetFailure(
             f"{len(failed)} agent(s) not running: {', '.join(failed)} (their last lines are above); fix the cause "
             f"and run `{again}` again, which respawns them"

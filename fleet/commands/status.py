@@ -23,8 +23,14 @@ def status(
     # lazy, as in every verb: keeps `fleet --help` fast
     from claude_shepherd.fleet import status as st
     from claude_shepherd.fleet import target
+    from claude_shepherd.fleet.hosts.span import spanning
 
     try:
+        span = spanning(layout, socket)
+        if span is not None:
+            from claude_shepherd.fleet.hosts import verbs
+
+            return verbs.status(span, as_json)
         where = target.resolve(layout, socket)
         server = where.server()
         sessions = where.running_sessions(server)

@@ -8,10 +8,12 @@ from claude_shepherd.fleet.commands.options import (
     FleetFailure,
     GraceOpt,
     LayoutArg,
+    MachineOpt,
     PaneOpt,
     SocketOpt,
     labelled,
     locked,
+    machine,
     say,
 )
 
@@ -25,6 +27,7 @@ def stop(
     grace: GraceOpt = 10.0,
     socket: SocketOpt = None,
     pane: PaneOpt = None,
+    as_json: MachineOpt = False,
 ) -> None:
     """Stop every agent (SIGTERM, grace, SIGKILL) and close the fleet's tmux session; with --pane,
     only those agents (their panes stay, and `fleet start` resumes them).
@@ -32,7 +35,14 @@ def stop(
     Example: fleet stop fleet-2x2 --pane SDK
     """
     from claude_shepherd.fleet import target  # lazy, as in every verb: keeps `fleet --help` fast
+    from claude_shepherd.fleet.hosts.span import spanning
 
+    machine(as_json)
+    span = spanning(layout, socket)
+    if span is not None:
+        from claude_shepherd.fleet.hosts import verbs
+
+        return verbs.stop(span, grace, pane)
     try:
         where = target.resolve(layout, socket)
     except target.NotRunningError as exc:  # stopping what is stopped succeeds, as systemctl stop does

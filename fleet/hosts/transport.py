@@ -1,0 +1,282 @@
+"""How ``fleet`` reaches a host: one interface, two ways (this machine, OpenSSH).
+
+A :class:`Host` runs a program there and says what came back, or why the host
+did not answer, within a deadline. Every verb talks to hosts through this
+seam only, so another transport (``kubectl exec``, a container) is one more
+class with the same three methods.
+
+Over SSH, one connection per host is shared by every call (OpenSSH's
+ControlMaster, its control socket in the user's private tmux directory, kept
+for ten minutes after the last call): a call costs a channel on that
+connection, not a handshake. What crosses the network is the command line,
+a layout document on stdin and JSON on stdout; nothing else.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import re
+import shlex
+import signal
+import subprocess
+import time
+import typing as t
+from dataclasses import dataclass
+from pathlib import Path
+
+from claude_shepherd.fleet.environment import scripts_dir
+from claude_shepherd.fleet.live import socket_dir
+from claude_shepherd.supervisor.env import (
+    FLEET_HOST_TIMEOUT_ENV,
+    FLEET_REMOTE_HOME_ENV,
+    FLEET_SSH_COMMAND_ENV,
+    FLEET_SSH_REUSE_ENV,
+)
+from claude_shepherd.supervisor.errors import ShepherdError
+from claude_shepherd.supervisor.session.numbers import parse_decimal
+
+LOCAL = "local"
+"""The name this machine goes by wherever hosts are listed."""
+DEFAULT_TIMEOUT = 10.0
+"""Seconds a host has to answer (connect and reply) before it is reported unreachable."""
+REMOTE_HOME = ".local/share/claude-shepherd"
+"""Where ``fleet host add`` installs on a host, relative to its login's home."""
+CONTROL_PERSIST = 600
+"""Seconds a shared SSH connection stays open after its last call."""
+SSH_UNREACHABLE = 255
+"""ssh's own exit status when it could not connect (or the connection dropped)."""
+_DESTINATION = re.compile(
+    r"^(?:(?P<user>[^@\s]+)@)?(?:\[(?P<v6>[0-9A-Fa-f:.]+)\]|(?P<name>[^:@\s\[\]]+))(?::(?P<port>[0-9]{1,5}))?$"
+)
+
+
+class HostError(ShepherdError):
+    """A host answered, but not with what ``fleet`` asked for."""
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What one call on a host came back with."""
+
+    host: str
+    status: int | None
+    """The program's exit status; None when the host did not answer."""
+    stdout: str
+    stderr: str
+    seconds: float
+    problem: str | None = None
+    """Why the host did not answer (unreachable, no answer in time); None when it did."""
+
+    @property
+    def reached(self) -> bool:
+        return self.problem is None
+
+    def last_error(self) -> str:
+        """The last line the program said on stderr (``fleet: error: ...`` without its prefix)."""
+        lines = [line.strip() for line in self.stderr.splitlines() if line.strip()]
+        return lines[-1].removeprefix("fleet: error: ") if lines else f"exit status {self.status}"
+
+    def json(self) -> t.Any:
+        """stdout as JSON, or a :class:`HostError` that quotes what came instead."""
+        import json
+
+        try:
+            return json.loads(self.stdout)
+        except ValueError:
+            said = (self.stderr.strip() or self.stdout.strip() or "nothing").splitlines()[-1][:200]
+            raise HostError(
+                f"{self.host}: its fleet did not answer in JSON (exit status {self.status}): {said}; "
+                f"is the same claude-shepherd installed there? `fleet host add {self.host}`"
+            ) from None
+
+
+class Host(t.Protocol):
+    """A machine that runs its own fleet."""
+
+    name: str
+
+    def run(
+        self, argv: t.Sequence[str], *, stdin: bytes | None = None, timeout: float | None = None
+    ) -> Reply:
+        """Run *argv* there; its output, or why the host did not answer within *timeout* seconds."""
+        ...
+
+    def fleet_argv(self, args: t.Sequence[str]) -> list[str]:
+        """The argv that runs that host's ``fleet ARGS`` (for :meth:`run`)."""
+        ...
+
+    def terminal(self, argv: t.Sequence[str]) -> list[str]:
+        """An argv to exec here that runs *argv* there on this terminal (``fleet attach``)."""
+        ...
+
+
+def host_timeout(env: t.Mapping[str, str] | None = None) -> float:
+    """``$FLEET_HOST_TIMEOUT``, else :data:`DEFAULT_TIMEOUT` (a bad value is the default, not a crash)."""
+    raw = (os.environ if env is None else env).get(FLEET_HOST_TIMEOUT_ENV, "")
+    value = parse_decimal(raw.strip(), maximum=3600.0) if raw.strip() else None
+    return value if value else DEFAULT_TIMEOUT
+
+
+def _run(host: str, argv: list[str], stdin: bytes | None, timeout: float) -> Reply:
+    """*argv* as a child in its own process group, killed whole at *timeout*."""
+    started = time.monotonic()
+    try:
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        return Reply(host, None, "", "", 0.0, f"cannot run {argv[0]}: {exc.strerror or exc}")
+    try:
+        out, err = proc.communicate(stdin, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        return Reply(host, None, "", "", time.monotonic() - started, f"no answer within {timeout:g} s")
+    return Reply(
+        host, proc.returncode, out.decode(errors="replace"), err.decode(errors="replace"),
+        time.monotonic() - started,
+    )  # fmt: skip
+
+
+class LocalHost:
+    """This machine: programs run directly; ``fleet`` is this installation's."""
+
+    name = LOCAL
+
+    def run(
+        self, argv: t.Sequence[str], *, stdin: bytes | None = None, timeout: float | None = None
+    ) -> Reply:
+        return _run(self.name, list(argv), stdin, host_timeout() if timeout is None else timeout)
+
+    def fleet_argv(self, args: t.Sequence[str]) -> list[str]:
+        folder = scripts_dir()
+        return [str(folder / "fleet") if folder else "fleet", *args]
+
+    def terminal(self, argv: t.Sequence[str]) -> list[str]:
+        return list(argv)
+
+
+class SshHost:
+    """Another machine, through OpenSSH: ``name`` is the layout's ``host:``, ``[user@]name[:port]``."""
+
+    def __init__(self, name: str, env: t.Mapping[str, str] | None = None) -> None:
+        env = os.environ if env is None else env
+        match = _DESTINATION.match(name)
+        if not match or name.startswith("-"):
+            raise ShepherdError(f"host {name!r} is not [user@]name[:port]")
+        self.name = name
+        user = f"{match['user']}@" if match["user"] else ""
+        self.destination = user + (match["v6"] or match["name"])
+        self.port = match["port"]
+        try:
+            self.ssh = shlex.split(env.get(FLEET_SSH_COMMAND_ENV, "").strip() or "ssh")
+        except ValueError as exc:
+            raise ShepherdError(
+                f"${FLEET_SSH_COMMAND_ENV} cannot be split ({exc}); quote it as for a shell"
+            ) from None
+        self.reuse = env.get(FLEET_SSH_REUSE_ENV, "1").strip() != "0"
+        self.home = env.get(FLEET_REMOTE_HOME_ENV, "").strip() or REMOTE_HOME
+
+    # ----------------------------------------------------------------- the connection
+
+    def control_path(self) -> Path:
+        """The shared connection's socket: a private directory of this user (``%C`` is a hash of the
+        destination, short enough for a socket path)."""
+        return socket_dir() / "ssh" / "%C"
+
+    def _options(self, timeout: float) -> list[str]:
+        options = [
+            "-o", "BatchMode=yes",
+            "-o", f"ConnectTimeout={max(1, int(timeout))}",
+            "-o", "ServerAliveInterval=5",
+            "-o", "ServerAliveCountMax=2",
+        ]  # fmt: skip
+        if self.port:
+            options += ["-p", self.port]
+        if self.reuse:
+            options += ["-o", f"ControlPath={self.control_path()}"]
+        else:
+            options += ["-o", "ControlMaster=no", "-o", "ControlPath=none"]
+        return options
+
+    def connect(self, timeout: float) -> Reply | None:
+        """Open the shared connection unless it is open; a Reply saying why when the host does not answer.
+
+        The connection runs in the background (``-f``) with no pipe of ours
+        open, so no call ever waits on it; a lock makes two callers open one.
+        """
+        if not self.reuse:
+            return None
+        folder = socket_dir() / "ssh"
+        folder.parent.mkdir(mode=0o700, exist_ok=True)  # tmux's own folder: tmux wants it private too
+        folder.mkdir(mode=0o700, exist_ok=True)
+        base = [*self.ssh, *self._options(timeout)]
+        if self._check(base, timeout):
+            return None
+        lock = os.open(folder / f".{_safe(self.name)}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if self._check(base, timeout):
+                return None
+            argv = [*base, "-o", "ControlMaster=yes", "-o", f"ControlPersist={CONTROL_PERSIST}", "-N", "-f"]
+            reply = _run(self.name, [*argv, self.destination], None, timeout + 2)
+            if reply.problem is not None or reply.status != 0:
+                return _unreachable(reply)
+            return None
+        finally:
+            os.close(lock)
+
+    def _check(self, base: list[str], timeout: float) -> bool:
+        reply = _run(self.name, [*base, "-O", "check", self.destination], None, timeout)
+        return reply.status == 0
+
+    def disconnect(self) -> None:
+        """Close the shared connection (its agents run on: they are that host's own)."""
+        if self.reuse:
+            _run(self.name, [*self.ssh, *self._options(5), "-O", "exit", self.destination], None, 5)
+
+    # ----------------------------------------------------------------- Host
+
+    def run(
+        self, argv: t.Sequence[str], *, stdin: bytes | None = None, timeout: float | None = None
+    ) -> Reply:
+        timeout = host_timeout() if timeout is None else timeout
+        started = time.monotonic()
+        failed = self.connect(min(timeout, host_timeout()))
+        if failed is not None:
+            return failed
+        left = max(1.0, timeout - (time.monotonic() - started))
+        command = [*self.ssh, *self._options(left), "-T", self.destination, "--", shlex.join(argv)]
+        reply = _run(self.name, command, stdin, left)
+        return _unreachable(reply) if reply.status == SSH_UNREACHABLE and not reply.stdout else reply
+
+    def fleet_argv(self, args: t.Sequence[str]) -> list[str]:
+        return [f"{self.home}/venv/bin/fleet", *args]
+
+    def terminal(self, argv: t.Sequence[str]) -> list[str]:
+        return [*self.ssh, *self._options(host_timeout()), "-t", self.destination, "--", shlex.join(argv)]
+
+
+def _unreachable(reply: Reply) -> Reply:
+    """*reply* as a host that did not answer, with ssh's own reason."""
+    if reply.problem is not None:
+        return reply
+    lines = [line.strip() for line in reply.stderr.splitlines() if line.strip()]
+    why = lines[-1] if lines else f"ssh exited with status {reply.status}"
+    return Reply(reply.host, None, reply.stdout, reply.stderr, reply.seconds, why)
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "._-" else "_" for c in name)
+
+
+def host_named(name: str | None) -> Host:
+    """The host a layout's ``host:`` names (None: this machine)."""
+    return LocalHost() if name is None else SshHost(name)

@@ -1,0 +1,350 @@
+"""The verbs on a fleet that spans hosts: every host's own ``fleet`` asked at once, each line under
+its host's name, a host that does not answer reported as such (its agents ``unknown``, never
+``stopped``) while the others go on."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sys
+import time
+import typing as t
+
+from claude_shepherd.fleet.commands.options import FleetFailure, say
+from claude_shepherd.fleet.hosts.part import STDIN
+from claude_shepherd.fleet.hosts.span import Part, Span, forget, remember
+from claude_shepherd.fleet.hosts.transport import LOCAL, HostError, Reply, host_timeout
+from claude_shepherd.fleet.layout import Layout
+from claude_shepherd.fleet.status import PaneStatus, render
+from claude_shepherd.supervisor.errors import EXIT_NOT_RUNNING
+from claude_shepherd.supervisor.tmux_names import NOT_RUNNING, UNKNOWN
+
+SLACK = 30.0
+"""Seconds a host gets beyond what the verb itself may take (a start's wait, a stop's grace)."""
+
+
+class Envelope(t.NamedTuple):
+    """What a host's ``fleet VERB --json`` said."""
+
+    exit_code: int
+    lines: list[str]
+    error: str | None
+
+
+def envelope(reply: Reply) -> Envelope:
+    """The JSON object of a verb run with ``--json`` there, checked field by field."""
+    data = reply.json()
+    lines = data.get("lines") if isinstance(data, dict) else None
+    code = data.get("exit_code") if isinstance(data, dict) else None
+    if not isinstance(lines, list) or not isinstance(code, int) or isinstance(code, bool):
+        raise HostError(f"{reply.host}: its fleet answered JSON of another shape; is it the same version?")
+    error = data.get("error")
+    return Envelope(code, [str(line) for line in lines], error if isinstance(error, str) else None)
+
+
+def _tell(span: Span, part: Part, reply: Reply, *, not_done: str) -> str | None:
+    """Say *reply*'s lines under its host; the problem in one phrase, None when it went well."""
+    pad = f"{part.name:<{span.width}}  "
+    if not reply.reached:
+        say(f"{pad}UNREACHABLE: {reply.problem}; {not_done}")
+        return f"{part.name} did not answer ({reply.problem})"
+    try:
+        answer = envelope(reply)
+    except HostError as exc:
+        say(f"{pad}{exc}")
+        return str(exc)
+    for line in answer.lines:
+        say(f"{pad}{line}")
+    if answer.exit_code:
+        say(f"{pad}error: {answer.error or f'exit status {answer.exit_code}'}")
+        return f"{part.name}: {answer.error or f'exit status {answer.exit_code}'}"
+    return None
+
+
+def _fail(problems: list[str | None], what: str) -> None:
+    found = [p for p in problems if p]
+    if found:
+        raise FleetFailure(f"{what} on {len(found)} host(s): {'; '.join(found)}")
+
+
+def _panes(part: Part) -> int:
+    return len(part.labels)
+
+
+# --------------------------------------------------------------------------- start, stop, restart
+
+
+def start(layout: Layout, layout_arg: str | None, *, wait: float | None, attach: bool) -> None:
+    """Each host starts its own part; the span is recorded for the verbs that name no LAYOUT."""
+    from claude_shepherd.fleet import readiness
+
+    span = Span.of(layout)
+    say(
+        f"Starting fleet {layout.name!r} (socket {layout.socket_name}) on {len(span.parts)} hosts: "
+        + ", ".join(f"{p.name} ({_panes(p)} pane{'s' * (_panes(p) != 1)})" for p in span.parts)
+    )
+    args = ["start", STDIN, "--json", "--no-attach"]
+    if wait is not None:
+        args += ["--wait", f"{wait:g}"]
+    budget = host_timeout() + (readiness.default_wait() if wait is None else wait) + SLACK
+    replies = span.fleet(args, budget)
+    remember(span)
+    problems = [
+        _tell(span, p, r, not_done="its agents were not started") for p, r in zip(span.parts, replies)
+    ]
+    if attach:
+        _attach(span, None)
+    else:
+        say(f"Attach with: fleet attach {layout_arg or layout.name} --pane HOST/LABEL")
+    _fail(problems, "not started")
+
+
+def stop(span: Span, grace: float, labels: t.Sequence[str] | None) -> None:
+    """Each host stops its own part (or the panes labelled *labels*)."""
+    chosen = span.where(labels) if labels else {p.name: [] for p in span.parts}
+    parts = [p for p in span.parts if p.name in chosen]
+    say(f"Stopping fleet {span.layout.name!r} on {', '.join(p.name for p in parts)}...")
+
+    def one(part: Part) -> Reply:
+        args = ["stop", STDIN, "--json", "--grace", f"{grace:g}"]
+        for label in chosen[part.name]:
+            args += ["--pane", label]
+        return part.fleet(args, host_timeout() + grace + SLACK)
+
+    replies = span.each(one, parts)
+    problems = [_tell(span, p, r, not_done="its agents were NOT stopped") for p, r in zip(parts, replies)]
+    if not labels and not any(problems):
+        forget(span)
+    _fail(problems, "not stopped")
+
+
+def restart(span: Span, grace: float, labels: t.Sequence[str] | None, wait: float | None) -> None:
+    """Each host restarts its own part's agents (or those labelled *labels*), resuming their conversations."""
+    from claude_shepherd.fleet import readiness
+
+    chosen = span.where(labels) if labels else {p.name: [] for p in span.parts}
+    parts = [p for p in span.parts if p.name in chosen]
+
+    def one(part: Part) -> Reply:
+        args = ["restart", STDIN, "--json", "--grace", f"{grace:g}"]
+        if wait is not None:
+            args += ["--wait", f"{wait:g}"]
+        for label in chosen[part.name]:
+            args += ["--pane", label]
+        budget = host_timeout() + grace + (readiness.default_wait() if wait is None else wait) + SLACK
+        return part.fleet(args, budget)
+
+    replies = span.each(one, parts)
+    _fail(
+        [_tell(span, p, r, not_done="nothing was restarted there") for p, r in zip(parts, replies)],
+        "not restarted",
+    )
+
+
+# --------------------------------------------------------------------------- status
+
+
+class HostStatus(t.NamedTuple):
+    part: Part
+    rows: list[PaneStatus]
+    problem: str | None
+    """Why the host's agents are unknown (it did not answer), or why none run there."""
+    seconds: float
+
+
+def gather(span: Span) -> list[HostStatus]:
+    """Every host's rows at once; an unreachable host's agents as ``unknown`` rows."""
+    replies = span.fleet(["status", STDIN, "--json"], host_timeout())
+    return [_host_status(part, reply) for part, reply in zip(span.parts, replies)]
+
+
+def _host_status(part: Part, reply: Reply) -> HostStatus:
+    def placeholders(state: str) -> list[PaneStatus]:
+        name = part.document["name"]
+        return [_placeholder(name, window, label, state) for window, label in part.labels]
+
+    if not reply.reached:
+        return HostStatus(part, placeholders(UNKNOWN), f"did not answer: {reply.problem}", reply.seconds)
+    try:
+        data = reply.json()
+    except HostError as exc:
+        return HostStatus(part, placeholders(UNKNOWN), str(exc), reply.seconds)
+    if isinstance(data, dict):
+        error = str(data.get("error") or "its fleet failed")
+        state = NOT_RUNNING if data.get("exit_code") == EXIT_NOT_RUNNING else UNKNOWN
+        return HostStatus(part, placeholders(state), error, reply.seconds)
+    if not isinstance(data, list):
+        return HostStatus(
+            part, placeholders(UNKNOWN), "its fleet answered JSON of another shape", reply.seconds
+        )
+    rows = [PaneStatus.from_json(row) for row in data if isinstance(row, dict)]
+    return HostStatus(part, rows, None, reply.seconds)
+
+
+def _placeholder(session: str, window: str, label: str, state: str) -> PaneStatus:
+    return PaneStatus(
+        session=session, window=window, label=label, pane="—", pane_id=f"{session}:{window}:{label}",
+        state=state, supervisor_pid=None, supervisor_alive=False, claude_pid=None, session_dir=None,
+        skill=None, phase=None, lifecycle=None, overflowed=None, context_usage=None, cost_usd=None,
+        restarts=None, started_at=None, agent=True,
+    )  # fmt: skip
+
+
+def identity(host: str, row: PaneStatus) -> str:
+    """``host/session:window:label``: two hosts may use the same labels."""
+    return f"{host}/{row.pane_id or f'{row.session}:{row.window}:{row.pane}'}"
+
+
+def status(span: Span, as_json: bool) -> None:
+    hosts = gather(span)
+    problems = [f"{h.part.name} {h.problem}" for h in hosts if h.problem]
+    dead = [
+        (h.part.name, row)
+        for h in hosts
+        if not h.problem
+        for row in h.rows
+        if row.agent and row.state.startswith("exited")
+    ]
+    if as_json:
+        out = []
+        for h in hosts:
+            for row in h.rows:
+                item = {"host": h.part.name, "identity": identity(h.part.name, row), **row.as_json()}
+                if h.problem:
+                    item["problem"] = h.problem
+                out.append(item)
+        sys.stdout.write(json.dumps(out, indent=2) + "\n")
+    else:
+        costs = [row.cost_usd for h in hosts for row in h.rows if row.cost_usd is not None]
+        total = f", ${sum(costs):.2f} spent" if costs else ""
+        count = sum(len(h.rows) for h in hosts)
+        say(
+            f"Fleet {span.layout.name!r} (socket {span.layout.socket_name}) on {len(hosts)} hosts: "
+            f"{count} pane(s){total}"
+        )
+        for h in hosts:
+            say(f"  {h.part.name:<{span.width}}  {_host_line(h)}")
+        rows = [row for h in hosts for row in h.rows]
+        render(rows, [h.part.name for h in hosts for _ in h.rows])
+    if problems or dead:
+        said = [*problems, *(f"{identity(host, row)} {row.state}" for host, row in dead)]
+        raise FleetFailure(
+            f"{'; '.join(said)}; an unreachable host's agents may still run (`fleet doctor` checks the hosts), "
+            "`fleet start` respawns dead agents"
+        )
+
+
+def _host_line(h: HostStatus) -> str:
+    if h.problem:
+        return f"{h.problem} ({len(h.rows)} agent(s) {h.rows[0].state if h.rows else UNKNOWN})"
+    states: dict[str, int] = {}
+    for row in h.rows:
+        state = row.state or ("running" if row.supervisor_alive else "—")
+        states[state] = states.get(state, 0) + 1
+    cost = sum(row.cost_usd for row in h.rows if row.cost_usd is not None)
+    summary = ", ".join(f"{n} {state}" for state, n in states.items()) or "no panes"
+    return f"{summary}, ${cost:.2f} ({h.seconds * 1000:.0f} ms)"
+
+
+# --------------------------------------------------------------------------- one pane: logs, attach
+
+
+def _one(span: Span, label: str) -> tuple[Part, str]:
+    ((host, (bare, *_)),) = span.where([label]).items()
+    part = span.part(host)
+    assert part is not None
+    return part, bare
+
+
+def logs(span: Span, label: str, lines: int, follow: bool) -> None:
+    """The pane's host prints its log and screen here (``-f`` keeps the channel open)."""
+    part, bare = _one(span, label)
+    args = ["logs", span.layout.name, "--socket", span.layout.socket_name, "--pane", bare, "-n", str(lines)]
+    if follow:
+        args.append("-f")
+    argv = part.host.terminal(part.host.fleet_argv(args))
+    sys.stdout.flush()
+    os.execvp(argv[0], argv)
+
+
+def attach(span: Span, label: str | None) -> None:
+    _attach(span, label)
+
+
+def _attach(span: Span, label: str | None) -> None:
+    """Attach this terminal to the pane's host's fleet (``ssh -t`` for another host)."""
+    if label is not None:
+        part, bare = _one(span, label)
+    else:
+        part = span.part(LOCAL) or span.parts[0]
+        bare = None
+    args = ["attach", span.layout.name, "--socket", span.layout.socket_name]
+    if bare:
+        args += ["--pane", bare]
+    argv = part.host.terminal(part.host.fleet_argv(args))
+    if not (os.isatty(0) and os.isatty(1)):
+        say(f"Attach with: {shlex.join(argv)}")
+        return
+    sys.stdout.flush()
+    os.execvp(argv[0], argv)
+
+
+# --------------------------------------------------------------------------- doctor
+
+SKEW_LIMIT = 5.0
+"""Seconds two hosts' clocks may differ before doctor says so (uptimes and cooldowns compare them)."""
+
+
+def doctor(span: Span, fix: bool) -> None:
+    """Each host: reachable, same version, tmux, clock; then its own doctor (hooks, orphans, bindings)."""
+    from claude_shepherd.supervisor import __version__
+
+    def checks(part: Part) -> tuple[Reply, float, Reply | None]:
+        fleet = shlex.join(part.host.fleet_argv(["--version"]))
+        probe = f"date +%s.%N; {fleet} 2>&1; command -v tmux >/dev/null && tmux -V || echo 'tmux: missing'"
+        before = time.time()
+        reply = part.host.run(["sh", "-c", probe])
+        middle = (before + time.time()) / 2
+        if not reply.reached:
+            return reply, middle, None
+        args = ["doctor", STDIN, "--json", *(["--fix"] if fix else [])]
+        return reply, middle, part.fleet(args, host_timeout() + SLACK)
+
+    problems: list[str | None] = []
+    for part, (probe, when, own) in zip(span.parts, span.each(checks)):
+        pad = f"{part.name:<{span.width}}  "
+        if not probe.reached:
+            say(f"{pad}unreachable: {probe.problem}; nothing checked or fixed there")
+            problems.append(f"{part.name} unreachable")
+            continue
+        lines = probe.stdout.strip().splitlines()
+        clock = _seconds(lines[0]) if lines else None
+        version = lines[1].removeprefix("fleet ").strip() if len(lines) > 1 else ""
+        tmux = lines[2].strip() if len(lines) > 2 else ""
+        found: list[str] = []
+        if version != __version__:
+            found.append(
+                f"claude-shepherd {version or 'is not installed'} there, {__version__} here; "
+                f"run `fleet host add {part.name}`"
+            )
+        if "missing" in tmux or not tmux.startswith("tmux"):
+            found.append("tmux is missing there; install it")
+        if clock is not None and abs(clock - when) > SKEW_LIMIT:
+            found.append(f"its clock is {clock - when:+.1f} s off this machine's; run NTP on both")
+        say(f"{pad}reachable ({probe.seconds * 1000:.0f} ms), claude-shepherd {version or '?'}, {tmux or 'no tmux'}"
+            + (f", clock {clock - when:+.1f} s" if clock is not None else ""))  # fmt: skip
+        for line in found:
+            say(f"{pad}{line}")
+        problems.append(f"{part.name}: {'; '.join(found)}" if found else None)
+        if own is not None:
+            problems.append(_tell(span, part, own, not_done="its doctor did not run"))
+    _fail(problems, "problems")
+
+
+def _seconds(text: str) -> float | None:
+    try:
+        value = float(text.strip())
+    except ValueError:
+        return None
+    return value if value > 0 else None
