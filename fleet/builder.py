@@ -143,9 +143,9 @@ def run_on_project_start(layout: Layout) -> None:
             raise StartError(f"on_project_start command failed (exit {done.returncode}): {command}")
 
 
-def notify_setting(layout: Layout, env: t.Mapping[str, str] | None = None) -> list[t.Any]:
-    """Set the fleet's alert settings (session option read by the hooks): the layout's ``notify``,
-    else ``$FLEET_NOTIFY_COMMAND``; ``notify: false`` silences the fleet."""
+def notify_command(layout: Layout, env: t.Mapping[str, str] | None = None) -> tuple[str, ...] | None:
+    """The fleet's notify command: the layout's ``notify``, else ``$FLEET_NOTIFY_COMMAND``; none with
+    ``notify: false``."""
     env = os.environ if env is None else env
     command = layout.notify_command
     raw = env.get(FLEET_NOTIFY_COMMAND_ENV, "").strip()
@@ -156,7 +156,12 @@ def notify_setting(layout: Layout, env: t.Mapping[str, str] | None = None) -> li
             command = tuple(shlex.split(raw))
         except ValueError as exc:
             raise StartError(f"${FLEET_NOTIFY_COMMAND_ENV}: {exc}; quote it as a shell would") from None
-    value = alerts.encode(command, layout.notify_on, tmux=layout.notify_tmux)
+    return command
+
+
+def notify_setting(layout: Layout, env: t.Mapping[str, str] | None = None) -> list[t.Any]:
+    """Set the fleet's alert settings (session option read by the hooks): see :func:`notify_command`."""
+    value = alerts.encode(notify_command(layout, env), layout.notify_on, tmux=layout.notify_tmux)
     return ["set-option", "-t", f"={layout.name}:", FLEET_NOTIFY_OPTION, value]
 
 

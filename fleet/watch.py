@@ -15,20 +15,34 @@ import contextlib
 import itertools
 import time
 import typing as t
-from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from rich.cells import cell_len, set_cell_size
 
 from claude_shepherd.fleet import procs as pr
+from claude_shepherd.fleet.hosts.relay import Relay
+from claude_shepherd.fleet.hosts.span import Part
+from claude_shepherd.fleet.hosts.transport import LOCAL
 from claude_shepherd.fleet.live import live_fleets
 from claude_shepherd.fleet.status import PaneStatus, pane_rows
 from claude_shepherd.fleet.tmux import FleetServer, pane_history
+from claude_shepherd.supervisor.errors import ShepherdError
 from claude_shepherd.supervisor.printable import printable
 from claude_shepherd.supervisor.session.paths import display_name
-from claude_shepherd.supervisor.tmux_names import DONE, ERROR, EXITED, NEEDS_YOU, STOPPED, WORKING
+from claude_shepherd.supervisor.tmux_names import DONE, ERROR, EXITED, NEEDS_YOU, STOPPED, UNKNOWN, WORKING
 
-URGENCY: dict[str, int] = {NEEDS_YOU: 0, ERROR: 1, EXITED: 2, WORKING: 3, DONE: 4, "": 5, STOPPED: 6}
+URGENCY: dict[str, int] = {
+    NEEDS_YOU: 0,
+    ERROR: 1,
+    EXITED: 2,
+    UNKNOWN: 3,
+    WORKING: 4,
+    DONE: 5,
+    "": 6,
+    STOPPED: 7,
+}
 """The order of the rows: what needs the person first; an agent with no state yet, then one stopped on
 request, come last."""
 
@@ -40,10 +54,16 @@ class AgentRow:
     socket: str
     """The fleet's tmux socket name (``fleet``, ``fleet-NAME``): where the keys act."""
     status: PaneStatus
+    host: str = LOCAL
+    """The machine the agent runs on (:mod:`claude_shepherd.fleet.hosts`)."""
 
     @property
     def key(self) -> str:
-        return f"{self.socket}\x1f{self.status.pane}"
+        return f"{self.host}\x1f{self.socket}\x1f{self.status.pane}"
+
+    @property
+    def remote(self) -> bool:
+        return self.host != LOCAL
 
     @property
     def fleet(self) -> str:
@@ -60,20 +80,23 @@ class AgentRow:
         return self.status.label or self.status.pane
 
     @property
-    def identity(self) -> tuple[str, str]:
-        """The agent whatever pane runs it (``session:window:label`` on its socket): a fleet started
-        again gives it a new pane (``%N``), and the watch knows it again."""
-        return self.socket, self.status.pane_id or self.status.pane
+    def identity(self) -> tuple[str, str, str]:
+        """The agent whatever pane runs it (``session:window:label`` on its host and socket): a fleet
+        started again gives it a new pane (``%N``), and the watch knows it again."""
+        return self.host, self.socket, self.status.pane_id or self.status.pane
 
     @property
     def where(self) -> str:
-        """The agent as the person names it (``duo:agents:SDK``): what a confirmation asks about."""
-        return f"{self.fleet}:{self.status.window}:{self.name}"
+        """The agent as the person names it (``duo:agents:SDK``, ``box/duo:agents:SDK`` on another host):
+        what a confirmation asks about."""
+        here = f"{self.fleet}:{self.status.window}:{self.name}"
+        return f"{self.host}/{here}" if self.remote else here
 
     def cells(self, now: float) -> tuple[str, ...]:
         """The :data:`COLUMNS`, as printable text at full length (:func:`fit` cuts them)."""
         s = self.status
         return tuple(printable(cell) for cell in (
+            self.host,
             self.fleet,
             self.name,
             self.state or "—",
@@ -87,14 +110,14 @@ class AgentRow:
         ))  # fmt: skip
 
 
-COLUMNS = ("FLEET", "AGENT", "STATE", "CTX", "COST", "SESSION", "SKILL", "PHASE", "UP", "RST")
-LEAST = {"SESSION": 7, "SKILL": 5, "PHASE": 5, "FLEET": 5, "AGENT": 8}
+COLUMNS = ("HOST", "FLEET", "AGENT", "STATE", "CTX", "COST", "SESSION", "SKILL", "PHASE", "UP", "RST")
+LEAST = {"SESSION": 7, "SKILL": 5, "PHASE": 5, "HOST": 5, "FLEET": 5, "AGENT": 8}
 """The text columns, and the width each may be cut to before any column is hidden."""
-CUT_FIRST = (("SESSION", "SKILL", "PHASE"), ("FLEET", "AGENT"))
+CUT_FIRST = (("SESSION", "SKILL", "PHASE"), ("HOST", "FLEET", "AGENT"))
 """The order they are cut in: what the agent is doing before which agent it is."""
 WIDEST = 24
 """No column grows wider than this, however long an agent's phase."""
-HIDDEN_FIRST = ("SKILL", "SESSION", "PHASE", "RST", "UP", "COST", "CTX", "FLEET")
+HIDDEN_FIRST = ("SKILL", "SESSION", "PHASE", "RST", "UP", "COST", "CTX", "FLEET", "HOST")
 """What goes first when even the cut columns do not fit; AGENT and STATE always stay."""
 PADDING = 2
 """What a table adds to each column (a space either side)."""
@@ -116,7 +139,8 @@ def fit(rows: t.Sequence[t.Sequence[str]], width: int, *, leave_out: t.Collectio
 
     Text columns are cut first, the widest first, down to :data:`LEAST`;
     only then are whole columns hidden (:data:`HIDDEN_FIRST`), and :attr:`Fit.hidden` names them so
-    the screen can say so. *leave_out* are columns not wanted at all (FLEET with one fleet).
+    the screen can say so. *leave_out* are columns not wanted at all (FLEET with one fleet, HOST with
+    every agent on this machine).
     """
     natural = [
         min(WIDEST, max([cell_len(name), *(cell_len(r[i]) for r in rows)])) for i, name in enumerate(COLUMNS)
@@ -169,36 +193,79 @@ def uptime(seconds: float) -> str:
 
 def ordered(rows: t.Iterable[AgentRow]) -> list[AgentRow]:
     """Most urgent first, then by fleet, in layout order (the sort is stable), so rows do not jump."""
-    return sorted(rows, key=lambda r: (URGENCY.get(r.state, len(URGENCY)), r.fleet, r.socket))
+    return sorted(
+        rows, key=lambda r: (URGENCY.get(r.state, len(URGENCY)), r.fleet, r.socket, r.host != LOCAL, r.host)
+    )
 
 
 @dataclass(frozen=True)
 class Gathered:
-    """One look at every fleet: its agents' rows, and the fleet sockets whose server did not answer."""
+    """One look at every fleet: its agents' rows, the fleet sockets (and hosts) that did not answer,
+    and the alerts given for agents on other hosts."""
 
     rows: list[AgentRow]
     silent: list[str]
+    alerts: list[str] = field(default_factory=list)
 
 
-def gather(only: t.Collection[str] = ()) -> Gathered:
-    """Every agent row of every fleet server that answers, from one process-table snapshot.
+def gather(only: t.Collection[str] = (), relay: Relay | None = None) -> Gathered:
+    """Every agent row of every fleet server that answers, from one process-table snapshot, and of
+    every other host a fleet started here spans (:func:`gather_hosts`).
 
     *only* names the fleets wanted (a fleet's session name or its socket name); none means all.
     """
     fleets = live_fleets()
     silent = sorted(Path(path).name for path in fleets.unanswered)
-    if not fleets.servers:
-        return Gathered([], silent)
-    table = pr.snapshot(with_env=False)  # each agent's own environment is read when its row needs it
     rows: list[AgentRow] = []
-    for path, server in fleets.servers.items():
-        panes = [p for p in fleets.panes[path] if not only or p.session in only or server.socket_name in only]
-        rows += [
-            AgentRow(server.socket_name, status)
-            for status in pane_rows(path, panes, table)
-            if status.label or status.supervisor_alive
-        ]  # not an unlabelled shell (or this watch)
-    return Gathered(ordered(rows), silent)
+    if fleets.servers:
+        table = pr.snapshot(with_env=False)  # each agent's own environment is read when its row needs it
+        for path, server in fleets.servers.items():
+            panes = [
+                p for p in fleets.panes[path] if not only or p.session in only or server.socket_name in only
+            ]
+            rows += [
+                AgentRow(server.socket_name, status)
+                for status in pane_rows(path, panes, table)
+                if status.label or status.supervisor_alive
+            ]  # not an unlabelled shell (or this watch)
+    remote = gather_hosts(only, relay)
+    return Gathered(ordered(rows + remote.rows), silent + remote.silent, remote.alerts)
+
+
+HOST_WAIT = 5.0
+"""Seconds the watch waits for another host's rows (at most ``$FLEET_HOST_TIMEOUT``): the local rows
+wait with them."""
+
+
+def gather_hosts(only: t.Collection[str] = (), relay: Relay | None = None) -> Gathered:
+    """The rows of every other host of the fleets started here that span hosts, all asked at once; a
+    host that does not answer shows its agents ``unknown`` and is named among the silent."""
+    from claude_shepherd.fleet.hosts.span import remembered
+    from claude_shepherd.fleet.hosts.transport import host_timeout
+    from claude_shepherd.fleet.hosts.verbs import gather as host_rows
+
+    wanted = [
+        (span, part)
+        for span in remembered()
+        if not only or span.layout.name in only or span.layout.socket_name in only
+        for part in span.parts
+        if part.name != LOCAL  # this machine's part is among the local fleets
+    ]
+    if not wanted:
+        return Gathered([], [])
+    timeout = min(HOST_WAIT, host_timeout())
+    with ThreadPoolExecutor(max_workers=min(32, len(wanted))) as pool:
+        looks = list(pool.map(lambda pair: host_rows(pair[0], [pair[1]], timeout)[0], wanted))
+    rows: list[AgentRow] = []
+    silent: list[str] = []
+    said: list[str] = []
+    for (span, _), look in zip(wanted, looks):
+        rows += [AgentRow(span.layout.socket_name, status, look.part.name) for status in look.rows]
+        if look.problem:
+            silent.append(f"{look.part.name} ({look.problem})")
+        elif relay is not None:
+            said += relay.see(span.layout, look.part.name, look.rows)
+    return Gathered(rows, silent, said)
 
 
 def fleet_name(fleet: str, socket: str) -> str:
@@ -218,10 +285,13 @@ def totals(rows: t.Sequence[AgentRow]) -> list[str]:
         mine = [r for r in rows if (r.fleet, r.socket) == fleet]
         counts = [f"{n} {state}" for state in URGENCY if state and (n := sum(r.state == state for r in mine))]
         costs = [r.status.cost_usd for r in mine if r.status.cost_usd is not None]
+        hosts = sorted({r.host for r in mine}, key=lambda h: (h != LOCAL, h))
+        per_host = [f"{host} {sum(r.host == host for r in mine)}" for host in hosts] if len(hosts) > 1 else []
         parts = [
             f"{fleet_name(*fleet)}: {len(mine)} agent{'s' * (len(mine) != 1)}",
             *counts,
             f"${sum(costs):.2f}",
+            *([f"on {', '.join(per_host)}"] if per_host else []),
         ]
         lines.append(" · ".join(parts))
     return lines
@@ -242,11 +312,31 @@ def select(row: AgentRow) -> FleetServer:
     return server
 
 
+def part_of(row: AgentRow) -> Part:
+    """The host's part of the span *row*'s agent belongs to (an agent on another host)."""
+    from claude_shepherd.fleet.hosts.span import remembered
+
+    for span in remembered():
+        part = span.part(row.host)
+        if part is not None and (span.layout.name, span.layout.socket_name) == (row.fleet, row.socket):
+            return part
+    raise ShepherdError(f"{row.where}: its fleet is no longer recorded here; use fleet status LAYOUT")
+
+
+def on_host(row: AgentRow, verb: str, *extra: str) -> list[str]:
+    """``fleet VERB`` of *row*'s pane, as its host's fleet takes it."""
+    return [verb, row.fleet, "--socket", row.socket, "--pane", row.status.label, *extra]
+
+
 def attach_command(row: AgentRow, env: t.Mapping[str, str] | None = None) -> tuple[list[str], bool]:
     """The tmux command that shows *row*'s pane, and whether it takes over the terminal
-    (as ``fleet attach`` does: see :mod:`claude_shepherd.fleet.attach`)."""
+    (as ``fleet attach`` does: see :mod:`claude_shepherd.fleet.attach`); for an agent on another
+    host, ``ssh -t`` to that host's ``fleet attach``."""
     from claude_shepherd.fleet.attach import attach_command as command
 
+    if row.remote:
+        host = part_of(row).host
+        return host.terminal(host.fleet_argv(on_host(row, "attach"))), True
     server = select(row)
     return command(server.tmux_bin, row.socket, row.fleet, row.status.pane, env)
 
@@ -322,6 +412,8 @@ def stop_agent(
 
     The pane is the row's own (``%N``), not whichever pane carries its label now.
     """
+    if row.remote:
+        return _on_host(row, "stop", grace)
     with fleet_held(row, "stop", told=told, cancelled=cancelled):
         return _stopped(row, grace)[0]
 
@@ -334,6 +426,8 @@ def restart_agent(
     fleet's lock covers both, so no other verb acts between them."""
     from claude_shepherd.fleet.builder import respawn
 
+    if row.remote:
+        return _on_host(row, "restart", grace)
     with fleet_held(row, "restart", told=told, cancelled=cancelled):
         said, pane_left = _stopped(row, grace)
         if not pane_left:
@@ -354,6 +448,29 @@ def _stopped(row: AgentRow, grace: float) -> tuple[str, bool]:
     return f"{row.name}: {result.panes[0].outcome}", True
 
 
+def _on_host(row: AgentRow, verb: str, grace: float) -> str:
+    """``fleet stop|restart --pane`` on the agent's own host (which holds its own fleet's lock)."""
+    from claude_shepherd.fleet.hosts.transport import host_timeout
+    from claude_shepherd.fleet.hosts.verbs import SLACK, envelope
+
+    part = part_of(row)
+    reply = part.fleet(
+        [*on_host(row, verb, "--json", "--grace", f"{grace:g}")], host_timeout() + grace + SLACK
+    )
+    if not reply.reached:
+        return f"{row.name} was not {PAST[verb]}: {row.host} did not answer ({reply.problem})"
+    answer = envelope(reply)
+    if answer.exit_code:
+        return f"{row.name} was not {PAST[verb]}: {answer.error or f'exit status {answer.exit_code}'}"
+    return f"{row.name}: {PAST[verb]} on {row.host}"
+
+
 def log_lines(row: AgentRow, count: int = 500) -> list[str]:
     """The pane's recent output, claude-run's own lines included (``fleet logs``)."""
+    if row.remote:
+        part = part_of(row)
+        reply = part.fleet(on_host(row, "logs", "-n", str(count)))
+        if not reply.reached:
+            raise ShepherdError(f"{row.where}: {row.host} did not answer ({reply.problem})")
+        return [printable(line) for line in reply.stdout.splitlines()]
     return [printable(line) for line in pane_history(server_of(row), row.status.pane, count)]

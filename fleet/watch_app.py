@@ -26,6 +26,7 @@ from textual.widgets import DataTable, Footer, Log, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from claude_shepherd.fleet import watch as w
+from claude_shepherd.fleet.hosts.relay import Relay
 from claude_shepherd.fleet.status import state_style
 from claude_shepherd.supervisor.errors import ShepherdError
 from claude_shepherd.supervisor.printable import printable
@@ -133,6 +134,8 @@ class WatchApp(App[None]):
         """Fleet sockets whose server did not answer the last gathering."""
         self.fit = w.Fit((), ())
         """The columns the table has now."""
+        self.relay = Relay()
+        """Alerts of agents on other hosts, given here."""
 
     def notify(
         self,
@@ -173,7 +176,7 @@ class WatchApp(App[None]):
 
     @work(thread=True, group="gather", exit_on_error=False)
     def gather(self) -> w.Gathered:
-        return w.gather(self.only)
+        return w.gather(self.only, self.relay)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """Results of the workers, handled here in the app's thread (a worker thread never waits
@@ -186,6 +189,9 @@ class WatchApp(App[None]):
         elif event.state == WorkerState.SUCCESS and worker.group == "gather":
             gathered = t.cast("w.Gathered", worker.result)
             self.show(gathered.rows, gathered.silent)
+            for alert in gathered.alerts:  # an agent on another host changed into an alerting state
+                self.bell()
+                self.notify(alert, severity="warning")
         elif event.state == WorkerState.SUCCESS and worker.group == "attach" and worker.result is not None:
             self.attach(t.cast("list[str]", worker.result))
         elif event.state == WorkerState.SUCCESS and worker.group == "log" and len(self.screen_stack) == 1:
@@ -229,7 +235,10 @@ class WatchApp(App[None]):
         now = time.time()
         cells = [row.cells(now) for row in rows]
         scrollbar = table.styles.scrollbar_size_vertical if len(rows) > table.size.height - 1 else 0
-        leave_out = ("FLEET",) if len(w.fleets_of(rows)) <= 1 else ()
+        leave_out = (
+            *(("FLEET",) if len(w.fleets_of(rows)) <= 1 else ()),
+            *(() if any(r.remote for r in rows) else ("HOST",)),
+        )
         fit = w.fit(cells, max(0, table.size.width - scrollbar), leave_out=leave_out)
         if fit != self.fit:
             table.clear(columns=True)

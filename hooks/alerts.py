@@ -105,13 +105,18 @@ def substitute(argv: t.Sequence[str], values: t.Mapping[str, str]) -> list[str]:
     return out
 
 
-def message(state: str, label: str) -> str:
-    """The line shown on the fleet's clients: ``#`` and ``%`` doubled, since tmux expands formats and
-    strftime in it, and no escapes (an agent can relabel its pane)."""
+def words(state: str, label: str) -> str:
+    """What the alert says: ``LABEL needs you``, ``LABEL: error``, ``LABEL exited``, ``LABEL is done``."""
     text = {"needs-you": f"{label} needs you", "done": f"{label} is done", "exited": f"{label} exited"}.get(
         state, f"{label}: {state}"
     )
-    return "fleet: " + printable(text).replace("#", "##").replace("%", "%%")
+    return printable(text)
+
+
+def message(state: str, label: str) -> str:
+    """The line shown on the fleet's clients: ``#`` and ``%`` doubled, since tmux expands formats and
+    strftime in it, and no escapes (an agent can relabel its pane)."""
+    return "fleet: " + words(state, label).replace("#", "##").replace("%", "%%")
 
 
 ALERT_COMMAND = "alert"

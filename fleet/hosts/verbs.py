@@ -153,10 +153,13 @@ class HostStatus(t.NamedTuple):
     seconds: float
 
 
-def gather(span: Span) -> list[HostStatus]:
-    """Every host's rows at once; an unreachable host's agents as ``unknown`` rows."""
-    replies = span.fleet(["status", STDIN, "--json"], host_timeout())
-    return [_host_status(part, reply) for part, reply in zip(span.parts, replies)]
+def gather(
+    span: Span, parts: t.Sequence[Part] | None = None, timeout: float | None = None
+) -> list[HostStatus]:
+    """Every host's rows (of *parts*, else all) at once; an unreachable host's agents as ``unknown`` rows."""
+    chosen = list(span.parts if parts is None else parts)
+    replies = span.fleet(["status", STDIN, "--json"], host_timeout() if timeout is None else timeout, chosen)
+    return [_host_status(part, reply) for part, reply in zip(chosen, replies)]
 
 
 def _host_status(part: Part, reply: Reply) -> HostStatus:

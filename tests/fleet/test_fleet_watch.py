@@ -57,10 +57,13 @@ def test_cells_say_unknown_plainly() -> None:
     full = row("SDK", "working", context_usage=0.456, cost_usd=3.2, session_dir="/p/sessions/2026_11_22_docs-rewrite",
                skill="implement", phase="Phase 3: Build the thing properly", started_at=1000.0, restarts=2)  # fmt: skip
     assert full.cells(now=1000.0 + 3 * 3600 + 5 * 60) == (
-        "duo", "SDK", "working", "46%", "$3.20", "docs-rewrite", "implement", "Phase 3: Build the thing properly",
+        "local", "duo", "SDK", "working", "46%", "$3.20", "docs-rewrite", "implement", "Phase 3: Build the thing properly",
         "3h05m", "2",
     )  # fmt: skip
-    assert row("B").cells(now=0) == ("duo", "B", "—", "—", "—", "—", "—", "—", "—", "—")
+    assert row("B").cells(now=0) == ("local", "duo", "B", "—", "—", "—", "—", "—", "—", "—", "—")
+    there = dataclasses.replace(row("B"), host="box")
+    assert there.cells(now=0)[:3] == ("box", "duo", "B") and there.where == "box/duo:agents:B"
+    assert there.identity != row("B").identity, "two hosts may use the same labels"
     assert [w.uptime(s) for s in (0, 59, 60, 3599, 3600, 86400 + 4 * 3600, 12 * 86400 + 5)] == [
         "0s",
         "59s",
@@ -82,6 +85,11 @@ def widths(fit: w.Fit) -> dict[str, int]:
     return {w.COLUMNS[index]: width for index, width in fit.shown}
 
 
+HERE = ("HOST",)
+"""What the watch leaves out when every agent runs on this machine."""
+LOCAL_COLUMNS = [c for c in w.COLUMNS if c not in HERE]
+
+
 def test_text_columns_are_cut_before_any_column_is_hidden_and_a_hidden_one_is_named() -> None:
     cells = [r.cells(now=2 * 86400) for r in (LONG, OTHER)]
     wide = widths(w.fit(cells, 200))
@@ -89,28 +97,29 @@ def test_text_columns_are_cut_before_any_column_is_hidden_and_a_hidden_one_is_na
         list(wide) == list(w.COLUMNS) and wide["PHASE"] == w.WIDEST and wide["AGENT"] == len("Documentation")
     )
 
-    at80 = w.fit(cells, 80)
-    assert at80.hidden == () and list(widths(at80)) == list(w.COLUMNS), (
-        "every column at 80 columns, FLEET too"
-    )
+    at80 = w.fit(cells, 80, leave_out=HERE)
+    assert at80.hidden == () and list(widths(at80)) == LOCAL_COLUMNS, "every column at 80 columns, FLEET too"
     assert sum(width + w.PADDING for width in widths(at80).values()) <= 80
     shown = at80.cut(cells[0])
     assert shown[2:5] == ["needs-you", "45%", "$123.45"] and shown[8:] == ["1d23h", "12"], (
         "numbers are never cut"
     )
     assert shown[7].endswith("…") and shown[7].startswith("Pha"), shown
+    remote = [dataclasses.replace(OTHER, host="buildbox").cells(now=0), *cells]
+    spread = w.fit(remote, 80)
+    assert "HOST" in widths(spread) and spread.hidden == ("SKILL",), "HOST too, once an agent runs elsewhere"
     assert {name: widths(at80)[name] for name in ("SESSION", "SKILL", "PHASE")} == {
         "SESSION": 7,
         "SKILL": 5,
         "PHASE": 5,
     }, "what the agent does is cut to the bone before its name is"
 
-    narrow = w.fit(cells, 64)
+    narrow = w.fit(cells, 64, leave_out=HERE)
     assert narrow.hidden == ("SKILL", "SESSION") and "SKILL" not in widths(narrow)
     assert sum(width + w.PADDING for width in widths(narrow).values()) <= 64
     assert w.fit(cells, 10).hidden == w.HIDDEN_FIRST, "AGENT and STATE stay, however narrow"
 
-    one = w.fit(cells[:1], 80, leave_out=("FLEET",))
+    one = w.fit(cells[:1], 80, leave_out=("FLEET", *HERE))
     assert "FLEET" not in widths(one) and one.hidden == () and widths(one)["AGENT"] == len("Documentation")
     assert w.cut("日本語のラベル", 6) == "日本…" and w.cut("ok", 2) == "ok", (
         "cut by the cells a terminal draws"
@@ -142,7 +151,7 @@ def test_at_80_columns_the_watch_shows_every_column_and_says_when_it_cannot() ->
     assert labels == ["AGENT", "STATE", "CTX", "COST", "SESSION", "SKILL", "PHASE", "UP", "RST"] and fits
     assert title == "fleet watch — agents-2x2: 2 agents, 1 needs you"
     labels, title, fits = asyncio.run(scenario((80, 24), [long, OTHER]))
-    assert labels == list(w.COLUMNS) and fits and "widen" not in title
+    assert labels == LOCAL_COLUMNS and fits and "widen" not in title
     labels, title, fits = asyncio.run(scenario((66, 24), [long, OTHER]))
     assert fits and "SKILL" not in labels and "+2 columns (SKILL, SESSION): widen" in title, title
 
@@ -173,7 +182,7 @@ def test_the_columns_follow_the_terminals_width() -> None:
         return seen
 
     (narrow, narrow_title), (wide, wide_title) = asyncio.run(scenario())
-    assert (narrow, wide) == (len(w.COLUMNS) - 2, len(w.COLUMNS))
+    assert (narrow, wide) == (len(LOCAL_COLUMNS) - 2, len(LOCAL_COLUMNS))
     assert "+2 columns (SKILL, SESSION): widen" in narrow_title and "widen" not in wide_title
 
 
@@ -373,7 +382,7 @@ def test_fleet_status_shows_what_agents_write_as_text(capsys: pytest.CaptureFixt
 def test_watch_cells_carry_no_escapes() -> None:
     cells = row("A\x1b[2J", "needs-you\x1b", phase=HOSTILE_PHASE, skill="\x1b]8;;http://x\x07s").cells(now=0)
     assert not any(c in cell for cell in cells for c in "\x1b\x07\u202e"), cells
-    assert cells[1] == "A\ufffd[2J" and cells[2] == "needs-you\ufffd"
+    assert cells[2] == "A\ufffd[2J" and cells[3] == "needs-you\ufffd"
 
 
 @pytest.mark.usefixtures("no_fleets")
