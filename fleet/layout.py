@@ -356,7 +356,7 @@ class _RawWindow(BaseModel):
     def _host(cls, value: t.Any) -> t.Any:
         if value is None:
             return None
-        if not isinstance(value, str) or not HOST.match(value):
+        if not isinstance(value, str) or not HOST.fullmatch(value):
             raise ValueError(
                 f"host {value!r} is not [user@]name[:port] (a name from ~/.ssh/config works too); "
                 "omit host for this machine"

@@ -168,7 +168,7 @@ class SshHost:
 
     def __init__(self, name: str, env: t.Mapping[str, str] | None = None) -> None:
         env = os.environ if env is None else env
-        match = _DESTINATION.match(name)
+        match = _DESTINATION.fullmatch(name)
         if not match or name.startswith("-"):
             raise ShepherdError(f"host {name!r} is not [user@]name[:port]")
         self.name = name

@@ -1,0 +1,269 @@
+"""Fleets across hosts, in process: the layout's ``host:``, each host's part, the transport's command
+lines, what comes back from another host, and the alert relay. The real two-host fleet over a real
+sshd is in test_fleet_hosts.py."""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import typing as t
+from pathlib import Path
+
+import pytest
+
+from claude_shepherd.fleet.hosts import part as pt
+from claude_shepherd.fleet.hosts.relay import Relay
+from claude_shepherd.fleet.hosts.span import Span
+from claude_shepherd.fleet.hosts.transport import LocalHost, Reply, SshHost, host_timeout
+from claude_shepherd.fleet.hosts.verbs import Envelope, envelope, gather
+from claude_shepherd.fleet.layout import LayoutError, parse_layout
+from claude_shepherd.fleet.status import PaneStatus
+from claude_shepherd.supervisor.errors import ShepherdError, UsageError
+
+SPAN = """\
+name: duo
+root: .
+socket_name: fleet-duo
+pre_window: export X=1
+notify: [notify-send, "{label}: {state}"]
+notify_on: [needs-you, error]
+windows:
+  - here:
+      layout: tiled
+      panes:
+        - A: claude-run --description "Owns A"
+        - [cd sub, claude-run]
+  - there:
+      host: dev@buildbox:2222
+      root: ~/proj
+      pre: [export Y=2]
+      panes:
+        - B: claude-run
+        - C:
+  - also:
+      host: dev@buildbox:2222
+      panes:
+        - D: claude-run
+"""
+
+
+def layout(tmp_path: Path, text: str = SPAN) -> t.Any:
+    return parse_layout(text, tmp_path / "duo.yml", cwd=tmp_path)
+
+
+def test_a_window_names_its_host_and_each_host_gets_its_windows_only(tmp_path: Path) -> None:
+    spec = layout(tmp_path)
+    assert spec.spans_hosts and spec.hosts == (None, "dev@buildbox:2222")
+    assert spec.root_problem() is None, "another host's root is checked there, not here"
+
+    here = pt.part_document(spec, None)
+    assert [next(iter(w)) for w in here["windows"]] == ["here"]
+    assert here["root"] == str(tmp_path) and here["notify"] == ["notify-send", "{label}: {state}"]
+    there = pt.part_document(spec, "dev@buildbox:2222")
+    assert [next(iter(w)) for w in there["windows"]] == ["there", "also"]
+    assert there["root"] == ".", "as written: '.' is where the login starts there (its home)"
+    assert there["windows"][0]["there"]["root"] == "~/proj", "sent as written: resolved on its host"
+    assert "notify" not in there and there["notify_on"] == ["needs-you", "error"], (
+        "the command runs where the person is; the host keeps its bell and message"
+    )
+    assert there["pre_window"] == ["export X=1"] and there["socket_name"] == "fleet-duo"
+
+    # Each part reads back as a layout of that host alone, with the same panes and labels.
+    for host, document in ((None, here), ("dev@buildbox:2222", there)):
+        again = parse_layout(json.dumps(document), Path("<stdin>"), cwd=tmp_path)
+        assert not again.spans_hosts and again.name == "duo" and again.socket_name == "fleet-duo"
+        mine = [w for w in spec.windows if w.host == host]
+        assert [(w.name, [(p.label, p.commands) for p in w.panes]) for w in again.windows] == [
+            (w.name, [(p.label, p.commands) for p in w.panes]) for w in mine
+        ]
+    with pytest.raises(LayoutError, match="no window runs on elsewhere"):
+        pt.part_document(spec, "elsewhere")
+
+
+@pytest.mark.parametrize(
+    "host",
+    ["-oProxyCommand=touch /tmp/x", "a b", "box;rm", "", "box:port", "user@@box", "[::1", "box\n"],
+)
+def test_a_host_that_ssh_could_read_as_an_option_or_a_command_is_refused(tmp_path: Path, host: str) -> None:
+    text = SPAN.replace("dev@buildbox:2222", json.dumps(host), 1)
+    with pytest.raises(LayoutError) as info:
+        layout(tmp_path, text)
+    assert ":14: windows[1].there.host: host " in str(info.value) and "\n" not in str(info.value)
+
+
+def test_the_ssh_command_line_shares_one_connection_and_quotes_the_remote_command(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("FLEET_SSH_COMMAND", "ssh -F '/a b/config'")
+    host = SshHost("dev@buildbox:2222")
+    assert (host.destination, host.port, host.ssh) == ("dev@buildbox", "2222", ["ssh", "-F", "/a b/config"])
+    argv = host.terminal(host.fleet_argv(["attach", "duo", "--pane", "it's"]))
+    assert argv[:3] == ["ssh", "-F", "/a b/config"] and "-t" in argv and "-p" in argv
+    assert any(o.startswith("ControlPath=") for o in argv), "one shared connection per host"
+    assert argv[-1] == ".local/share/claude-shepherd/venv/bin/fleet attach duo --pane 'it'\"'\"'s'"
+    assert argv[-3:-1] == ["dev@buildbox", "--"], "nothing after the destination is read as an option"
+    assert SshHost("[::1]:22").destination == "::1"
+
+    monkeypatch.setenv("FLEET_SSH_REUSE", "0")
+    plain = SshHost("box").terminal(["true"])
+    assert "ControlPath=none" in plain and "ControlMaster=no" in plain
+    monkeypatch.setenv("FLEET_SSH_COMMAND", "ssh -F 'unclosed")
+    with pytest.raises(ShepherdError, match="FLEET_SSH_COMMAND cannot be split"):
+        SshHost("box")
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"), [("", 10.0), ("2.5", 2.5), ("²", 10.0), ("-1", 10.0), ("1e9", 10.0)]
+)
+def test_the_host_timeout_is_read_as_a_bounded_number(raw: str, expected: float) -> None:
+    assert host_timeout({"FLEET_HOST_TIMEOUT": raw}) == expected
+
+
+def test_the_local_host_runs_programs_and_a_deadline_ends_them() -> None:
+    here = LocalHost()
+    done = here.run(["sh", "-c", "cat; echo err >&2; exit 3"], stdin=b"in", timeout=10)
+    assert (done.reached, done.status, done.stdout, done.stderr.strip()) == (True, 3, "in", "err")
+    slow = here.run(["sh", "-c", "sleep 30 & sleep 30"], timeout=0.3)
+    assert not slow.reached and slow.problem == "no answer within 0.3 s" and slow.seconds < 5
+    missing = here.run(["/no/such/program"], timeout=1)
+    assert not missing.reached and "cannot run /no/such/program" in (missing.problem or "")
+
+
+def test_what_another_host_answers_is_checked_before_it_is_believed() -> None:
+    def reply(stdout: str, status: int = 0) -> Reply:
+        return Reply("box", status, stdout, "fleet: error: boom\n", 0.1)
+
+    assert envelope(reply('{"exit_code": 1, "lines": ["a", 2], "error": "bad"}')) == Envelope(
+        1, ["a", "2"], "bad"
+    )
+    for bad in (
+        "Traceback (most recent call last):",
+        '{"exit_code": "1", "lines": []}',
+        "[]",
+        '{"lines": "x"}',
+    ):
+        with pytest.raises(ShepherdError, match="box: its fleet"):
+            envelope(reply(bad))
+
+    hostile = PaneStatus.from_json(
+        {"label": "B", "state": "working", "context_usage": math.inf, "cost_usd": -5, "restarts": "²",
+         "supervisor_pid": True, "claude_pid": 2**40, "started_at": "yesterday", "overflowed": "yes", "extra": 1}
+    )  # fmt: skip
+    assert (hostile.label, hostile.state) == ("B", "working")
+    assert (hostile.context_usage, hostile.cost_usd, hostile.restarts) == (None, None, None)
+    assert (hostile.supervisor_pid, hostile.claude_pid, hostile.started_at, hostile.overflowed) == (None,) * 4
+
+
+class FakeHost:
+    """A host that answers ``fleet status`` with what a test says (a Host, as the transport seam allows)."""
+
+    def __init__(self, name: str, reply: Reply) -> None:
+        self.name = name
+        self.reply = reply
+        self.calls: list[tuple[list[str], bytes | None]] = []
+
+    def run(
+        self, argv: t.Sequence[str], *, stdin: bytes | None = None, timeout: float | None = None
+    ) -> Reply:
+        self.calls.append((list(argv), stdin))
+        return self.reply
+
+    def fleet_argv(self, args: t.Sequence[str]) -> list[str]:
+        return ["fleet", *args]
+
+    def terminal(self, argv: t.Sequence[str]) -> list[str]:
+        return list(argv)
+
+
+def test_a_host_that_does_not_answer_shows_its_agents_unknown_never_stopped(tmp_path: Path) -> None:
+    spec = layout(tmp_path)
+    span = Span.of(spec)
+    rows = [{"session": "duo", "window": "here", "label": "A", "pane": "%0", "pane_id": "duo:here:A",
+             "state": "working", "supervisor_alive": True, "agent": True}]  # fmt: skip
+    here = FakeHost("local", Reply("local", 0, json.dumps(rows), "", 0.1))
+    gone = FakeHost("dev@buildbox:2222", Reply("dev@buildbox:2222", None, "", "", 5.0, "Connection refused"))
+    stopped = FakeHost(
+        "dev@buildbox:2222",
+        Reply("x", 3, '{"error": "fleet \'duo\' is not running", "exit_code": 3}', "", 0.1),
+    )
+    span = Span(
+        spec,
+        (
+            span.parts[0].__class__(here, span.parts[0].document),
+            span.parts[1].__class__(gone, span.parts[1].document),
+        ),
+    )
+    seen = gather(span)
+    assert [r.state for r in seen[0].rows] == ["working"] and seen[0].problem is None
+    assert {(r.window, r.label, r.state) for r in seen[1].rows} == {
+        ("there", "B", "unknown"), ("there", "C", "unknown"), ("also", "D", "unknown")
+    }  # fmt: skip
+    assert seen[1].problem == "did not answer: Connection refused"
+    argv, stdin = here.calls[0]
+    assert argv == ["fleet", "status", "-", "--json"] and json.loads(stdin or b"") == span.parts[0].document
+
+    other = Span(spec, (span.parts[0], span.parts[1].__class__(stopped, span.parts[1].document)))
+    assert {r.state for r in gather(other)[1].rows} == {"not running"}, "answered: its part is not running"
+
+
+def test_labels_are_found_on_their_host_and_a_label_on_two_hosts_must_say_which(tmp_path: Path) -> None:
+    text = SPAN.replace("- D: claude-run", "- A: claude-run")
+    span = Span.of(layout(tmp_path, text))
+    assert span.where(["B", "local/A"]) == {"dev@buildbox:2222": ["B"], "local": ["A"]}
+    with pytest.raises(
+        UsageError, match="A is a label on local, dev@buildbox:2222; say which: --pane local/A"
+    ):
+        span.where(["A"])
+    with pytest.raises(UsageError, match="no pane labelled Z"):
+        span.where(["Z"])
+
+
+def test_the_relay_alerts_here_once_per_transition_with_the_fleets_command_and_cooldown(
+    tmp_path: Path,
+) -> None:
+    spec = layout(tmp_path)
+    now = [100.0]
+    ran: list[list[str]] = []
+    relay = Relay(clock=lambda: now[0], run=ran.append)
+
+    def look(state: str, session: str = "/h/proj/sessions/S_B") -> list[str]:
+        row = PaneStatus.from_json({"session": "duo", "window": "there", "label": "B", "pane": "%1",
+                                    "pane_id": "duo:there:B", "state": state, "session_dir": session})  # fmt: skip
+        return relay.see(spec, "box", [row])
+
+    assert look("needs-you") == [], "the first look is what is, not a transition"
+    assert look("working") == [] and look("needs-you") == ["box/B needs you"]
+    assert ran == [["notify-send", "B: needs-you"]]
+    assert look("working") == [] and look("needs-you") == [], (
+        "within the cooldown: one page, not one per flap"
+    )
+    now[0] += 61
+    assert look("working") == [] and look("needs-you") == ["box/B needs you"]
+    assert look("done") == [], "done does not alert unless the fleet asks for it"
+    assert look("error\x1b]52;c;x\x07") == [], "a state an agent made up alerts on nothing"
+
+    quiet = layout(tmp_path, SPAN.replace('notify: [notify-send, "{label}: {state}"]', "notify: false"))
+    relay = Relay(clock=lambda: now[0], run=ran.append)
+    for state in ("working", "needs-you"):
+        assert (
+            relay.see(quiet, "box", [PaneStatus.from_json({"label": "B", "pane_id": "x", "state": state})])
+            == []
+        )
+
+
+def test_a_part_read_from_stdin_is_kept_as_a_file_of_ours_and_never_names_hosts(tmp_path: Path) -> None:
+    spec = layout(tmp_path)
+
+    class Pipe(io.StringIO):
+        def isatty(self) -> bool:
+            return False
+
+    document = pt.part_document(spec, "dev@buildbox:2222")
+    read = pt.read_document(Pipe(json.dumps(document)))
+    assert read.source == pt.layouts_dir() / "fleet-duo.duo.yml" and read.source.is_file()
+    assert [w.name for w in read.windows] == ["there", "also"]
+    with pytest.raises(LayoutError, match="names other hosts"):
+        pt.read_document(Pipe(SPAN))
+    with pytest.raises(LayoutError, match="over 1048576 bytes"):
+        pt.read_document(Pipe("#" * (pt.MAX_DOCUMENT + 1)))
