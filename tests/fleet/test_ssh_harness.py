@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import pwd
 import shlex
 import shutil
+import socket
 import subprocess
 import tempfile
 import time
@@ -14,6 +16,7 @@ import typing as t
 from pathlib import Path
 
 import pytest
+from support import sshd
 from support.sshd import SshHost
 from support.waiting import wait_until
 
@@ -144,3 +147,37 @@ def test_a_frozen_sshd_answers_nothing_until_thawed(ssh_host: SshHost, master: l
         ssh_host.thaw_sshd()
     done = ssh(ssh_host, *master, ssh_host.alias, "echo awake")
     assert (done.returncode, done.stdout) == (0, "awake\n"), done.stderr
+
+
+def test_an_sshd_that_cannot_start_is_reported_and_leaves_nothing(
+    ssh_host: SshHost, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the fixture skips with when sshd does not start: its log says why; and the account made
+    for it is gone again (``ssh_host`` only makes this test run where the harness can)."""
+    made: list[SshHost] = []
+    monkeypatch.setattr(sshd.SshHost, "_make_keys", record_and(sshd.SshHost._make_keys, made))
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        monkeypatch.setattr(sshd, "free_port", lambda: port)
+        try:
+            sshd.SshHost.create().close()
+        except sshd.SshdUnavailable as exc:
+            reason = str(exc)
+        else:
+            pytest.fail(f"an sshd started on 127.0.0.1:{port}, a port taken by another")
+    assert f"sshd on 127.0.0.1:{port} exited" in reason and "Address already in use" in reason, reason
+    (host,) = made
+    assert host.user != ssh_host.user
+    with pytest.raises(KeyError):
+        pwd.getpwnam(host.user)
+    assert not host.home.exists() and not host.tmp.exists()
+
+
+def record_and(method: t.Callable[[SshHost], None], made: list[SshHost]) -> t.Callable[[SshHost], None]:
+    def wrapper(self: SshHost) -> None:
+        made.append(self)
+        method(self)
+
+    return wrapper

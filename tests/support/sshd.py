@@ -142,6 +142,7 @@ class SshHost:
         self.ssh_config = self.tmp / "ssh_config"
         self.sshd_config = self.tmp / "sshd_config"
         self.sshd_log = self.tmp / "sshd.log"
+        self.pid_file = self.tmp / "sshd.pid"
         self.host_key = self.tmp / "ssh_host_ed25519_key"
         self.identity = self.tmp / "id_ed25519"
         self.known_hosts = self.tmp / "known_hosts"
@@ -215,7 +216,7 @@ class SshHost:
             f"ListenAddress 127.0.0.1\n"
             f"Port {self.port}\n"
             f"HostKey {self.host_key}\n"
-            f"PidFile {self.tmp / 'sshd.pid'}\n"
+            f"PidFile {self.pid_file}\n"
             f"AuthorizedKeysFile {self.home / '.ssh' / 'authorized_keys'}\n"
             "StrictModes no\n"
             "UsePAM no\n"
@@ -265,6 +266,7 @@ class SshHost:
         if self.sshd_pid is not None:
             return
         Path("/run/sshd").mkdir(mode=0o755, parents=True, exist_ok=True)  # privilege separation
+        self.pid_file.unlink(missing_ok=True)
         with open(self.sshd_log, "ab") as log:
             self._sshd = subprocess.Popen(
                 [SSHD, "-f", str(self.sshd_config), "-D", "-e"],
@@ -274,7 +276,8 @@ class SshHost:
                 start_new_session=True,
             )
         deadline = time.monotonic() + START_TIMEOUT
-        while not accepts(self.port):
+        # sshd writes its PID file once it listens: a port that accepts without it may be another's.
+        while not (self._pid_file_says(self._sshd.pid) and accepts(self.port)):
             code = self._sshd.poll()
             if code is not None or time.monotonic() > deadline:
                 if code is None:
@@ -286,6 +289,12 @@ class SshHost:
                 )
                 raise SshdUnavailable(f"sshd on 127.0.0.1:{self.port} {state}; its log:\n{self.log_tail()}")
             time.sleep(0.01)
+
+    def _pid_file_says(self, pid: int) -> bool:
+        try:
+            return self.pid_file.read_text().strip() == str(pid)
+        except OSError:
+            return False
 
     def _sshd_tree(self, sig: int) -> list[psutil.Process]:
         """Send *sig* to the listener and to every sshd process under it; returns them all.
