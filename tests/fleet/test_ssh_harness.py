@@ -10,11 +10,13 @@ import shlex
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 import typing as t
 from pathlib import Path
 
+import psutil
 import pytest
 from support import sshd
 from support.sshd import SshHost
@@ -181,3 +183,39 @@ def record_and(method: t.Callable[[SshHost], None], made: list[SshHost]) -> t.Ca
         method(self)
 
     return wrapper
+
+
+def test_a_run_killed_before_its_teardown_is_reclaimed_by_the_next(ssh_host: SshHost) -> None:
+    """A test run SIGKILLed with its remote host up leaves an account, its sshd and its processes;
+    the next run's ``ssh_host`` removes them, and never the host of a run still going (ours)."""
+    killed = subprocess.run(
+        [sys.executable, "-c", KILLED_RUN],
+        capture_output=True,
+        text=True,
+        cwd=Path(sshd.__file__).parent.parent,
+        timeout=60,
+    )
+    assert killed.returncode == -9, killed.stderr
+    user, tmp = killed.stdout.split()
+    uid = pwd.getpwnam(user).pw_uid
+    assert sshd.reclaim_stale() == [user]
+    with pytest.raises(KeyError):
+        pwd.getpwnam(user)
+    assert not Path(tmp).exists() and not Path(f"/tmp/tmux-{uid}").exists()
+    assert not [
+        p
+        for p in psutil.process_iter(["uids", "cmdline"])
+        if uid in p.info["uids"] or tmp in str(p.info["cmdline"])
+    ]
+    assert ssh_host.run("true").returncode == 0
+
+
+KILLED_RUN = """
+import os, signal
+from support.sshd import SshHost
+host = SshHost.create()
+done = host.run("tmux new-session -d -s keep 'sleep 1000'; setsid sleep 999 </dev/null >/dev/null 2>&1 &")
+assert done.returncode == 0, done.stderr
+print(host.user, host.tmp, flush=True)
+os.kill(os.getpid(), signal.SIGKILL)
+"""

@@ -41,6 +41,8 @@ from support.claude_run import FAKE_CLAUDE
 SSHD = "/usr/sbin/sshd"
 REMOTE_PYTHON = "/usr/bin/python3"
 """The remote's Python: Debian's, readable by every user (root's pyenv under /root is not)."""
+GECOS = "claude-shepherd ssh test host"
+"""The comment of the accounts, then the PID and start time of the test run that owns it and its folder."""
 ALIAS = "remote"
 ALIASES = (ALIAS, *(f"{ALIAS}-{n}" for n in range(1, 9)))
 START_TIMEOUT = 30.0
@@ -113,6 +115,78 @@ def signal_all(procs: t.Iterable[psutil.Process], sig: int) -> None:
             pass
 
 
+def sshd_tree(listener_pid: int, sig: int) -> list[psutil.Process]:
+    """Send *sig* to an sshd listener and to every sshd process under it; returns them all.
+
+    The listener is stopped first (SIGSTOP: it forks no new connection meanwhile), then each
+    generation of sshd processes below it, until no new one appears; only then does *sig* go out.
+    The remote user's own processes (shells, tmux) are never signalled.
+    """
+    try:
+        listener = psutil.Process(listener_pid)
+        listener.suspend()
+    except psutil.Error:
+        return []
+    stopped = {listener.pid: listener}
+    while True:
+        try:
+            below = [p for p in listener.children(recursive=True) if p.pid not in stopped and is_sshd(p)]
+        except psutil.Error:
+            below = []
+        if not below:
+            break
+        for proc in below:
+            stopped[proc.pid] = proc
+        signal_all(below, signal.SIGSTOP)
+    procs = list(stopped.values())
+    if sig != signal.SIGSTOP:
+        signal_all(procs, sig)
+    return procs
+
+
+def owner(pid: int | None = None) -> str:
+    """``PID START``: a process, told apart from a later one with the same PID by its start time."""
+    proc = psutil.Process(pid)
+    return f"{proc.pid} {int(proc.create_time() * 100)}"
+
+
+def alive(owner_field: str) -> bool:
+    try:
+        pid, _ = owner_field.split()
+        return owner(int(pid)) == owner_field
+    except (ValueError, psutil.Error):
+        return False
+
+
+def reclaim_stale() -> list[str]:
+    """Remove the accounts (and their sshd, processes, folders) of test runs that were killed before
+    their teardown; returns their names. Those of runs still going (CI runs two suites at once) stay."""
+    removed = []
+    for entry in pwd.getpwall():
+        words = entry.pw_gecos.removeprefix(GECOS).split()
+        if not (entry.pw_name.startswith("shrt") and entry.pw_gecos.startswith(GECOS) and len(words) == 3):
+            continue
+        if alive(f"{words[0]} {words[1]}"):
+            continue
+        tmp = Path(words[2])
+        if not tmp.name.startswith("shrt-sshd-"):
+            continue
+        host = SshHost(tmp=tmp)
+        host.user, host.uid, host.gid, host.home = (
+            entry.pw_name,
+            entry.pw_uid,
+            entry.pw_gid,
+            Path(entry.pw_dir),
+        )
+        host._user_created = True
+        try:
+            host.close()
+        except AssertionError:
+            continue
+        removed.append(entry.pw_name)
+    return removed
+
+
 def run_quiet(argv: list[str], what: str) -> subprocess.CompletedProcess[str]:
     done = subprocess.run(argv, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     if done.returncode != 0:
@@ -130,15 +204,15 @@ class SshHost:
     values), ``tmp`` (the private folder of keys, configs and ``sshd.log``), ``sshd_log``.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, tmp: Path | None = None) -> None:
         self.user = f"shrt{secrets.token_hex(3)}"
         self.uid = -1
         self.gid = -1
         self.home = Path("/nonexistent")
         self.alias = ALIAS
         self.aliases = ALIASES
-        self.tmp = Path(tempfile.mkdtemp(prefix="shrt-sshd-", dir="/tmp"))
-        self.port = free_port()
+        self.tmp = tmp or Path(tempfile.mkdtemp(prefix="shrt-sshd-", dir="/tmp"))
+        self.port = free_port() if tmp is None else 0
         self.ssh_config = self.tmp / "ssh_config"
         self.sshd_config = self.tmp / "sshd_config"
         self.sshd_log = self.tmp / "sshd.log"
@@ -173,7 +247,7 @@ class SshHost:
 
     def _make_user(self) -> None:
         run_quiet(
-            ["useradd", "-m", "-s", "/bin/bash", "-c", "claude-shepherd ssh test host", self.user],
+            ["useradd", "-m", "-s", "/bin/bash", "-c", f"{GECOS} {owner()} {self.tmp}", self.user],
             f"useradd {self.user}",
         )
         self._user_created = True
@@ -297,34 +371,16 @@ class SshHost:
             return False
 
     def _sshd_tree(self, sig: int) -> list[psutil.Process]:
-        """Send *sig* to the listener and to every sshd process under it; returns them all.
+        return [] if self.sshd_pid is None else sshd_tree(self.sshd_pid, sig)
 
-        The listener is stopped first (SIGSTOP: it forks no new connection meanwhile), then each
-        generation of sshd processes below it, until no new one appears; only then does *sig* go out.
-        The remote user's own processes (shells, tmux) are never signalled.
-        """
-        if self.sshd_pid is None:
-            return []
-        try:
-            listener = psutil.Process(self.sshd_pid)
-            listener.suspend()
-        except psutil.Error:
-            return []
-        stopped = {listener.pid: listener}
-        while True:
-            try:
-                below = [p for p in listener.children(recursive=True) if p.pid not in stopped and is_sshd(p)]
-            except psutil.Error:
-                below = []
-            if not below:
-                break
-            for proc in below:
-                stopped[proc.pid] = proc
-            signal_all(below, signal.SIGSTOP)
-        procs = list(stopped.values())
-        if sig != signal.SIGSTOP:
-            signal_all(procs, sig)
-        return procs
+    def _strays(self) -> list[psutil.Process]:
+        """sshd listeners of our config that we do not hold (left by a test run that was killed)."""
+        config = f" -f {self.sshd_config} "
+        out = []
+        for proc in psutil.process_iter(["cmdline"]):
+            if proc.pid != self.sshd_pid and config in f" {' '.join(proc.info['cmdline'] or [])} ":
+                out.append(proc)
+        return [p for p in out if is_sshd(p)]
 
     def stop_sshd(self) -> None:
         """End the listener and every sshd process of its connections, as when the host's sshd dies:
@@ -451,6 +507,9 @@ class SshHost:
     def thaw_and_stop(self) -> None:
         self.thaw_sshd()
         self.stop_sshd()
+        for stray in self._strays():
+            procs = sshd_tree(stray.pid, signal.SIGKILL)
+            wait_gone(procs, "stray sshd processes")
 
 
 @pytest.fixture(scope="session")
@@ -459,6 +518,7 @@ def ssh_host() -> t.Iterator[SshHost]:
     reason = unavailable()
     if reason is not None:
         pytest.skip(reason)
+    reclaim_stale()
     try:
         host = SshHost.create()
     except SshdUnavailable as exc:
