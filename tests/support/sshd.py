@@ -15,7 +15,9 @@ longer answers (connections hang until the client's timeouts), until ``thaw_sshd
 
 At teardown every process of the user is killed, the user and its home are removed (``userdel -r``),
 so are the files it left at the top of ``/tmp``, ``/var/tmp`` and ``/dev/shm`` (its tmux socket
-folder), and the private folder of keys and configs. Tests are skipped with the reason where this
+folder), and the private folder of keys and configs; a run killed before its teardown leaves them,
+and the next run's ``ssh_host`` reclaims them (the account's comment names the run that owns it).
+Tests are skipped with the reason where this
 cannot run: not root, no sshd, ssh or ssh-keygen, or an sshd that does not start.
 """
 
