@@ -5,5 +5,6 @@ pytest_plugins = [
     "support.claude_run",
     "support.fleet",
     "support.pane",
+    "support.sshd",
     "support.tmux_panes",
 ]

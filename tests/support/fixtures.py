@@ -17,10 +17,13 @@ import pytest
 BIN = Path(sys.executable).parent
 
 
-SLOW_FIXTURES = frozenset({"world", "fleet_tmux", "fleet_pane", "shell", "start_run", "run_session"})
+SLOW_FIXTURES = frozenset(
+    {"world", "fleet_tmux", "fleet_pane", "shell", "start_run", "run_session", "ssh_host"}
+)
 """A real tmux fleet (``world``, ``fleet_tmux``, ``fleet_pane``, a person's ``shell``) or the real CLI as
 processes (``start_run``: claude-run on a pty ending process trees; ``run_session``: each ``session``
-command a new interpreter): tenths of a second to seconds a test. The fast tier keeps every area's
+command a new interpreter), or a second account behind a real sshd (``ssh_host``): tenths of a second
+to seconds a test. The fast tier keeps every area's
 in-process tests and the few quick processes (hooks, locks, the watchdog)."""
 SLOW_FILES = frozenset({"test_new_user.py", "test_packaging.py"})
 """They build and install the project into new virtual environments."""
