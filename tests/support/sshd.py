@@ -493,10 +493,11 @@ class SshHost:
             ("stop sshd", self.thaw_and_stop),
             ("kill the user's processes", self.kill_user_processes),
         ]
-        if self._user_created:
-            steps += [("remove the user", self._remove_user)]
+        # /tmp first: once the account is gone, its UID may be the next account's (a suite beside this one)
         if self.uid >= 0:
             steps += [("sweep /tmp", self._sweep_tmp)]
+        if self._user_created:
+            steps += [("remove the user", self._remove_user)]
         for what, step in steps:
             try:
                 step()
