@@ -122,7 +122,11 @@ def remember(span: Span) -> None:
     folder = spans_dir()
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     path = folder / f"{span.layout.socket_name}.{span.layout.name}.json"
-    record = {"layout": str(span.layout.source), "hosts": [p.name for p in span.parts]}
+    record = {
+        "layout": str(span.layout.source),
+        "socket": span.layout.socket_name,  # --socket may have named another than the file's
+        "hosts": [p.name for p in span.parts],
+    }
     tmp = folder / f".{path.name}.{os.getpid()}"
     tmp.write_text(json.dumps(record), encoding="utf-8")
     os.replace(tmp, path)
@@ -143,6 +147,8 @@ def remembered() -> list[Span]:
         try:
             record = json.loads(path.read_text(encoding="utf-8"))
             layout = load_layout(Path(record["layout"]))
+            if record.get("socket", layout.socket_name) != layout.socket_name:
+                layout = layout.with_socket(record["socket"])
         except (OSError, ValueError, KeyError, TypeError, LayoutError):
             continue
         if layout.spans_hosts:

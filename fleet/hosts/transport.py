@@ -111,6 +111,10 @@ class Host(t.Protocol):
         """An argv to exec here that runs *argv* there on this terminal (``fleet attach``)."""
         ...
 
+    def disconnect(self) -> None:
+        """Close what :meth:`run` keeps open to reach the host (its agents run on)."""
+        ...
+
 
 def host_timeout(env: t.Mapping[str, str] | None = None) -> float:
     """``$FLEET_HOST_TIMEOUT``, else :data:`DEFAULT_TIMEOUT` (a bad value is the default, not a crash)."""
@@ -161,6 +165,9 @@ class LocalHost:
 
     def terminal(self, argv: t.Sequence[str]) -> list[str]:
         return list(argv)
+
+    def disconnect(self) -> None:
+        """Nothing to close: this machine needs no connection."""
 
 
 class SshHost:

@@ -11,13 +11,15 @@ import sys
 import time
 import typing as t
 
+import typer
+
 from claude_shepherd.fleet.commands.options import FleetFailure, say
 from claude_shepherd.fleet.hosts.part import STDIN
 from claude_shepherd.fleet.hosts.span import Part, Span, forget, remember
 from claude_shepherd.fleet.hosts.transport import LOCAL, HostError, Reply, host_timeout
 from claude_shepherd.fleet.layout import Layout
 from claude_shepherd.fleet.status import PaneStatus, render
-from claude_shepherd.supervisor.errors import EXIT_NOT_RUNNING
+from claude_shepherd.supervisor.errors import EXIT_NOT_RUNNING, say_error
 from claude_shepherd.supervisor.tmux_names import NOT_RUNNING, UNKNOWN
 
 SLACK = 30.0
@@ -116,6 +118,7 @@ def stop(span: Span, grace: float, labels: t.Sequence[str] | None) -> None:
     problems = [_tell(span, p, r, not_done="its agents were NOT stopped") for p, r in zip(parts, replies)]
     if not labels and not any(problems):
         forget(span)
+        span.each(lambda part: part.host.disconnect(), parts)  # nothing of the fleet is left running here
     _fail(problems, "not stopped")
 
 
@@ -232,10 +235,14 @@ def status(span: Span, as_json: bool) -> None:
         render(rows, [h.part.name for h in hosts for _ in h.rows])
     if problems or dead:
         said = [*problems, *(f"{identity(host, row)} {row.state}" for host, row in dead)]
-        raise FleetFailure(
+        failure = FleetFailure(
             f"{'; '.join(said)}; an unreachable host's agents may still run (`fleet doctor` checks the hosts), "
             "`fleet start` respawns dead agents"
         )
+        if not as_json:
+            raise failure
+        say_error("fleet", str(failure))  # stdout is the rows, and only them: a script reads one document
+        raise typer.Exit(failure.exit_code)
 
 
 def _host_line(h: HostStatus) -> str:

@@ -1,0 +1,272 @@
+"""A fleet across two hosts, for real: this machine, and another account on 127.0.0.1 behind a real
+sshd (:mod:`support.sshd`) with its own install (made by ``fleet host add``), tmux server, sessions
+root and stand-in Claude. ``fleet`` reaches it only through ssh, as it would another machine."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import time
+import typing as t
+from pathlib import Path
+
+import pytest
+from support.fleet import BIN, FleetWorld
+from support.sshd import SshHost
+from support.waiting import wait_until
+
+from claude_shepherd.supervisor import __version__
+
+ACTIVATE = (
+    "L=$(fleet pane-id | cut -d: -f3) && "
+    'CLAUDE_CODE_SESSION_ID="conv-$L" session activate "sessions/S_$L" implement'
+)
+
+
+def agent(label: str) -> list[dict[str, t.Any]]:
+    """Activate this pane's session, create the transcript of its conversation, then wait."""
+    return [
+        {"run": ["sh", "-c", ACTIVATE]},
+        {"transcript": f"conv-{label}"},
+        {"mark": "ready"},
+        {"wait": None},
+    ]
+
+
+def resume_of(start: dict[str, t.Any]) -> str | None:
+    argv = start["argv"]
+    return argv[argv.index("--resume") + 1] if "--resume" in argv else None
+
+
+@pytest.fixture(scope="module")
+def installed(ssh_host: SshHost, tmp_path_factory: pytest.TempPathFactory) -> SshHost:
+    """The remote host after ``fleet host add`` (once: pip fetches the dependencies there)."""
+    home = tmp_path_factory.mktemp("adder")
+    env = {**os.environ, **ssh_host.env, "HOME": str(home), "FLEET_SSH_REUSE": "0"}
+    added = subprocess.run(
+        [str(BIN / "fleet"), "host", "add", ssh_host.alias],
+        capture_output=True, text=True, env=env, timeout=900, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert added.returncode == 0, added.stdout + added.stderr
+    lines = added.stdout.splitlines()
+    assert lines[0].startswith("remote: tmux ") and ", Python 3." in lines[0], lines
+    assert f"sending claude-shepherd {__version__}" in added.stdout
+    assert (
+        lines[-1]
+        == f"remote is ready (fleet {__version__}); give a layout's window `host: remote` to run it there"
+    )
+    settings = json.loads((ssh_host.home / ".claude" / "settings.json").read_text())
+    assert "PreToolUse" in settings["hooks"], "the hooks are installed there"
+    return ssh_host
+
+
+class Remote:
+    """The remote host's side of one test: its project, the stand-in Claude's plans and logs."""
+
+    def __init__(self, host: SshHost, socket: str) -> None:
+        self.host = host
+        self.socket = socket
+        made = host.run('mkdir -p proj/sessions && rm -rf proj/sessions/* && rm -f "$FLEET_TEST_DIR"/*')
+        assert made.returncode == 0, made.stderr
+
+    def plan(self, label: str, *invocations: t.Any) -> None:
+        path = self.host.test_dir / f"{label}.json"
+        path.write_text(json.dumps({"invocations": list(invocations), "default": [{"wait": None}]}))
+        path.chmod(0o644)
+
+    def events(self, label: str, kind: str) -> list[dict[str, t.Any]]:
+        try:
+            lines = (self.host.test_dir / f"{label}.log").read_text().splitlines()
+        except FileNotFoundError:
+            return []
+        return [e for e in map(json.loads, filter(None, lines)) if e["event"] == kind]
+
+    def wait_event(self, label: str, kind: str, **match: t.Any) -> dict[str, t.Any]:
+        return wait_until(
+            lambda: next(
+                (e for e in self.events(label, kind) if all(e.get(k) == v for k, v in match.items())), None
+            ),
+            30,
+            f"{kind} {match} from the agent in remote pane {label}",
+        )
+
+    def agents(self) -> list[str]:
+        """The command lines of the remote user's claude-run and stand-in Claude processes."""
+        found = []
+        for proc in self.host.processes():
+            try:
+                line = " ".join(proc.cmdline())
+            except Exception:
+                continue
+            if "claude-run" in line or "fake_claude" in line:
+                found.append(line)
+        return found
+
+    def server_alive(self) -> bool:
+        return self.host.run(f"tmux -L {self.socket} list-sessions").returncode == 0
+
+    def close(self) -> None:
+        self.host.run(f"tmux -L {self.socket} kill-server")
+        self.host.kill_user_processes()
+
+
+@pytest.fixture
+def remote(installed: SshHost, world: FleetWorld) -> t.Iterator[Remote]:
+    world.env.update(installed.env)
+    side = Remote(installed, world.socket)
+    try:
+        yield side
+    finally:
+        if installed.sshd_pid is None:
+            installed.start_sshd()
+        side.close()
+
+
+def span(world: FleetWorld, name: str = "duo", extra: str = "") -> Path:
+    """A layout of two windows: ``here`` (pane A, this machine) and ``there`` (pane B, host remote)."""
+    return world.layout(
+        name,
+        "  - here:\n      panes:\n        - A: claude-run\n"
+        "  - there:\n      host: remote\n      root: ~/proj\n      panes:\n        - B: claude-run\n",
+        extra=extra,
+    )
+
+
+def rows(world: FleetWorld, **env: str) -> dict[str, dict[str, t.Any]]:
+    status = world.fleet("status", "duo", "--json", env=env)
+    return {row["identity"]: row for row in json.loads(status.stdout)}
+
+
+def test_a_fleet_across_two_hosts_starts_shows_resumes_and_stops_on_each_host(
+    world: FleetWorld, remote: Remote
+) -> None:
+    span(world)
+    world.plan("A", agent("A"))
+    remote.plan("B", agent("B"))
+    start = world.fleet("start", "duo", "--no-attach")
+    assert start.returncode == 0, start.stdout + start.stderr
+    assert re.search(
+        r"^local +  here:A +started, running \(claude-run \d+, Claude \d+\)$", start.stdout, re.M
+    )
+    assert re.search(
+        r"^remote +  there:B +started, running \(claude-run \d+, Claude \d+\)$", start.stdout, re.M
+    )
+    world.wait_event("A", "mark", name="ready")
+    remote.wait_event("B", "mark", name="ready")
+
+    seen = rows(world)
+    assert set(seen) == {"local/duo:here:A", "remote/duo:there:B"}, "two hosts may use the same labels"
+    b = seen["remote/duo:there:B"]
+    assert b["host"] == "remote" and b["supervisor_alive"] and b["skill"] == "implement"
+    assert b["session_dir"] == str(remote.host.home / "proj" / "sessions" / "S_B"), "its host's sessions root"
+    assert seen["local/duo:here:A"]["session_dir"] == str(world.project / "sessions" / "S_A")
+    table = world.fleet("status", "duo")
+    assert table.returncode == 0, table.stderr
+    assert re.search(r"^HOST +PANE ", table.stdout, re.M) and re.search(
+        r"^remote +there:B ", table.stdout, re.M
+    )
+    assert re.search(r"^  remote +1 running, \$0\.00 \(\d+ ms\)$", table.stdout, re.M), table.stdout
+
+    stop = world.fleet("stop", "duo", "--grace", "5")
+    assert stop.returncode == 0, stop.stdout + stop.stderr
+    assert stop.stdout.count("no process of the fleet is left.") == 2, stop.stdout
+    assert world.leftovers() == [], [p.cmdline() for p in world.leftovers()]
+    assert remote.agents() == [] and not remote.server_alive(), "nothing runs on either host"
+
+    again = world.fleet("start", "duo", "--no-attach")
+    assert again.returncode == 0, again.stdout + again.stderr
+    first, second = wait_until(lambda: len(s := world.starts("A")) >= 2 and s, 30, "A's second start")
+    assert resume_of(first) is None and resume_of(second) == "conv-A"
+    first, second = wait_until(
+        lambda: len(s := remote.events("B", "start")) >= 2 and s, 30, "B's second start"
+    )
+    assert resume_of(first) is None and resume_of(second) == "conv-B", (
+        "each pane's own conversation, on its host"
+    )
+    assert world.fleet("stop", "duo", "--grace", "5").returncode == 0
+    assert remote.agents() == [] and world.leftovers() == []
+
+
+def test_a_host_gone_mid_run_is_unreachable_within_the_deadline_and_nothing_restarts_when_it_answers(
+    world: FleetWorld, remote: Remote
+) -> None:
+    span(world)
+    world.plan("A", agent("A"))
+    remote.plan("B", agent("B"))
+    assert world.fleet("start", "duo", "--no-attach").returncode == 0
+    remote.wait_event("B", "mark", name="ready")
+    claude_b = rows(world)["remote/duo:there:B"]["claude_pid"]
+    assert claude_b
+
+    remote.host.stop_sshd()
+    began = time.monotonic()
+    status = world.fleet("status", "duo", env={"FLEET_HOST_TIMEOUT": "3"})
+    assert time.monotonic() - began < 10 and status.returncode == 1
+    assert re.search(
+        r"^  remote +did not answer: .*Connection refused \(1 agent\(s\) unknown\)$", status.stdout, re.M
+    )
+    assert re.search(r"^remote +there:B .* unknown *$", status.stdout, re.M), "never 'stopped': it may run on"
+    assert re.search(r"^local +here:A +\d+ ", status.stdout, re.M), "the other host goes on"
+    assert "remote did not answer" in status.stderr
+
+    doctor = world.fleet("doctor", "duo", "--fix", env={"FLEET_HOST_TIMEOUT": "3"})
+    assert doctor.returncode == 1
+    assert re.search(r"^remote +unreachable: .*; nothing checked or fixed there$", doctor.stdout, re.M)
+
+    remote.host.start_sshd()
+    remote.host.freeze_sshd()  # a host that accepts and answers nothing: only the deadline ends the wait
+    began = time.monotonic()
+    hung = rows(world, FLEET_HOST_TIMEOUT="2")
+    assert time.monotonic() - began < 8
+    b = hung["remote/duo:there:B"]
+    assert b["state"] == "unknown" and re.search(
+        r"did not answer: .*(no answer within|timed out)", b["problem"]
+    ), b
+    remote.host.thaw_sshd()
+
+    back = wait_until(
+        lambda: (r := rows(world)) and r["remote/duo:there:B"]["state"] != "unknown" and r, 30, "B back"
+    )
+    assert back["remote/duo:there:B"]["claude_pid"] == claude_b, "nothing was restarted that was running"
+    assert len(remote.events("B", "start")) == 1
+    assert world.fleet("stop", "duo", "--grace", "5").returncode == 0
+
+
+def test_the_watch_shows_both_hosts_and_relays_a_remote_agents_alert_here(
+    world: FleetWorld, remote: Remote, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from claude_shepherd.fleet import watch as w
+    from claude_shepherd.fleet.hosts.relay import Relay
+
+    paged = world.base / "paged-B-needs-you"
+    span(world, extra=f'notify: [touch, "{world.base}/paged-{{label}}-{{state}}"]\n')
+    world.plan("A", agent("A"))
+    remote.plan("B", agent("B"))
+    assert world.fleet("start", "duo", "--no-attach").returncode == 0
+    remote.wait_event("B", "mark", name="ready")
+    for key in ("HOME", "TMUX_TMPDIR", "FLEET_SSH_COMMAND"):
+        monkeypatch.setenv(key, world.env[key])
+    monkeypatch.delenv("XDG_STATE_HOME")  # the fleet recorded its span under the world's HOME
+
+    relay = Relay()
+    first = w.gather([world.socket], relay)
+    assert {(r.host, r.name) for r in first.rows} == {("local", "A"), ("remote", "B")} and first.alerts == []
+    assert [line for line in w.totals(first.rows)] == [
+        f"duo ({world.socket}): 2 agents · $0.00 · on local 1, remote 1"
+    ]
+    pane = remote.host.run(f"tmux -L {world.socket} list-panes -a -F '#{{pane_id}}'").stdout.strip()
+    remote.host.run(f"tmux -L {world.socket} set-option -p -t {pane} @pane_notify needs-you")
+    second = w.gather([world.socket], relay)
+    assert second.alerts == ["remote/B needs you"]
+    wait_until(paged.exists, 10, "the notify command, run here")
+    assert w.gather([world.socket], relay).alerts == [], "once per transition"
+
+    remote.host.stop_sshd()
+    gone = w.gather([world.socket], relay)
+    assert [r.state for r in gone.rows if r.remote] == ["unknown"] and any(
+        "remote (did not answer" in s for s in gone.silent
+    )
+    remote.host.start_sshd()
+    assert world.fleet("stop", "duo", "--grace", "5").returncode == 0
