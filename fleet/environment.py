@@ -27,6 +27,8 @@ import typing as t
 import zlib
 from pathlib import Path
 
+from claude_shepherd.supervisor.session.roots import registry_dir
+
 SCRIPTS = ("claude-run", "session", "fleet", "claude-hook")
 
 AGENT_VARIABLES = (
@@ -72,8 +74,7 @@ def scripts_link_dir(scripts: Path, env: t.Mapping[str, str] | None = None) -> P
     """A folder holding links to our four scripts in *scripts* and nothing else (made when missing);
     *scripts* itself when it cannot be made."""
     env = os.environ if env is None else env
-    state = env.get("XDG_STATE_HOME") or os.path.join(env.get("HOME") or str(Path.home()), ".local", "state")
-    folder = Path(state) / "claude-shepherd" / f"bin-{zlib.crc32(str(scripts).encode()):08x}"
+    folder = Path(registry_dir(env)) / f"bin-{zlib.crc32(str(scripts).encode()):08x}"
     try:
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         for name in SCRIPTS:

@@ -20,6 +20,8 @@ import time
 import typing as t
 from pathlib import Path
 
+from claude_shepherd.supervisor.session.roots import registry_dir
+
 MAX_BYTES = 1 << 20
 BACKUPS = 3
 NAME_LIMIT = 80
@@ -30,13 +32,7 @@ _SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012345678
 
 def log_dir(env: t.Mapping[str, str]) -> Path:
     """``$XDG_STATE_HOME/claude-shepherd/logs`` (an absolute XDG value only, as the spec says), else ``~/.local/state/...``."""
-    state = env.get("XDG_STATE_HOME", "")
-    base = (
-        Path(state)
-        if os.path.isabs(state)
-        else Path(env.get("HOME") or str(Path.home())) / ".local" / "state"
-    )
-    return base / "claude-shepherd" / "logs"
+    return Path(registry_dir(env)) / "logs"
 
 
 def log_name(socket: str, pane: str) -> str:

@@ -1,0 +1,163 @@
+"""Benchmark: ``fleet status`` of a fleet across hosts, with and without SSH connection reuse.
+
+The other host is another account on 127.0.0.1 behind a real sshd (the test
+harness, ``tests/support/sshd.py``: needs root and Debian's openssh-server),
+with its own install made by ``fleet host add``. Every figure is the median
+wall time of running ``fleet status LAYOUT`` (a new ``fleet`` process, as a
+person runs it), measured in one run:
+
+* local only: the same fleet's local part alone (no host named), the floor;
+* 1 local + 1 SSH host: with the shared connection (OpenSSH ControlMaster,
+  warm) and without it (``FLEET_SSH_REUSE=0``: a handshake per call);
+* 1 local + k SSH hosts, k = 1, 2, 4, 8: the same account under k names
+  (``remote-1`` … ``remote-8``), each asked at once, each answering for the
+  fleet that runs there; with and without reuse.
+
+Goal: the shared connection beats a handshake per call, and k hosts cost far
+less than k times one (they are asked at once). Here every "host" is this
+machine: the k remote ``fleet`` processes share its CPUs, so what grows with k
+is CPU, not waiting on the network. Prints the figures; asserts nothing. Run
+(as root):
+
+    .venv/bin/python bench/bench_hosts.py [--rounds 10] [--hosts 1,2,4,8]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+sys.path.insert(0, str(ROOT / "tests"))  # the harness: support/sshd.py
+
+PLAN = {"invocations": [], "default": [{"wait": None}]}
+
+
+def layout(name: str, hosts: list[str]) -> str:
+    """One local pane, and one pane on each of *hosts* (a window each)."""
+    text = f"name: {name}\nroot: .\nwindows:\n  - here:\n      panes:\n        - L: claude-run\n"
+    for n, host in enumerate(hosts):
+        text += f"  - w{n}:\n      host: {host}\n      panes:\n        - R{n}: claude-run\n"
+    return text
+
+
+def fleet(
+    env: dict[str, str], cwd: Path, *args: str, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(BIN / "fleet"), *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+
+
+def timed(env: dict[str, str], cwd: Path, layout_file: Path, rounds: int) -> float:
+    """Median seconds of ``fleet status LAYOUT --json`` (after one call that is not counted)."""
+    samples = []
+    for n in range(rounds + 1):
+        began = time.perf_counter()
+        done = fleet(env, cwd, "status", str(layout_file), "--json")
+        took = time.perf_counter() - began
+        if done.returncode != 0:
+            raise SystemExit(f"fleet status failed: {done.stderr.strip() or done.stdout[-300:]}")
+        if n:
+            samples.append(took)
+    return statistics.median(samples)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=10)
+    parser.add_argument("--hosts", default="1,2,4,8", help="how many SSH hosts to measure, comma-separated")
+    args = parser.parse_args()
+    counts = [int(n) for n in args.hosts.split(",") if n.strip()]
+
+    from support.sshd import SshHost, unavailable
+
+    reason = unavailable()
+    if reason is not None:
+        print(f"bench_hosts: skipped: {reason}")
+        return
+    remote = SshHost.create()
+    base = Path(tempfile.mkdtemp(prefix="bench-hosts-"))
+    tmux_dir = Path(tempfile.mkdtemp(prefix="bh-", dir="/tmp"))
+    socket = f"fleet-bench-{uuid.uuid4().hex[:10]}"
+    project = base / "proj"
+    (project / "sessions").mkdir(parents=True)
+    (base / "home").mkdir()
+    claude = base / "claude"
+    claude.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{ROOT / "tests" / "fake_claude.py"}" "$@"\n')
+    claude.chmod(0o755)
+    (base / "plan.json").write_text(json.dumps(PLAN))
+    remote_plan = remote.home / "plan.json"
+    remote_plan.write_text(json.dumps(PLAN))
+    remote_plan.chmod(0o644)
+    env = {
+        "PATH": f"{BIN}:/usr/local/bin:/usr/bin:/bin",
+        "HOME": str(base / "home"),
+        "LANG": os.environ.get("LANG", "C.UTF-8"),
+        "TMUX_TMPDIR": str(tmux_dir),
+        "CLAUDE_BIN": str(claude),
+        "FLEET_SOCKET": socket,
+        "FLEET_START_SETTLE": "0.5",
+        **remote.env,
+    }
+    try:
+        began = time.perf_counter()
+        added = fleet({**env, "FLEET_SSH_REUSE": "0"}, project, "host", "add", remote.alias, timeout=900)
+        if added.returncode != 0:
+            raise SystemExit(f"fleet host add failed: {added.stderr.strip()}")
+        print(f"fleet host add: {time.perf_counter() - began:.1f} s (pip fetches the dependencies there)")
+        pre = f"pre_window: export FAKE_CLAUDE_SCRIPT={base / 'plan.json'}\n"
+        remote_pre = f"export FAKE_CLAUDE_SCRIPT={remote_plan}"
+        widest = max(counts)
+        files: dict[int, Path] = {}
+        for k in [0, *counts]:
+            text = layout("bench", [f"remote-{n + 1}" for n in range(k)]).replace(
+                "windows:\n", pre + "windows:\n", 1
+            )
+            text = text.replace("      host:", f"      pre: [{json.dumps(remote_pre)}]\n      host:")
+            files[k] = project / f"bench-{k}.yml"
+            files[k].write_text(text)
+        # The widest layout starts the fleet: the local pane here, one pane per name there.
+        started = fleet(env, project, "start", str(files[widest]), "--no-attach")
+        if started.returncode != 0:
+            raise SystemExit(f"fleet start failed:\n{started.stdout}{started.stderr}")
+        local_only = project / "bench-local.yml"
+        local_only.write_text(
+            f"name: bench\nroot: .\n{pre}windows:\n  - here:\n      panes:\n        - L: claude-run\n"
+        )
+
+        floor = timed(env, project, local_only, args.rounds)
+        print(f"fleet status, median of {args.rounds} (a new fleet process each):")
+        print(f"  local only (no host named)            {floor * 1000:7.0f} ms   1.00x")
+        for k in counts:
+            for reuse in ("1", "0"):
+                figure = timed({**env, "FLEET_SSH_REUSE": reuse}, project, files[k], args.rounds)
+                how = "shared connection" if reuse == "1" else "a handshake per call"
+                print(f"  1 local + {k} SSH host{'s' * (k != 1)}, {how:<20} {figure * 1000:7.0f} ms  "
+                      f"{figure / floor:5.2f}x")  # fmt: skip
+        stopped = fleet(env, project, "stop", str(files[widest]), "--grace", "5")
+        if stopped.returncode != 0:
+            print(f"fleet stop failed:\n{stopped.stdout}{stopped.stderr}")
+    finally:
+        subprocess.run(["tmux", "-L", socket, "kill-server"], env=env, capture_output=True, timeout=10)
+        for ssh in Path(tmux_dir / f"tmux-{os.getuid()}" / "ssh").glob("*"):
+            if ssh.is_socket():
+                subprocess.run(["ssh", "-S", str(ssh), "-O", "exit", "x"], capture_output=True, timeout=10)
+        remote.close()
+        shutil.rmtree(base, ignore_errors=True)
+        shutil.rmtree(tmux_dir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
