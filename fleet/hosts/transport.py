@@ -268,7 +268,8 @@ class SshHost:
         return [f"{self.home}/venv/bin/fleet", *args]
 
     def terminal(self, argv: t.Sequence[str]) -> list[str]:
-        return [*self.ssh, *self._options(host_timeout()), "-t", self.destination, "--", shlex.join(argv)]
+        tty = "-t" if os.isatty(0) else "-T"  # a pty there only for a terminal here (attach; logs -f to a person)
+        return [*self.ssh, *self._options(host_timeout()), tty, self.destination, "--", shlex.join(argv)]
 
 
 def _unreachable(reply: Reply) -> Reply:
