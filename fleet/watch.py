@@ -325,7 +325,7 @@ def part_of(row: AgentRow) -> Part:
 
 def on_host(row: AgentRow, verb: str, *extra: str) -> list[str]:
     """``fleet VERB`` of *row*'s pane, as its host's fleet takes it."""
-    return [verb, row.fleet, "--socket", row.socket, "--pane", row.status.label, *extra]
+    return [verb, row.fleet, "--here", "--socket", row.socket, "--pane", row.status.label, *extra]
 
 
 def attach_command(row: AgentRow, env: t.Mapping[str, str] | None = None) -> tuple[list[str], bool]:

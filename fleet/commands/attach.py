@@ -8,7 +8,7 @@ import typing as t
 
 import typer
 
-from claude_shepherd.fleet.commands.options import LayoutArg, SocketOpt, pane_labelled, say
+from claude_shepherd.fleet.commands.options import HereOpt, LayoutArg, SocketOpt, pane_labelled, say
 
 
 def attach(
@@ -17,6 +17,7 @@ def attach(
         str | None, typer.Option("--pane", metavar="LABEL", help="Select this agent's pane.")
     ] = None,
     socket: SocketOpt = None,
+    here: HereOpt = False,
 ) -> None:
     """Attach to the fleet (switch to it inside its tmux; nested inside another), with an agent's pane selected.
 
@@ -25,7 +26,7 @@ def attach(
     from claude_shepherd.fleet import target  # lazy, as in every verb: keeps `fleet --help` fast
     from claude_shepherd.fleet.hosts.span import spanning
 
-    span = spanning(layout, socket)
+    span = None if here else spanning(layout, socket)
     if span is not None:
         from claude_shepherd.fleet.hosts import verbs
 

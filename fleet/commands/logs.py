@@ -8,7 +8,7 @@ import typing as t
 
 import typer
 
-from claude_shepherd.fleet.commands.options import LayoutArg, SocketOpt, pane_labelled, say
+from claude_shepherd.fleet.commands.options import HereOpt, LayoutArg, SocketOpt, pane_labelled, say
 from claude_shepherd.supervisor.printable import printable
 
 FOLLOW_INTERVAL = 0.5
@@ -25,6 +25,7 @@ def logs(
         bool, typer.Option("-f", "--follow", help="Keep printing new lines of both.")
     ] = False,
     socket: SocketOpt = None,
+    here: HereOpt = False,
 ) -> None:
     """An agent's claude-run log (its starts, resumes, restarts and exits, kept across restarts), then its screen.
 
@@ -36,7 +37,7 @@ def logs(
     from claude_shepherd.fleet.tmux import new_lines, pane_history
     from claude_shepherd.supervisor.claude_run.run_log import log_path, tail
 
-    span = spanning(layout, socket)
+    span = None if here else spanning(layout, socket)
     if span is not None:
         from claude_shepherd.fleet.hosts import verbs
 

@@ -52,6 +52,11 @@ SocketOpt = t.Annotated[
 ]  # fmt: skip
 
 
+HereOpt = t.Annotated[
+    bool,
+    typer.Option("--here", hidden=True, help="This machine's fleet of that name only, never the other hosts "
+                                             "of a fleet that spans hosts (what they are asked with)."),
+]  # fmt: skip
 MachineOpt = t.Annotated[
     bool,
     typer.Option("--json", help="Say it as one JSON object (exit_code, lines, error): for scripts, and for "

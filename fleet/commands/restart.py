@@ -8,6 +8,7 @@ import typing as t
 from claude_shepherd.fleet.commands.options import (
     FleetFailure,
     GraceOpt,
+    HereOpt,
     LayoutArg,
     MachineOpt,
     PaneOpt,
@@ -30,6 +31,7 @@ def restart(
     pane: PaneOpt = None,
     wait: WaitOpt = None,
     as_json: MachineOpt = False,
+    here: HereOpt = False,
 ) -> None:
     """Stop agents gracefully and resume their conversations; --pane LABEL (repeatable) for some, else all.
 
@@ -39,7 +41,7 @@ def restart(
     from claude_shepherd.fleet.hosts.span import spanning
 
     machine(as_json)
-    span = spanning(layout, socket)
+    span = None if here else spanning(layout, socket)
     if span is not None:
         from claude_shepherd.fleet.hosts import verbs
 

@@ -7,6 +7,7 @@ import typing as t
 from claude_shepherd.fleet.commands.options import (
     FleetFailure,
     GraceOpt,
+    HereOpt,
     LayoutArg,
     MachineOpt,
     PaneOpt,
@@ -28,6 +29,7 @@ def stop(
     socket: SocketOpt = None,
     pane: PaneOpt = None,
     as_json: MachineOpt = False,
+    here: HereOpt = False,
 ) -> None:
     """Stop every agent (SIGTERM, grace, SIGKILL) and close the fleet's tmux session; with --pane,
     only those agents (their panes stay, and `fleet start` resumes them).
@@ -38,7 +40,7 @@ def stop(
     from claude_shepherd.fleet.hosts.span import spanning
 
     machine(as_json)
-    span = spanning(layout, socket)
+    span = None if here else spanning(layout, socket)
     if span is not None:
         from claude_shepherd.fleet.hosts import verbs
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import io
+import json
 import re
 import shlex
 import tarfile
@@ -35,37 +36,57 @@ class Payload:
     name: str
     data: bytes
     what: str
+    digest: str
+    """Of the files' paths and contents: the same code gives the same digest, whatever their dates."""
 
 
-def payload() -> Payload:
-    """This installation as something pip installs: the source tree it runs from, else its wheel."""
+RECORD = "installed.json"
+"""What ``fleet host add`` installed on a host (version and digest), in its install folder there."""
+
+
+def _source_root() -> Path | None:
+    """The source tree this installation runs from (an editable install), or None."""
     import claude_shepherd.fleet as ours
 
     root = Path(ours.__file__).resolve().parents[1]
     if (root / "pyproject.toml").is_file() and all((root / p).is_dir() for p in PACKAGES):
-        return _source(root)
-    return _wheel()
+        return root
+    return None
+
+
+def payload() -> Payload:
+    """This installation as something pip installs: the source tree it runs from, else its wheel."""
+    root = _source_root()
+    return _source(root) if root is not None else _wheel()
+
+
+def _source_files(root: Path) -> list[Path]:
+    files = [root / name for name in ("pyproject.toml", "README.md", "LICENSE") if (root / name).is_file()]
+    for package in PACKAGES:
+        files += [
+            path
+            for path in sorted((root / package).rglob("*"))
+            if path.is_file() and not _SKIP.search(path.relative_to(root).as_posix())
+        ]
+    return files
 
 
 def _source(root: Path) -> Payload:
     top = f"claude_shepherd-{__version__}"
+    files = _source_files(root)
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
-        for name in ("pyproject.toml", "README.md", "LICENSE"):
-            if (root / name).is_file():
-                tar.add(root / name, f"{top}/{name}")
-        for package in PACKAGES:
-            for path in sorted((root / package).rglob("*")):
-                rel = path.relative_to(root).as_posix()
-                if path.is_file() and not _SKIP.search(rel):
-                    tar.add(path, f"{top}/{rel}")
-    return Payload(f"{top}.tar.gz", buffer.getvalue(), f"the source at {root}")
+        for path in files:
+            tar.add(path, f"{top}/{path.relative_to(root).as_posix()}")
+    digest = _digest((path.relative_to(root).as_posix(), path.read_bytes()) for path in files)
+    return Payload(f"{top}.tar.gz", buffer.getvalue(), f"the source at {root}", digest)
 
 
 def _wheel() -> Payload:
     """The installed distribution packed again as a wheel (its RECORD still matches every file)."""
     dist = importlib.metadata.distribution(DIST)
     buffer = io.BytesIO()
+    contents: list[tuple[str, bytes]] = []
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as wheel:
         for file in dist.files or ():
             path = Path(str(dist.locate_file(file)))
@@ -73,9 +94,27 @@ def _wheel() -> Payload:
             if parts[0] == ".." or "__pycache__" in parts or not path.is_file():
                 continue  # console scripts live outside site-packages: pip writes them anew
             wheel.write(path, file.as_posix())
-    return Payload(
-        f"claude_shepherd-{__version__}-py3-none-any.whl", buffer.getvalue(), "the installed wheel"
-    )
+            if file.suffix == ".py":
+                contents.append((file.as_posix(), path.read_bytes()))
+    name = f"claude_shepherd-{__version__}-py3-none-any.whl"
+    return Payload(name, buffer.getvalue(), "the installed wheel", _digest(contents))
+
+
+def _digest(files: t.Iterable[tuple[str, bytes]]) -> str:
+    import hashlib
+
+    total = hashlib.sha256()
+    for name, data in sorted(files):
+        total.update(name.encode() + b"\0" + hashlib.sha256(data).digest())
+    return total.hexdigest()[:16]
+
+
+def fingerprint() -> str:
+    """This installation's digest (:attr:`Payload.digest`), as ``fleet host add`` records it on a host."""
+    root = _source_root()
+    if root is None:
+        return payload().digest
+    return _digest((path.relative_to(root).as_posix(), path.read_bytes()) for path in _source_files(root))
 
 
 def pins() -> list[str]:
@@ -139,9 +178,12 @@ def add(name: str, python: str, tell: t.Callable[[str], None]) -> None:
     )
     _check(host.run(["sh", "-c", install], timeout=INSTALL_TIMEOUT), "installing claude-shepherd")
     hooks = _check(host.run([f"{home}/venv/bin/claude-hook", "install", "--user"]), "installing the hooks")
-    for line in hooks.splitlines()[-3:]:
-        tell(f"{name}: {line}")
+    for line in hooks.splitlines():
+        if not line.startswith(" "):  # the settings file and the skill; not each hook's command line
+            tell(f"{name}: hooks: {line}")
     version = _check(host.run([f"{home}/venv/bin/fleet", "--version"]), "checking the version")
     if version.split()[-1:] != [__version__]:
         raise ShepherdError(f"{name}: installed, but it says {version!r}, not fleet {__version__}")
+    record = json.dumps({"version": __version__, "digest": package.digest})
+    _check(host.run(["sh", "-c", f"cat > {home}/{RECORD}"], stdin=record.encode()), "recording the install")
     tell(f"{name} is ready ({version}); give a layout's window `host: {name}` to run it there")

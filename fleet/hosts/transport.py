@@ -268,7 +268,9 @@ class SshHost:
         return [f"{self.home}/venv/bin/fleet", *args]
 
     def terminal(self, argv: t.Sequence[str]) -> list[str]:
-        tty = "-t" if os.isatty(0) else "-T"  # a pty there only for a terminal here (attach; logs -f to a person)
+        tty = (
+            "-t" if os.isatty(0) else "-T"
+        )  # a pty there only for a terminal here (attach; logs -f to a person)
         return [*self.ssh, *self._options(host_timeout()), tty, self.destination, "--", shlex.join(argv)]
 
 

@@ -10,6 +10,7 @@ import shlex
 import sys
 import time
 import typing as t
+from pathlib import Path
 
 import typer
 
@@ -270,7 +271,17 @@ def _one(span: Span, label: str) -> tuple[Part, str]:
 def logs(span: Span, label: str, lines: int, follow: bool) -> None:
     """The pane's host prints its log and screen here (``-f`` keeps the channel open)."""
     part, bare = _one(span, label)
-    args = ["logs", span.layout.name, "--socket", span.layout.socket_name, "--pane", bare, "-n", str(lines)]
+    args = [
+        "logs",
+        span.layout.name,
+        "--here",
+        "--socket",
+        span.layout.socket_name,
+        "--pane",
+        bare,
+        "-n",
+        str(lines),
+    ]
     if follow:
         args.append("-f")
     argv = part.host.terminal(part.host.fleet_argv(args))
@@ -289,7 +300,7 @@ def _attach(span: Span, label: str | None) -> None:
     else:
         part = span.part(LOCAL) or span.parts[0]
         bare = None
-    args = ["attach", span.layout.name, "--socket", span.layout.socket_name]
+    args = ["attach", span.layout.name, "--here", "--socket", span.layout.socket_name]
     if bare:
         args += ["--pane", bare]
     argv = part.host.terminal(part.host.fleet_argv(args))
@@ -308,11 +319,18 @@ SKEW_LIMIT = 5.0
 
 def doctor(span: Span, fix: bool) -> None:
     """Each host: reachable, same version, tmux, clock; then its own doctor (hooks, orphans, bindings)."""
+    from claude_shepherd.fleet.hosts.install import RECORD, fingerprint
     from claude_shepherd.supervisor import __version__
 
+    digest = fingerprint()
+
     def checks(part: Part) -> tuple[Reply, float, Reply | None]:
-        fleet = shlex.join(part.host.fleet_argv(["--version"]))
-        probe = f"date +%s.%N; {fleet} 2>&1; command -v tmux >/dev/null && tmux -V || echo 'tmux: missing'"
+        fleet = part.host.fleet_argv(["--version"])
+        record = shlex.quote(f"{Path(fleet[0]).parent.parent.parent}/{RECORD}")
+        probe = (
+            f"date +%s.%N; {shlex.join(fleet)} 2>&1; command -v tmux >/dev/null && tmux -V || echo 'tmux: missing'; "
+            f"cat {record} 2>/dev/null || echo"
+        )
         before = time.time()
         reply = part.host.run(["sh", "-c", probe])
         middle = (before + time.time()) / 2
@@ -332,10 +350,16 @@ def doctor(span: Span, fix: bool) -> None:
         clock = _seconds(lines[0]) if lines else None
         version = lines[1].removeprefix("fleet ").strip() if len(lines) > 1 else ""
         tmux = lines[2].strip() if len(lines) > 2 else ""
+        installed = _installed(lines[3] if len(lines) > 3 else "")
         found: list[str] = []
         if version != __version__:
             found.append(
                 f"claude-shepherd {version or 'is not installed'} there, {__version__} here; "
+                f"run `fleet host add {part.name}`"
+            )
+        elif part.name != LOCAL and installed is not None and installed != digest:
+            found.append(
+                f"claude-shepherd {version} there is other code than here (installed from another tree); "
                 f"run `fleet host add {part.name}`"
             )
         if "missing" in tmux or not tmux.startswith("tmux"):
@@ -350,6 +374,16 @@ def doctor(span: Span, fix: bool) -> None:
         if own is not None:
             problems.append(_tell(span, part, own, not_done="its doctor did not run"))
     _fail(problems, "problems")
+
+
+def _installed(text: str) -> str | None:
+    """The digest ``fleet host add`` recorded on a host (None when it recorded none)."""
+    try:
+        record = json.loads(text)
+    except ValueError:
+        return None
+    digest = record.get("digest") if isinstance(record, dict) else None
+    return digest if isinstance(digest, str) else None
 
 
 def _seconds(text: str) -> float | None:

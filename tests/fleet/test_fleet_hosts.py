@@ -53,6 +53,7 @@ def installed(ssh_host: SshHost, tmp_path_factory: pytest.TempPathFactory) -> Ss
     lines = added.stdout.splitlines()
     assert lines[0].startswith("remote: tmux ") and ", Python 3." in lines[0], lines
     assert f"sending claude-shepherd {__version__}" in added.stdout
+    assert "remote: hooks: Settings: " in added.stdout
     assert (
         lines[-1]
         == f"remote is ready (fleet {__version__}); give a layout's window `host: remote` to run it there"
@@ -168,6 +169,14 @@ def test_a_fleet_across_two_hosts_starts_shows_resumes_and_stops_on_each_host(
         r"^remote +there:B ", table.stdout, re.M
     )
     assert re.search(r"^  remote +1 running, \$0\.00 \(\d+ ms\)$", table.stdout, re.M), table.stdout
+
+    doctor = world.fleet("doctor", "duo")
+    assert re.search(
+        rf"^remote +reachable \(\d+ ms\), claude-shepherd {re.escape(__version__)}, tmux \S+, clock [+-]\d+\.\d s$",
+        doctor.stdout,
+        re.M,
+    ), doctor.stdout
+    assert re.search(r"^remote +No problems found\.$", doctor.stdout, re.M), "its own doctor: hooks there"
 
     stop = world.fleet("stop", "duo", "--grace", "5")
     assert stop.returncode == 0, stop.stdout + stop.stderr

@@ -99,7 +99,9 @@ def test_the_ssh_command_line_shares_one_connection_and_quotes_the_remote_comman
     host = SshHost("dev@buildbox:2222")
     assert (host.destination, host.port, host.ssh) == ("dev@buildbox", "2222", ["ssh", "-F", "/a b/config"])
     argv = host.terminal(host.fleet_argv(["attach", "duo", "--pane", "it's"]))
-    assert argv[:3] == ["ssh", "-F", "/a b/config"] and "-T" in argv and "-p" in argv, "stdin is no terminal here"
+    assert argv[:3] == ["ssh", "-F", "/a b/config"] and "-T" in argv and "-p" in argv, (
+        "stdin is no terminal here"
+    )
     assert any(o.startswith("ControlPath=") for o in argv), "one shared connection per host"
     assert argv[-1] == ".local/share/claude-shepherd/venv/bin/fleet attach duo --pane 'it'\"'\"'s'"
     assert argv[-3:-1] == ["dev@buildbox", "--"], "nothing after the destination is read as an option"
