@@ -236,10 +236,18 @@ def status(span: Span, as_json: bool) -> None:
         render(rows, [h.part.name for h in hosts for _ in h.rows])
     if problems or dead:
         said = [*problems, *(f"{identity(host, row)} {row.state}" for host, row in dead)]
-        failure = FleetFailure(
-            f"{'; '.join(said)}; an unreachable host's agents may still run (`fleet doctor` checks the hosts), "
-            "`fleet start` respawns dead agents"
-        )
+        advice = []
+        if problems:
+            advice.append(
+                "the agents of a host that did not answer may still run (`fleet doctor` checks the hosts)"
+            )
+        if dead:
+            host, row = dead[0]
+            advice.append(
+                f"`fleet logs {span.layout.name} --pane {host}/{row.label or row.pane}` shows why, "
+                f"`fleet start {span.layout.name}` respawns dead agents"
+            )
+        failure = FleetFailure(f"{'; '.join(said)}; {'; '.join(advice)}")
         if not as_json:
             raise failure
         say_error("fleet", str(failure))  # stdout is the rows, and only them: a script reads one document
