@@ -23,7 +23,7 @@ from claude_shepherd.supervisor.printable import printable
 from claude_shepherd.supervisor.session.fields import F
 from claude_shepherd.supervisor.session.identity import start_token
 from claude_shepherd.supervisor.session.lookup import Found, sessions_on_pane, sessions_owned_by
-from claude_shepherd.supervisor.session.numbers import parse_decimal
+from claude_shepherd.supervisor.session.numbers import PID_MAX, parse_decimal
 from claude_shepherd.supervisor.session.paths import sessions_root
 from claude_shepherd.supervisor.tmux_names import STOPPED, UNKNOWN
 
@@ -66,11 +66,11 @@ class PaneStatus:
             value = data.get(key)
             return value if isinstance(value, str) else None
 
-        def number(key: str, kind: type = float) -> t.Any:
+        def number(key: str, kind: type = float, most: float = MAX_AMOUNT) -> t.Any:
             value = data.get(key)
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 return None
-            if not math.isfinite(value) or not 0 <= value <= (MAX_AMOUNT if kind is float else 2**31):
+            if not math.isfinite(value) or not 0 <= value <= most:
                 return None
             return kind(value) if kind is float or isinstance(value, int) else None
 
@@ -85,9 +85,9 @@ class PaneStatus:
             pane=text("pane") or "",
             pane_id=text("pane_id"),
             state=text("state") or "",
-            supervisor_pid=number("supervisor_pid", int),
+            supervisor_pid=number("supervisor_pid", int, PID_MAX),
             supervisor_alive=flag("supervisor_alive") or False,
-            claude_pid=number("claude_pid", int),
+            claude_pid=number("claude_pid", int, PID_MAX),
             session_dir=text("session_dir"),
             skill=text("skill"),
             phase=text("phase"),
@@ -95,8 +95,8 @@ class PaneStatus:
             overflowed=flag("overflowed"),
             context_usage=number("context_usage"),
             cost_usd=number("cost_usd"),
-            restarts=number("restarts", int),
-            started_at=number("started_at"),
+            restarts=number("restarts", int, 2**31),
+            started_at=number("started_at", float, 2**40),  # epoch seconds
             agent=flag("agent") or False,
         )
 

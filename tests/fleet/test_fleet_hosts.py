@@ -160,7 +160,7 @@ def test_a_fleet_across_two_hosts_starts_shows_resumes_and_stops_on_each_host(
     seen = rows(world)
     assert set(seen) == {"local/duo:here:A", "remote/duo:there:B"}, "two hosts may use the same labels"
     b = seen["remote/duo:there:B"]
-    assert b["host"] == "remote" and b["supervisor_alive"] and b["skill"] == "implement"
+    assert b["host"] == "remote" and b["supervisor_alive"] and b["skill"] == "implement" and b["started_at"]
     assert b["session_dir"] == str(remote.host.home / "proj" / "sessions" / "S_B"), "its host's sessions root"
     assert seen["local/duo:here:A"]["session_dir"] == str(world.project / "sessions" / "S_A")
     table = world.fleet("status", "duo")
