@@ -286,7 +286,7 @@ REJECTED = {
     ),
     "unknown-window-key": Bad(
         "name: x\nwindows:\n  - w:\n      pane: [c]\n",
-        ":4: windows[0].w.pane: unknown window key 'pane' (a window takes layout, root, pre, panes, host)",
+        ":4: windows[0].w.pane: unknown window key 'pane' (did you mean 'panes'? a window takes layout, root, pre, panes, host)",
     ),
     "empty-panes": Bad(
         "name: x\nwindows:\n  - w:\n      panes: []\n",
