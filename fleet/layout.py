@@ -331,7 +331,8 @@ class _RawWindow(BaseModel):
                     close = difflib.get_close_matches(str(key), WINDOW_KEYS, n=1)
                     hint = f"did you mean {close[0]!r}? " if close else ""
                     raise _KeyProblem(
-                        str(key), f"unknown window key {key!r} ({hint}a window takes {', '.join(WINDOW_KEYS)})"
+                        str(key),
+                        f"unknown window key {key!r} ({hint}a window takes {', '.join(WINDOW_KEYS)})",
                     )
             value = dict(value)
             if "pre" in value:

@@ -147,27 +147,16 @@ def dispatch(
         return False
     import sys
 
+    from claude_shepherd.supervisor.session.programs import spawn_later
+
     payload = {"command": config.command, "tmux": config.tmux, "state": state, "socket": socket, "fleet": fleet,
                "window": window, "label": label, "tty": tty}  # fmt: skip
     main = os.path.join(os.path.dirname(os.path.abspath(__file__)), "__main__.py")
     # The interpreter starts after a short sleep: started at once, its start-up competes for the CPU
     # with the hook's own exit, which the agent waits for (measured in bench/bench_fleet.py).
-    later = f'/bin/sleep {START_DELAY}; exec "$0" "$@"'
-    argv = ["/bin/sh", "-c", later, sys.executable, "-I", "-S", main, ALERT_COMMAND, json.dumps(payload)]
-    nowhere = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)]
-    try:  # posix_spawn, not subprocess: importing subprocess would cost the hook ~7 ms
-        os.posix_spawn(argv[0], argv, dict(env), file_actions=nowhere, setsid=True)
-    except NotImplementedError:  # no POSIX_SPAWN_SETSID on this system
-        import subprocess
-
-        try:
-            subprocess.Popen(argv, env=dict(env), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
-        except OSError:
-            return False
-    except OSError:
-        return False
-    return True
+    return spawn_later(
+        [sys.executable, "-I", "-S", main, ALERT_COMMAND, json.dumps(payload)], env, START_DELAY
+    )
 
 
 def main(args: list[str]) -> int:

@@ -11,6 +11,7 @@ from claude_shepherd.fleet.commands.options import say
 app = typer.Typer(
     name="host",
     help="Hosts a fleet spans: a layout window with `host: NAME` runs on NAME, in that host's own fleet.",
+    epilog="Example: fleet host add dev@buildbox",
     no_args_is_help=True,
     rich_markup_mode=None,
 )

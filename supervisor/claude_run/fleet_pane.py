@@ -11,12 +11,11 @@ pane nothing is done.
 
 from __future__ import annotations
 
-import os
 import typing as t
 
 from claude_shepherd.supervisor.session.identity import fleet_socket
 from claude_shepherd.supervisor.session.numbers import parse_count
-from claude_shepherd.supervisor.session.programs import run_tmux, tmux_argv, tmux_path
+from claude_shepherd.supervisor.session.programs import run_tmux, spawn_later, tmux_argv, tmux_path
 from claude_shepherd.supervisor.tmux_names import REAP_NUDGE, RESTARTS_OPTION
 
 MAX_RESTARTS = 999_999_999
@@ -65,11 +64,4 @@ def nudge_reaping(env: t.Mapping[str, str], *, delay: float = NUDGE_DELAY) -> bo
     tmux = tmux_path(env)
     if socket is None or tmux is None:
         return False
-    later = f'sleep {delay:g}; exec "$0" "$@"'
-    argv = ["/bin/sh", "-c", later, *tmux_argv(tmux, socket, REAP_NUDGE)]
-    nowhere = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)]
-    try:
-        os.posix_spawn(argv[0], argv, {"PATH": "/usr/bin:/bin"}, file_actions=nowhere, setsid=True)
-    except (OSError, NotImplementedError):
-        return False
-    return True
+    return spawn_later(tmux_argv(tmux, socket, REAP_NUDGE), {"PATH": "/usr/bin:/bin"}, delay)

@@ -177,3 +177,29 @@ def tmux_path(env: t.Mapping[str, str] | None = None) -> str | None:
                 (p for p in (os.path.join(d, "tmux") for d in SYSTEM_DIRS) if _executable(p)), None
             )
     return _cache[key]
+
+
+def spawn_later(argv: list[str], env: t.Mapping[str, str], delay: float) -> bool:
+    """Start *argv* *delay* seconds from now, in a session of its own with no input or output, and
+    never wait for it (True when it was started).
+
+    posix_spawn rather than subprocess (importing subprocess costs a hook ~7 ms) and a shell's
+    ``sleep`` rather than a timer of ours: the caller exits at once, and the new process outlives it
+    (the alert of a hook; the reap nudge of a pane's last process).
+    """
+    later = f'/bin/sleep {delay:g}; exec "$0" "$@"'
+    full = ["/bin/sh", "-c", later, *argv]
+    nowhere = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)]
+    try:
+        os.posix_spawn(full[0], full, dict(env), file_actions=nowhere, setsid=True)
+    except NotImplementedError:  # no POSIX_SPAWN_SETSID on this system
+        import subprocess
+
+        try:
+            subprocess.Popen(full, env=dict(env), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+        except OSError:
+            return False
+    except OSError:
+        return False
+    return True

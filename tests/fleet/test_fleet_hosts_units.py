@@ -155,7 +155,9 @@ def test_what_another_host_answers_is_checked_before_it_is_believed() -> None:
     assert (hostile.label, hostile.state) == ("B", "working")
     assert (hostile.context_usage, hostile.cost_usd, hostile.restarts) == (None, None, None)
     assert (hostile.supervisor_pid, hostile.claude_pid, hostile.started_at, hostile.overflowed) == (None,) * 4
-    fine = PaneStatus.from_json({"started_at": 1795000000.5, "claude_pid": 4242, "restarts": 3, "cost_usd": 1.25})
+    fine = PaneStatus.from_json(
+        {"started_at": 1795000000.5, "claude_pid": 4242, "restarts": 3, "cost_usd": 1.25}
+    )
     assert (fine.started_at, fine.claude_pid, fine.restarts, fine.cost_usd) == (1795000000.5, 4242, 3, 1.25)
 
 
