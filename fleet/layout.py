@@ -364,6 +364,10 @@ class _RawWindow(BaseModel):
                 f"host {value!r} is not [user@]name[:port] (a name from ~/.ssh/config works too); "
                 "omit host for this machine"
             )
+        if value == "local":
+            raise ValueError(
+                "host 'local' is what fleet calls this machine; omit host for it, or name the host"
+            )
         return value
 
 

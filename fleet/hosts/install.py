@@ -143,7 +143,7 @@ def _check(reply: Reply, doing: str) -> str:
 def add(name: str, python: str, tell: t.Callable[[str], None]) -> None:
     """Install this claude-shepherd on host *name* and its hooks; each step said as it is done."""
     host = SshHost(name)
-    home = host.home
+    home = shlex.quote(host.home)
     probe = (
         f"command -v tmux >/dev/null && tmux -V || echo 'tmux: missing'; "
         f"{shlex.quote(python)} -c 'import sys, venv, ensurepip; print(\"python\", *sys.version_info[:3])' "
@@ -167,8 +167,8 @@ def add(name: str, python: str, tell: t.Callable[[str], None]) -> None:
     upload = f"mkdir -p {home}/dist && cat > {home}/dist/{package.name}"
     _check(host.run(["sh", "-c", upload], stdin=package.data), "sending the package")
     deps = pins()
-    tell(f"{name}: installing into ~/{home}/venv ({', '.join(deps)})")
-    pip = " ".join(shlex.quote(word) for word in [f"{home}/dist/{package.name}", *deps])
+    tell(f"{name}: installing into ~/{host.home}/venv ({', '.join(deps)})")
+    pip = " ".join([f"{home}/dist/{shlex.quote(package.name)}", *map(shlex.quote, deps)])
     install = (
         f"cd && {{ test -x {home}/venv/bin/python || {shlex.quote(python)} -m venv {home}/venv; }} && "
         f"{home}/venv/bin/python -m pip install --quiet --disable-pip-version-check {pip} && "
@@ -177,11 +177,13 @@ def add(name: str, python: str, tell: t.Callable[[str], None]) -> None:
         f"--no-deps {home}/dist/{package.name}"
     )
     _check(host.run(["sh", "-c", install], timeout=INSTALL_TIMEOUT), "installing claude-shepherd")
-    hooks = _check(host.run([f"{home}/venv/bin/claude-hook", "install", "--user"]), "installing the hooks")
+    hooks = _check(
+        host.run([f"{host.home}/venv/bin/claude-hook", "install", "--user"]), "installing the hooks"
+    )
     for line in hooks.splitlines():
         if not line.startswith(" "):  # the settings file and the skill; not each hook's command line
             tell(f"{name}: hooks: {line}")
-    version = _check(host.run([f"{home}/venv/bin/fleet", "--version"]), "checking the version")
+    version = _check(host.run(host.fleet_argv(["--version"])), "checking the version")
     if version.split()[-1:] != [__version__]:
         raise ShepherdError(f"{name}: installed, but it says {version!r}, not fleet {__version__}")
     record = json.dumps({"version": __version__, "digest": package.digest})

@@ -16,6 +16,7 @@ import shlex
 import sys
 import typing as t
 from pathlib import Path
+from socket import gethostname
 
 from claude_shepherd.fleet.layout import Layout, LayoutError, PaneSpec, WindowSpec, load_layout, parse_layout
 from claude_shepherd.supervisor.session.roots import registry_dir
@@ -113,8 +114,14 @@ def read_document(stream: t.IO[str] | None = None) -> Layout:
         )
     folder = layouts_dir()
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-    path = folder / f"{first.socket_name}.{first.name}.yml"
+    path = folder / f"{this_machine()}.{first.socket_name}.{first.name}.yml"
     tmp = folder / f".{path.name}.{os.getpid()}"
     tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)  # atomic: another verb may be reading it
     return load_layout(path)
+
+
+def this_machine() -> str:
+    """This machine's name in the files it keeps of fleets across hosts: a home shared with another
+    host (NFS) then holds both machines' files side by side."""
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in gethostname()) or "localhost"

@@ -5,12 +5,16 @@ Each host runs its own fleet of its part (:mod:`.part`) through its own
 (:class:`~.transport.LocalHost`), so local and remote agents come back alike.
 A host that does not answer within the deadline costs only its own part.
 
-A span started here is recorded (``$XDG_STATE_HOME/claude-shepherd/spans/``),
-so ``fleet status``, ``stop`` and ``watch`` without a LAYOUT find its hosts.
+A span started here is recorded with the parts it sent each host
+(``$XDG_STATE_HOME/claude-shepherd/spans/``, named by this machine, which a
+home shared over NFS with another host does not confuse), so ``fleet status``,
+``stop`` and ``watch`` without a LAYOUT find its hosts, and a host the layout no
+longer names is still stopped and shown until its agents are stopped.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import typing as t
@@ -18,9 +22,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from claude_shepherd.fleet.hosts.part import STDIN, part_document
-from claude_shepherd.fleet.hosts.transport import Host, Reply, host_named
-from claude_shepherd.fleet.layout import Layout, LayoutError, load_layout
+from claude_shepherd.fleet.hosts.part import STDIN, part_document, this_machine
+from claude_shepherd.fleet.hosts.transport import Host, LocalHost, Reply, host_named
+from claude_shepherd.fleet.layout import Layout, LayoutError, load_layout, parse_layout
+from claude_shepherd.supervisor.errors import ShepherdError, UsageError
 from claude_shepherd.supervisor.session.roots import registry_dir
 
 R = t.TypeVar("R")
@@ -32,21 +37,24 @@ class Part:
 
     host: Host
     document: dict[str, t.Any]
+    labels: tuple[tuple[str, str], ...]
+    """(window, label) of each labelled pane (a bash-era pane's label comes from its command)."""
+    retired: bool = False
+    """The layout no longer names this host, but agents were started there: they run until stopped."""
 
     @property
     def name(self) -> str:
         return self.host.name
 
-    @property
-    def labels(self) -> list[tuple[str, str]]:
-        """(window, label) of each labelled pane of this part."""
-        out = []
-        for window in self.document["windows"]:
-            ((name, body),) = window.items()
-            for pane in body["panes"]:
-                if isinstance(pane, dict):
-                    out.append((name, next(iter(pane))))
-        return out
+    def as_record(self) -> dict[str, t.Any]:
+        return {"host": _host_key(self), "document": self.document, "labels": [list(pair) for pair in self.labels],
+                "retired": self.retired}  # fmt: skip
+
+    @classmethod
+    def from_record(cls, record: t.Mapping[str, t.Any], retired: bool | None = None) -> Part:
+        labels = tuple((str(w), str(lb)) for w, lb in record["labels"])
+        was = record.get("retired") is True if retired is None else retired
+        return cls(host_named(record["host"]), dict(record["document"]), labels, was)
 
     def fleet(self, args: t.Sequence[str], timeout: float | None = None) -> Reply:
         """That host's ``fleet ARGS`` with this part as ``LAYOUT -`` on stdin (ARGS name ``-``)."""
@@ -61,8 +69,32 @@ class Span:
 
     @classmethod
     def of(cls, layout: Layout) -> Span:
-        parts = tuple(Part(host_named(host), part_document(layout, host)) for host in layout.hosts)
-        return cls(layout, parts)
+        """The layout's parts, and the recorded parts of hosts it no longer names (``retired``)."""
+        parts = [
+            Part(
+                host_named(host),
+                part_document(layout, host),
+                tuple(
+                    (w.name, p.label) for w in layout.windows if w.host == host for p in w.panes if p.label
+                ),
+            )
+            for host in layout.hosts
+        ]
+        named = {p.name for p in parts}
+        record = _record(layout.socket_name, layout.name)
+        for old in record.get("parts", ()) if record else ():
+            try:
+                part = Part.from_record(old, retired=True)
+            except (KeyError, TypeError, ValueError, ShepherdError):
+                continue
+            if part.name not in named:
+                parts.append(part)
+        return cls(layout, tuple(parts))
+
+    @property
+    def current(self) -> list[Part]:
+        """The parts the layout names (not the retired ones)."""
+        return [p for p in self.parts if not p.retired]
 
     @property
     def width(self) -> int:
@@ -117,43 +149,78 @@ def spans_dir(env: t.Mapping[str, str] | None = None) -> Path:
     return Path(registry_dir(os.environ if env is None else env)) / "spans"
 
 
+def _path(socket: str, name: str) -> Path:
+    return spans_dir() / f"{this_machine()}.{socket}.{name}.json"
+
+
+def _record(socket: str, name: str) -> dict[str, t.Any] | None:
+    try:
+        record = json.loads(_path(socket, name).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return record if isinstance(record, dict) else None
+
+
 def remember(span: Span) -> None:
-    """Record that *span* was started here (its layout file and hosts), for the verbs without LAYOUT."""
-    folder = spans_dir()
-    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-    path = folder / f"{span.layout.socket_name}.{span.layout.name}.json"
+    """Record that *span* was started here: its layout file and the part each host was sent (retired
+    hosts included, until their agents are stopped), for the verbs without LAYOUT."""
+    path = _path(span.layout.socket_name, span.layout.name)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     record = {
         "layout": str(span.layout.source),
         "socket": span.layout.socket_name,  # --socket may have named another than the file's
-        "hosts": [p.name for p in span.parts],
+        "name": span.layout.name,
+        "parts": [p.as_record() for p in span.parts],
     }
-    tmp = folder / f".{path.name}.{os.getpid()}"
+    tmp = path.parent / f".{path.name}.{os.getpid()}"
     tmp.write_text(json.dumps(record), encoding="utf-8")
     os.replace(tmp, path)
 
 
 def forget(span: Span) -> None:
-    (spans_dir() / f"{span.layout.socket_name}.{span.layout.name}.json").unlink(missing_ok=True)
+    _path(span.layout.socket_name, span.layout.name).unlink(missing_ok=True)
 
 
 def remembered() -> list[Span]:
-    """Every span recorded here whose layout still loads and still spans hosts."""
+    """Every span recorded here, with the parts it was started with (and the layout file's settings
+    while it still loads as that fleet)."""
     spans: list[Span] = []
     try:
-        paths = sorted(spans_dir().glob("*.json"))
+        paths = sorted(spans_dir().glob(f"{this_machine()}.*.json"))
     except OSError:
         return spans
     for path in paths:
         try:
             record = json.loads(path.read_text(encoding="utf-8"))
-            layout = load_layout(Path(record["layout"]))
-            if record.get("socket", layout.socket_name) != layout.socket_name:
-                layout = layout.with_socket(record["socket"])
-        except (OSError, ValueError, KeyError, TypeError, LayoutError):
+            parts = tuple(Part.from_record(p) for p in record["parts"])
+            layout = _layout_of(record, parts)
+        except (OSError, ValueError, KeyError, TypeError, LayoutError, ShepherdError):
             continue
-        if layout.spans_hosts:
-            spans.append(Span.of(layout))
+        if layout.spans_hosts:  # the file still loads as this fleet: it says which hosts it names
+            named = set(layout.hosts)
+            kept = tuple(dataclasses.replace(p, retired=_host_key(p) not in named) for p in parts)
+        else:
+            kept = parts  # as recorded
+        spans.append(Span(layout, kept))
     return spans
+
+
+def _host_key(part: Part) -> str | None:
+    """The part's host as a layout names it (None: this machine)."""
+    return None if isinstance(part.host, LocalHost) else part.name
+
+
+def _layout_of(record: t.Mapping[str, t.Any], parts: tuple[Part, ...]) -> Layout:
+    """The recorded layout file, when it still loads as this fleet; else a part's own document."""
+    try:
+        layout = load_layout(Path(record["layout"]))
+        if record.get("socket", layout.socket_name) != layout.socket_name:
+            layout = layout.with_socket(record["socket"])
+        if layout.name == record.get("name", layout.name) and layout.socket_name == record["socket"]:
+            return layout
+    except (OSError, LayoutError):
+        pass
+    return parse_layout(json.dumps(parts[0].document), Path(record["layout"]))
 
 
 def remembered_named(name: str | None, socket: str | None = None) -> Span | None:
@@ -189,15 +256,10 @@ def spanning(layout_arg: str | None, socket: str | None = None) -> Span | None:
         return None
     running = {(sock, session) for sock, session, _ in target.running_fleets(socket)}
     known = {(s.layout.socket_name, s.layout.name) for s in spans}
-    if running - known:
-        return None  # a fleet of this machine alone runs too: the verb's own resolution asks which
-    if len(spans) > 1:
-        spans = [s for s in spans if (s.layout.socket_name, s.layout.name) in running] or spans
-    if len(spans) > 1:
-        from claude_shepherd.supervisor.errors import UsageError
-
-        names = ", ".join(f"{s.layout.name} ({s.layout.source})" for s in spans)
-        raise UsageError(
-            f"{len(spans)} fleets span hosts: {names}; name one, e.g. fleet status {spans[0].layout.name}"
-        )
-    return spans[0]
+    alone = sorted(running - known)
+    if len(spans) == 1 and not alone:
+        return spans[0]
+    names = [f"{s.layout.name} (on {', '.join(p.name for p in s.parts)})" for s in spans]
+    names += [f"{session} (socket {sock})" for sock, session in alone]
+    first = spans[0].layout.name
+    raise UsageError(f"{len(names)} fleets: {', '.join(names)}; name one, e.g. fleet status {first}")

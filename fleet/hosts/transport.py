@@ -21,6 +21,7 @@ import re
 import shlex
 import signal
 import subprocess
+import tempfile
 import time
 import typing as t
 from dataclasses import dataclass
@@ -141,7 +142,13 @@ def _run(host: str, argv: list[str], stdin: bytes | None, timeout: float) -> Rep
     except subprocess.TimeoutExpired:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
+        # Not communicate() again: an ssh client hands its pipes to the shared connection, which
+        # outlives the kill and would hold us until the remote command ended.
+        for pipe in (proc.stdin, proc.stdout, proc.stderr):
+            if pipe is not None:
+                with contextlib.suppress(OSError):
+                    pipe.close()
+        proc.wait()
         return Reply(host, None, "", "", time.monotonic() - started, f"no answer within {timeout:g} s")
     return Reply(
         host, proc.returncode, out.decode(errors="replace"), err.decode(errors="replace"),
@@ -190,13 +197,10 @@ class SshHost:
             ) from None
         self.reuse = env.get(FLEET_SSH_REUSE_ENV, "1").strip() != "0"
         self.home = env.get(FLEET_REMOTE_HOME_ENV, "").strip() or REMOTE_HOME
+        self._control: Path | t.Literal[False] | None = None
+        """The control socket once ssh named it; False when it could not."""
 
     # ----------------------------------------------------------------- the connection
-
-    def control_path(self) -> Path:
-        """The shared connection's socket: a private directory of this user (``%C`` is a hash of the
-        destination, short enough for a socket path)."""
-        return socket_dir() / "ssh" / "%C"
 
     def _options(self, timeout: float) -> list[str]:
         options = [
@@ -207,47 +211,107 @@ class SshHost:
         ]  # fmt: skip
         if self.port:
             options += ["-p", self.port]
-        if self.reuse:
-            options += ["-o", f"ControlPath={self.control_path()}"]
+        control = self.control_path() if self.reuse else None
+        if control is not None:
+            options += ["-o", f"ControlPath={control}"]
         else:
             options += ["-o", "ControlMaster=no", "-o", "ControlPath=none"]
         return options
 
+    def control_path(self) -> Path | None:
+        """The shared connection's socket, as ssh names it (``%C``: a hash of user, host and port, so two
+        names of one host share one connection); in a private folder of this user. None when ssh
+        cannot say (no connection is shared then)."""
+        if self._control is None:
+            folder = socket_dir() / "ssh"
+            asked = [
+                *self.ssh,
+                "-G",
+                "-o",
+                f"ControlPath={folder}/%C",
+                *(["-p", self.port] if self.port else []),
+            ]
+            reply = _run(self.name, [*asked, self.destination], None, 5)
+            found = [
+                line.split(None, 1)[1].strip()
+                for line in reply.stdout.splitlines()
+                if line.lower().startswith("controlpath ")
+            ]
+            path = Path(found[0]) if reply.status == 0 and found else None
+            self._control = path if path is not None and path.parent == folder else False
+        return self._control or None
+
     def connect(self, timeout: float) -> Reply | None:
         """Open the shared connection unless it is open; a Reply saying why when the host does not answer.
 
-        The connection runs in the background (``-f``) with no pipe of ours
-        open, so no call ever waits on it; a lock makes two callers open one.
+        It is started in the background (``-f``) with its output in a file,
+        never a pipe of ours, so no call waits on it; a lock per connection
+        makes two callers (two names of one host) open one, and a socket left
+        by a connection that died is removed first (ssh would otherwise open a
+        plain connection that never ends).
         """
-        if not self.reuse:
+        control = self.control_path() if self.reuse else None
+        if control is None:
             return None
-        folder = socket_dir() / "ssh"
-        folder.parent.mkdir(mode=0o700, exist_ok=True)  # tmux's own folder: tmux wants it private too
-        folder.mkdir(mode=0o700, exist_ok=True)
-        base = [*self.ssh, *self._options(timeout)]
-        if self._check(base, timeout):
+        control.parent.parent.mkdir(mode=0o700, exist_ok=True)  # tmux's own folder: tmux wants it private
+        control.parent.mkdir(mode=0o700, exist_ok=True)
+        if self._check(timeout):
             return None
-        lock = os.open(folder / f".{_safe(self.name)}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        deadline = time.monotonic() + timeout
+        lock = os.open(control.parent / f".{control.name}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         try:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            if self._check(base, timeout):
+            while True:
+                try:
+                    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        return None  # another caller is still connecting: this call goes on its own
+                    time.sleep(0.05)
+            if self._check(timeout):
                 return None
-            argv = [*base, "-o", "ControlMaster=yes", "-o", f"ControlPersist={CONTROL_PERSIST}", "-N", "-f"]
-            reply = _run(self.name, [*argv, self.destination], None, timeout + 2)
-            if reply.problem is not None or reply.status != 0:
-                return _unreachable(reply)
-            return None
+            with contextlib.suppress(FileNotFoundError):
+                control.unlink()  # a socket whose connection died
+            return self._start_master(timeout)
         finally:
             os.close(lock)
 
-    def _check(self, base: list[str], timeout: float) -> bool:
-        reply = _run(self.name, [*base, "-O", "check", self.destination], None, timeout)
+    def _start_master(self, timeout: float) -> Reply | None:
+        argv = [*self.ssh, *self._options(timeout), "-o", "ControlMaster=yes",
+                "-o", f"ControlPersist={CONTROL_PERSIST}", "-N", "-f", self.destination]  # fmt: skip
+        started = time.monotonic()
+        with tempfile.TemporaryFile() as said:
+            try:
+                proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=said,
+                                        start_new_session=True)  # fmt: skip
+            except OSError as exc:
+                return Reply(self.name, None, "", "", 0.0, f"cannot run {argv[0]}: {exc.strerror or exc}")
+            try:
+                status = proc.wait(timeout + 2)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+                return Reply(
+                    self.name, None, "", "", time.monotonic() - started, f"no answer within {timeout:g} s"
+                )
+            said.seek(0)
+            stderr = said.read(64 * 1024).decode(errors="replace")
+        if status != 0:
+            return _unreachable(Reply(self.name, status, "", stderr, time.monotonic() - started))
+        return None
+
+    def _check(self, timeout: float) -> bool:
+        reply = _run(
+            self.name, [*self.ssh, *self._options(timeout), "-O", "check", self.destination], None, timeout
+        )
         return reply.status == 0
 
     def disconnect(self) -> None:
-        """Close the shared connection (its agents run on: they are that host's own)."""
-        if self.reuse:
-            _run(self.name, [*self.ssh, *self._options(5), "-O", "exit", self.destination], None, 5)
+        """Let the shared connection end: it takes no new calls and closes once those under way (another
+        fleet's ``attach`` or ``logs -f``) are done. The agents there run on: they are that host's own."""
+        if self.reuse and self.control_path() is not None:
+            _run(self.name, [*self.ssh, *self._options(5), "-O", "stop", self.destination], None, 5)
 
     # ----------------------------------------------------------------- Host
 
@@ -255,13 +319,11 @@ class SshHost:
         self, argv: t.Sequence[str], *, stdin: bytes | None = None, timeout: float | None = None
     ) -> Reply:
         timeout = host_timeout() if timeout is None else timeout
-        started = time.monotonic()
-        failed = self.connect(min(timeout, host_timeout()))
+        failed = self.connect(min(timeout, host_timeout()))  # connecting has a deadline of its own
         if failed is not None:
             return failed
-        left = max(1.0, timeout - (time.monotonic() - started))
-        command = [*self.ssh, *self._options(left), "-T", self.destination, "--", shlex.join(argv)]
-        reply = _run(self.name, command, stdin, left)
+        command = [*self.ssh, *self._options(timeout), "-T", self.destination, "--", shlex.join(argv)]
+        reply = _run(self.name, command, stdin, timeout)
         return _unreachable(reply) if reply.status == SSH_UNREACHABLE and not reply.stdout else reply
 
     def fleet_argv(self, args: t.Sequence[str]) -> list[str]:

@@ -20,7 +20,7 @@ from claude_shepherd.fleet.hosts.span import Part, Span, forget, remember
 from claude_shepherd.fleet.hosts.transport import LOCAL, HostError, Reply, host_timeout
 from claude_shepherd.fleet.layout import Layout
 from claude_shepherd.fleet.status import PaneStatus, render
-from claude_shepherd.supervisor.errors import EXIT_NOT_RUNNING, say_error
+from claude_shepherd.supervisor.errors import EXIT_NOT_RUNNING, NotRunningError, say_error
 from claude_shepherd.supervisor.tmux_names import NOT_RUNNING, UNKNOWN
 
 SLACK = 30.0
@@ -65,10 +65,10 @@ def _tell(span: Span, part: Part, reply: Reply, *, not_done: str) -> str | None:
     return None
 
 
-def _fail(problems: list[str | None], what: str) -> None:
+def _fail(problems: list[str | None]) -> None:
     found = [p for p in problems if p]
     if found:
-        raise FleetFailure(f"{what} on {len(found)} host(s): {'; '.join(found)}")
+        raise FleetFailure(f"{len(found)} host(s) did not do all that was asked: {'; '.join(found)}")
 
 
 def _panes(part: Part) -> int:
@@ -83,24 +83,29 @@ def start(layout: Layout, layout_arg: str | None, *, wait: float | None, attach:
     from claude_shepherd.fleet import readiness
 
     span = Span.of(layout)
+    parts = span.current
     say(
-        f"Starting fleet {layout.name!r} (socket {layout.socket_name}) on {len(span.parts)} hosts: "
-        + ", ".join(f"{p.name} ({_panes(p)} pane{'s' * (_panes(p) != 1)})" for p in span.parts)
+        f"Starting fleet {layout.name!r} (socket {layout.socket_name}) on {len(parts)} hosts: "
+        + ", ".join(f"{p.name} ({_panes(p)} pane{'s' * (_panes(p) != 1)})" for p in parts)
     )
+    for part in span.parts:
+        if part.retired:
+            say(
+                f"{part.name:<{span.width}}  no longer in the layout: its agents run on until "
+                f"`fleet stop {layout_arg or layout.name}` stops them"
+            )
     args = ["start", STDIN, "--json", "--no-attach"]
     if wait is not None:
         args += ["--wait", f"{wait:g}"]
     budget = host_timeout() + (readiness.default_wait() if wait is None else wait) + SLACK
-    replies = span.fleet(args, budget)
+    replies = span.fleet(args, budget, parts)
     remember(span)
-    problems = [
-        _tell(span, p, r, not_done="its agents were not started") for p, r in zip(span.parts, replies)
-    ]
+    problems = [_tell(span, p, r, not_done="its agents may not have started") for p, r in zip(parts, replies)]
     if attach:
         _attach(span, None)
     else:
         say(f"Attach with: fleet attach {layout_arg or layout.name} --pane HOST/LABEL")
-    _fail(problems, "not started")
+    _fail(problems)
 
 
 def stop(span: Span, grace: float, labels: t.Sequence[str] | None) -> None:
@@ -116,19 +121,20 @@ def stop(span: Span, grace: float, labels: t.Sequence[str] | None) -> None:
         return part.fleet(args, host_timeout() + grace + SLACK)
 
     replies = span.each(one, parts)
-    problems = [_tell(span, p, r, not_done="its agents were NOT stopped") for p, r in zip(parts, replies)]
-    if not labels and not any(problems):
+    not_done = "its agents may still run (`fleet status` shows them once it answers)"
+    problems = [_tell(span, p, r, not_done=not_done) for p, r in zip(parts, replies)]
+    if not labels and all(reply.reached for reply in replies):  # every host answered: its part is stopped
         forget(span)
         span.each(lambda part: part.host.disconnect(), parts)  # nothing of the fleet is left running here
-    _fail(problems, "not stopped")
+    _fail(problems)
 
 
 def restart(span: Span, grace: float, labels: t.Sequence[str] | None, wait: float | None) -> None:
     """Each host restarts its own part's agents (or those labelled *labels*), resuming their conversations."""
     from claude_shepherd.fleet import readiness
 
-    chosen = span.where(labels) if labels else {p.name: [] for p in span.parts}
-    parts = [p for p in span.parts if p.name in chosen]
+    chosen = span.where(labels) if labels else {p.name: [] for p in span.current}
+    parts = [p for p in span.current if p.name in chosen]
 
     def one(part: Part) -> Reply:
         args = ["restart", STDIN, "--json", "--grace", f"{grace:g}"]
@@ -141,8 +147,10 @@ def restart(span: Span, grace: float, labels: t.Sequence[str] | None, wait: floa
 
     replies = span.each(one, parts)
     _fail(
-        [_tell(span, p, r, not_done="nothing was restarted there") for p, r in zip(parts, replies)],
-        "not restarted",
+        [
+            _tell(span, p, r, not_done="what it was asked may still be going on there")
+            for p, r in zip(parts, replies)
+        ]
     )
 
 
@@ -234,6 +242,14 @@ def status(span: Span, as_json: bool) -> None:
             say(f"  {h.part.name:<{span.width}}  {_host_line(h)}")
         rows = [row for h in hosts for row in h.rows]
         render(rows, [h.part.name for h in hosts for _ in h.rows])
+    if hosts and all(h.rows and all(r.state == NOT_RUNNING for r in h.rows) for h in hosts):
+        stopped = NotRunningError(
+            f"fleet {span.layout.name!r} is not running on any of its hosts; start it: fleet start {span.layout.name}"
+        )
+        if not as_json:
+            raise stopped
+        say_error("fleet", str(stopped))
+        raise typer.Exit(stopped.exit_code)
     if problems or dead:
         said = [*problems, *(f"{identity(host, row)} {row.state}" for host, row in dead)]
         advice = []
@@ -339,6 +355,9 @@ def doctor(span: Span, fix: bool) -> None:
             f"date +%s.%N; {shlex.join(fleet)} 2>&1; command -v tmux >/dev/null && tmux -V || echo 'tmux: missing'; "
             f"cat {record} 2>/dev/null || echo"
         )
+        warm = part.host.run(["true"])  # the connection first: the clock's reading is then one round trip
+        if not warm.reached:
+            return warm, time.time(), None
         before = time.time()
         reply = part.host.run(["sh", "-c", probe])
         middle = (before + time.time()) / 2
@@ -381,7 +400,7 @@ def doctor(span: Span, fix: bool) -> None:
         problems.append(f"{part.name}: {'; '.join(found)}" if found else None)
         if own is not None:
             problems.append(_tell(span, part, own, not_done="its doctor did not run"))
-    _fail(problems, "problems")
+    _fail(problems)
 
 
 def _installed(text: str) -> str | None:

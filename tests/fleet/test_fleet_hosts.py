@@ -7,7 +7,9 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
+import tempfile
 import time
 import typing as t
 from pathlib import Path
@@ -279,3 +281,68 @@ def test_the_watch_shows_both_hosts_and_relays_a_remote_agents_alert_here(
     )
     remote.host.start_sshd()
     assert world.fleet("stop", "duo", "--grace", "5").returncode == 0
+
+
+def test_one_shared_connection_per_host_that_keeps_the_deadline_and_is_replaced_when_it_dies(
+    installed: SshHost, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The review's findings: a call on the shared connection ends at its deadline; a connection killed
+    under us is replaced, not joined by a plain one that never ends; two names of one host share one;
+    closing it lets a call under way finish."""
+    import threading
+
+    import psutil
+
+    from claude_shepherd.fleet.hosts.transport import SshHost as Transport
+
+    private = Path(tempfile.mkdtemp(prefix="ctl-", dir="/tmp"))
+    monkeypatch.setenv("TMUX_TMPDIR", str(private))
+    monkeypatch.setenv("FLEET_SSH_COMMAND", installed.ssh_command)
+
+    def ssh_of_ours() -> list[psutil.Process]:
+        found = []
+        for proc in psutil.process_iter(["name", "cmdline"]):
+            if proc.info["name"] == "ssh" and any(str(private) in arg for arg in proc.info["cmdline"] or ()):
+                found.append(proc)
+        return found
+
+    host = Transport("remote-1")
+    try:
+        assert host.run(["true"]).status == 0
+        (master,) = ssh_of_ours()
+        began = time.monotonic()
+        slow = host.run(["sleep", "30"], timeout=2)
+        assert slow.problem == "no answer within 2 s" and time.monotonic() - began < 5
+
+        master.kill()
+        master.wait(5)
+        for _ in range(3):
+            assert host.run(["true"]).status == 0
+        alias = Transport("remote-2")
+        assert alias.control_path() == host.control_path(), "two names of one host, one connection"
+        answers = []
+        threads = [
+            threading.Thread(target=lambda h=h: answers.append(h.run(["true"]).status))
+            for h in (host, alias) * 3
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert answers == [0] * 6
+        wait_until(lambda: len(ssh_of_ours()) == 1, 10, "one connection, and no other ssh of ours")
+        assert "ControlMaster=yes" in ssh_of_ours()[0].cmdline()
+
+        under_way: list[str] = []
+        call = threading.Thread(
+            target=lambda: under_way.append(host.run(["sh", "-c", "sleep 1; echo done"]).stdout)
+        )
+        call.start()
+        time.sleep(0.3)
+        alias.disconnect()
+        call.join()
+        assert under_way == ["done\n"], "another fleet's call under way finishes"
+    finally:
+        for proc in ssh_of_ours():
+            proc.kill()
+        shutil.rmtree(private, ignore_errors=True)

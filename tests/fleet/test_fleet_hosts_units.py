@@ -4,6 +4,7 @@ sshd is in test_fleet_hosts.py."""
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import math
@@ -196,8 +197,8 @@ def test_a_host_that_does_not_answer_shows_its_agents_unknown_never_stopped(tmp_
     span = Span(
         spec,
         (
-            span.parts[0].__class__(here, span.parts[0].document),
-            span.parts[1].__class__(gone, span.parts[1].document),
+            dataclasses.replace(span.parts[0], host=here),
+            dataclasses.replace(span.parts[1], host=gone),
         ),
     )
     seen = gather(span)
@@ -209,7 +210,7 @@ def test_a_host_that_does_not_answer_shows_its_agents_unknown_never_stopped(tmp_
     argv, stdin = here.calls[0]
     assert argv == ["fleet", "status", "-", "--json"] and json.loads(stdin or b"") == span.parts[0].document
 
-    other = Span(spec, (span.parts[0], span.parts[1].__class__(stopped, span.parts[1].document)))
+    other = Span(spec, (span.parts[0], dataclasses.replace(span.parts[1], host=stopped)))
     assert {r.state for r in gather(other)[1].rows} == {"not running"}, "answered: its part is not running"
 
 
@@ -267,9 +268,49 @@ def test_a_part_read_from_stdin_is_kept_as_a_file_of_ours_and_never_names_hosts(
 
     document = pt.part_document(spec, "dev@buildbox:2222")
     read = pt.read_document(Pipe(json.dumps(document)))
-    assert read.source == pt.layouts_dir() / "fleet-duo.duo.yml" and read.source.is_file()
+    assert (
+        read.source == pt.layouts_dir() / f"{pt.this_machine()}.fleet-duo.duo.yml" and read.source.is_file()
+    )
     assert [w.name for w in read.windows] == ["there", "also"]
     with pytest.raises(LayoutError, match="names other hosts"):
         pt.read_document(Pipe(SPAN))
     with pytest.raises(LayoutError, match="over 1048576 bytes"):
         pt.read_document(Pipe("#" * (pt.MAX_DOCUMENT + 1)))
+
+
+def test_a_host_the_layout_no_longer_names_is_still_stopped_and_shown_until_its_agents_stop(
+    tmp_path: Path,
+) -> None:
+    from claude_shepherd.fleet.hosts import span as sp
+    from claude_shepherd.fleet.layout import load_layout
+
+    path = tmp_path / "duo.yml"
+    path.write_text(SPAN)
+    sp.remember(Span.of(load_layout(path, cwd=tmp_path)))
+    path.write_text(SPAN.replace("dev@buildbox:2222", "dev@gpubox"))
+    span = Span.of(load_layout(path, cwd=tmp_path))
+    assert [(p.name, p.retired) for p in span.parts] == [
+        ("local", False), ("dev@gpubox", False), ("dev@buildbox:2222", True)
+    ]  # fmt: skip
+    assert [p.name for p in span.current] == ["local", "dev@gpubox"], "start and restart leave it alone"
+    (recorded,) = sp.remembered()
+    assert {(p.name, p.retired) for p in recorded.parts} == {("local", False), ("dev@buildbox:2222", True)}, (
+        "the parts it was started with, against the layout as it is now"
+    )
+    sp.remember(span)
+    (recorded,) = sp.remembered()
+    assert {(p.name, p.retired) for p in recorded.parts} == {
+        ("local", False), ("dev@gpubox", False), ("dev@buildbox:2222", True)
+    }  # fmt: skip
+    sp.forget(span)
+    assert sp.remembered() == []
+
+
+def test_a_bash_era_label_is_its_parts_label_and_local_is_no_host_name(tmp_path: Path) -> None:
+    text = SPAN.replace(
+        "        - D: claude-run", "        - [tmux set-option -p @pane_label D2, claude-run]"
+    )
+    span = Span.of(layout(tmp_path, text))
+    assert span.parts[1].labels == (("there", "B"), ("there", "C"), ("also", "D2"))
+    with pytest.raises(LayoutError, match="host 'local' is what fleet calls this machine"):
+        layout(tmp_path, SPAN.replace("dev@buildbox:2222", "local", 1))
