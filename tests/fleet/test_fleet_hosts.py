@@ -346,3 +346,21 @@ def test_one_shared_connection_per_host_that_keeps_the_deadline_and_is_replaced_
         for proc in ssh_of_ours():
             proc.kill()
         shutil.rmtree(private, ignore_errors=True)
+
+
+def test_with_no_layout_a_fleet_across_hosts_and_another_fleet_are_listed_not_guessed(
+    world: FleetWorld,
+) -> None:
+    """No sshd needed: the span's only host does not exist, and nothing here asks it."""
+    world.layout("solo", "  - agents:\n      panes:\n        - A: claude-run\n")
+    world.layout("far", "  - gpu:\n      host: nosuch.invalid\n      panes:\n        - T: claude-run\n")
+    world.plan("A", [{"wait": None}])
+    assert world.fleet("start", "solo", "--no-attach").returncode == 0
+    far = world.fleet("start", "far", "--no-attach", env={"FLEET_HOST_TIMEOUT": "3"})
+    assert far.returncode == 1 and "nosuch.invalid  UNREACHABLE: " in far.stdout, far.stdout
+    status = world.fleet("status")
+    assert status.returncode == 2, status.stdout + status.stderr
+    assert "2 fleets: far (on nosuch.invalid), solo (socket " in status.stderr and "name one" in status.stderr
+    named = world.fleet("status", "solo")
+    assert named.returncode == 0 and "agents:A" in named.stdout, "named, it is the local fleet alone"
+    assert world.fleet("stop", "solo").returncode == 0
