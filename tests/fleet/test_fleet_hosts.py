@@ -15,31 +15,11 @@ import typing as t
 from pathlib import Path
 
 import pytest
-from support.fleet import BIN, FleetWorld
+from support.fleet import BIN, FleetWorld, agent, resume_of
 from support.sshd import SshHost
 from support.waiting import wait_until
 
 from claude_shepherd.supervisor import __version__
-
-ACTIVATE = (
-    "L=$(fleet pane-id | cut -d: -f3) && "
-    'CLAUDE_CODE_SESSION_ID="conv-$L" session activate "sessions/S_$L" implement'
-)
-
-
-def agent(label: str) -> list[dict[str, t.Any]]:
-    """Activate this pane's session, create the transcript of its conversation, then wait."""
-    return [
-        {"run": ["sh", "-c", ACTIVATE]},
-        {"transcript": f"conv-{label}"},
-        {"mark": "ready"},
-        {"wait": None},
-    ]
-
-
-def resume_of(start: dict[str, t.Any]) -> str | None:
-    argv = start["argv"]
-    return argv[argv.index("--resume") + 1] if "--resume" in argv else None
 
 
 @pytest.fixture(scope="module")
@@ -137,6 +117,18 @@ def span(world: FleetWorld, name: str = "duo", extra: str = "") -> Path:
     )
 
 
+def started(world: FleetWorld, remote: Remote, extra: str = "") -> subprocess.CompletedProcess[str]:
+    """The two-host fleet ``duo`` started (A here, B there), each agent with its session active."""
+    span(world, extra=extra)
+    world.plan("A", agent(label="A"))
+    remote.plan("B", agent(label="B"))
+    start = world.fleet("start", "duo", "--no-attach")
+    assert start.returncode == 0, start.stdout + start.stderr
+    world.wait_event("A", "mark", name="ready")
+    remote.wait_event("B", "mark", name="ready")
+    return start
+
+
 def rows(world: FleetWorld, **env: str) -> dict[str, dict[str, t.Any]]:
     status = world.fleet("status", "duo", "--json", env=env)
     return {row["identity"]: row for row in json.loads(status.stdout)}
@@ -145,19 +137,13 @@ def rows(world: FleetWorld, **env: str) -> dict[str, dict[str, t.Any]]:
 def test_a_fleet_across_two_hosts_starts_shows_resumes_and_stops_on_each_host(
     world: FleetWorld, remote: Remote
 ) -> None:
-    span(world)
-    world.plan("A", agent("A"))
-    remote.plan("B", agent("B"))
-    start = world.fleet("start", "duo", "--no-attach")
-    assert start.returncode == 0, start.stdout + start.stderr
+    start = started(world, remote)
     assert re.search(
         r"^local +  here:A +started, running \(claude-run \d+, Claude \d+\)$", start.stdout, re.M
     )
     assert re.search(
         r"^remote +  there:B +started, running \(claude-run \d+, Claude \d+\)$", start.stdout, re.M
     )
-    world.wait_event("A", "mark", name="ready")
-    remote.wait_event("B", "mark", name="ready")
 
     seen = rows(world)
     assert set(seen) == {"local/duo:here:A", "remote/duo:there:B"}, "two hosts may use the same labels"
@@ -203,11 +189,7 @@ def test_a_fleet_across_two_hosts_starts_shows_resumes_and_stops_on_each_host(
 def test_a_host_gone_mid_run_is_unreachable_within_the_deadline_and_nothing_restarts_when_it_answers(
     world: FleetWorld, remote: Remote
 ) -> None:
-    span(world)
-    world.plan("A", agent("A"))
-    remote.plan("B", agent("B"))
-    assert world.fleet("start", "duo", "--no-attach").returncode == 0
-    remote.wait_event("B", "mark", name="ready")
+    started(world, remote)
     claude_b = rows(world)["remote/duo:there:B"]["claude_pid"]
     assert claude_b
 
@@ -252,11 +234,7 @@ def test_the_watch_shows_both_hosts_and_relays_a_remote_agents_alert_here(
     from claude_shepherd.fleet.hosts.relay import Relay
 
     paged = world.base / "paged-B-needs-you"
-    span(world, extra=f'notify: [touch, "{world.base}/paged-{{label}}-{{state}}"]\n')
-    world.plan("A", agent("A"))
-    remote.plan("B", agent("B"))
-    assert world.fleet("start", "duo", "--no-attach").returncode == 0
-    remote.wait_event("B", "mark", name="ready")
+    started(world, remote, extra=f'notify: [touch, "{world.base}/paged-{{label}}-{{state}}"]\n')
     for key in ("HOME", "TMUX_TMPDIR", "FLEET_SSH_COMMAND"):
         monkeypatch.setenv(key, world.env[key])
     monkeypatch.delenv("XDG_STATE_HOME")  # the fleet recorded its span under the world's HOME

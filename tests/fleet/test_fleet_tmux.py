@@ -18,33 +18,11 @@ import typing as t
 from pathlib import Path
 
 import psutil
-from support.fleet import FleetWorld
+from support.fleet import FleetWorld, agent, resume_of
 from support.waiting import wait_until
 
 from claude_shepherd.supervisor.session.schema import validate_state as parse
 from claude_shepherd.supervisor.session.store import read_state, update_state
-
-ACTIVATE = (
-    "L=$(fleet pane-id | cut -d: -f3) && "
-    'CLAUDE_CODE_SESSION_ID="conv-$L" session activate "sessions/S_$L" implement'
-)
-"""What each stand-in agent does first: activate sessions/S_<label>, binding conversation conv-<label>."""
-
-
-def agent(*steps: dict[str, t.Any], label: str) -> list[dict[str, t.Any]]:
-    """Activate this pane's session, create the transcript of its conversation, then *steps*."""
-    return [
-        {"run": ["sh", "-c", ACTIVATE]},
-        {"transcript": f"conv-{label}"},
-        {"mark": "ready"},
-        *steps,
-        {"wait": None},
-    ]
-
-
-def resume_of(start: dict[str, t.Any]) -> str | None:
-    argv = start["argv"]
-    return argv[argv.index("--resume") + 1] if "--resume" in argv else None
 
 
 def two_panes(world: FleetWorld, *labels: str, name: str = "duo") -> Path:

@@ -38,6 +38,30 @@ PER_PANE = (
 """pre_window of test layouts: each pane's stand-in Claude reads its own plan and writes its own log."""
 
 
+ACTIVATE = (
+    "L=$(fleet pane-id | cut -d: -f3) && "
+    'CLAUDE_CODE_SESSION_ID="conv-$L" session activate "sessions/S_$L" implement'
+)
+"""What each stand-in agent does first: activate sessions/S_<label>, binding conversation conv-<label>."""
+
+
+def agent(*steps: dict[str, t.Any], label: str) -> list[dict[str, t.Any]]:
+    """Activate this pane's session, create the transcript of its conversation, then *steps*."""
+    return [
+        {"run": ["sh", "-c", ACTIVATE]},
+        {"transcript": f"conv-{label}"},
+        {"mark": "ready"},
+        *steps,
+        {"wait": None},
+    ]
+
+
+def resume_of(start: dict[str, t.Any]) -> str | None:
+    """The conversation a start of the stand-in Claude resumed (its --resume), or None."""
+    argv = start["argv"]
+    return argv[argv.index("--resume") + 1] if "--resume" in argv else None
+
+
 def running(procs: t.Iterable[psutil.Process]) -> list[psutil.Process]:
     """Those not yet exited (a zombie has exited; only its parent can still reap it)."""
     out = []
