@@ -45,9 +45,9 @@ PLAN = {"invocations": [], "default": [{"wait": None}]}
 
 def layout(name: str, hosts: list[str]) -> str:
     """One local pane, and one pane on each of *hosts* (a window each)."""
-    text = f"name: {name}\nroot: .\nwindows:\n  - here:\n      panes:\n        - L: claude-run\n"
+    text = f"name: {name}\nroot: .\nwindows:\n  - here:\n      panes:\n        - L{name}: claude-run\n"
     for n, host in enumerate(hosts):
-        text += f"  - w{n}:\n      host: {host}\n      panes:\n        - R{n}: claude-run\n"
+        text += f"  - w{n}:\n      host: {host}\n      panes:\n        - R{n}{name}: claude-run\n"
     return text
 
 
@@ -119,25 +119,19 @@ def main() -> None:
         print(f"fleet host add: {time.perf_counter() - began:.1f} s (pip fetches the dependencies there)")
         pre = f"pre_window: export FAKE_CLAUDE_SCRIPT={base / 'plan.json'}\n"
         remote_pre = f"export FAKE_CLAUDE_SCRIPT={remote_plan}"
-        widest = max(counts)
         files: dict[int, Path] = {}
-        for k in [0, *counts]:
-            text = layout("bench", [f"remote-{n + 1}" for n in range(k)]).replace(
+        for k in [0, *counts]:  # a fleet of its own for each count: a span is asked for all it runs
+            text = layout(f"bench{k}", [f"remote-{n + 1}" for n in range(k)]).replace(
                 "windows:\n", pre + "windows:\n", 1
             )
             text = text.replace("      host:", f"      pre: [{json.dumps(remote_pre)}]\n      host:")
-            files[k] = project / f"bench-{k}.yml"
+            files[k] = project / f"bench{k}.yml"
             files[k].write_text(text)
-        # The widest layout starts the fleet: the local pane here, one pane per name there.
-        started = fleet(env, project, "start", str(files[widest]), "--no-attach")
-        if started.returncode != 0:
-            raise SystemExit(f"fleet start failed:\n{started.stdout}{started.stderr}")
-        local_only = project / "bench-local.yml"
-        local_only.write_text(
-            f"name: bench\nroot: .\n{pre}windows:\n  - here:\n      panes:\n        - L: claude-run\n"
-        )
+            started = fleet(env, project, "start", str(files[k]), "--no-attach")
+            if started.returncode != 0:
+                raise SystemExit(f"fleet start failed:\n{started.stdout}{started.stderr}")
 
-        floor = timed(env, project, local_only, args.rounds)
+        floor = timed(env, project, files[0], args.rounds)
         print(f"fleet status, median of {args.rounds} (a new fleet process each):")
         print(f"  local only (no host named)            {floor * 1000:7.0f} ms   1.00x")
         for k in counts:
@@ -146,9 +140,10 @@ def main() -> None:
                 how = "shared connection" if reuse == "1" else "a handshake per call"
                 print(f"  1 local + {k} SSH host{'s' * (k != 1)}, {how:<20} {figure * 1000:7.0f} ms  "
                       f"{figure / floor:5.2f}x")  # fmt: skip
-        stopped = fleet(env, project, "stop", str(files[widest]), "--grace", "5")
-        if stopped.returncode != 0:
-            print(f"fleet stop failed:\n{stopped.stdout}{stopped.stderr}")
+        for k, path in files.items():
+            stopped = fleet(env, project, "stop", str(path), "--grace", "5")
+            if stopped.returncode != 0:
+                print(f"fleet stop of {k} failed:\n{stopped.stdout}{stopped.stderr}")
     finally:
         subprocess.run(["tmux", "-L", socket, "kill-server"], env=env, capture_output=True, timeout=10)
         for ssh in Path(tmux_dir / f"tmux-{os.getuid()}" / "ssh").glob("*"):
