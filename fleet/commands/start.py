@@ -45,7 +45,7 @@ def start(
     if spec.spans_hosts:
         from claude_shepherd.fleet.hosts import verbs
 
-        return verbs.start(spec, layout, wait=wait, attach=spec.attach and not no_attach and not as_json)
+        return verbs.start(spec, layout, wait=wait, attaching=spec.attach and not no_attach and not as_json)
     server = where.server()
     builder.check_roots(spec)  # before a word about starting: a missing root starts nothing
     with locked(where.socket, "fleet start"):

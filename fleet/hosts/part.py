@@ -44,7 +44,7 @@ def part_document(layout: Layout, host: str | None) -> dict[str, t.Any]:
     elif layout.colors == 88:
         options.append("-8")
     if options:
-        doc["tmux_options"] = " ".join(_quote(o) for o in options)
+        doc["tmux_options"] = shlex.join(options)
     if local and layout.tmux_bin:
         doc["tmux_command"] = layout.tmux_bin
     if local and layout.on_project_start:
@@ -81,10 +81,6 @@ def _pane(pane: PaneSpec) -> t.Any:
     if pane.label and not pane.label_from_command:
         return {pane.label: commands}
     return commands
-
-
-def _quote(word: str) -> str:
-    return shlex.quote(word)
 
 
 # --------------------------------------------------------------------------- the receiving side

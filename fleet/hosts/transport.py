@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import os
 import re
 import shlex
@@ -81,8 +82,6 @@ class Reply:
 
     def json(self) -> t.Any:
         """stdout as JSON, or a :class:`HostError` that quotes what came instead."""
-        import json
-
         try:
             return json.loads(self.stdout)
         except ValueError:
@@ -343,10 +342,6 @@ def _unreachable(reply: Reply) -> Reply:
     lines = [line.strip() for line in reply.stderr.splitlines() if line.strip()]
     why = lines[-1] if lines else f"ssh exited with status {reply.status}"
     return Reply(reply.host, None, reply.stdout, reply.stderr, reply.seconds, why)
-
-
-def _safe(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "._-" else "_" for c in name)
 
 
 def host_named(name: str | None) -> Host:

@@ -10,17 +10,16 @@ import shlex
 import sys
 import time
 import typing as t
-from pathlib import Path
 
 import typer
 
 from claude_shepherd.fleet.commands.options import FleetFailure, say
 from claude_shepherd.fleet.hosts.part import STDIN
 from claude_shepherd.fleet.hosts.span import Part, Span, forget, remember
-from claude_shepherd.fleet.hosts.transport import LOCAL, HostError, Reply, host_timeout
+from claude_shepherd.fleet.hosts.transport import LOCAL, HostError, Reply, SshHost, host_timeout
 from claude_shepherd.fleet.layout import Layout
 from claude_shepherd.fleet.status import PaneStatus, render
-from claude_shepherd.supervisor.errors import EXIT_NOT_RUNNING, NotRunningError, say_error
+from claude_shepherd.supervisor.errors import EXIT_NOT_RUNNING, NotRunningError, ShepherdError, say_error
 from claude_shepherd.supervisor.tmux_names import NOT_RUNNING, UNKNOWN
 
 SLACK = 30.0
@@ -78,7 +77,7 @@ def _panes(part: Part) -> int:
 # --------------------------------------------------------------------------- start, stop, restart
 
 
-def start(layout: Layout, layout_arg: str | None, *, wait: float | None, attach: bool) -> None:
+def start(layout: Layout, layout_arg: str | None, *, wait: float | None, attaching: bool) -> None:
     """Each host starts its own part; the span is recorded for the verbs that name no LAYOUT."""
     from claude_shepherd.fleet import readiness
 
@@ -101,8 +100,8 @@ def start(layout: Layout, layout_arg: str | None, *, wait: float | None, attach:
     replies = span.fleet(args, budget, parts)
     remember(span)
     problems = [_tell(span, p, r, not_done="its agents may not have started") for p, r in zip(parts, replies)]
-    if attach:
-        _attach(span, None)
+    if attaching:
+        attach(span, None)
     else:
         say(f"Attach with: fleet attach {layout_arg or layout.name} --pane HOST/LABEL")
     _fail(problems)
@@ -246,10 +245,7 @@ def status(span: Span, as_json: bool) -> None:
         stopped = NotRunningError(
             f"fleet {span.layout.name!r} is not running on any of its hosts; start it: fleet start {span.layout.name}"
         )
-        if not as_json:
-            raise stopped
-        say_error("fleet", str(stopped))
-        raise typer.Exit(stopped.exit_code)
+        _end(stopped, as_json)
     if problems or dead:
         said = [*problems, *(f"{identity(host, row)} {row.state}" for host, row in dead)]
         advice = []
@@ -264,10 +260,15 @@ def status(span: Span, as_json: bool) -> None:
                 f"`fleet start {span.layout.name}` respawns dead agents"
             )
         failure = FleetFailure(f"{'; '.join(said)}; {'; '.join(advice)}")
-        if not as_json:
-            raise failure
-        say_error("fleet", str(failure))  # stdout is the rows, and only them: a script reads one document
-        raise typer.Exit(failure.exit_code)
+        _end(failure, as_json)
+
+
+def _end(error: ShepherdError, as_json: bool) -> t.NoReturn:
+    """Fail with *error*; after ``--json`` rows, as a line on stderr only (a script reads one document)."""
+    if not as_json:
+        raise error
+    say_error("fleet", str(error))
+    raise typer.Exit(error.exit_code)
 
 
 def _host_line(h: HostStatus) -> str:
@@ -314,10 +315,6 @@ def logs(span: Span, label: str, lines: int, follow: bool) -> None:
 
 
 def attach(span: Span, label: str | None) -> None:
-    _attach(span, label)
-
-
-def _attach(span: Span, label: str | None) -> None:
     """Attach this terminal to the pane's host's fleet (``ssh -t`` for another host)."""
     if label is not None:
         part, bare = _one(span, label)
@@ -350,7 +347,8 @@ def doctor(span: Span, fix: bool) -> None:
 
     def checks(part: Part) -> tuple[Reply, float, Reply | None]:
         fleet = part.host.fleet_argv(["--version"])
-        record = shlex.quote(f"{Path(fleet[0]).parent.parent.parent}/{RECORD}")
+        installed_at = part.host.home if isinstance(part.host, SshHost) else None  # what host add recorded
+        record = shlex.quote(f"{installed_at}/{RECORD}") if installed_at else "/dev/null"
         probe = (
             f"date +%s.%N; {shlex.join(fleet)} 2>&1; command -v tmux >/dev/null && tmux -V || echo 'tmux: missing'; "
             f"cat {record} 2>/dev/null || echo"
