@@ -16,6 +16,10 @@
   the fleet's own environment;
 * **hooks not installed** in the settings Claude will read: fixed by
   ``claude-hook install``;
+* **no Claude Code** where ``claude-run`` looks for it (``$CLAUDE_BIN``,
+  ``PATH``, the installers' folders) in this environment, which ``fleet
+  start`` gives its agents: every agent would die at start; not fixed (the
+  person installs it);
 * **a stale session index** is no problem: it is a cache that every lookup
   refreshes, so doctor refreshes it too (``--fix`` or not) and says so as
   information.
@@ -37,7 +41,9 @@ from claude_shepherd.fleet import procs as pr
 from claude_shepherd.fleet.layout import Layout
 from claude_shepherd.fleet.live import Fleet, live_fleets, socket_dir
 from claude_shepherd.fleet.tmux import FleetServer, PaneInfo
+from claude_shepherd.supervisor.claude_run.claude_bin import ClaudeNotFoundError, find_claude
 from claude_shepherd.supervisor.claude_run.transcripts import config_dir
+from claude_shepherd.supervisor.env import CLAUDE_BIN_ENV
 from claude_shepherd.supervisor.errors import ShepherdError
 from claude_shepherd.supervisor.session import index
 from claude_shepherd.supervisor.session import transitions as tr
@@ -53,7 +59,7 @@ ORPHAN_GRACE = 3.0
 
 @dataclass
 class Finding:
-    kind: str  # unanswered | orphan | dead-agent | stale-binding | duplicate-binding | duplicate-pane | not-in-layout | hooks | index
+    kind: str  # unanswered | orphan | dead-agent | stale-binding | duplicate-binding | duplicate-pane | not-in-layout | hooks | claude | index
     message: str
     fix: t.Callable[[], str] | None = None
     fixed: str | None = None
@@ -404,6 +410,20 @@ def find_missing_hooks(projects: t.Iterable[Path], claude_config: Path) -> list[
     return findings
 
 
+# --------------------------------------------------------------------------- Claude Code
+
+
+def find_missing_claude(env: t.Mapping[str, str]) -> list[Finding]:
+    """Claude Code where ``claude-run`` looks for it in *env* (the environment ``fleet start`` gives its
+    agents), or a finding saying where it was looked for: without it every agent dies at start."""
+    try:
+        find_claude(env)
+    except ClaudeNotFoundError as exc:
+        path = "" if env.get(CLAUDE_BIN_ENV, "").strip() else f" (PATH here is {env.get('PATH', '')})"
+        return [Finding("claude", f"every agent started here would die at once: {exc}{path}")]
+    return []
+
+
 # --------------------------------------------------------------------------- index
 
 
@@ -488,6 +508,7 @@ def examine(layouts: t.Sequence[Layout] = (), servers: t.Iterable[FleetServer] =
     findings += find_duplicate_panes(fleet, table, roots)
     findings += find_panes_not_in_layouts(fleet, layouts)
     findings += find_missing_hooks(projects, config_dir())
+    findings += find_missing_claude(os.environ)
     findings += index_refreshes(roots)
     return findings
 

@@ -26,7 +26,7 @@ def doctor(
     socket: SocketOpt = None,
     as_json: MachineOpt = False,
 ) -> None:
-    """Find orphaned agents, stale pane bindings, duplicate labels, missing hooks (a stale index is refreshed).
+    """Find orphaned agents, stale bindings, duplicate labels, missing hooks or Claude Code (a stale index is refreshed).
 
     Example: fleet doctor fleet-2x2 --fix
     """

@@ -40,6 +40,16 @@ class Payload:
     """Of the files' paths and contents: the same code gives the same digest, whatever their dates."""
 
 
+CLAUDE_PROBE = """
+import os
+from claude_shepherd.supervisor.claude_run.claude_bin import ClaudeNotFoundError, find_claude
+try:
+    print("claude:", find_claude())
+except ClaudeNotFoundError as exc:
+    print("missing:", exc, "" if os.environ.get("CLAUDE_BIN") else f"(PATH there is {os.environ.get('PATH', '')})")
+"""
+"""Run by the host's own Python: where ``claude-run`` there finds Claude Code, as its agents will."""
+
 RECORD = "installed.json"
 """What ``fleet host add`` installed on a host (version and digest), in its install folder there."""
 
@@ -188,4 +198,11 @@ def add(name: str, python: str, tell: t.Callable[[str], None]) -> None:
         raise ShepherdError(f"{name}: installed, but it says {version!r}, not fleet {__version__}")
     record = json.dumps({"version": __version__, "digest": package.digest})
     _check(host.run(["sh", "-c", f"cat > {home}/{RECORD}"], stdin=record.encode()), "recording the install")
+    claude = _check(host.run([f"{host.home}/venv/bin/python", "-c", CLAUDE_PROBE]), "looking for Claude Code")
+    if not claude.startswith("claude: "):
+        raise ShepherdError(
+            f"{name}: claude-shepherd is installed, but its agents would die at start: "
+            f"{claude.removeprefix('missing: ')}; then `fleet doctor` checks again"
+        )
+    tell(f"{name}: Claude Code at {claude.removeprefix('claude: ')}")
     tell(f"{name} is ready ({version}); give a layout's window `host: {name}` to run it there")

@@ -275,3 +275,22 @@ def test_a_stale_index_after_a_restart_is_refreshed_and_no_problem(world: FleetW
     assert index.stored(root) == index.scan(root)
     again = world.fleet("doctor")
     assert (again.returncode, again.stdout) == (0, "No problems found.\n")
+
+
+def test_doctor_says_where_it_looked_for_claude_code_when_every_agent_would_die_at_start(
+    world: FleetWorld,
+) -> None:
+    home = world.env["HOME"]
+    missing = world.fleet("doctor", env={"CLAUDE_BIN": "", "PATH": "/usr/bin:/bin"})
+    assert missing.returncode == 1, missing.stdout + missing.stderr
+    assert (
+        f"claude: every agent started here would die at once: claude not found on PATH nor in "
+        f"{home}/.claude/local, {home}/.local/bin, /usr/local/bin; install Claude Code or set "
+        "CLAUDE_BIN=/path/to/claude (PATH here is /usr/bin:/bin)\n"
+    ) in missing.stdout, missing.stdout
+    wrong = world.fleet("doctor", env={"CLAUDE_BIN": "/nonexistent/claude"})
+    assert "claude: every agent started here would die at once: CLAUDE_BIN=/nonexistent/claude is not an" in (
+        wrong.stdout
+    ), wrong.stdout
+    found = world.fleet("doctor")
+    assert "claude:" not in found.stdout, "the stand-in Claude the fleet's agents run is found"

@@ -342,3 +342,33 @@ def test_with_no_layout_a_fleet_across_hosts_and_another_fleet_are_listed_not_gu
     named = world.fleet("status", "solo")
     assert named.returncode == 0 and "agents:A" in named.stdout, "named, it is the local fleet alone"
     assert world.fleet("stop", "solo").returncode == 0
+
+
+def test_a_host_without_claude_code_is_named_by_host_add_and_by_doctor_with_where_it_looked(
+    world: FleetWorld, remote: Remote
+) -> None:
+    span(world)
+    claude = remote.host.claude_bin
+    away = claude.with_name("claude.away")
+    claude.rename(away)
+    try:
+        added = world.fleet("host", "add", "remote")
+        assert added.returncode == 1, added.stdout + added.stderr
+        assert (
+            f"remote: claude-shepherd is installed, but its agents would die at start: CLAUDE_BIN={claude} "
+            "is not an executable file; fix it or unset it to search PATH; then `fleet doctor` checks again"
+        ) in added.stderr, added.stderr
+        doctor = world.fleet("doctor", "duo")
+        assert doctor.returncode == 1, doctor.stdout + doctor.stderr
+        assert re.search(
+            rf"^remote +claude: every agent started here would die at once: CLAUDE_BIN={re.escape(str(claude))} "
+            "is not an executable file",
+            doctor.stdout,
+            re.M,
+        ), doctor.stdout
+        assert not re.search(r"^local +claude:", doctor.stdout, re.M), "this machine has its stand-in"
+    finally:
+        away.rename(claude)
+    added = world.fleet("host", "add", "remote")
+    assert added.returncode == 0 and f"remote: Claude Code at {claude}\n" in added.stdout, added.stdout
+    assert re.search(r"^remote +No problems found\.$", world.fleet("doctor", "duo").stdout, re.M)
