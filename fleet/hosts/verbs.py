@@ -103,7 +103,7 @@ def start(layout: Layout, layout_arg: str | None, *, wait: float | None, attachi
     if attaching:
         attach(span, None)
     else:
-        say(f"Attach with: fleet attach {layout_arg or layout.name} --pane HOST/LABEL")
+        say(f"Attach with: {shlex.join(attach_hint(span, None))}")
     _fail(problems)
 
 
@@ -314,6 +314,12 @@ def logs(span: Span, label: str, lines: int, follow: bool) -> None:
     os.execvp(argv[0], argv)
 
 
+def attach_hint(span: Span, label: str | None) -> list[str]:
+    """What a person types in a terminal to attach: this ``fleet`` by the fleet's name (remembered
+    here), never the ssh command line it would run, which needs the terminal the hint lacks."""
+    return ["fleet", "attach", span.layout.name, *(["--pane", label] if label else [])]
+
+
 def attach(span: Span, label: str | None) -> None:
     """Attach this terminal to the pane's host's fleet (``ssh -t`` for another host)."""
     if label is not None:
@@ -324,10 +330,10 @@ def attach(span: Span, label: str | None) -> None:
     args = ["attach", span.layout.name, "--here", "--socket", span.layout.socket_name]
     if bare:
         args += ["--pane", bare]
-    argv = part.host.terminal(part.host.fleet_argv(args))
     if not (os.isatty(0) and os.isatty(1)):
-        say(f"Attach with: {shlex.join(argv)}")
+        say(f"Attach with: {shlex.join(attach_hint(span, label))}")
         return
+    argv = part.host.terminal(part.host.fleet_argv(args))
     sys.stdout.flush()
     os.execvp(argv[0], argv)
 

@@ -372,3 +372,23 @@ def test_a_host_without_claude_code_is_named_by_host_add_and_by_doctor_with_wher
     added = world.fleet("host", "add", "remote")
     assert added.returncode == 0 and f"remote: Claude Code at {claude}\n" in added.stdout, added.stdout
     assert re.search(r"^remote +No problems found\.$", world.fleet("doctor", "duo").stdout, re.M)
+
+
+def test_the_attach_hint_of_a_fleet_all_on_another_host_is_one_that_works_when_typed(
+    world: FleetWorld, remote: Remote
+) -> None:
+    world.layout(
+        "ronly", "  - there:\n      host: remote\n      root: ~/proj\n      panes:\n        - B: claude-run\n"
+    )
+    remote.plan("B", agent(label="B"))
+    start = world.fleet("start", "ronly")  # not --no-attach: stdin is no terminal, so a hint
+    try:
+        assert start.returncode == 0, start.stdout + start.stderr
+        assert start.stdout.splitlines()[-1] == "Attach with: fleet attach ronly", start.stdout
+        assert "ssh" not in start.stdout and "--here" not in start.stdout, start.stdout
+        attach = world.fleet("attach", "ronly", "--pane", "B")
+        assert attach.returncode == 0, attach.stdout + attach.stderr
+        assert attach.stdout == "Attach with: fleet attach ronly --pane B\n", attach.stdout
+    finally:
+        assert world.fleet("stop", "ronly", "--grace", "5").returncode == 0
+    assert remote.agents() == []
