@@ -38,14 +38,17 @@ def start(
     Example: fleet start tmuxinator/fleet-2x2.yml --no-attach
     """
     from claude_shepherd.fleet import builder, target  # lazy, as in every verb: keeps `fleet --help` fast
+    from claude_shepherd.fleet.hosts.span import spanning
 
     machine(as_json)
-    where = target.resolve_layout(layout, socket, "start")
-    spec = where.require_layout("start")
-    if spec.spans_hosts:
+    span = spanning(layout, socket)  # by file, or by the name of a fleet across hosts started here
+    if span is not None:
         from claude_shepherd.fleet.hosts import verbs
 
+        spec = span.layout
         return verbs.start(spec, layout, wait=wait, attaching=spec.attach and not no_attach and not as_json)
+    where = target.resolve_layout(layout, socket, "start")
+    spec = where.require_layout("start")
     server = where.server()
     builder.check_roots(spec)  # before a word about starting: a missing root starts nothing
     with locked(where.socket, "fleet start"):

@@ -392,3 +392,35 @@ def test_the_attach_hint_of_a_fleet_all_on_another_host_is_one_that_works_when_t
     finally:
         assert world.fleet("stop", "ronly", "--grace", "5").returncode == 0
     assert remote.agents() == []
+
+
+def test_fleet_start_by_name_respawns_a_dead_agent_on_another_host_as_status_advises(
+    world: FleetWorld, remote: Remote
+) -> None:
+    elsewhere = world.project / "layouts" / "duo.yml"  # not where a name is looked up: found by its name
+    elsewhere.parent.mkdir()
+    span(world).rename(elsewhere)
+    world.plan("A", agent(label="A"))
+    remote.plan("B", agent(label="B"))
+    try:
+        assert world.fleet("start", str(elsewhere), "--no-attach").returncode == 0
+        remote.wait_event("B", "mark", name="ready")
+        supervisor = next(
+            p for p in remote.host.processes() if any(a.endswith("/claude-run") for a in p.cmdline()[:2])
+        )  # not tmux, whose command line names claude-run too
+        supervisor.kill()
+        wait_until(lambda: rows(world)["remote/duo:there:B"]["state"].startswith("exited"), 20, "B dead")
+        status = world.fleet("status", "duo")
+        assert status.returncode == 1 and "`fleet start duo` respawns dead agents" in status.stderr, (
+            status.stdout + status.stderr
+        )
+        again = world.fleet("start", "duo", "--no-attach")
+        assert again.returncode == 0, again.stdout + again.stderr
+        assert re.search(
+            r"^remote +there:B +respawned \(killed by SIGKILL\), running ", again.stdout, re.M
+        ), again.stdout
+        wait_until(lambda: len(remote.events("B", "start")) >= 2, 30, "B respawned on its host")
+        assert rows(world)["remote/duo:there:B"]["state"] != "exited", "running again"
+    finally:
+        assert world.fleet("stop", "duo", "--grace", "5").returncode == 0
+    assert remote.agents() == [] and world.leftovers() == []
