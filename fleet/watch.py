@@ -279,22 +279,23 @@ def fleets_of(rows: t.Iterable[AgentRow]) -> list[tuple[str, str]]:
 
 
 def totals(rows: t.Sequence[AgentRow]) -> list[str]:
-    """One line per fleet: how many agents, how many in each state that matters, what they cost."""
+    """One line per fleet: how many agents, how many in each state that matters, what they cost; for a
+    fleet across hosts, then one indented line per host (a line each, so none wraps at 80 columns)."""
     lines: list[str] = []
     for fleet in fleets_of(rows):
         mine = [r for r in rows if (r.fleet, r.socket) == fleet]
-        counts = [f"{n} {state}" for state in URGENCY if state and (n := sum(r.state == state for r in mine))]
-        costs = [r.status.cost_usd for r in mine if r.status.cost_usd is not None]
+        lines.append(_summary(fleet_name(*fleet), mine))
         hosts = sorted({r.host for r in mine}, key=lambda h: (h != LOCAL, h))
-        per_host = [f"{host} {sum(r.host == host for r in mine)}" for host in hosts] if len(hosts) > 1 else []
-        parts = [
-            f"{fleet_name(*fleet)}: {len(mine)} agent{'s' * (len(mine) != 1)}",
-            *counts,
-            f"${sum(costs):.2f}",
-            *([f"on {', '.join(per_host)}"] if per_host else []),
-        ]
-        lines.append(" · ".join(parts))
+        if len(hosts) > 1:
+            lines += [_summary(f"  {host}", [r for r in mine if r.host == host]) for host in hosts]
     return lines
+
+
+def _summary(name: str, rows: t.Sequence[AgentRow]) -> str:
+    counts = [f"{n} {state}" for state in URGENCY if state and (n := sum(r.state == state for r in rows))]
+    costs = [r.status.cost_usd for r in rows if r.status.cost_usd is not None]
+    agents = f"{len(rows)} agent{'s' * (len(rows) != 1)}"
+    return " · ".join([f"{name}: {agents}", *counts, f"${sum(costs):.2f}"])
 
 
 # --------------------------------------------------------------------------- what the keys do

@@ -110,7 +110,7 @@ class WatchApp(App[None]):
     TITLE = "fleet watch"
     CSS = """
     DataTable { height: 1fr; }
-    #totals { height: auto; max-height: 6; color: $text-muted; padding: 0 1; }
+    #totals { height: auto; max-height: 10; color: $text-muted; padding: 0 1; }
     .heading { padding: 0 1; text-style: bold; }
     """
     BINDINGS: t.ClassVar[list[BindingType]] = [

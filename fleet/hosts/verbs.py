@@ -84,7 +84,7 @@ def start(layout: Layout, layout_arg: str | None, *, wait: float | None, attachi
     span = Span.of(layout)
     parts = span.current
     say(
-        f"Starting fleet {layout.name!r} (socket {layout.socket_name}) on {len(parts)} hosts: "
+        f"Starting fleet {layout.name!r} (socket {layout.socket_name}) on {len(parts)} host{'s' * (len(parts) != 1)}: "
         + ", ".join(f"{p.name} ({_panes(p)} pane{'s' * (_panes(p) != 1)})" for p in parts)
     )
     for part in span.parts:
@@ -234,7 +234,7 @@ def status(span: Span, as_json: bool) -> None:
         total = f", ${sum(costs):.2f} spent" if costs else ""
         count = sum(len(h.rows) for h in hosts)
         say(
-            f"Fleet {span.layout.name!r} (socket {span.layout.socket_name}) on {len(hosts)} hosts: "
+            f"Fleet {span.layout.name!r} (socket {span.layout.socket_name}) on {len(hosts)} host{'s' * (len(hosts) != 1)}: "
             f"{count} pane(s){total}"
         )
         for h in hosts:

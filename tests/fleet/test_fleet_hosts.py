@@ -243,7 +243,9 @@ def test_the_watch_shows_both_hosts_and_relays_a_remote_agents_alert_here(
     first = w.gather([world.socket], relay)
     assert {(r.host, r.name) for r in first.rows} == {("local", "A"), ("remote", "B")} and first.alerts == []
     assert [line for line in w.totals(first.rows)] == [
-        f"duo ({world.socket}): 2 agents · $0.00 · on local 1, remote 1"
+        f"duo ({world.socket}): 2 agents · $0.00",
+        "  local: 1 agent · $0.00",
+        "  remote: 1 agent · $0.00",
     ]
     pane = remote.host.run(f"tmux -L {world.socket} list-panes -a -F '#{{pane_id}}'").stdout.strip()
     remote.host.run(f"tmux -L {world.socket} set-option -p -t {pane} @pane_notify needs-you")
@@ -385,6 +387,9 @@ def test_the_attach_hint_of_a_fleet_all_on_another_host_is_one_that_works_when_t
     try:
         assert start.returncode == 0, start.stdout + start.stderr
         assert start.stdout.splitlines()[-1] == "Attach with: fleet attach ronly", start.stdout
+        assert " on 1 host: remote (1 pane)\n" in start.stdout, start.stdout
+        status = world.fleet("status", "ronly")
+        assert " on 1 host: 1 pane(s)" in status.stdout, status.stdout
         assert "ssh" not in start.stdout and "--here" not in start.stdout, start.stdout
         attach = world.fleet("attach", "ronly", "--pane", "B")
         assert attach.returncode == 0, attach.stdout + attach.stderr

@@ -195,6 +195,18 @@ def test_totals_per_fleet() -> None:
     ]
 
 
+def test_totals_of_a_fleet_across_hosts_give_each_host_a_line_that_fits_80_columns() -> None:
+    rows = [row("A", "needs-you", cost_usd=1.5), row("B", "working", cost_usd=0.25),
+            *(dataclasses.replace(row(x, "error", cost_usd=2.0), host="dev@nc4box.example.org") for x in "XY")]  # fmt: skip
+    lines = w.totals(rows)
+    assert lines == [
+        "duo: 4 agents · 1 needs-you · 2 error · 1 working · $5.75",
+        "  local: 2 agents · 1 needs-you · 1 working · $1.75",
+        "  dev@nc4box.example.org: 2 agents · 2 error · $4.00",
+    ]
+    assert max(map(len, lines)) <= 78, "the watch pads its totals by a column each side"
+
+
 def test_watch_in_a_real_terminal_attach_restart_stop_log_quit(world: FleetWorld) -> None:
     panes = "".join(f"        - {label}: claude-run\n" for label in ("A", "B", "C"))
     world.layout("duo", f"  - agents:\n      layout: tiled\n      panes:\n{panes}")
