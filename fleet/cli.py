@@ -3,8 +3,10 @@
     fleet start [LAYOUT] [--no-attach]   build the layout, or reconcile a running fleet
     fleet stop [LAYOUT] [--grace S]      stop every agent; no process is left
     fleet status [LAYOUT] [--json]       one row per pane
+    fleet ls                             the fleets started here, running or stopped
     fleet pane-id                        this pane's identity (session:window:label)
     fleet doctor [LAYOUT] [--fix]        orphans, stale bindings, duplicate labels, hooks
+    fleet forget NAME [--host HOST]      forget a stopped fleet's name, or a host gone for good
     fleet watch                          every agent of every fleet, live; attach, restart, stop
     fleet host add HOST                  install this claude-shepherd on HOST, for layouts that name it
 
@@ -26,8 +28,10 @@ import typer
 from claude_shepherd.fleet.commands import (
     attach,
     doctor,
+    forget,
     host,
     logs,
+    ls,
     options,
     pane_id,
     restart,
@@ -73,9 +77,11 @@ app.command()(attach.attach)
 app.command()(logs.logs)
 app.command()(restart.restart)
 app.command()(status.status)
+app.command()(ls.ls)
 app.command()(watch.watch)
 app.command("pane-id")(pane_id.pane_id)
 app.command()(doctor.doctor)
+app.command()(forget.forget)
 app.add_typer(host.app, name="host")
 
 

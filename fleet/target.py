@@ -79,9 +79,47 @@ def _check_socket(name: str) -> str:
 
 
 def load(layout_arg: str | None, socket: str | None = None) -> Layout:
-    """The layout for *layout_arg* (``-``: a host's part on stdin), with ``--socket`` applied."""
-    layout = read_document() if layout_arg == STDIN else load_layout(find_layout(layout_arg))
+    """The layout for *layout_arg* (``-``: a host's part on stdin; a bare name no layout file answers
+    to: the fleet started here by that name, :mod:`~claude_shepherd.fleet.known`), with ``--socket``
+    applied."""
+    if layout_arg == STDIN:
+        layout = read_document()
+    else:
+        try:
+            layout = load_layout(find_layout(layout_arg))
+        except LayoutNotFoundError as missing:
+            if not layout_arg or is_path(layout_arg):
+                raise
+            layout = _known_layout(layout_arg, socket, missing)
     return layout.with_socket(_check_socket(socket)) if socket else layout
+
+
+def _known_layout(name: str, socket: str | None, missing: LayoutNotFoundError) -> Layout:
+    """The layout file of the fleet started here as *name*; the lookup's own error when there is none."""
+    from claude_shepherd.fleet import known
+
+    found = known.named(name, socket)
+    if not found:
+        raise LayoutNotFoundError(f"{missing}; `fleet ls` lists the fleets started here") from None
+    if len(found) > 1:
+        raise UsageError(
+            f"fleet {name!r} was started on sockets {', '.join(k.socket for k in found)}; say which: "
+            f"--socket {found[0].socket}"
+        )
+    record = found[0]
+    try:
+        layout = load_layout(record.layout)
+    except LayoutError as exc:  # not found either: a running fleet of that name is still found by it
+        raise LayoutNotFoundError(
+            f"fleet {name!r} was started from {record.layout}, which no longer loads: {exc}; fix it, or "
+            f"`fleet forget {name}`"
+        ) from None
+    if layout.name != name:
+        raise LayoutNotFoundError(
+            f"fleet {name!r} was started from {record.layout}, which now names fleet {layout.name!r}; "
+            f"name the file, or `fleet forget {name}`"
+        )
+    return layout if layout.socket_name == record.socket else layout.with_socket(record.socket)
 
 
 def resolve(layout_arg: str | None, socket: str | None, env: t.Mapping[str, str] | None = None) -> Target:

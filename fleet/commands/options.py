@@ -26,7 +26,8 @@ LayoutArg = t.Annotated[
     typer.Argument(
         metavar="LAYOUT",
         help="A layout file, or a name in ./tmuxinator/, ~/.config/tmuxinator/, ~/.tmuxinator/ "
-        "(default: $FLEET_LAYOUT, else 'fleet'); - reads one host's part as JSON from stdin.",
+        "or of a fleet started here (fleet ls) (default: $FLEET_LAYOUT, else 'fleet'); - reads one "
+        "host's part as JSON from stdin.",
         show_default=False,
     ),
 ]

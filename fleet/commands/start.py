@@ -17,6 +17,7 @@ from claude_shepherd.fleet.commands.options import (
     machine,
     say,
 )
+from claude_shepherd.fleet.hosts.part import STDIN
 
 if t.TYPE_CHECKING:
     from claude_shepherd.fleet.builder import StartResult
@@ -37,7 +38,11 @@ def start(
 
     Example: fleet start tmuxinator/fleet-2x2.yml --no-attach
     """
-    from claude_shepherd.fleet import builder, target  # lazy, as in every verb: keeps `fleet --help` fast
+    from claude_shepherd.fleet import (  # lazy, as in every verb: keeps `fleet --help` fast
+        builder,
+        known,
+        target,
+    )
     from claude_shepherd.fleet.hosts.span import spanning
 
     machine(as_json)
@@ -62,6 +67,8 @@ def start(
                 f"{spec.pane_count} pane{'s' * (spec.pane_count != 1)}"
             )
         result = builder.start(spec, server)
+        if layout != STDIN:  # a host's own part is known by the fleet that sent it
+            known.remember(spec)
         failed = report_started(server, result, wait)
         refuse_left_alone(result, where.socket)
         refuse_not_running(failed, layout)

@@ -41,6 +41,9 @@ class Part:
     """(window, label) of each labelled pane (a bash-era pane's label comes from its command)."""
     retired: bool = False
     """The layout no longer names this host, but agents were started there: they run until stopped."""
+    started: bool = True
+    """False while no ``fleet start`` has reached its host (it could not be connected to): nothing of
+    the fleet can run there, so a layout that no longer names it, or a stop, drops it from the record."""
 
     @property
     def name(self) -> str:
@@ -48,13 +51,14 @@ class Part:
 
     def as_record(self) -> dict[str, t.Any]:
         return {"host": _host_key(self), "document": self.document, "labels": [list(pair) for pair in self.labels],
-                "retired": self.retired}  # fmt: skip
+                "retired": self.retired, "started": self.started}  # fmt: skip
 
     @classmethod
     def from_record(cls, record: t.Mapping[str, t.Any], retired: bool | None = None) -> Part:
         labels = tuple((str(w), str(lb)) for w, lb in record["labels"])
         was = record.get("retired") is True if retired is None else retired
-        return cls(host_named(record["host"]), dict(record["document"]), labels, was)
+        started = record.get("started") is not False
+        return cls(host_named(record["host"]), dict(record["document"]), labels, was, started)
 
     def fleet(self, args: t.Sequence[str], timeout: float | None = None) -> Reply:
         """That host's ``fleet ARGS`` with this part as ``LAYOUT -`` on stdin (ARGS name ``-``)."""
@@ -69,27 +73,31 @@ class Span:
 
     @classmethod
     def of(cls, layout: Layout) -> Span:
-        """The layout's parts, and the recorded parts of hosts it no longer names (``retired``)."""
-        parts = [
-            Part(
-                host_named(host),
-                part_document(layout, host),
-                tuple(
-                    (w.name, p.label) for w in layout.windows if w.host == host for p in w.panes if p.label
-                ),
-            )
-            for host in layout.hosts
-        ]
-        named = {p.name for p in parts}
+        """The layout's parts (each ``started`` as recorded), and the recorded parts of hosts it no
+        longer names where a start may have run (``retired``)."""
+        recorded: dict[str, Part] = {}
         record = _record(layout.socket_name, layout.name)
         for old in record.get("parts", ()) if record else ():
             try:
                 part = Part.from_record(old, retired=True)
             except (KeyError, TypeError, ValueError, ShepherdError):
                 continue
-            if part.name not in named:
-                parts.append(part)
+            recorded[part.name] = part
+        parts: list[Part] = []
+        for name in layout.hosts:
+            host = host_named(name)
+            labels = tuple(
+                (w.name, p.label) for w in layout.windows if w.host == name for p in w.panes if p.label
+            )
+            was = recorded.pop(host.name, None)
+            parts.append(
+                Part(host, part_document(layout, name), labels, started=was is not None and was.started)
+            )
+        parts += [part for part in recorded.values() if part.started]  # never reached: nothing runs there
         return cls(layout, tuple(parts))
+
+    def with_parts(self, parts: t.Iterable[Part]) -> Span:
+        return Span(self.layout, tuple(parts))
 
     @property
     def current(self) -> list[Part]:
@@ -179,6 +187,14 @@ def remember(span: Span) -> None:
 
 def forget(span: Span) -> None:
     _path(span.layout.socket_name, span.layout.name).unlink(missing_ok=True)
+
+
+def keep(span: Span) -> None:
+    """Record *span*'s parts, or forget it when none is left (every host has stopped its part)."""
+    if span.parts:
+        remember(span)
+    else:
+        forget(span)
 
 
 def remembered() -> list[Span]:

@@ -15,6 +15,7 @@ a layout document on stdin and JSON on stdout; nothing else.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import fcntl
 import json
 import os
@@ -70,6 +71,9 @@ class Reply:
     seconds: float
     problem: str | None = None
     """Why the host did not answer (unreachable, no answer in time); None when it did."""
+    ran: bool = True
+    """False when the program certainly did not run there (no connection could be made); a host that
+    did not answer may still have run it."""
 
     @property
     def reached(self) -> bool:
@@ -135,7 +139,7 @@ def _run(host: str, argv: list[str], stdin: bytes | None, timeout: float) -> Rep
             start_new_session=True,
         )
     except OSError as exc:
-        return Reply(host, None, "", "", 0.0, f"cannot run {argv[0]}: {exc.strerror or exc}")
+        return Reply(host, None, "", "", 0.0, f"cannot run {argv[0]}: {exc.strerror or exc}", ran=False)
     try:
         out, err = proc.communicate(stdin, timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -320,7 +324,7 @@ class SshHost:
         timeout = host_timeout() if timeout is None else timeout
         failed = self.connect(min(timeout, host_timeout()))  # connecting has a deadline of its own
         if failed is not None:
-            return failed
+            return dataclasses.replace(failed, ran=False)  # no connection: nothing was sent
         command = [*self.ssh, *self._options(timeout), "-T", self.destination, "--", shlex.join(argv)]
         reply = _run(self.name, command, stdin, timeout)
         return _unreachable(reply) if reply.status == SSH_UNREACHABLE and not reply.stdout else reply

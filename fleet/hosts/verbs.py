@@ -4,6 +4,7 @@ its host's name, a host that does not answer reported as such (its agents ``unkn
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shlex
@@ -13,9 +14,10 @@ import typing as t
 
 import typer
 
+from claude_shepherd.fleet import known
 from claude_shepherd.fleet.commands.options import FleetFailure, say
 from claude_shepherd.fleet.hosts.part import STDIN
-from claude_shepherd.fleet.hosts.span import Part, Span, forget, remember
+from claude_shepherd.fleet.hosts.span import Part, Span, keep, remember
 from claude_shepherd.fleet.hosts.transport import LOCAL, HostError, Reply, SshHost, host_timeout
 from claude_shepherd.fleet.layout import Layout
 from claude_shepherd.fleet.status import PaneStatus, render
@@ -98,7 +100,11 @@ def start(layout: Layout, layout_arg: str | None, *, wait: float | None, attachi
         args += ["--wait", f"{wait:g}"]
     budget = host_timeout() + (readiness.default_wait() if wait is None else wait) + SLACK
     replies = span.fleet(args, budget, parts)
-    remember(span)
+    reached = {p.name for p, r in zip(parts, replies) if r.ran}  # what a start may have run, it records
+    remember(
+        span.with_parts(dataclasses.replace(p, started=p.started or p.name in reached) for p in span.parts)
+    )
+    known.remember(layout)
     problems = [_tell(span, p, r, not_done="its agents may not have started") for p, r in zip(parts, replies)]
     if attaching:
         attach(span, None)
@@ -122,9 +128,14 @@ def stop(span: Span, grace: float, labels: t.Sequence[str] | None) -> None:
     replies = span.each(one, parts)
     not_done = "its agents may still run (`fleet status` shows them once it answers)"
     problems = [_tell(span, p, r, not_done=not_done) for p, r in zip(parts, replies)]
-    if not labels and all(reply.reached for reply in replies):  # every host answered: its part is stopped
-        forget(span)
-        span.each(lambda part: part.host.disconnect(), parts)  # nothing of the fleet is left running here
+    if not labels:  # a host that answered has stopped its part; one never reached has nothing to stop
+        answered = {p.name for p, r in zip(parts, replies) if r.reached}
+        left = span.with_parts(p for p in span.parts if p.name not in answered and p.started)
+        keep(left)
+        if not left.parts:
+            span.each(lambda part: part.host.disconnect(), parts)  # nothing of the fleet is left running
+        elif problems:
+            say(f"`fleet forget {span.layout.name} --host HOST` forgets a host gone for good")
     _fail(problems)
 
 

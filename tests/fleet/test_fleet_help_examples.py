@@ -44,7 +44,7 @@ def test_every_help_example_runs_as_written_against_the_shipped_layout(world: Fl
     world.env.update({"FLEET_SOCKET": world.socket, "FAKE_CLAUDE_SCRIPT": str(world.dir / "all.json"),
                       "FAKE_CLAUDE_LOG": str(world.dir / "all.log")})  # fmt: skip
     shown = examples(world)
-    order = ["", "start", "status", "logs", "attach", "restart", "stop", "pane-id", "doctor"]
+    order = ["", "start", "status", "ls", "logs", "attach", "restart", "stop", "pane-id", "doctor", "forget"]
     assert set(shown) - NEEDS_A_TERMINAL - NEEDS_A_HOST == set(order), shown
     for command in order:
         argv = shlex.split(shown[command])
@@ -60,6 +60,8 @@ def test_every_help_example_runs_as_written_against_the_shipped_layout(world: Fl
                 out, err = follow.communicate()
             assert out and not err, (shown[command], out, err)
             continue
+        if command == "forget":  # forgets a fleet once it is stopped whole (the stop example stops a pane)
+            assert world.fleet("stop", "agents-2x2", socket=False).returncode == 0
         done = world.fleet(*argv[1:], socket=False)
         expected = 1 if command == "pane-id" else 0  # outside a fleet pane, as its help says
         assert done.returncode == expected, (shown[command], done.stdout, done.stderr)

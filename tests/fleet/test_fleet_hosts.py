@@ -429,3 +429,31 @@ def test_fleet_start_by_name_respawns_a_dead_agent_on_another_host_as_status_adv
     finally:
         assert world.fleet("stop", "duo", "--grace", "5").returncode == 0
     assert remote.agents() == [] and world.leftovers() == []
+
+
+def test_a_host_gone_for_good_is_forgotten_on_purpose_saying_what_may_still_run_there(
+    world: FleetWorld, remote: Remote
+) -> None:
+    started(world, remote)
+    remote.host.stop_sshd()  # the host is gone: its agent runs on, unreachable
+    stop = world.fleet("stop", "duo", "--grace", "5", env={"FLEET_HOST_TIMEOUT": "3"})
+    assert stop.returncode == 1, stop.stdout + stop.stderr
+    assert "`fleet forget duo --host HOST` forgets a host gone for good" in stop.stdout, stop.stdout
+    kept = world.fleet("status", env={"FLEET_HOST_TIMEOUT": "3"})
+    assert re.search(r"^remote +there:B .* unknown *$", kept.stdout, re.M), "with no LAYOUT: it may run on"
+    assert not re.search(r"^local ", kept.stdout, re.M), "this machine's part answered its stop"
+    assert world.fleet("forget", "duo").returncode == 1, "not the whole fleet while a host may run it"
+
+    forgot = world.fleet("forget", "duo", "--host", "remote")
+    assert forgot.returncode == 0, forgot.stderr
+    assert forgot.stdout == (
+        "Forgot remote's part of fleet 'duo': nothing will ask remote again.\n"
+        "Its agents (B) may still run there; if it comes back, `fleet stop duo` run there ends them.\n"
+    )
+    status = world.fleet("status")
+    assert status.returncode == 3 and "no fleet is running" in status.stderr, status.stdout + status.stderr
+    assert [(f["name"], f["state"]) for f in json.loads(world.fleet("ls", "--json").stdout)] == [
+        ("duo", "stopped")
+    ]
+    remote.host.start_sshd()
+    assert any("fake_claude" in line for line in remote.agents()), "nothing stopped it there: as it said"

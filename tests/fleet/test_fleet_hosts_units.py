@@ -286,8 +286,13 @@ def test_a_host_the_layout_no_longer_names_is_still_stopped_and_shown_until_its_
 
     path = tmp_path / "duo.yml"
     path.write_text(SPAN)
-    sp.remember(Span.of(load_layout(path, cwd=tmp_path)))
+    first = Span.of(load_layout(path, cwd=tmp_path))
+    assert not any(p.started for p in first.parts), "no start has reached a host yet"
+    sp.remember(first)
     path.write_text(SPAN.replace("dev@buildbox:2222", "dev@gpubox"))
+    never = Span.of(load_layout(path, cwd=tmp_path))
+    assert [p.name for p in never.parts] == ["local", "dev@gpubox"], "a host no start reached is not kept"
+    sp.remember(first.with_parts(dataclasses.replace(p, started=True) for p in first.parts))  # started there
     span = Span.of(load_layout(path, cwd=tmp_path))
     assert [(p.name, p.retired) for p in span.parts] == [
         ("local", False), ("dev@gpubox", False), ("dev@buildbox:2222", True)
