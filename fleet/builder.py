@@ -32,13 +32,12 @@ from claude_shepherd.fleet.tmux import (
     list_panes,
 )
 from claude_shepherd.hooks import alerts
-from claude_shepherd.supervisor.env import FLEET_NOTIFY_COMMAND_ENV
+from claude_shepherd.supervisor.env import FLEET_NOTIFY_COMMAND_ENV, TMUX_ENV
 from claude_shepherd.supervisor.errors import ShepherdError
 from claude_shepherd.supervisor.session.fields import F
 from claude_shepherd.supervisor.session.identity import owner_alive
 from claude_shepherd.supervisor.session.lookup import sessions_on_pane
 from claude_shepherd.supervisor.session.paths import sessions_root
-from claude_shepherd.supervisor.session.programs import TMUX_ENV
 from claude_shepherd.supervisor.tmux_names import (
     AGENT_OPTION,
     CONTEXT_OPTION,

@@ -123,7 +123,7 @@ def _cwd(proc: pr.Proc | None) -> str | None:
     if handle is None:
         return None
     try:
-        return handle.cwd()
+        return str(handle.cwd())
     except Exception:  # AccessDenied, gone: the pane's path will do
         return None
 

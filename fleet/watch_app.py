@@ -30,6 +30,7 @@ from claude_shepherd.fleet.hosts.relay import Relay
 from claude_shepherd.fleet.status import state_style
 from claude_shepherd.supervisor.errors import ShepherdError
 from claude_shepherd.supervisor.printable import printable
+from claude_shepherd.supervisor.tmux_names import NEEDS_YOU
 
 
 class LogScreen(ModalScreen[None]):
@@ -280,7 +281,7 @@ class WatchApp(App[None]):
             what = f"no fleet named {', '.join(self.only)} is running" if self.only else "no fleet is running"
             return printable(f"fleet watch — {what}{silent}")
         fleets = w.fleets_of(rows)
-        waiting = sum(row.state == w.NEEDS_YOU for row in rows)
+        waiting = sum(row.state == NEEDS_YOU for row in rows)
         title = "fleet watch — " + (
             f"{fleets[0][0]}: " if len(fleets) == 1 else ""
         )  # its socket: in the totals

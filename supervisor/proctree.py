@@ -46,7 +46,7 @@ def alive(proc: psutil.Process) -> bool:
     import psutil  # lazy: see the module docstring
 
     try:
-        return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
+        return bool(proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE)
     except psutil.Error:
         return False
 
@@ -56,9 +56,10 @@ def descendants(proc: psutil.Process) -> list[psutil.Process]:
     import psutil  # lazy: see the module docstring
 
     try:
-        return proc.children(recursive=True)
+        found: list[psutil.Process] = proc.children(recursive=True)
     except psutil.Error:
         return []
+    return found
 
 
 def send(procs: t.Iterable[psutil.Process], sig: int) -> list[psutil.Process]:

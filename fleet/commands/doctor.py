@@ -16,7 +16,7 @@ from claude_shepherd.fleet.commands.options import (
     machine,
     say,
 )
-from claude_shepherd.supervisor.errors import UsageError
+from claude_shepherd.supervisor.errors import NotRunningError, UsageError
 from claude_shepherd.supervisor.tmux_names import FLEET_SOCKET
 
 
@@ -43,7 +43,7 @@ def doctor(
         return verbs.doctor(span, fix)
     try:
         where = target.resolve(layout, socket)
-    except (target.NotRunningError, UsageError):  # none or several running: doctor looks at every fleet
+    except (NotRunningError, UsageError):  # none or several running: doctor looks at every fleet
         where = target.Target(FLEET_SOCKET)
     layouts = [where.layout] if where.layout else []
     servers = [where.server()]

@@ -17,6 +17,7 @@ from claude_shepherd.fleet.commands.options import (
     machine,
     say,
 )
+from claude_shepherd.supervisor.errors import NotRunningError
 
 if t.TYPE_CHECKING:
     from claude_shepherd.fleet.target import Target
@@ -47,14 +48,14 @@ def stop(
         return verbs.stop(span, grace, pane)
     try:
         where = target.resolve(layout, socket)
-    except target.NotRunningError as exc:  # stopping what is stopped succeeds, as systemctl stop does
+    except NotRunningError as exc:  # stopping what is stopped succeeds, as systemctl stop does
         say(f"{str(exc).split(';')[0].capitalize()}; nothing to stop.")
         return
     server = where.server()
     with locked(where.socket, "fleet stop"):
         try:
             sessions = where.running_sessions(server)
-        except target.NotRunningError as exc:
+        except NotRunningError as exc:
             refuse_agents_elsewhere(where, server, str(exc))
             say(f"{str(exc)[:1].upper()}{str(exc)[1:]}; nothing to stop.")
             return
