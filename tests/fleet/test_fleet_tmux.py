@@ -18,6 +18,7 @@ import typing as t
 from pathlib import Path
 
 import psutil
+import pytest
 from support.fleet import FleetWorld, agent, resume_of
 from support.waiting import wait_until
 
@@ -464,6 +465,26 @@ def test_attach_selects_an_agents_pane_and_logs_show_its_output(world: FleetWorl
     assert relabelled.returncode == 1 and "labels: A, B\ufffd]0;owned\ufffd" in relabelled.stderr, (
         relabelled.stderr
     )
+
+
+def test_logs_and_the_watch_show_claudes_prompt_with_its_no_break_space(
+    world: FleetWorld, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Claude draws its prompt as `❯` and a no-break space: a space, never a replacement character."""
+    from claude_shepherd.fleet import watch
+
+    two_panes(world, "A")
+    world.plan("A", [{"print": '\u276f\u00a0Try "fix the tests"'}, {"mark": "ready"}, {"wait": None}])
+    assert world.fleet("start", "duo", "--no-attach").returncode == 0
+    world.wait_event("A", "mark", name="ready")
+    logs = world.fleet("logs", "duo", "--pane", "A", "--socket", world.socket, socket=False)
+    assert logs.returncode == 0, logs.stderr
+    assert "\ufffd" not in logs.stdout, logs.stdout
+    assert re.search('^\u276f[ \u00a0]Try "fix the tests"$', logs.stdout, re.MULTILINE), logs.stdout
+    monkeypatch.setenv("TMUX_TMPDIR", str(world.tmux_tmpdir))
+    (row,) = watch.gather(["duo"]).rows
+    shown = watch.log_lines(row)  # the watch's `l`
+    assert any(re.fullmatch('\u276f[ \u00a0]Try "fix the tests"', line) for line in shown), shown
 
 
 REDRAWING = """
