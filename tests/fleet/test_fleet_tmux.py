@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import sys
 import threading
 import time
@@ -128,6 +129,32 @@ def test_stop_leaves_no_process_and_start_resumes_each_panes_own_conversation(wo
     assert resume_of(second) is None, "an overflowed conversation is never resumed"
     wait_until(lambda: "filled its context" in world.capture("O"), 10, "the fresh-start reason in pane O")
     assert "Resuming conversation conv-A" in world.capture("A")
+
+
+def test_a_killed_claude_that_never_activated_a_session_is_resumed_in_its_conversation(
+    world: FleetWorld,
+) -> None:
+    """No session holds the conversation; the pane's record (its SessionStart hook) does."""
+    conversation = "0a1b2c3d-0000-4000-8000-00000000beef"
+    hook_input = {"session_id": conversation, "cwd": str(world.project), "source": "startup"}
+    two_panes(world, "A")
+    world.plan(
+        "A",
+        [{"run": ["claude-hook", "session-start"], "stdin": json.dumps(hook_input)},
+         {"transcript": conversation}, {"mark": "ready"}, {"wait": None}],
+        default=[{"mark": "again"}, {"wait": None}],
+    )  # fmt: skip
+    assert world.fleet("start", "duo", "--no-attach").returncode == 0
+    world.wait_event("A", "mark", name="ready")
+    (first,) = world.starts("A")
+    os.kill(first["pid"], signal.SIGKILL)
+    _, second = world.wait_starts("A", 2)
+    logs = world.fleet("logs", "duo", "--pane", "A", "--socket", world.socket, socket=False)
+    assert resume_of(first) is None and resume_of(second) == conversation, logs.stdout
+    assert f"Resuming conversation {conversation[:8]}... of fleet pane 'duo:agents:A'" in logs.stdout, (
+        logs.stdout
+    )
+    assert "Starting fresh" not in logs.stdout
 
 
 def test_reconcile_respawns_only_the_dead_pane_and_adds_a_missing_one(world: FleetWorld) -> None:
