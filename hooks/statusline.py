@@ -69,8 +69,9 @@ def pane_spent(
     threshold: float,
     env: t.Mapping[str, str],
 ) -> float | None:
-    """Record the fleet pane's conversation (what its next start resumes) and return what the pane's
-    Claudes spent in its current session — Claude's own figure restarts at zero in each new Claude."""
+    """Record the fleet pane's conversation (what its next start or a crash resumes; outside a fleet,
+    claude-run's) and return what the pane's Claudes spent in its current session — Claude's own
+    figure restarts at zero in each new Claude."""
     cost = cost_of(data)
     where = pane_records.spot(caller.pane, claimant(env, caller.pid, caller.token))
     if where is None or not session_id:
