@@ -10,8 +10,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from claude_shepherd.supervisor.env import SUPERVISOR_PID_ENV
 from claude_shepherd.supervisor.session.identity import current_pane_id, start_token, supervisor_pid
 from claude_shepherd.supervisor.session.lookup import Found, find_session
+from claude_shepherd.supervisor.session.numbers import parse_pid
 from claude_shepherd.supervisor.session.paths import sessions_root
 
 TYPE_CHECKING = False
@@ -32,6 +34,11 @@ class Caller:
         self.pid = pid  # supervisor PID
         self.token = token  # its start token
         self.found = found  # the caller's session, if any
+
+
+def claimant(env: t.Mapping[str, str], pid: int, token: str | None) -> tuple[int, str | None] | None:
+    """The supervisor, if it said who it is: a claude-run (never the hook's own parent shell)."""
+    return (pid, token) if parse_pid(env.get(SUPERVISOR_PID_ENV, "").strip()) == pid else None
 
 
 def locate(cwd: str, env: t.Mapping[str, str]) -> Caller:

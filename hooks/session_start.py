@@ -11,7 +11,7 @@ Standard library only.
 
 from __future__ import annotations
 
-from claude_shepherd.hooks.locate import locate
+from claude_shepherd.hooks.locate import claimant, locate
 from claude_shepherd.hooks.protocol import note, parse_input
 from claude_shepherd.supervisor.session import pane_records
 from claude_shepherd.supervisor.session.store import update_state
@@ -50,8 +50,11 @@ def run(raw: bytes, env: t.Mapping[str, str]) -> str:
         return ""
     try:
         caller = locate(inp.cwd, env)
-        if caller.pane:  # the pane's conversation, session or not: what its next start resumes
-            pane_records.note(caller.root, caller.pane, session_id)
+        # The pane's (outside a fleet: claude-run's) conversation, session or not: what its next start
+        # or a crash resumes.
+        where = pane_records.spot(caller.pane, claimant(env, caller.pid, caller.token))
+        if where is not None:
+            pane_records.note(caller.root, where[0], session_id, folder=where[1])
         found = caller.found
         if found is not None:  # the R1 guard is checked under the lock, in bind()
             owner = (caller.pid, caller.token)

@@ -22,14 +22,13 @@ from __future__ import annotations
 from claude_shepherd.hooks import config as hook_config
 from claude_shepherd.hooks import pane_notify
 from claude_shepherd.hooks.context import number, statusline_reading, stored_usage
-from claude_shepherd.hooks.locate import Caller, locate
+from claude_shepherd.hooks.locate import Caller, claimant, locate
 from claude_shepherd.hooks.protocol import one_line, parse_input
 from claude_shepherd.hooks.session_start import conversation_id
-from claude_shepherd.supervisor.env import CLAUDE_PID_ENV, SUPERVISOR_PID_ENV
+from claude_shepherd.supervisor.env import CLAUDE_PID_ENV
 from claude_shepherd.supervisor.printable import printable
 from claude_shepherd.supervisor.session import pane_records
 from claude_shepherd.supervisor.session.fields import F
-from claude_shepherd.supervisor.session.numbers import parse_pid
 from claude_shepherd.supervisor.session.paths import display_name
 from claude_shepherd.supervisor.session.phases import declared, try_parse
 from claude_shepherd.supervisor.session.store import update_state
@@ -70,10 +69,16 @@ def pane_spent(
     threshold: float,
     env: t.Mapping[str, str],
 ) -> float | None:
-    """Record the fleet pane's conversation (what its next start resumes) and return what the pane's
-    Claudes spent in its current session — Claude's own figure restarts at zero in each new Claude."""
+    """Record the fleet pane's conversation (what its next start or a crash resumes; outside a fleet,
+    claude-run's) and return what the pane's Claudes spent in its current session — Claude's own
+    figure restarts at zero in each new Claude."""
     cost = cost_of(data)
-    if not caller.pane or not session_id:
+    where = pane_records.spot(caller.pane, claimant(env, caller.pid, caller.token))
+    if where is None or not session_id:
+        return cost
+    overflowing = usage is not None and usage >= threshold
+    if not caller.pane:  # claude-run's own record, outside a fleet: what a crash resumes
+        pane_records.note(caller.root, where[0], session_id, folder=where[1], overflowed=overflowing)
         return cost
     found = caller.found
     spent = (
@@ -81,7 +86,6 @@ def pane_spent(
         if cost is not None
         else None
     )
-    overflowing = usage is not None and usage >= threshold
     record = pane_records.note(caller.root, caller.pane, session_id, overflowed=overflowing, cost=spent)
     return pane_records.pane_cost(record) if spent is not None else cost
 
@@ -97,11 +101,6 @@ def phase_text(state: t.Mapping[str, object]) -> str:
         number_ = f"{label.major}" if label.minor == 0 else f"{label.major}.{label.minor}"
         return f"[{number_}/{max(p['major'] for p in decl)}] {label.name}"
     return current.replace(": ", ". ", 1)
-
-
-def claimant(env: t.Mapping[str, str], pid: int, token: str | None) -> tuple[int, str | None] | None:
-    """Claim only for a supervisor that said who it is (never for the hook's own parent shell)."""
-    return (pid, token) if parse_pid(env.get(SUPERVISOR_PID_ENV, "").strip()) == pid else None
 
 
 def render(data: t.Mapping[str, t.Any], cwd: str, env: t.Mapping[str, str]) -> str:

@@ -12,15 +12,20 @@ from __future__ import annotations
 REPLACEMENT = "\ufffd"
 _JOINERS = frozenset("\u200c\u200d")
 """Zero-width (non-)joiners: invisible but harmless, and part of emoji and many scripts."""
+_SPACES = frozenset(
+    "\t\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000"
+)
+"""A tab and the spaces other than U+0020 (Unicode's Zs), which Python does not call printable: Claude
+draws its prompt as ``❯`` and a no-break space."""
 
 
 def printable(text: str) -> str:
     """*text* with every control, format (bidi) and line-separator character shown as U+FFFD.
 
-    A tab becomes a space. Fast when nothing needs replacing (one C-level check).
+    A tab or any other space becomes a plain space. Fast when nothing needs replacing (one C-level check).
     """
     if text.isprintable():
         return text
     return "".join(
-        c if c.isprintable() or c in _JOINERS else (" " if c == "\t" else REPLACEMENT) for c in text
+        c if c.isprintable() or c in _JOINERS else (" " if c in _SPACES else REPLACEMENT) for c in text
     )

@@ -1,37 +1,43 @@
-"""What the next Claude launch is, decided from the session state (docs/DESIGN.md §9).
+"""The facts of the next Claude launch, read under the session's lock (docs/DESIGN.md §9).
 
-Three questions, each answered under the session's lock through the
-transitions of :mod:`claude_shepherd.supervisor.session.transitions`:
+Three moments ask, and each reads what it needs and hands it to the one
+decision, :func:`~claude_shepherd.supervisor.claude_run.launch_decision.decide`,
+then applies the transition it names (:mod:`claude_shepherd.supervisor.session.transitions`):
 
-* **Was a restart requested?** (:func:`take_restart`) Only sessions owned by
-  *this* supervisor count — recorded PID and start token, or this fleet pane
-  when its recorded owner is dead. The bash original took any session's
-  request outside a fleet (B6). A restart is always a fresh conversation.
-* **Can this pane's conversation be resumed?** (:func:`fleet_start`, S2/S3/S9)
-* **Can our own conversation be resumed after a crash?** (:func:`after_crash`)
-
-A conversation is resumed only if nobody else alive owns the session, it is
-not ``overflowed`` and no ``killRequested`` is pending (docs/DESIGN.md §7.4, §7.7),
-it has a ``sessionId``, and Claude still has its transcript. Every decision to
-start fresh instead carries one line saying why.
+* **A fleet pane's first launch** (:func:`first_launch`, S2/S3/S9): the session
+  bound to the pane, else the conversation its hooks recorded.
+* **A restart request** (:func:`take_restart`): only sessions owned by *this*
+  supervisor count — recorded PID and start token, or this fleet pane when its
+  recorded owner is dead. The bash original took any session's request outside
+  a fleet (B6). A restart is always a fresh conversation.
+* **A crash** (:func:`after_crash`): our own session, else the conversation
+  recorded for the pane (outside a fleet: for this claude-run).
 """
 
 from __future__ import annotations
 
-import re
 import typing as t
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from claude_shepherd.supervisor.claude_run.launch_decision import (
+    Claim,
+    Decision,
+    Plan,
+    RecordFacts,
+    SessionFacts,
+    Situation,
+    decide,
+)
 from claude_shepherd.supervisor.claude_run.transcripts import config_dir, find_transcript
 from claude_shepherd.supervisor.session import pane_records
 from claude_shepherd.supervisor.session import transitions as tr
 from claude_shepherd.supervisor.session.fields import F, Lifecycle
-from claude_shepherd.supervisor.session.identity import owner_alive, same_owner
+from claude_shepherd.supervisor.session.identity import owner_alive, same_owner, start_token
 from claude_shepherd.supervisor.session.lookup import Found, find_session, sessions_on_pane, sessions_owned_by
 from claude_shepherd.supervisor.session.schema import validate_state
 from claude_shepherd.supervisor.session.state import State
-from claude_shepherd.supervisor.session.store import StateError, read_state, update_state
+from claude_shepherd.supervisor.session.store import StateError, update_state
 
 
 @dataclass(frozen=True)
@@ -40,22 +46,6 @@ class Owner:
 
     pid: int
     token: str | None
-
-
-@dataclass
-class Plan:  # filled in step by step
-    """One launch: which conversation, which prompt, which of the user's first-launch arguments."""
-
-    resume: str | None = None
-    prompt: str | None = None
-    session: Path | None = None
-    with_selectors: bool = False
-    with_prompt: bool = False
-    notes: list[str] = field(default_factory=list)
-
-
-def short(session_id: str) -> str:
-    return session_id[:8] + "..." if len(session_id) > 8 else session_id
 
 
 def _has_restart(state: t.Mapping[str, t.Any]) -> bool:
@@ -70,14 +60,6 @@ def _may_take(state: t.Mapping[str, t.Any], me: Owner, pane: str | None) -> bool
     if same_owner(owner, token, me.pid, me.token) and (token or not me.token):
         return True
     return bool(pane) and state.get(F.FLEET_PANE_ID) == pane and not owner_alive(owner, token)
-
-
-@dataclass(frozen=True)
-class Taken:
-    session: Path
-    prompt: str
-    overflowed: bool
-    had_session_id: bool
 
 
 def _restart_candidates(root: Path, me: Owner, pane_list: list[str]) -> list[Found]:
@@ -109,8 +91,9 @@ def take_restart(
     me: Owner,
     panes: t.Iterable[str | None] = (),
     warn: t.Callable[[str], None] | None = None,
-) -> Taken | None:
-    """Consume the restart request of a session this supervisor owns, if there is one.
+) -> Plan | None:
+    """Consume the restart request of a session this supervisor owns, if there is one: the fresh launch
+    that continues it.
 
     Checked again under the lock, so a request is consumed exactly once and
     never one of another live supervisor's sessions.
@@ -118,211 +101,140 @@ def take_restart(
     pane_list = [p for p in dict.fromkeys(panes) if p]
     for found in _restart_candidates(root, me, pane_list):
 
-        def consume(state: State, found: Found = found) -> Taken | None:
+        def consume(state: State, found: Found = found) -> Plan | None:
             pane = next((p for p in pane_list if state.get(F.FLEET_PANE_ID) == p), None)
             if not _has_restart(state) or not _may_take(state, me, pane):
                 return None
-            overflowed = state.get(F.OVERFLOWED) is True
-            had_id = bool(state.get(F.SESSION_ID))
-            if not same_owner(state.get(F.PID), state.get(F.PID_START), me.pid, me.token):
-                tr.set_owner(state, me.pid, me.token)
-            prompt = tr.consume_restart(state)
-            assert prompt is not None
-            return Taken(found.session_dir, prompt, overflowed, had_id)
+            facts = session_facts(found.session_dir, state, me)
+            return _apply(state, found.session_dir, me, decide(Situation("restart", session=facts), _never))
 
         try:
-            taken = update_state(found.session_dir, consume, validate=validate_state)
+            plan = update_state(found.session_dir, consume, validate=validate_state)
         except StateError as exc:
             if warn is not None:
                 warn(f"WARNING: cannot take the restart request of session {found.session_dir.name}: {exc}")
             continue
-        if taken is not None:
-            return taken
+        if plan is not None:
+            return plan
     return None
 
 
-def still_restarting(session_dir: Path) -> bool:
-    """Has the Claude launched with a restart prompt not yet re-activated the session?"""
-    try:
-        return read_state(session_dir).get(F.LIFECYCLE) == Lifecycle.RESTARTING
-    except StateError:
-        return False
+def _never(conversation: str) -> bool:
+    return False  # a restart never resumes: no transcript is looked for
 
 
-def restart_plan(taken: Taken) -> Plan:
-    note = (
-        f"Session {taken.session.name} asked for a restart: starting a fresh conversation that continues it"
-    )
-    if taken.overflowed:
-        note += " (the last one filled its context)"
-    elif taken.had_session_id:
-        note += " (a restart never resumes the last one)"
-    return Plan(prompt=taken.prompt, session=taken.session, notes=[note])
+def session_facts(session_dir: Path, state: State, me: Owner, continuing: str | None = None) -> SessionFacts:
+    """What *state* says for the decision; whether its owner runs is the one fact read from /proc.
 
-
-@dataclass(frozen=True)
-class _Resume:
-    kind: str  # resume | restart | busy | overflowed | killed | no-id | no-transcript
-    session_id: str | None = None
-    prompt: str | None = None
-    owner: t.Any = None
-
-
-def _decide(
-    session_dir: Path,
-    me: Owner,
-    cwd: Path,
-    env: t.Mapping[str, str],
-    *,
-    allow_restart: bool,
-) -> _Resume:
-    """Under the lock: claim *session_dir* for a resume (or its pending restart), or say why not.
-
-    The I/O shell around :func:`decide`: it reads the facts (is the recorded
-    owner running, does a transcript exist) and applies the decision.
-    """
-
-    def mutate(state: State) -> _Resume:
-        return decide(
-            state,
-            me,
-            session_dir,
-            owner_running=owner_alive(state.get(F.PID), state.get(F.PID_START)),
-            has_transcript=lambda conversation: find_transcript(conversation, cwd, env) is not None,
-            allow_restart=allow_restart,
-        )
-
-    return update_state(session_dir, mutate, validate=validate_state)
-
-
-def decide(
-    state: State,
-    me: Owner,
-    session_dir: Path,
-    *,
-    owner_running: bool,
-    has_transcript: t.Callable[[str], bool],
-    allow_restart: bool,
-) -> _Resume:
-    """Resume this session's conversation, continue its pending restart, or say why neither.
-
-    A pure function of the state and the facts given (no /proc, no files):
-    claims the state for *me* when it resumes or restarts.
-    """
+    *continuing*: the prompt our last Claude was launched with to continue this session's restart, which
+    continues it again (else the prompt is built from the state as the request built it)."""
     owner, token = state.get(F.PID), state.get(F.PID_START)
-    if not same_owner(owner, token, me.pid, me.token) and owner_running:
-        return _Resume("busy", owner=owner)
-    if allow_restart and _has_restart(state):
-        tr.set_owner(state, me.pid, me.token)
-        return _Resume("restart", prompt=tr.consume_restart(state))
-    if allow_restart and state.get(F.LIFECYCLE) == Lifecycle.RESTARTING:
-        # A restart was taken, but its new Claude never re-activated the session
-        # (the fleet stopped in between): continue it with the same prompt.
-        tr.set_owner(state, me.pid, me.token)
-        return _Resume("restart", prompt=tr.restart_prompt(session_dir, state))
-    if state.get(F.OVERFLOWED) is True:
-        return _Resume("overflowed")
-    if state.get(F.KILL_REQUESTED) is True:
-        return _Resume("killed")
-    session_id = state.get(F.SESSION_ID)
-    if not valid_conversation(session_id):
-        return _Resume("no-id")
-    if not has_transcript(session_id):
-        return _Resume("no-transcript", session_id)
-    if state.get(F.LIFECYCLE) == Lifecycle.COMPLETED:
-        # Keep the gate engaged for a finished session: only the owner changes.
-        tr.set_owner(state, me.pid, me.token)
-    else:
+    busy = not same_owner(owner, token, me.pid, me.token) and owner_alive(owner, token)
+    lifecycle = state.get(F.LIFECYCLE)
+    restarting = lifecycle == Lifecycle.RESTARTING
+    return SessionFacts(
+        dir=session_dir,
+        busy=owner if busy else None,
+        restart_prompt=state.get(F.RESTART_PROMPT) if _has_restart(state) else None,
+        restarting_prompt=(continuing or tr.restart_prompt(session_dir, state)) if restarting else None,
+        overflowed=state.get(F.OVERFLOWED) is True,
+        kill_requested=state.get(F.KILL_REQUESTED) is True,
+        conversation=state.get(F.SESSION_ID),
+        completed=lifecycle == Lifecycle.COMPLETED,
+    )
+
+
+def _apply(state: State, session_dir: Path, me: Owner, decision: Decision) -> Plan:
+    """The transition the decision names, on the state under the lock."""
+    claim: Claim | None = decision.claim
+    if claim == "resume":
         tr.claim_for_resume(state, pid=me.pid, token=me.token)
-    return _Resume("resume", session_id)
+    elif claim == "owner" or claim == "continue":
+        tr.set_owner(state, me.pid, me.token)
+    elif claim == "restart":
+        if not same_owner(state.get(F.PID), state.get(F.PID_START), me.pid, me.token):
+            tr.set_owner(state, me.pid, me.token)
+        tr.consume_restart(state)
+    return decision.plan
 
 
-def _explain(decision: _Resume, where: str, name: str, cwd: Path, env: t.Mapping[str, str]) -> str:
-    sid = decision.session_id or ""
-    reasons = {
-        "busy": f"session {name} is in use by another running agent (supervisor PID {decision.owner})",
-        "overflowed": f"the last conversation of session {name} filled its context, so it is not resumed",
-        "killed": f"the last conversation of session {name} asked for a restart",
-        "no-id": f"session {name} records no conversation to resume",
-        "no-transcript": (
-            f"Claude no longer has conversation {short(sid)} of session {name} (no transcript under "
-            f"{config_dir(env) / 'projects'} for {cwd})"
-        ),
-    }
-    return f"{where}starting fresh: {reasons[decision.kind]}"
+def _record_where(pane: str | None, me: Owner) -> tuple[str, str] | None:
+    return pane_records.spot(pane, (me.pid, me.token))
 
 
-def fleet_start(
+def recorded(root: Path, pane: str | None, me: Owner) -> str | None:
+    """The conversation recorded for the pane (outside a fleet: for this claude-run), read before each
+    launch so that a crash can tell whether the crashed Claude recorded one of its own."""
+    where = _record_where(pane, me)
+    return pane_records.conversation(pane_records.read(root, *where)) if where else None
+
+
+def forget_record(root: Path, me: Owner) -> None:
+    """This claude-run's own record (outside a fleet) ends with it; a pane's is kept for its next start.
+    Those of claude-runs that died without a word (SIGKILL) go too."""
+    where = _record_where(None, me)
+    if where is not None:
+        pane_records.forget(root, *where)
+    pane_records.forget_runs(root, lambda pid, token: start_token(pid) != token)
+
+
+def _record_facts(root: Path, pane: str | None, me: Owner, before: str | None) -> RecordFacts | None:
+    where = _record_where(pane, me)
+    record = pane_records.read(root, *where) if where else None
+    if record is None:
+        return None
+    conversation = record.get("conversation")
+    return RecordFacts(conversation, record.get("overflowed") is True, conversation != before)
+
+
+def _relaunch(
     root: Path,
     me: Owner,
-    pane: str,
+    found: Found | None,
+    situation: Situation,
     cwd: Path,
     env: t.Mapping[str, str],
+    continuing: tuple[Path, str] | None = None,
 ) -> Plan:
-    """The first launch in a fleet pane (S2, S3, S9)."""
-    plan = Plan(with_selectors=True, with_prompt=True)
+    """Decide *situation* — with *found*'s state, under its lock, when there is a session."""
+
+    def has_transcript(conversation: str) -> bool:
+        return find_transcript(conversation, cwd, env) is not None
+
+    situation = replace(situation, transcripts=f"{config_dir(env) / 'projects'} for {cwd}")
+    if found is None:
+        return decide(situation, has_transcript).plan
+
+    prompt = continuing[1] if continuing and continuing[0] == found.session_dir else None
+
+    def mutate(state: State) -> Plan:
+        facts = session_facts(found.session_dir, state, me, prompt)
+        return _apply(state, found.session_dir, me, decide(replace(situation, session=facts), has_transcript))
+
+    try:
+        return update_state(found.session_dir, mutate, validate=validate_state)
+    except StateError as exc:
+        unreadable = replace(situation, unreadable=(found.session_dir.name, str(exc)))
+        return decide(unreadable, has_transcript).plan
+
+
+def first_launch(
+    root: Path,
+    me: Owner,
+    pane: str | None,
+    cwd: Path,
+    env: t.Mapping[str, str],
+    *,
+    user_selects: bool = False,
+) -> Plan:
+    """The first launch: outside a fleet the user's own; in a fleet pane, its conversation (S2, S3, S9)."""
+    situation = Situation("start", pane=pane, user_selects=user_selects)
+    if pane is None or user_selects:
+        return decide(situation, _never).plan
     found = sessions_on_pane(root, pane)
     if not found:
-        return _pane_conversation(root, pane, cwd, env, plan)
-    session_dir = found[0].session_dir
-    try:
-        decision = _decide(session_dir, me, cwd, env, allow_restart=True)
-    except StateError as exc:
-        plan.notes.append(
-            f"Fleet pane '{pane}' starting fresh: cannot read session {session_dir.name}: {exc}"
-        )
-        return plan
-    if decision.kind == "resume":
-        assert decision.session_id
-        plan.resume = decision.session_id
-        plan.session = session_dir
-        plan.with_prompt = False  # the conversation already has its first prompt: never send it again
-        plan.notes.append(
-            f"Resuming conversation {short(decision.session_id)} of session {session_dir.name} "
-            f"(fleet pane '{pane}')"
-        )
-    elif decision.kind == "restart":
-        plan.prompt = decision.prompt
-        plan.with_prompt = False
-        plan.session = session_dir
-        plan.notes.append(
-            f"Fleet pane '{pane}' starting fresh: session {session_dir.name} asked for a restart; "
-            f"continuing it with its restart prompt"
-        )
-    else:
-        plan.notes.append(_explain(decision, f"Fleet pane '{pane}' ", session_dir.name, cwd, env))
-    return plan
-
-
-def _pane_conversation(root: Path, pane: str, cwd: Path, env: t.Mapping[str, str], plan: Plan) -> Plan:
-    """No session is bound to the pane: resume the conversation the pane was last in, when that is safe."""
-    record = pane_records.read(root, pane)
-    conversation = pane_records.conversation(record)
-    if conversation is None or not valid_conversation(conversation):
-        plan.notes.append(f"Fleet pane '{pane}' starting fresh: it has no earlier session or conversation")
-    elif record and record.get("overflowed") is True:
-        plan.notes.append(
-            f"Fleet pane '{pane}' starting fresh: its last conversation {short(conversation)} filled its "
-            "context, so it is not resumed"
-        )
-    elif find_transcript(conversation, cwd, env) is None:
-        plan.notes.append(
-            f"Fleet pane '{pane}' starting fresh: Claude no longer has its conversation {short(conversation)} "
-            f"(no transcript under {config_dir(env) / 'projects'} for {cwd})"
-        )
-    else:
-        plan.resume = conversation
-        plan.with_prompt = False  # the conversation already has its first prompt: never send it again
-        plan.notes.append(f"Resuming conversation {short(conversation)} of fleet pane '{pane}' (no session)")
-    return plan
-
-
-_CONVERSATION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
-
-
-def valid_conversation(value: t.Any) -> t.TypeGuard[str]:
-    """A conversation id we pass to ``--resume``: never one that could read as an option."""
-    return isinstance(value, str) and bool(_CONVERSATION_ID.fullmatch(value))
+        situation = Situation("start", pane=pane, record=_record_facts(root, pane, me, None))
+    return _relaunch(root, me, found[0] if found else None, situation, cwd, env)
 
 
 def after_crash(
@@ -331,26 +243,17 @@ def after_crash(
     pane: str | None,
     cwd: Path,
     env: t.Mapping[str, str],
+    *,
+    launched: str | None = None,
+    recorded_at_launch: str | None = None,
+    continuing: tuple[Path, str] | None = None,
 ) -> Plan:
-    """The relaunch after a crash: resume our own session's conversation when that is safe."""
-    plan = Plan()
+    """The relaunch after a crash: our own session's conversation, else the recorded one, when safe.
+
+    What the crashed Claude was launched with: *launched*, the conversation it resumed; *continuing*,
+    the session and prompt of the restart it continued; *recorded_at_launch*, what :func:`recorded` said.
+    """
     found = find_session(root, pane=pane, pid=me.pid, token=me.token)
-    if found is None:
-        plan.notes.append("Starting fresh: this agent has no session whose conversation could be resumed")
-        return plan
-    try:
-        decision = _decide(found.session_dir, me, cwd, env, allow_restart=False)
-    except StateError as exc:
-        plan.notes.append(f"Starting fresh: cannot read session {found.session_dir.name}: {exc}")
-        return plan
-    if decision.kind == "resume":
-        assert decision.session_id
-        plan.resume = decision.session_id
-        plan.session = found.session_dir
-        plan.notes.append(
-            f"Resuming conversation {short(decision.session_id)} of session {found.session_dir.name}"
-        )
-    else:
-        line = _explain(decision, "", found.session_dir.name, cwd, env)
-        plan.notes.append(line[:1].upper() + line[1:])
-    return plan
+    record = None if found else _record_facts(root, pane, me, recorded_at_launch)
+    situation = Situation("crash", pane=pane, record=record, launched=launched)
+    return _relaunch(root, me, found, situation, cwd, env, continuing)

@@ -30,6 +30,7 @@ from claude_shepherd.supervisor.claude_run import launch_plan as lp
 from claude_shepherd.supervisor.claude_run.claude_args import ClaudeArgs, launch_argv
 from claude_shepherd.supervisor.claude_run.crashloop import CrashPolicy, CrashTracker, RestartBudget
 from claude_shepherd.supervisor.claude_run.foreground import Outcome
+from claude_shepherd.supervisor.claude_run.launch_decision import Plan, short
 
 
 class Runner(t.Protocol):
@@ -97,31 +98,28 @@ class Supervisor:
         self.restarts = RestartBudget(settings.policy, clock)
         self.start_pane: str | None = None
         self.give_up: GiveUp | None = None
+        self.recorded_at_launch: str | None = None
+        """The conversation recorded for the pane (or this claude-run) when the last Claude was launched."""
 
     # ------------------------------------------------------------------ plans
 
-    def first_plan(self) -> lp.Plan:
-        pane = self.start_pane
-        user = self.s.user_args
-        if pane and user.selects_conversation:
-            return lp.Plan(
-                with_selectors=True,
-                with_prompt=True,
-                notes=[
-                    f"Fleet pane '{pane}': your arguments choose the conversation; not resuming the pane's"
-                ],
-            )
-        if pane:
-            return lp.fleet_start(self.s.root, self.me, pane, self.s.cwd, self.s.env)
-        return lp.Plan(with_selectors=True, with_prompt=True)
+    def first_plan(self) -> Plan:
+        return lp.first_launch(
+            self.s.root,
+            self.me,
+            self.start_pane,
+            self.s.cwd,
+            self.s.env,
+            user_selects=self.s.user_args.selects_conversation,
+        )
 
     def _panes(self) -> list[str | None]:
         return [self.start_pane, self.pane_of()] if self.start_pane else [self.pane_of()]
 
-    def _resumed(self, plan: lp.Plan) -> str | None:
+    def _resumed(self, plan: Plan) -> str | None:
         """How the launch of *plan* picked an existing conversation, for messages; None if it did not."""
         if plan.resume:
-            return f"--resume {lp.short(plan.resume)}"
+            return f"--resume {short(plan.resume)}"
         if plan.with_selectors and self.s.user_args.selects_conversation:
             return " ".join(self.s.user_args.first_launch_selectors)
         return None
@@ -129,6 +127,12 @@ class Supervisor:
     # ------------------------------------------------------------------ loop
 
     def run(self) -> int:
+        try:
+            return self._run()
+        finally:
+            lp.forget_record(self.s.root, self.me)  # outside a fleet, the record of our conversation
+
+    def _run(self) -> int:
         self.start_pane = self.pane_of()
         if self.start_pane:
             self.say(f"Fleet pane ID: {self.start_pane}")
@@ -150,6 +154,7 @@ class Supervisor:
                 with_prompt=plan.with_prompt,
             )
             self.on_launch(self.launches)  # restarts so far: 0 at the first launch
+            self.recorded_at_launch = lp.recorded(self.s.root, self.pane_of(), self.me)
             self.launches += 1
             outcome = self.runner.run(self.s.claude, argv, self.s.env)
             next_plan = self.after_exit(plan, outcome)
@@ -173,7 +178,7 @@ class Supervisor:
         self.say("Goodbye.")
         return outcome.status
 
-    def after_exit(self, plan: lp.Plan, outcome: Outcome) -> lp.Plan | None:
+    def after_exit(self, plan: Plan, outcome: Outcome) -> Plan | None:
         """The next launch after *outcome*, or None to exit."""
         if outcome.stopped_by is not None:
             return None
@@ -186,14 +191,14 @@ class Supervisor:
                 f"again, or fleet start, to continue it)",
             )
             return None
-        taken = lp.take_restart(self.s.root, self.me, self._panes(), warn=self.say)
-        if taken is not None:
+        restart = lp.take_restart(self.s.root, self.me, self._panes(), warn=self.say)
+        if restart is not None:
             self.restarts.spend()
             self.tracker.healthy_run(outcome.uptime)
-            return lp.restart_plan(taken)
+            return restart
         resumed = self._resumed(plan)
         if resumed and outcome.status == RESUME_REFUSED_STATUS and outcome.uptime <= self.s.resume_window:
-            return lp.Plan(
+            return Plan(
                 prompt=plan.prompt,
                 with_prompt=plan.with_prompt
                 or plan.resume is not None,  # a fresh conversation gets its prompt
@@ -222,12 +227,13 @@ class Supervisor:
             return None
         if self.runner.stop_signal is not None:
             return None
-        if plan.prompt and plan.session is not None and lp.still_restarting(plan.session):
-            return lp.Plan(
-                prompt=plan.prompt,
-                session=plan.session,
-                notes=[
-                    f"Session {plan.session.name} was not continued yet: starting again with its restart prompt"
-                ],
-            )
-        return lp.after_crash(self.s.root, self.me, self.pane_of(), self.s.cwd, self.s.env)
+        return lp.after_crash(
+            self.s.root,
+            self.me,
+            self.pane_of(),
+            self.s.cwd,
+            self.s.env,
+            launched=plan.resume,
+            recorded_at_launch=self.recorded_at_launch,
+            continuing=(plan.session, plan.prompt) if plan.session and plan.prompt else None,
+        )

@@ -8,7 +8,11 @@ pane's current conversation here — ``<root>/.shepherd/panes/`` (protected from
 the file tools like the rest of ``.shepherd``), one small file per pane
 identity — and ``claude-run`` resumes it at the pane's next start. A
 conversation the status line saw at the overflow threshold is marked, so it
-starts fresh instead (with the reason printed).
+starts fresh instead (with the reason printed). A crash reads the same record.
+
+Outside a fleet there is no pane: the record is the claude-run's, named by its
+PID and start token (``.shepherd/runs/``), so that a crashed Claude is resumed
+in its conversation too; claude-run removes it when it ends.
 
 The record also carries the pane's cost across its Claudes: Claude reports the
 cost of its own process (``cost.total_cost_usd`` starts at zero in every new
@@ -23,6 +27,7 @@ changes, never through a link.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -38,7 +43,18 @@ if TYPE_CHECKING:
     import typing as t
 
 PANES_DIRNAME = "panes"
+RUNS_DIRNAME = "runs"
 RECORD_LIMIT = 4096
+
+
+def spot(pane: str | None, supervisor: tuple[int, str | None] | None) -> tuple[str, str] | None:
+    """Where the conversation is recorded, ``(key, folder)``: the fleet pane's record, else — for a
+    claude-run that said who it is — the claude-run's; None when neither applies."""
+    if pane:
+        return pane, PANES_DIRNAME
+    if supervisor is not None and supervisor[1]:  # a PID alone may be a reused one
+        return f"claude-run {supervisor[0]} {supervisor[1]}", RUNS_DIRNAME
+    return None
 
 
 def _file_name(pane: str) -> str:
@@ -47,10 +63,10 @@ def _file_name(pane: str) -> str:
     return f"{readable}-{zlib.crc32(pane.encode()):08x}.json"
 
 
-def read(root: Path, pane: str) -> dict[str, t.Any] | None:
-    """The pane's record, or None when there is none (or it is unreadable)."""
+def read(root: Path, pane: str, folder: str = PANES_DIRNAME) -> dict[str, t.Any] | None:
+    """The pane's record (or another *folder*'s), or None when there is none (or it is unreadable)."""
     try:
-        fd = open_dir(root / INDEX_DIRNAME / PANES_DIRNAME)
+        fd = open_dir(root / INDEX_DIRNAME / folder)
     except (OSError, UnsafeFileError):
         return None
     try:
@@ -60,6 +76,49 @@ def read(root: Path, pane: str) -> dict[str, t.Any] | None:
     finally:
         os.close(fd)
     return data if isinstance(data, dict) and data.get("pane") == pane else None
+
+
+def forget(root: Path, pane: str, folder: str = PANES_DIRNAME) -> None:
+    """Remove a record (claude-run's own, when it ends); nothing when there is none."""
+    try:
+        fd = open_dir(root / INDEX_DIRNAME / folder)
+    except (OSError, UnsafeFileError):
+        return
+    try:
+        os.unlink(_file_name(pane), dir_fd=fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def forget_runs(root: Path, dead: t.Callable[[int, str], bool]) -> None:
+    """Remove the records of the claude-runs *dead* says are gone (``dead(pid, start token)``)."""
+    try:
+        fd = open_dir(root / INDEX_DIRNAME / RUNS_DIRNAME)
+    except (OSError, UnsafeFileError):
+        return
+    try:
+        for name in os.listdir(fd):
+            try:
+                data = json.loads(read_bytes(name, limit=RECORD_LIMIT, dir_fd=fd))
+                _, pid, token = data["pane"].split(" ", 2)
+                gone = dead(int(pid), token)
+            except (
+                OSError,
+                UnsafeFileError,
+                ValueError,
+                RecursionError,
+                TypeError,
+                KeyError,
+                AttributeError,
+            ):
+                continue
+            if gone:
+                with contextlib.suppress(OSError):
+                    os.unlink(name, dir_fd=fd)
+    finally:
+        os.close(fd)
 
 
 def conversation(record: t.Mapping[str, t.Any] | None) -> str | None:
@@ -99,6 +158,7 @@ def note(
     pane: str,
     conversation_id: str,
     *,
+    folder: str = PANES_DIRNAME,
     overflowed: bool = False,
     cost: tuple[float, str, str] | None = None,
 ) -> dict[str, t.Any]:
@@ -108,7 +168,7 @@ def note(
     Returns the record as it now stands (:func:`pane_cost` reads the pane's cost from it). Best
     effort: a hook never fails over it.
     """
-    before = read(root, pane)
+    before = read(root, pane, folder)
     was_overflowed = bool(
         before and before.get("conversation") == conversation_id and before.get("overflowed")
     )
@@ -120,7 +180,7 @@ def note(
     if before == record:
         return record
     try:
-        directory = root / INDEX_DIRNAME / PANES_DIRNAME
+        directory = root / INDEX_DIRNAME / folder
         directory.mkdir(parents=True, exist_ok=True)
         fd = open_dir(directory)
     except (OSError, UnsafeFileError):

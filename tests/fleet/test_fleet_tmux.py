@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import sys
 import threading
 import time
@@ -18,6 +19,7 @@ import typing as t
 from pathlib import Path
 
 import psutil
+import pytest
 from support.fleet import FleetWorld, agent, resume_of
 from support.waiting import wait_until
 
@@ -127,6 +129,32 @@ def test_stop_leaves_no_process_and_start_resumes_each_panes_own_conversation(wo
     assert resume_of(second) is None, "an overflowed conversation is never resumed"
     wait_until(lambda: "filled its context" in world.capture("O"), 10, "the fresh-start reason in pane O")
     assert "Resuming conversation conv-A" in world.capture("A")
+
+
+def test_a_killed_claude_that_never_activated_a_session_is_resumed_in_its_conversation(
+    world: FleetWorld,
+) -> None:
+    """No session holds the conversation; the pane's record (its SessionStart hook) does."""
+    conversation = "0a1b2c3d-0000-4000-8000-00000000beef"
+    hook_input = {"session_id": conversation, "cwd": str(world.project), "source": "startup"}
+    two_panes(world, "A")
+    world.plan(
+        "A",
+        [{"run": ["claude-hook", "session-start"], "stdin": json.dumps(hook_input)},
+         {"transcript": conversation}, {"mark": "ready"}, {"wait": None}],
+        default=[{"mark": "again"}, {"wait": None}],
+    )  # fmt: skip
+    assert world.fleet("start", "duo", "--no-attach").returncode == 0
+    world.wait_event("A", "mark", name="ready")
+    (first,) = world.starts("A")
+    os.kill(first["pid"], signal.SIGKILL)
+    _, second = world.wait_starts("A", 2)
+    logs = world.fleet("logs", "duo", "--pane", "A", "--socket", world.socket, socket=False)
+    assert resume_of(first) is None and resume_of(second) == conversation, logs.stdout
+    assert f"Resuming conversation {conversation[:8]}... of fleet pane 'duo:agents:A'" in logs.stdout, (
+        logs.stdout
+    )
+    assert "Starting fresh" not in logs.stdout
 
 
 def test_reconcile_respawns_only_the_dead_pane_and_adds_a_missing_one(world: FleetWorld) -> None:
@@ -464,6 +492,26 @@ def test_attach_selects_an_agents_pane_and_logs_show_its_output(world: FleetWorl
     assert relabelled.returncode == 1 and "labels: A, B\ufffd]0;owned\ufffd" in relabelled.stderr, (
         relabelled.stderr
     )
+
+
+def test_logs_and_the_watch_show_claudes_prompt_with_its_no_break_space(
+    world: FleetWorld, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Claude draws its prompt as `❯` and a no-break space: a space, never a replacement character."""
+    from claude_shepherd.fleet import watch
+
+    two_panes(world, "A")
+    world.plan("A", [{"print": '\u276f\u00a0Try "fix the tests"'}, {"mark": "ready"}, {"wait": None}])
+    assert world.fleet("start", "duo", "--no-attach").returncode == 0
+    world.wait_event("A", "mark", name="ready")
+    logs = world.fleet("logs", "duo", "--pane", "A", "--socket", world.socket, socket=False)
+    assert logs.returncode == 0, logs.stderr
+    assert "\ufffd" not in logs.stdout, logs.stdout
+    assert re.search('^\u276f[ \u00a0]Try "fix the tests"$', logs.stdout, re.MULTILINE), logs.stdout
+    monkeypatch.setenv("TMUX_TMPDIR", str(world.tmux_tmpdir))
+    (row,) = watch.gather(["duo"]).rows
+    shown = watch.log_lines(row)  # the watch's `l`
+    assert any(re.fullmatch('\u276f[ \u00a0]Try "fix the tests"', line) for line in shown), shown
 
 
 REDRAWING = """

@@ -301,6 +301,32 @@ def test_session_start_as_a_real_process(project: Path, env: dict[str, str]) -> 
     assert state(session_dir)[F.SESSION_ID] == SID
 
 
+def test_outside_a_fleet_the_hooks_record_claude_runs_conversation_and_its_overflow(
+    project: Path, env: dict[str, str]
+) -> None:
+    """What a crash of a claude-run's Claude without a session resumes (or, overflowed, does not)."""
+    from claude_shepherd.supervisor.session import pane_records
+    from claude_shepherd.supervisor.session.identity import start_token
+
+    root = project / "sessions"
+    where = pane_records.spot(None, (os.getpid(), start_token(os.getpid())))
+    assert where is not None
+
+    def recorded() -> dict | None:
+        return pane_records.read(root, where[0], where[1])
+
+    bare = {k: v for k, v in env.items() if k != "CLAUDE_SUPERVISOR_PID"}
+    call("session-start", start(project, sid=SID), bare)
+    assert recorded() is None, "only for a claude-run that said who it is"
+    call("session-start", start(project, sid=SID), env)
+    assert (pane_records.conversation(recorded()), recorded()["overflowed"]) == (SID, False)
+    call("status-line", status(project, pct=50), env)
+    assert recorded()["overflowed"] is False
+    call("status-line", status(project, pct=80), env)  # past the threshold (76%)
+    assert (pane_records.conversation(recorded()), recorded()["overflowed"]) == (SID, True)
+    assert not (root / ".shepherd" / "panes").exists(), "no pane record outside a fleet"
+
+
 @pytest.mark.parametrize("event", ["session-start", "status-line"])
 def test_the_owners_resumed_claude_ends_resuming(project: Path, env: dict[str, str], event: str) -> None:
     """A resumed conversation does not activate again: its first hook says the agent runs."""

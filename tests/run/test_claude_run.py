@@ -9,6 +9,7 @@ state on disk. Every process a test starts is killed at teardown.
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import re
 import shutil
@@ -29,7 +30,9 @@ from support.claude_run import (
     wait_until,
     write_state,
 )
+from support.fixtures import script
 
+from claude_shepherd.supervisor.session import pane_records
 from claude_shepherd.supervisor.session.identity import is_watchdog, start_token
 
 CONTINUE_PROMPT = '/session continue --session {dir} --skill implement --phase "Phase 1: Setup"'
@@ -495,6 +498,31 @@ def test_after_a_crash_claude_resumes_its_own_conversation(
     argv = argv_of(second)
     assert argv[argv.index("--resume") + 1] == session_id
     assert "Resuming conversation 5f0c1d2e..." in run.text
+
+
+def test_outside_a_fleet_a_killed_claude_without_a_session_resumes_its_conversation(
+    fake: FakeClaude, start_run, workdir: Path
+) -> None:
+    """No pane and no session: the hooks recorded the conversation for this claude-run, which forgets it at exit."""
+    conversation = "5f0c1d2e-aaaa-bbbb-cccc-000000000002"
+    hook_input = json.dumps({"session_id": conversation, "cwd": str(workdir), "source": "startup"})
+    fake.plan(
+        [{"run": [script("claude-hook"), "session-start"], "stdin": hook_input}, {"transcript": conversation},
+         {"run": ["sh", "-c", "kill -KILL $PPID"]}, {"wait": None}],
+        [{"exit": 0}],
+    )  # fmt: skip
+    dead = pane_records.spot(None, (DEAD_PID, "old-boot:1"))
+    assert dead is not None
+    pane_records.note(workdir / "sessions", dead[0], "0b9d6f4e-0000", folder=dead[1])  # SIGKILLed long ago
+    run = start_run("the first task")
+    assert run.wait() == 0
+    first, second = fake.wait_starts(2)
+    argv = argv_of(second)
+    assert "--resume" not in argv_of(first) and argv[argv.index("--resume") + 1] == conversation, run.text
+    assert "the first task" not in argv, "the resumed conversation has it already"
+    assert "Resuming conversation 5f0c1d2e... of this claude-run (no session)" in run.text
+    runs = workdir / "sessions" / ".shepherd" / "runs"
+    assert list(runs.iterdir()) == [], "its record ended with it, and so did a dead claude-run's"
 
 
 def test_a_refused_resume_of_the_users_own_resume_is_retried_once_fresh(fake: FakeClaude, start_run) -> None:
