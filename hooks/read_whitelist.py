@@ -153,3 +153,21 @@ def read_allowed(file_path: t.Any, *, cwd: str, sessions_root: str, env: t.Mappi
         return verdict
     return any(project_standard(real, project) for project in project_dirs(cwd, env))
 
+
+def readable_template(template: object, cwd: str, env: t.Mapping[str, str]) -> str | None:
+    """The real path of a session's declared log template when reading it is safe, else None.
+
+    The heartbeat tells a blocked agent to read its template, so that one file is let through
+    uncounted. The agent declared it, so it could name anything: only an existing markdown file
+    passes — never a credential, nothing in a ``.git`` folder, nothing in a Claude config dir but
+    its standards (not ``settings.json``, history, transcripts) — judged with every symlink resolved.
+    """
+    if not isinstance(template, str):
+        return None
+    home = env.get("HOME") or os.path.expanduser("~")
+    real = resolve(template.strip(), cwd, home)
+    if real is None or not real.endswith(".md") or is_secret(real) or GIT_DIR in real.split(os.sep):
+        return None
+    if standards_verdict(real, env) is False or not os.path.isfile(real):
+        return None
+    return real

@@ -19,7 +19,17 @@ MAIN = "main.jsonl"
 
 @pytest.fixture
 def env(project: Path) -> dict[str, str]:
-    return hook_env(project)
+    """The hooks' environment, with the skill's log template installed in its HOME."""
+    env = hook_env(project)
+    template = template_file(env)
+    template.parent.mkdir(parents=True)
+    template.write_text("# Implementation log\n## Done\n## Next\n")
+    return env
+
+
+def template_file(env: dict[str, str]) -> Path:
+    """Where TEMPLATE points."""
+    return Path(env["HOME"]) / TEMPLATE.removeprefix("~/")
 
 
 @pytest.fixture
@@ -56,11 +66,11 @@ def test_warn_at_3_with_context_then_deny_at_10(
         assert "permissionDecision" not in answer.data["hookSpecificOutput"]  # a note, not an "allow"
         assert answer.context.startswith(f"{LOG}: {n}/10 tool calls without logging. Log soon.")
         assert "session log sessions/2026_11_22_TOPIC <<'EOF'" in answer.context
-        assert TEMPLATE in answer.context and "IMPLEMENTATION_LOG.md" in answer.context
+        assert str(template_file(env)) in answer.context and "IMPLEMENTATION_LOG.md" in answer.context
     final = answers[9]
     assert final.denied
     assert final.reason.startswith(f"{LOG}: 10 tool calls without logging. Tool DENIED.")
-    assert "Read the log template first" in final.reason and TEMPLATE in final.reason
+    assert f"Read the log template first (reading it is allowed): {template_file(env)}\n" in final.reason
     assert "sessions/2026_11_22_TOPIC/IMPLEMENTATION_LOG.md" in final.reason
 
 
@@ -335,14 +345,15 @@ def test_a_bootstrap_another_conversation_left_is_not_taken_over(
     assert call("pre-tool-use", grep(project), hook).denied, "the first phase there starts nothing afresh"
 
 
-def test_the_log_template_is_declared_at_activation_and_names_no_free_read(
+def test_the_log_template_is_declared_at_activation_and_is_its_one_free_read(
     project: Path, env: dict[str, str], run_session
 ) -> None:
-    """`session update` cannot move the template, and a template outside the standards is read counted."""
+    """`session update` cannot move the template; the declared file, and only it, is read uncounted."""
     name = "sessions/2026_11_22_TPL"
     notes = project / "docs" / "design.md"
     notes.parent.mkdir()
     notes.write_text("design\n")
+    (project / "docs" / "other.md").write_text("other\n")
     assert (
         run_session("activate", name, "implement", input='{"logTemplate": "docs/design.md"}').returncode == 0
     )
@@ -351,4 +362,61 @@ def test_the_log_template_is_declared_at_activation_and_names_no_free_read(
     assert moved.returncode != 0 and "logTemplate" in moved.stderr
     assert state(project / name)[F.LOG_TEMPLATE] == "docs/design.md"
     assert call("pre-tool-use", tool(project, "Read", file_path=str(notes)), env).allowed
+    assert counter(project / name) is None
+    assert call(
+        "pre-tool-use", tool(project, "Read", file_path=str(project / "docs" / "other.md")), env
+    ).allowed
     assert counter(project / name) == 1
+
+
+def _blocked(project: Path, env: dict[str, str], template: str) -> str:
+    """Block the heartbeat of a session whose template is *template*; the deny's reason."""
+    session_dir = activate(project, logTemplate=template)
+    set_fields(session_dir, loading=None)
+    answers = [call("pre-tool-use", grep(project), env) for _ in range(10)]
+    assert answers[-1].denied
+    return answers[-1].reason
+
+
+def test_a_blocked_agent_may_read_the_template_it_is_told_to_read(
+    project: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    """The deny says to Read the template: a template outside ~/.claude is let through, by the path shown."""
+    template = tmp_path / "skills" / "TEMPLATE_REVIEW_LOG.md"
+    template.parent.mkdir()
+    template.write_text("# Review log\n")
+    reason = _blocked(project, env, str(template))
+    assert f"You MUST Read the log template first (reading it is allowed): {template}\n" in reason
+    assert call("pre-tool-use", tool(project, "Read", file_path=str(template)), env).allowed
+    assert call("pre-tool-use", tool(project, "Read", file_path=str(template.with_name("x.md"))), env).denied
+
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        ".claude/.credentials.json",
+        ".claude/settings.json",
+        ".claude/history.jsonl",
+        ".claude/projects/p/notes.md",
+        ".claude/plugins/x/.git/description.md",
+        ".ssh/id_ed25519",
+        "missing/TEMPLATE_X_LOG.md",
+    ],
+)
+def test_a_template_pointing_at_secrets_is_never_a_free_read(
+    project: Path, env: dict[str, str], target: str
+) -> None:
+    """The agent names its template: a link from it to credentials, settings or conversation data (or to
+    nothing) is read counted, and the deny does not tell the agent to read it."""
+    home = Path(env["HOME"])
+    secret = home / target
+    if not target.startswith("missing/"):
+        secret.parent.mkdir(parents=True, exist_ok=True)
+        secret.write_text("s3cret")
+    link = project / "TEMPLATE_REVIEW_LOG.md"
+    link.symlink_to(secret)
+    reason = _blocked(project, env, str(link))
+    assert "Read the log template" not in reason and "cannot be read" in reason
+    assert "session log sessions/2026_11_22_TOPIC <<'EOF'\n" in reason
+    for path in (link, secret):
+        assert call("pre-tool-use", tool(project, "Read", file_path=str(path)), env).denied, path
