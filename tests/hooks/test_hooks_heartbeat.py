@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from support.hooks import activate, bash, call, hook_env, set_fields, state, tool
+from support.hooks import run as hooks_run
 
 from claude_shepherd.supervisor.session.fields import LOADING_BLOCK_AFTER, F, Lifecycle
 from claude_shepherd.supervisor.session.paths import log_file_name
@@ -420,3 +421,65 @@ def test_a_template_pointing_at_secrets_is_never_a_free_read(
     assert "session log sessions/2026_11_22_TOPIC <<'EOF'\n" in reason
     for path in (link, secret):
         assert call("pre-tool-use", tool(project, "Read", file_path=str(path)), env).denied, path
+
+
+def _block_in(project: Path, env: dict[str, str], run_session, name: str) -> dict[str, str]:
+    """Activate *name* (with TEMPLATE) as conversation conv-1, enter a phase and run it into the
+    heartbeat's block, all through the real `session` and `claude-hook`; the hooks' env."""
+    conv = {"CLAUDE_CODE_SESSION_ID": "conv-1"}
+    assert (
+        run_session(
+            "activate", name, "implement", input=f'{{"logTemplate": "{TEMPLATE}"}}', env=conv
+        ).returncode
+        == 0
+    )
+    assert run_session("phase", name, "2: Work", env=conv).returncode == 0
+    hook = dict(env, CLAUDE_CODE_SESSION_ID="conv-1")
+    answers = [
+        hooks_run("pre-tool-use", dict(grep(project), session_id="conv-1"), hook, cwd=project)
+        for _ in range(10)
+    ]
+    assert "10 tool calls without logging" in answers[-1].stdout
+    return hook
+
+
+def _denied(project: Path, hook: dict[str, str]) -> str:
+    out = hooks_run("pre-tool-use", dict(grep(project), session_id="conv-1"), hook, cwd=project).stdout
+    return out if '"permissionDecision": "deny"' in out else ""
+
+
+@pytest.mark.parametrize(
+    "how", ["declares its own template", "declares none", "declares none, other skill", "after deactivating"]
+)
+def test_the_obligation_to_log_carries_to_the_next_session(
+    project: Path, env: dict[str, str], run_session, how: str
+) -> None:
+    """Blocked in A, the conversation activates B: B keeps a template it declares, else takes A's, and
+    the count comes along; tool calls stay denied until a log entry (in B) lands."""
+    conv = {"CLAUDE_CODE_SESSION_ID": "conv-1"}
+    a, b = "sessions/2026_11_22_A", "sessions/2026_11_22_B"
+    hook = _block_in(project, env, run_session, a)
+    own = "~/.claude/skills/review/assets/TEMPLATE_REVIEW_LOG.md"
+    skill = "analyze" if "other skill" in how else "implement"
+    if how == "after deactivating":
+        assert run_session("deactivate", a, input="stopped here", env=conv).returncode == 0
+    stdin = f'{{"logTemplate": "{own}"}}' if how == "declares its own template" else ""
+    activated = run_session("activate", b, skill, input=stdin, env=conv)
+    assert activated.returncode == 0, activated.stderr
+    expected = own if how == "declares its own template" else TEMPLATE
+    assert state(project / b)[F.LOG_TEMPLATE] == expected
+    assert state(project / b)[F.TOOL_CALLS_BY_TRANSCRIPT] == {MAIN: 10}
+    reason = _denied(project, hook)
+    assert "11 tool calls without logging" in reason and f"session log {b} <<'EOF'" in reason
+    assert run_session("log", b, input="## Done\nA, then B\n", env=conv).returncode == 0
+    assert not _denied(project, hook)
+
+
+def test_a_conversation_that_never_had_to_log_brings_no_template(
+    project: Path, env: dict[str, str], run_session
+) -> None:
+    """Without a template in the session it leaves, the next session has none either."""
+    conv = {"CLAUDE_CODE_SESSION_ID": "conv-1"}
+    assert run_session("activate", "sessions/2026_11_22_A", "analyze", env=conv).returncode == 0
+    assert run_session("activate", "sessions/2026_11_22_B", "analyze", env=conv).returncode == 0
+    assert F.LOG_TEMPLATE not in state(project / "sessions/2026_11_22_B")
