@@ -135,7 +135,7 @@ def _how_to_log(state: State, template: str, cwd: str, env: t.Mapping[str, str],
         entry = "<what you did, what you found, what comes next — in the template's format>"
     else:
         first = (
-            f"The declared log template {template} cannot be read (it is missing, or not a markdown file "
+            f"The declared log template {template} cannot be read now (it is missing, or no template file "
             "that may be read safely): write the entry as plain notes.\n"
         )
         entry = "<what you did, what you found, what comes next>"

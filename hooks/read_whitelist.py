@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 
 from claude_shepherd.supervisor.env import CONFIG_DIR_ENV, PROJECT_DIR_ENV
-from claude_shepherd.supervisor.session.paths import project_root
+from claude_shepherd.supervisor.session.paths import TEMPLATE_PREFIX, project_root
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
@@ -158,15 +158,20 @@ def readable_template(template: object, cwd: str, env: t.Mapping[str, str]) -> s
     """The real path of a session's declared log template when reading it is safe, else None.
 
     The heartbeat tells a blocked agent to read its template, so that one file is let through
-    uncounted. The agent declared it, so it could name anything: only an existing markdown file
-    passes — never a credential, nothing in a ``.git`` folder, nothing in a Claude config dir but
-    its standards (not ``settings.json``, history, transcripts) — judged with every symlink resolved.
+    uncounted. The agent declared it, so it could name anything: only an existing template file
+    (``TEMPLATE_*.md``, as the bash era let through) passes — never a credential, nothing in a
+    ``.git`` folder, nothing in a Claude config dir but its standards (not ``settings.json``, history,
+    transcripts) — judged with every symlink resolved, so a link cannot lend a template's name to
+    another file.
     """
     if not isinstance(template, str):
         return None
     home = env.get("HOME") or os.path.expanduser("~")
     real = resolve(template.strip(), cwd, home)
-    if real is None or not real.endswith(".md") or is_secret(real) or GIT_DIR in real.split(os.sep):
+    if real is None or is_secret(real) or GIT_DIR in real.split(os.sep):
+        return None
+    name = os.path.basename(real)
+    if not (name.startswith(TEMPLATE_PREFIX) and name.endswith(".md")):
         return None
     if standards_verdict(real, env) is False or not os.path.isfile(real):
         return None

@@ -349,25 +349,30 @@ def test_a_bootstrap_another_conversation_left_is_not_taken_over(
 def test_the_log_template_is_declared_at_activation_and_is_its_one_free_read(
     project: Path, env: dict[str, str], run_session
 ) -> None:
-    """`session update` cannot move the template; the declared file, and only it, is read uncounted."""
+    """`session update` cannot move the template; the declared template file, and only it, is read
+    uncounted — and only a template file (TEMPLATE_*.md): any document declared as one is read counted."""
     name = "sessions/2026_11_22_TPL"
-    notes = project / "docs" / "design.md"
+    notes = project / "docs" / "TEMPLATE_DESIGN_LOG.md"
     notes.parent.mkdir()
     notes.write_text("design\n")
     (project / "docs" / "other.md").write_text("other\n")
-    assert (
-        run_session("activate", name, "implement", input='{"logTemplate": "docs/design.md"}').returncode == 0
-    )
+    stdin = '{"logTemplate": "docs/TEMPLATE_DESIGN_LOG.md"}'
+    assert run_session("activate", name, "implement", input=stdin).returncode == 0
     assert run_session("phase", name, "2: Work").returncode == 0
     moved = run_session("update", name, "logTemplate", "docs/other.md")
     assert moved.returncode != 0 and "logTemplate" in moved.stderr
-    assert state(project / name)[F.LOG_TEMPLATE] == "docs/design.md"
+    assert state(project / name)[F.LOG_TEMPLATE] == "docs/TEMPLATE_DESIGN_LOG.md"
     assert call("pre-tool-use", tool(project, "Read", file_path=str(notes)), env).allowed
     assert counter(project / name) is None
     assert call(
         "pre-tool-use", tool(project, "Read", file_path=str(project / "docs" / "other.md")), env
     ).allowed
     assert counter(project / name) == 1
+    set_fields(project / name, logTemplate="docs/other.md")  # a document, not a template
+    assert call(
+        "pre-tool-use", tool(project, "Read", file_path=str(project / "docs" / "other.md")), env
+    ).allowed
+    assert counter(project / name) == 2
 
 
 def _blocked(project: Path, env: dict[str, str], template: str) -> str:
@@ -398,8 +403,9 @@ def test_a_blocked_agent_may_read_the_template_it_is_told_to_read(
         ".claude/.credentials.json",
         ".claude/settings.json",
         ".claude/history.jsonl",
-        ".claude/projects/p/notes.md",
-        ".claude/plugins/x/.git/description.md",
+        ".claude/projects/p/TEMPLATE_NOTES.md",
+        "docs/design.md",
+        ".claude/plugins/x/.git/TEMPLATE_X_LOG.md",
         ".ssh/id_ed25519",
         "missing/TEMPLATE_X_LOG.md",
     ],
