@@ -3,13 +3,15 @@
 PreToolUse (docs/DESIGN.md S10/S11): AskUserQuestion and Skill always pass, so do a
 single ``session`` command and reading standards; everything else needs the
 caller's session to be live (active, dehydrating or resuming). The deny says
-what to do next. UserPromptSubmit injects the same guidance proactively.
+what to do next, naming only skills installed here (else a plain default), and
+nothing the gates would refuse. UserPromptSubmit injects the same guidance proactively.
 Read-only: the gate never writes state. Standard library only.
 """
 
 from __future__ import annotations
 
 from claude_shepherd.hooks.config import Config
+from claude_shepherd.hooks.installed_skills import DEFAULT_SKILL, installed_skills
 from claude_shepherd.hooks.locate import Caller, session_arg
 from claude_shepherd.hooks.read_whitelist import read_allowed
 from claude_shepherd.hooks.tool_call import ASK_USER, BASH, READ, SKILL, ToolCall
@@ -25,8 +27,8 @@ TAG = "§CMD_REQUIRE_ACTIVE_SESSION"
 NEW_SESSION = "session activate sessions/YYYY_MM_DD_TOPIC SKILL"
 ALLOWED_MEANWHILE = (
     "Until then only AskUserQuestion, Skill, a single `session` command and reading standards "
-    "(CLAUDE.md and the other standards of ~/.claude/ — agents/, commands/, skills/, plugins/ — "
-    "the project's .claude/, MEMORY.md, the sessions folder) are allowed."
+    "(CLAUDE.md and the other standards of ~/.claude/ — agents/, commands/, skills/, plugins/, docs/, "
+    ".directives/ — the project's .claude/, MEMORY.md, the sessions folder) are allowed."
 )
 
 
@@ -58,24 +60,41 @@ def tool_whitelisted(call: ToolCall, caller: Caller, cwd: str, env: t.Mapping[st
     return False
 
 
-def deny_reason(caller: Caller, cwd: str) -> str:
+def _skills(cwd: str, env: t.Mapping[str, str]) -> tuple[str, str]:
+    """The skills to offer the user (``/a, /b`` or ``""``) and the line saying what SKILL is:
+    only skills installed here are named, else a plain default."""
+    skills = installed_skills(cwd, env)
+    if not skills:
+        return "", (
+            "SKILL names the kind of work. No skill but /session is installed here, so use a plain word: "
+            f"{DEFAULT_SKILL}."
+        )
+    listed = ", ".join(f"/{name}" for name in skills)
+    return listed, (
+        f"SKILL names the kind of work: a skill installed here ({listed}; give it without the slash and "
+        f"follow its SKILL.md), or a plain word such as {DEFAULT_SKILL}."
+    )
+
+
+def deny_reason(caller: Caller, cwd: str, env: t.Mapping[str, str]) -> str:
     """Why the tool is blocked and the exact commands that unblock it."""
     found = caller.found
     if found is None:
+        _, what_skill_is = _skills(cwd, env)
         return (
             f"{TAG}: No active session. Tool use blocked.\n"
-            "Use AskUserQuestion to ask the user which skill they want to use and in which session "
-            f"folder, then activate it (invoking the skill does this for you):\n  {NEW_SESSION}\n"
-            + ALLOWED_MEANWHILE
+            "Use AskUserQuestion to ask the user what to work on and in which session folder (a new one, "
+            f"or one to continue), then activate it:\n  {NEW_SESSION}\n{what_skill_is}\n" + ALLOWED_MEANWHILE
         )
     what, arg, state = _described(found, cwd)
     if state == Lifecycle.COMPLETED:
+        _, what_skill_is = _skills(cwd, env)
         return (
             f"{TAG}: Previous session {what} is completed. Tool use blocked.\n"
             f"Use AskUserQuestion to ask the user: 'Your previous session {what} is complete. "
-            "Would you like to continue it, or start a new session with a different skill?'\n"
+            "Would you like to continue it, or start a new session?'\n"
             f"To continue it:  session continue {arg}\n"
-            f"To start a new one:  {NEW_SESSION}\n" + ALLOWED_MEANWHILE
+            f"To start a new one:  {NEW_SESSION}\n{what_skill_is}\n" + ALLOWED_MEANWHILE
         )
     return (
         f"{TAG}: Session {what} is {state}, not active. Tool use blocked.\n"
@@ -93,7 +112,7 @@ def session_gate(
         return None
     if tool_whitelisted(call, caller, cwd, env):
         return None
-    return deny_reason(caller, cwd)
+    return deny_reason(caller, cwd, env)
 
 
 BOOT_STANDARDS = (
@@ -102,30 +121,39 @@ BOOT_STANDARDS = (
 )
 
 
-def prompt_context(caller: Caller, config: Config, cwd: str) -> str | None:
+def prompt_context(caller: Caller, config: Config, cwd: str, env: t.Mapping[str, str]) -> str | None:
     """UserPromptSubmit: boot instructions when no session is live, else None."""
     if not config.session_required or is_live(caller):
         return None
     found = caller.found
     if found is None:
+        offered, what_skill_is = _skills(cwd, env)
+        question = (
+            f"Which skill should I use ({offered}), in which session folder — or describe the new work?"
+            if offered
+            else "What should I work on, and in which session folder (a new one, or one to continue)?"
+        )
         return (
             f"{TAG}: No active session. You must activate a session before doing any work.\n"
             "Boot sequence:\n"
             f"{BOOT_STANDARDS}\n"
-            "2. Use AskUserQuestion to ask the user: 'No active session. Which skill should I use "
-            "(/implement, /analyze, /fix, /test), in which session folder — or describe the new work?'\n"
-            f"3. Activate it (invoking the skill does this for you):  {NEW_SESSION}\n"
+            f"2. Use AskUserQuestion to ask the user: 'No active session. {question}'\n"
+            f"3. Activate it:  {NEW_SESSION}\n"
+            f"   {what_skill_is}\n"
             "Other tools stay blocked until a session is active."
         )
     what, arg, state = _described(found, cwd)
     if state == Lifecycle.COMPLETED:
+        _, what_skill_is = _skills(cwd, env)
         return (
             f"{TAG}: Previous session {what} is completed.\n"
             "Boot sequence:\n"
             f"{BOOT_STANDARDS}\n"
             f"2. Use AskUserQuestion to ask the user: 'Your previous session {what} is complete. "
-            "Would you like to continue it, or start a new session with a different skill?'\n"
-            f"3. To continue it:  session continue {arg}   To start a new one:  {NEW_SESSION}\n"
+            "Would you like to continue it, or start a new session?'\n"
+            f"3. To continue it:  session continue {arg}\n"
+            f"   To start a new one:  {NEW_SESSION}\n"
+            f"   {what_skill_is}\n"
             "Other tools stay blocked until a session is active."
         )
     return (

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 
-from claude_shepherd.hooks.read_whitelist import is_standard, resolve
+from claude_shepherd.hooks.read_whitelist import is_standard, readable_template, resolve
 from claude_shepherd.hooks.tool_call import READ, SUBAGENT_TOOLS, ToolCall
 from claude_shepherd.supervisor.session.fields import (
     DEFAULT_BLOCK_AFTER,
@@ -67,14 +67,12 @@ def threshold(state: t.Mapping[str, object], field: str, default: int) -> int:
     return min(value, MAX_BLOCK_AFTER)
 
 
-def _uncounted_read(call: ToolCall, cwd: str, env: t.Mapping[str, str]) -> bool:
-    """Reading the standards under ``~/.claude``, where a skill keeps its log template.
-
-    The template's own path is no pass: the agent names it, so it could name any file.
-    """
+def _uncounted_read(call: ToolCall, template: str, cwd: str, env: t.Mapping[str, str]) -> bool:
+    """Reading the standards under ``~/.claude``, or exactly the session's log template when it is safe
+    to read: the deny tells the agent to read it, so the gate must let it."""
     home = env.get("HOME") or os.path.expanduser("~")
     real = resolve(call.file_path or "", cwd, home)
-    return real is not None and is_standard(real, env)
+    return real is not None and (is_standard(real, env) or real == readable_template(template, cwd, env))
 
 
 def _loading(state: State, call: ToolCall, dir_arg: str) -> Verdict:
@@ -102,7 +100,7 @@ def heartbeat(state: State, call: ToolCall, *, cwd: str, env: t.Mapping[str, str
     key = call.transcript_key
     if call.is_session_command:
         return PASS
-    if call.name == READ and _uncounted_read(call, cwd, env):
+    if call.name == READ and _uncounted_read(call, template, cwd, env):
         return PASS
     if state.get(F.LOADING) is True:
         return _loading(state, call, dir_arg)
@@ -110,26 +108,40 @@ def heartbeat(state: State, call: ToolCall, *, cwd: str, env: t.Mapping[str, str
     count = tool_calls(state, key) if counted is None else counted
     block = threshold(state, F.BLOCK_AFTER, DEFAULT_BLOCK_AFTER)
     warn = min(threshold(state, F.WARN_AFTER, DEFAULT_WARN_AFTER), block)
-    log_file = f"{dir_arg.rstrip('/')}/{log_file_name(state)}"
     if count >= block:
         return Verdict(
             deny=(
                 f"{TAG}: {count} tool calls without logging. Tool DENIED.\n"
-                "You MUST Read the log template first, then log your progress before making any "
-                "more tool calls:\n"
-                f"  session log {dir_arg} <<'EOF'\n"
-                "  <what you did, what you found, what comes next — in the template's format>\n"
-                "  EOF\n"
-                f"Template (required format): {template}\n"
-                f"Log file: {log_file}"
+                + _how_to_log(state, template, cwd, env, dir_arg)
+                + "\nUntil you log, every other tool call is denied."
             )
         )
     if counted is not None and count >= warn:
         return Verdict(
             warn=(
                 f"{TAG}: {count}/{block} tool calls without logging. Log soon.\n"
-                f"Log command: session log {dir_arg} <<'EOF' … EOF  (appends to {log_file})\n"
-                f"Template (MUST Read first): {template}"
+                + _how_to_log(state, template, cwd, env, dir_arg)
             )
         )
     return PASS
+
+
+def _how_to_log(state: State, template: str, cwd: str, env: t.Mapping[str, str], dir_arg: str) -> str:
+    """Read the template (only when the gates let the agent read it, else say so), then the exact command:
+    a quoted here-document with nothing indented, as the Bash whitelist takes it."""
+    readable = readable_template(template, cwd, env)
+    if readable is not None:
+        first = f"You MUST Read the log template first (reading it is allowed): {readable}\n"
+        entry = "<what you did, what you found, what comes next — in the template's format>"
+    else:
+        first = (
+            f"The declared log template {template} cannot be read now (it is missing, or no template file "
+            "that may be read safely): write the entry as plain notes.\n"
+        )
+        entry = "<what you did, what you found, what comes next>"
+    log_file = f"{dir_arg.rstrip('/')}/{log_file_name(state)}"
+    return (
+        f"{first}Then log your progress with this command, alone in one Bash call "
+        f"(it appends to {log_file}):\n"
+        f"session log {dir_arg} <<'EOF'\n{entry}\nEOF"
+    )

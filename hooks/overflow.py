@@ -62,14 +62,15 @@ def percent(fraction: float) -> str:
 
 
 def _handover_command(dir_arg: str) -> str:
+    """Unindented: an indented ``EOF`` would not end the here-document, and the Bash whitelist would refuse it."""
     return (
-        f"  session dehydrate {dir_arg} <<'EOF'\n"
-        "  # Handover\n"
-        "  ## Doing / phase / decisions / next steps\n"
-        "  ...\n"
-        "  ## Required files\n"
-        "  - path/to/each/file/to/reload\n"
-        "  EOF"
+        f"session dehydrate {dir_arg} <<'EOF'\n"
+        "# Handover\n"
+        "## Doing / phase / decisions / next steps\n"
+        "...\n"
+        "## Required files\n"
+        "- path/to/each/file/to/reload\n"
+        "EOF"
     )
 
 

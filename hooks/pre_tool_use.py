@@ -4,7 +4,8 @@
    our code, the shell snapshots or the settings that hold our hooks;
    a ``session restart``/``dehydrate`` the Bash tool would return from (background, short timeout);
 1. the session gate (read-only),
-2. the overflow gate and 3. the heartbeat, both applied to the session's state
+2. the overflow gate and 3. the heartbeat (not for the calls the session gate lets through while the
+   session is not live: its whitelist, which its deny tells the agent to use), both applied to the session's state
    in *one* locked read-modify-write, so a call denied by an earlier rule is
    never counted or written by a later one (the bash hooks ran in parallel and
    raced each other, docs/DESIGN.md appendix A R2).
@@ -20,8 +21,8 @@ from __future__ import annotations
 from claude_shepherd.hooks import config as hook_config
 from claude_shepherd.hooks import deadline, pane_notify
 from claude_shepherd.hooks.context import newest, stored_usage, transcript_usage
-from claude_shepherd.hooks.gate import session_gate
-from claude_shepherd.hooks.heartbeat import Verdict, heartbeat
+from claude_shepherd.hooks.gate import is_live, session_gate
+from claude_shepherd.hooks.heartbeat import PASS, Verdict, heartbeat
 from claude_shepherd.hooks.locate import locate, session_arg
 from claude_shepherd.hooks.overflow import overflow_gate, restart_returns_reason, starts_dehydrate
 from claude_shepherd.hooks.protected_paths import protected_reason
@@ -62,6 +63,9 @@ def decide(call: ToolCall, cwd: str, config: hook_config.Config, env: t.Mapping[
     if found is None:
         return ""
     dir_arg = session_arg(found.session_dir, cwd)
+    # What the session gate let through for a session that is not live is its whitelist (no work), which
+    # its deny tells the agent to use: the heartbeat must not count it, nor refuse it.
+    gated = config.session_required and not is_live(caller)
     seen = None
     if not call.is_session_command:  # read the transcript outside the lock
         seen = transcript_usage(
@@ -84,7 +88,7 @@ def decide(call: ToolCall, cwd: str, config: hook_config.Config, env: t.Mapping[
         if blocked is not None:
             pane_state = tmux_names.ERROR
             return Verdict(deny=blocked)
-        return heartbeat(state, call, cwd=cwd, env=env, dir_arg=dir_arg)
+        return PASS if gated else heartbeat(state, call, cwd=cwd, env=env, dir_arg=dir_arg)
 
     try:
         verdict: Verdict = update_state(found.session_dir, apply, timeout=LOCK_TIMEOUT)

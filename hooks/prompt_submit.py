@@ -27,7 +27,7 @@ def run(raw: bytes, env: t.Mapping[str, str]) -> str:
         config = hook_config.load(env)
         if not config.session_required:
             return ""
-        text = prompt_context(locate(inp.cwd, env), config, inp.cwd)
+        text = prompt_context(locate(inp.cwd, env), config, inp.cwd, env)
     except Exception as exc:
         text = one_line(
             f"claude-hook user-prompt-submit could not check the session ({type(exc).__name__}: {exc}); "

@@ -3,8 +3,11 @@
 Only to load standards and session material: the standards of ``~/.claude/``
 (and ``$CLAUDE_CONFIG_DIR``) — its top-level markdown (``CLAUDE.md``, …) and
 the folders ``agents/``, ``commands/``, ``skills/``, ``plugins/``,
-``output-styles/`` and ``.directives/`` but no ``.git`` in them — the project's
-``.claude/``, the sessions root, or a file named ``CLAUDE.md`` / ``MEMORY.md``.
+``output-styles/``, ``.directives/`` and ``docs/`` but no ``.git`` in them, the
+same in ``engine/`` (the bash era's install keeps its directives, docs and skills
+there) — the project's ``.claude/`` and every ``.directives/`` folder in the
+project (the bash era looked them up from each file's folder to the project
+root), the sessions root, or a file named ``CLAUDE.md`` / ``MEMORY.md``.
 Everything else in ``~/.claude`` is secret or conversation data
 (``.credentials.json``, ``settings.json``'s ``env`` and ``apiKeyHelper``, a
 plugin checkout's ``.git/config`` tokens, ``history.jsonl``, ``projects/``'
@@ -21,15 +24,20 @@ from __future__ import annotations
 import os
 
 from claude_shepherd.supervisor.env import CONFIG_DIR_ENV, PROJECT_DIR_ENV
-from claude_shepherd.supervisor.session.paths import project_root
+from claude_shepherd.supervisor.session.paths import TEMPLATE_PREFIX, project_root
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
     import typing as t
 
 STANDARD_FILE_NAMES = frozenset({"CLAUDE.md", "MEMORY.md"})
-STANDARD_FOLDERS = ("agents", "commands", "skills", "plugins", "output-styles", ".directives")
-"""The folders of a Claude config dir that hold standards (``.directives`` is the bash era's)."""
+STANDARD_FOLDERS = ("agents", "commands", "skills", "plugins", "output-styles", ".directives", "docs")
+"""The folders of a Claude config dir that hold standards (``.directives`` and ``docs`` are the bash era's)."""
+ENGINE = "engine"
+"""The bash era's install in a config dir (a checkout of its repository): its standards folders and
+top-level markdown are standards too — ``.directives`` is often a link into it — its scripts and hooks not."""
+DIRECTIVES = ".directives"
+"""A project keeps directives in such folders at any depth (seed 004's walk-up discovery)."""
 GIT_DIR = ".git"
 """Never a standard: a checkout's ``.git/config`` may hold the token it was cloned with."""
 SECRET_PREFIXES = (".credentials", ".env")
@@ -70,10 +78,21 @@ def is_secret(real: str) -> bool:
 
 def _standard_entry(relative: str) -> bool:
     """Is *relative* (to a config dir) one of its standards?"""
-    first, _, rest = relative.partition(os.sep)
-    if rest:
-        return first in STANDARD_FOLDERS and GIT_DIR not in rest.split(os.sep)
-    return first in STANDARD_FOLDERS or first.endswith(".md")
+    parts = relative.split(os.sep)
+    if parts[0] == ENGINE and len(parts) > 1:
+        parts = parts[1:]
+    if GIT_DIR in parts:
+        return False
+    if len(parts) > 1:
+        return parts[0] in STANDARD_FOLDERS
+    return parts[0] in STANDARD_FOLDERS or parts[0].endswith(".md")
+
+
+def _standard_places(config: str) -> t.Iterator[str]:
+    """The standards folders of *config*, its own and its engine's."""
+    for base in (config, os.path.join(config, ENGINE)):
+        for name in STANDARD_FOLDERS:
+            yield os.path.join(base, name)
 
 
 def standards_verdict(real: str, env: t.Mapping[str, str]) -> bool | None:
@@ -89,9 +108,9 @@ def standards_verdict(real: str, env: t.Mapping[str, str]) -> bool | None:
         if is_under(real, config):
             return real != config and _standard_entry(os.path.relpath(real, config))
     for config in configs:
-        for name in STANDARD_FOLDERS:
-            linked = os.path.join(config, name)
-            if os.path.islink(linked) and is_under(real, target := os.path.realpath(linked)):
+        for place in _standard_places(config):
+            target = os.path.realpath(place)
+            if target != place and is_under(real, target):  # reached through a link
                 return GIT_DIR not in os.path.relpath(real, target).split(os.sep)
     return None
 
@@ -101,13 +120,24 @@ def is_standard(real: str, env: t.Mapping[str, str]) -> bool:
     return standards_verdict(real, env) is True
 
 
-def project_config_dirs(cwd: str, env: t.Mapping[str, str]) -> list[str]:
-    """The project's ``.claude/`` (by *cwd* and ``$CLAUDE_PROJECT_DIR``), symlink-resolved."""
+def project_dirs(cwd: str, env: t.Mapping[str, str]) -> list[str]:
+    """The project (by *cwd* and ``$CLAUDE_PROJECT_DIR``), symlink-resolved."""
     projects = {str(project_root(cwd))}
     project_dir = env.get(PROJECT_DIR_ENV, "").strip()
     if project_dir and os.path.isabs(project_dir):
         projects.add(project_dir)
-    return [os.path.realpath(os.path.join(p, ".claude")) for p in sorted(projects)]
+    return [os.path.realpath(p) for p in sorted(projects)]
+
+
+def project_standard(real: str, project: str) -> bool:
+    """Is *real* in *project*'s ``.claude/`` (wherever it links to) or in one of its ``.directives/``
+    folders (no ``.git`` in the way)?"""
+    if is_under(real, os.path.realpath(os.path.join(project, ".claude"))):
+        return True
+    if not is_under(real, project):
+        return False
+    parts = os.path.relpath(real, project).split(os.sep)
+    return DIRECTIVES in parts[:-1] and GIT_DIR not in parts
 
 
 def read_allowed(file_path: t.Any, *, cwd: str, sessions_root: str, env: t.Mapping[str, str]) -> bool:
@@ -121,4 +151,28 @@ def read_allowed(file_path: t.Any, *, cwd: str, sessions_root: str, env: t.Mappi
     verdict = standards_verdict(real, env)  # decisive in a config dir, even when it is the project's .claude
     if verdict is not None:
         return verdict
-    return any(is_under(real, root) for root in project_config_dirs(cwd, env))
+    return any(project_standard(real, project) for project in project_dirs(cwd, env))
+
+
+def readable_template(template: object, cwd: str, env: t.Mapping[str, str]) -> str | None:
+    """The real path of a session's declared log template when reading it is safe, else None.
+
+    The heartbeat tells a blocked agent to read its template, so that one file is let through
+    uncounted. The agent declared it, so it could name anything: only an existing template file
+    (``TEMPLATE_*.md``, as the bash era let through) passes — never a credential, nothing in a
+    ``.git`` folder, nothing in a Claude config dir but its standards (not ``settings.json``, history,
+    transcripts) — judged with every symlink resolved, so a link cannot lend a template's name to
+    another file.
+    """
+    if not isinstance(template, str):
+        return None
+    home = env.get("HOME") or os.path.expanduser("~")
+    real = resolve(template.strip(), cwd, home)
+    if real is None or is_secret(real) or GIT_DIR in real.split(os.sep):
+        return None
+    name = os.path.basename(real)
+    if not (name.startswith(TEMPLATE_PREFIX) and name.endswith(".md")):
+        return None
+    if standards_verdict(real, env) is False or not os.path.isfile(real):
+        return None
+    return real

@@ -120,6 +120,15 @@ def carried_tool_calls(others: list[Found], conversation: str | None) -> dict[st
     return carried
 
 
+def carried_template(others: list[Found], conversation: str | None) -> str | None:
+    """The log template of a session the conversation leaves (its obligation to log), if any."""
+    for other in others:
+        template = other.state.get(F.LOG_TEMPLATE)
+        if same_conversation(other, conversation) and isinstance(template, str) and template.strip():
+            return template
+    return None
+
+
 def check_skill_name(skill: str) -> None:
     """A skill is named like ``implement``: letters, digits and a few separators."""
     if not skill.strip() or not SKILL_NAME.fullmatch(skill):
@@ -161,6 +170,7 @@ def activate_session(
             approved=approved,
             bootstrapped=bootstrapped,
             carried=carried_tool_calls(others, talk),
+            carried_template=carried_template(others, talk),
         ),
         create=True,
         replace_corrupt=check_corrupt_is_free(session_dir, pid, token),

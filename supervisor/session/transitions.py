@@ -119,6 +119,7 @@ def activate(
     approved: str | None = None,
     bootstrapped: bool = False,
     carried: t.Mapping[str, t.Any] | None = None,
+    carried_template: str | None = None,
     now: float | None = None,
 ) -> Activation:
     """Make (*pid*, *token*) the owner running *skill*: the start of a new lifecycle.
@@ -132,8 +133,10 @@ def activate(
     session it activates (*bootstrapped*: the caller found it spent in another of
     its sessions), and the conversation's heartbeat counts come along from the
     session it leaves (*carried*, per transcript; None: it leaves none): only a
-    log entry lowers them. A skill's ``phases`` are declared once: stdin may repeat them,
-    never change them.
+    log entry lowers them. So does its obligation to log: a session that declares no
+    ``logTemplate`` of its own (on stdin, or earlier) takes *carried_template*, the one
+    the conversation logged under there. A skill's ``phases`` are declared once: stdin may
+    repeat them, never change them.
     """
     refuse_protected_stdin(extra)
     refuse_completed_skill(state, skill, approved)
@@ -169,9 +172,20 @@ def activate(
         template = state.get(F.LOG_TEMPLATE)
         deep_merge(as_fields(state), extra)
         check_settings(state, extra, had_template=template)
+    keep_obligation_to_log(state, carried_template)
     if new_skill or not isinstance(state.get(F.CURRENT_PHASE), str):
         state[F.CURRENT_PHASE] = ph.first_label(state.get(F.PHASES), DEFAULT_PHASE)
     return Activation(kind, owner if isinstance(owner, int) and not mine else None)
+
+
+def keep_obligation_to_log(state: State, carried_template: str | None) -> None:
+    """A conversation that had to log keeps having to: without a template of its own, the session takes
+    the one the conversation leaves (activating another session is no way around the heartbeat)."""
+    own = state.get(F.LOG_TEMPLATE)
+    if isinstance(own, str) and own.strip():
+        return
+    if template_log_name(carried_template) is not None:
+        state[F.LOG_TEMPLATE] = carried_template
 
 
 def refuse_protected_stdin(extra: t.Mapping[str, t.Any] | None) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from support.hooks import activate, bash, call, hook_env, set_fields, state, tool
+from support.hooks import run as hooks_run
 
 from claude_shepherd.supervisor.session.fields import LOADING_BLOCK_AFTER, F, Lifecycle
 from claude_shepherd.supervisor.session.paths import log_file_name
@@ -19,7 +20,17 @@ MAIN = "main.jsonl"
 
 @pytest.fixture
 def env(project: Path) -> dict[str, str]:
-    return hook_env(project)
+    """The hooks' environment, with the skill's log template installed in its HOME."""
+    env = hook_env(project)
+    template = template_file(env)
+    template.parent.mkdir(parents=True)
+    template.write_text("# Implementation log\n## Done\n## Next\n")
+    return env
+
+
+def template_file(env: dict[str, str]) -> Path:
+    """Where TEMPLATE points."""
+    return Path(env["HOME"]) / TEMPLATE.removeprefix("~/")
 
 
 @pytest.fixture
@@ -56,11 +67,11 @@ def test_warn_at_3_with_context_then_deny_at_10(
         assert "permissionDecision" not in answer.data["hookSpecificOutput"]  # a note, not an "allow"
         assert answer.context.startswith(f"{LOG}: {n}/10 tool calls without logging. Log soon.")
         assert "session log sessions/2026_11_22_TOPIC <<'EOF'" in answer.context
-        assert TEMPLATE in answer.context and "IMPLEMENTATION_LOG.md" in answer.context
+        assert str(template_file(env)) in answer.context and "IMPLEMENTATION_LOG.md" in answer.context
     final = answers[9]
     assert final.denied
     assert final.reason.startswith(f"{LOG}: 10 tool calls without logging. Tool DENIED.")
-    assert "Read the log template first" in final.reason and TEMPLATE in final.reason
+    assert f"Read the log template first (reading it is allowed): {template_file(env)}\n" in final.reason
     assert "sessions/2026_11_22_TOPIC/IMPLEMENTATION_LOG.md" in final.reason
 
 
@@ -335,20 +346,146 @@ def test_a_bootstrap_another_conversation_left_is_not_taken_over(
     assert call("pre-tool-use", grep(project), hook).denied, "the first phase there starts nothing afresh"
 
 
-def test_the_log_template_is_declared_at_activation_and_names_no_free_read(
+def test_the_log_template_is_declared_at_activation_and_is_its_one_free_read(
     project: Path, env: dict[str, str], run_session
 ) -> None:
-    """`session update` cannot move the template, and a template outside the standards is read counted."""
+    """`session update` cannot move the template; the declared template file, and only it, is read
+    uncounted — and only a template file (TEMPLATE_*.md): any document declared as one is read counted."""
     name = "sessions/2026_11_22_TPL"
-    notes = project / "docs" / "design.md"
+    notes = project / "docs" / "TEMPLATE_DESIGN_LOG.md"
     notes.parent.mkdir()
     notes.write_text("design\n")
-    assert (
-        run_session("activate", name, "implement", input='{"logTemplate": "docs/design.md"}').returncode == 0
-    )
+    (project / "docs" / "other.md").write_text("other\n")
+    stdin = '{"logTemplate": "docs/TEMPLATE_DESIGN_LOG.md"}'
+    assert run_session("activate", name, "implement", input=stdin).returncode == 0
     assert run_session("phase", name, "2: Work").returncode == 0
     moved = run_session("update", name, "logTemplate", "docs/other.md")
     assert moved.returncode != 0 and "logTemplate" in moved.stderr
-    assert state(project / name)[F.LOG_TEMPLATE] == "docs/design.md"
+    assert state(project / name)[F.LOG_TEMPLATE] == "docs/TEMPLATE_DESIGN_LOG.md"
     assert call("pre-tool-use", tool(project, "Read", file_path=str(notes)), env).allowed
+    assert counter(project / name) is None
+    assert call(
+        "pre-tool-use", tool(project, "Read", file_path=str(project / "docs" / "other.md")), env
+    ).allowed
     assert counter(project / name) == 1
+    set_fields(project / name, logTemplate="docs/other.md")  # a document, not a template
+    assert call(
+        "pre-tool-use", tool(project, "Read", file_path=str(project / "docs" / "other.md")), env
+    ).allowed
+    assert counter(project / name) == 2
+
+
+def _blocked(project: Path, env: dict[str, str], template: str) -> str:
+    """Block the heartbeat of a session whose template is *template*; the deny's reason."""
+    session_dir = activate(project, logTemplate=template)
+    set_fields(session_dir, loading=None)
+    answers = [call("pre-tool-use", grep(project), env) for _ in range(10)]
+    assert answers[-1].denied
+    return answers[-1].reason
+
+
+def test_a_blocked_agent_may_read_the_template_it_is_told_to_read(
+    project: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    """The deny says to Read the template: a template outside ~/.claude is let through, by the path shown."""
+    template = tmp_path / "skills" / "TEMPLATE_REVIEW_LOG.md"
+    template.parent.mkdir()
+    template.write_text("# Review log\n")
+    reason = _blocked(project, env, str(template))
+    assert f"You MUST Read the log template first (reading it is allowed): {template}\n" in reason
+    assert call("pre-tool-use", tool(project, "Read", file_path=str(template)), env).allowed
+    assert call("pre-tool-use", tool(project, "Read", file_path=str(template.with_name("x.md"))), env).denied
+
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        ".claude/.credentials.json",
+        ".claude/settings.json",
+        ".claude/history.jsonl",
+        ".claude/projects/p/TEMPLATE_NOTES.md",
+        "docs/design.md",
+        ".claude/plugins/x/.git/TEMPLATE_X_LOG.md",
+        ".ssh/id_ed25519",
+        "missing/TEMPLATE_X_LOG.md",
+    ],
+)
+def test_a_template_pointing_at_secrets_is_never_a_free_read(
+    project: Path, env: dict[str, str], target: str
+) -> None:
+    """The agent names its template: a link from it to credentials, settings or conversation data (or to
+    nothing) is read counted, and the deny does not tell the agent to read it."""
+    home = Path(env["HOME"])
+    secret = home / target
+    if not target.startswith("missing/"):
+        secret.parent.mkdir(parents=True, exist_ok=True)
+        secret.write_text("s3cret")
+    link = project / "TEMPLATE_REVIEW_LOG.md"
+    link.symlink_to(secret)
+    reason = _blocked(project, env, str(link))
+    assert "Read the log template" not in reason and "cannot be read" in reason
+    assert "session log sessions/2026_11_22_TOPIC <<'EOF'\n" in reason
+    for path in (link, secret):
+        assert call("pre-tool-use", tool(project, "Read", file_path=str(path)), env).denied, path
+
+
+def _block_in(project: Path, env: dict[str, str], run_session, name: str) -> dict[str, str]:
+    """Activate *name* (with TEMPLATE) as conversation conv-1, enter a phase and run it into the
+    heartbeat's block, all through the real `session` and `claude-hook`; the hooks' env."""
+    conv = {"CLAUDE_CODE_SESSION_ID": "conv-1"}
+    assert (
+        run_session(
+            "activate", name, "implement", input=f'{{"logTemplate": "{TEMPLATE}"}}', env=conv
+        ).returncode
+        == 0
+    )
+    assert run_session("phase", name, "2: Work", env=conv).returncode == 0
+    hook = dict(env, CLAUDE_CODE_SESSION_ID="conv-1")
+    answers = [
+        hooks_run("pre-tool-use", dict(grep(project), session_id="conv-1"), hook, cwd=project)
+        for _ in range(10)
+    ]
+    assert "10 tool calls without logging" in answers[-1].stdout
+    return hook
+
+
+def _denied(project: Path, hook: dict[str, str]) -> str:
+    out = hooks_run("pre-tool-use", dict(grep(project), session_id="conv-1"), hook, cwd=project).stdout
+    return out if '"permissionDecision": "deny"' in out else ""
+
+
+@pytest.mark.parametrize(
+    "how", ["declares its own template", "declares none", "declares none, other skill", "after deactivating"]
+)
+def test_the_obligation_to_log_carries_to_the_next_session(
+    project: Path, env: dict[str, str], run_session, how: str
+) -> None:
+    """Blocked in A, the conversation activates B: B keeps a template it declares, else takes A's, and
+    the count comes along; tool calls stay denied until a log entry (in B) lands."""
+    conv = {"CLAUDE_CODE_SESSION_ID": "conv-1"}
+    a, b = "sessions/2026_11_22_A", "sessions/2026_11_22_B"
+    hook = _block_in(project, env, run_session, a)
+    own = "~/.claude/skills/review/assets/TEMPLATE_REVIEW_LOG.md"
+    skill = "analyze" if "other skill" in how else "implement"
+    if how == "after deactivating":
+        assert run_session("deactivate", a, input="stopped here", env=conv).returncode == 0
+    stdin = f'{{"logTemplate": "{own}"}}' if how == "declares its own template" else ""
+    activated = run_session("activate", b, skill, input=stdin, env=conv)
+    assert activated.returncode == 0, activated.stderr
+    expected = own if how == "declares its own template" else TEMPLATE
+    assert state(project / b)[F.LOG_TEMPLATE] == expected
+    assert state(project / b)[F.TOOL_CALLS_BY_TRANSCRIPT] == {MAIN: 10}
+    reason = _denied(project, hook)
+    assert "11 tool calls without logging" in reason and f"session log {b} <<'EOF'" in reason
+    assert run_session("log", b, input="## Done\nA, then B\n", env=conv).returncode == 0
+    assert not _denied(project, hook)
+
+
+def test_a_conversation_that_never_had_to_log_brings_no_template(
+    project: Path, env: dict[str, str], run_session
+) -> None:
+    """Without a template in the session it leaves, the next session has none either."""
+    conv = {"CLAUDE_CODE_SESSION_ID": "conv-1"}
+    assert run_session("activate", "sessions/2026_11_22_A", "analyze", env=conv).returncode == 0
+    assert run_session("activate", "sessions/2026_11_22_B", "analyze", env=conv).returncode == 0
+    assert F.LOG_TEMPLATE not in state(project / "sessions/2026_11_22_B")

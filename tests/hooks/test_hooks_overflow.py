@@ -64,7 +64,7 @@ def test_overflow_deny_says_how_to_dehydrate(project: Path, env: dict[str, str])
     reason = call("pre-tool-use", tool(project, "Edit", file_path="a.py"), env).reason
     assert reason.startswith(f"§CMD_REANCHOR_AFTER_RESTART: {OVERFLOW}")
     assert "80%" in reason and "76%" in reason
-    assert "session dehydrate sessions/2026_11_22_TOPIC <<'EOF'" in reason and "\n  EOF" in reason
+    assert "\nsession dehydrate sessions/2026_11_22_TOPIC <<'EOF'\n" in reason and "\nEOF\n" in reason
     assert "implement session at 3: Build" in reason
     assert 'Skill(skill: "session", args: "dehydrate")' in reason
 

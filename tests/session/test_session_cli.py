@@ -679,15 +679,15 @@ def test_target(project: Path, run_session: Run) -> None:
 
 
 def test_log_appends_timestamped_entries(project: Path, run_session: Run) -> None:
+    run_session("activate", "sessions/B", "fix")
+    run_session("log", "sessions/B", input="x\n")
+    assert (project / "sessions/B/FIX_LOG.md").exists(), "no template: the log is named after the skill"
     run_session("activate", S, "implement", input='{"logTemplate": "x/TEMPLATE_IMPLEMENTATION_LOG.md"}')
     assert run_session("log", S, input="first entry\n").returncode == 0
     assert run_session("log", S, input="second\n").returncode == 0
     text = (project / S / "IMPLEMENTATION_LOG.md").read_text()
     assert text.index("first entry") < text.index("second") and text.count("\n## 20") == 2
     one_line_error(run_session("log", S))
-    run_session("activate", "sessions/B", "fix")
-    run_session("log", "sessions/B", input="x\n")
-    assert (project / "sessions/B/FIX_LOG.md").exists()
 
 
 def test_usage_errors_exit_2(run_session: Run) -> None:
