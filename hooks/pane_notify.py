@@ -76,25 +76,23 @@ ALERT_FIELDS = (
 """The pane's fields an alert needs (its state first), read in the same tmux call as the change."""
 
 
+def run_dir(env: t.Mapping[str, str] | None = None) -> str:
+    """Where the hooks keep their bookkeeping: ``$XDG_RUNTIME_DIR/claude-shepherd``, else
+    ``/tmp/claude-shepherd-UID`` (the write gate keeps the file tools out of both)."""
+    runtime = (os.environ if env is None else env).get("XDG_RUNTIME_DIR", "")
+    if runtime and os.path.isabs(runtime):
+        return os.path.join(runtime, "claude-shepherd")
+    return f"/tmp/claude-shepherd-{os.getuid()}"
+
+
 def _stamp_dir() -> str | None:
-    """A private directory for throttle stamps, or None when none can be trusted."""
-    runtime = os.environ.get("XDG_RUNTIME_DIR")
-    base = os.path.join(runtime, "claude-shepherd") if runtime else f"/tmp/claude-shepherd-{os.getuid()}"
+    """A private directory for throttle stamps, or None when none can be trusted (another user's
+    folder, or a symlink: neither trusted nor fed)."""
+    from claude_shepherd.supervisor.session.private_dir import is_private_dir
+
+    base = run_dir()
     path = os.path.join(base, "pane-notify")
-    for directory in (base, path):
-        try:
-            os.mkdir(directory, 0o700)
-        except FileExistsError:
-            pass
-        except OSError:
-            return None
-        try:
-            st = os.lstat(directory)
-        except OSError:
-            return None
-        if st.st_uid != os.getuid() or st.st_mode & 0o022 or not os.path.isdir(directory):
-            return None  # someone else's directory (or a symlink): do not trust or feed it
-    return path
+    return path if is_private_dir(path, within=base) else None
 
 
 def _stamp_path(socket: str, pane: str, part: str) -> str | None:
