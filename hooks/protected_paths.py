@@ -75,6 +75,8 @@ LAYOUT_FOLDERS = frozenset({"tmuxinator", ".tmuxinator"})
 GIT_CODE = frozenset({"config", "hooks"})
 """What of a ``.git`` folder runs code at the next git command (``core.fsmonitor``, ``core.pager``
 and the filters of ``config``; ``hooks/``): Claude Code's own git calls and the person's included."""
+INSTALL_RECORD = "installed.json"
+"""claude_shepherd.fleet.hosts.install.RECORD (the fleet's modules are not the hooks' to import)."""
 TAG = "§CMD_PROTECTED_FILE"
 
 
@@ -107,6 +109,10 @@ def _code_paths() -> list[tuple[str, str]]:
     found = [(here, "the folder claude-shepherd's code is loaded from")]
     if sys.prefix != sys.base_prefix:
         found.append((sys.prefix, "the Python environment claude-shepherd runs in"))
+        # `fleet host add` records beside the environment what it installed; `fleet doctor` reads it.
+        found.append(
+            (os.path.join(os.path.dirname(sys.prefix), INSTALL_RECORD), "the record of this install")
+        )
     found.append((os.path.dirname(os.__file__), "the Python standard library the hooks run on"))
     found.append(
         (os.path.dirname(sys.executable), "the folder of the interpreter and commands the hooks run")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -40,6 +41,7 @@ def _operator_code(project: Path) -> dict[str, str]:
         "the alert stamps": str(
             project.parent / "run" / "claude-shepherd" / "pane-notify" / "0-1.alert-exited"
         ),
+        "the record `fleet host add` left": str(Path(sys.prefix).parent / "installed.json"),
         "the alert stamps' fallback": f"/tmp/claude-shepherd-{os.getuid()}/pane-notify/0-1.alert-exited",
     }
 
@@ -118,3 +120,10 @@ def test_the_session_gate_whitelists_no_read_through_a_process_view(project: Pat
     plain = run("pre-tool-use", tool(project, "Read", file_path=str(home / ".claude" / "CLAUDE.md")), env,
                 cwd=project).stdout  # fmt: skip
     assert plain == "", "the same file by its own path is a standard"
+
+
+def test_the_install_record_the_gate_protects_is_the_one_host_add_writes() -> None:
+    from claude_shepherd.fleet.hosts.install import RECORD
+    from claude_shepherd.hooks.protected_paths import INSTALL_RECORD
+
+    assert INSTALL_RECORD == RECORD
