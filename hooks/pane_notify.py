@@ -96,7 +96,8 @@ def _stamp_dir() -> str | None:
 
     base = run_dir()
     path = os.path.join(base, "pane-notify")
-    return path if is_private_dir(path, within=base) else None
+    # Each folder on its own: $XDG_RUNTIME_DIR itself is not ours to make.
+    return path if is_private_dir(base) and is_private_dir(path) else None
 
 
 def _stamp_path(socket: str, pane: str, part: str) -> str | None:
