@@ -27,6 +27,7 @@ import typing as t
 import zlib
 from pathlib import Path
 
+from claude_shepherd.supervisor.session.private_dir import is_private_dir
 from claude_shepherd.supervisor.session.roots import registry_dir
 
 SCRIPTS = ("claude-run", "session", "fleet", "claude-hook")
@@ -76,7 +77,8 @@ def scripts_link_dir(scripts: Path, env: t.Mapping[str, str] | None = None) -> P
     env = os.environ if env is None else env
     folder = Path(registry_dir(env)) / f"bin-{zlib.crc32(str(scripts).encode()):08x}"
     try:
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if not is_private_dir(folder, within=registry_dir(env)):
+            return scripts
         for name in SCRIPTS:
             link, target = folder / name, scripts / name
             if os.path.lexists(link) and os.path.realpath(link) == os.path.realpath(target):

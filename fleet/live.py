@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from claude_shepherd.fleet.tmux import FleetServer, PaneInfo, TmuxError, list_panes
+from claude_shepherd.supervisor.session.private_dir import private_dir
 from claude_shepherd.supervisor.tmux_names import is_fleet_socket
 
 SERVER_TIMEOUT = 2.0
@@ -45,6 +46,17 @@ class Fleet:
 def socket_dir() -> Path:
     base = os.environ.get("TMUX_TMPDIR") or "/tmp"
     return Path(base) / f"tmux-{os.getuid()}"
+
+
+def own_socket_dir() -> Path:
+    """:func:`socket_dir`, made as tmux makes it (0700) and refused as tmux refuses it when it is not
+    this user's own private folder: before the fleet keeps a lock or an SSH connection in it."""
+    folder = socket_dir()
+    try:
+        folder.parent.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        pass  # private_dir says why the folder cannot be made
+    return Path(private_dir(folder, hint="or set TMUX_TMPDIR to a folder of your own"))
 
 
 def live_fleets(extra: t.Iterable[FleetServer] = ()) -> Fleet:

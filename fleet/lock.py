@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import stat
 import sys
 import time
 import typing as t
@@ -27,7 +26,7 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from claude_shepherd.fleet.live import socket_dir
+from claude_shepherd.fleet.live import own_socket_dir, socket_dir
 from claude_shepherd.supervisor.env import FLEET_LOCK_TIMEOUT_ENV
 from claude_shepherd.supervisor.errors import ShepherdError
 from claude_shepherd.supervisor.session.numbers import parse_pid, seconds_from
@@ -70,20 +69,6 @@ def holder_of(socket_name: str) -> str:
     return f"{str(command)[:60]} (pid {pid})" if pid is not None and isinstance(command, str) else ""
 
 
-def _ensure_dir(path: Path) -> None:
-    """tmux's socket directory, created as tmux would (0700) when no server ever ran, and refused as
-    tmux refuses it when it is not this user's own private folder."""
-    try:
-        path.mkdir(mode=0o700, parents=False, exist_ok=True)
-    except FileNotFoundError:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.mkdir(mode=0o700, exist_ok=True)
-    info = os.lstat(path)
-    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
-        raise ShepherdError(f"{path} is not a private folder of yours (tmux refuses it too); "
-                            "remove it, or set TMUX_TMPDIR to a folder of your own")  # fmt: skip
-
-
 @contextlib.contextmanager
 def fleet_lock(
     socket_name: str,
@@ -98,8 +83,8 @@ def fleet_lock(
     with a line for the person, when another verb holds the lock.
     """
     timeout = default_timeout() if timeout is None else timeout
+    own_socket_dir()  # a folder another user made first would let them hold or read our lock
     path = lock_path(socket_name)
-    _ensure_dir(path.parent)
     lock = FileLock(str(path), mode=0o600)
     try:
         lock.acquire(timeout=0)

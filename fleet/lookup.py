@@ -1,10 +1,13 @@
 """Which layout file a ``LAYOUT`` argument names.
 
 A path (anything with a ``/`` or a ``.yml``/``.yaml`` suffix) is taken as is.
-A bare name is looked up the way tmuxinator users expect, project first:
-``./tmuxinator/``, then ``$XDG_CONFIG_HOME/tmuxinator/`` (``~/.config``), then
-``~/.tmuxinator/``. Without an argument the name is ``$FLEET_LAYOUT``, else
-``fleet``.
+A bare name is looked up in the person's own folders first,
+``$XDG_CONFIG_HOME/tmuxinator/`` (``~/.config``) then ``~/.tmuxinator/``, and
+only then in the project's ``./tmuxinator/`` — the one an agent working in
+the project is nearest to. A name found both in a folder of the person's and
+in ``./tmuxinator/`` is refused: which of two layouts runs with the person's
+power is theirs to say, by path. Without an argument the name is
+``$FLEET_LAYOUT``, else ``fleet``.
 """
 
 from __future__ import annotations
@@ -27,12 +30,12 @@ SUFFIXES = (".yml", ".yaml")
 
 
 def search_dirs(cwd: Path | None = None, env: t.Mapping[str, str] | None = None) -> list[Path]:
-    """Where bare layout names are looked up, in order."""
+    """Where bare layout names are looked up, in order: the person's own folders, then the project's."""
     env = os.environ if env is None else env
     cwd = Path.cwd() if cwd is None else cwd
     home = Path(env.get("HOME") or Path.home())
     xdg = Path(env["XDG_CONFIG_HOME"]) if env.get("XDG_CONFIG_HOME") else home / ".config"
-    return [cwd / "tmuxinator", xdg / "tmuxinator", home / ".tmuxinator"]
+    return [xdg / "tmuxinator", home / ".tmuxinator", cwd / "tmuxinator"]
 
 
 def available(cwd: Path | None = None, env: t.Mapping[str, str] | None = None) -> list[str]:
@@ -64,11 +67,22 @@ def find_layout(arg: str | None, cwd: Path | None = None, env: t.Mapping[str, st
         if not path.is_file():
             raise LayoutNotFoundError(f"{name}: no such layout file")
         return path
-    for directory in search_dirs(cwd, env):
-        for suffix in SUFFIXES:
-            candidate = directory / f"{name}{suffix}"
-            if candidate.is_file():
-                return candidate
+    found = [
+        directory / f"{name}{suffix}"
+        for directory in search_dirs(cwd, env)
+        for suffix in SUFFIXES
+        if (directory / f"{name}{suffix}").is_file()
+    ]
+    project = cwd / "tmuxinator"
+    own = [path for path in found if path.parent != project]
+    if own and len(own) < len(found):
+        theirs = next(path for path in found if path.parent == project)
+        raise LayoutError(
+            f"layout {name!r} is both {_tilde(own[0], cwd, env)} and {_tilde(theirs, cwd, env)}; "
+            f"name the file you mean (fleet start {_tilde(own[0], cwd, env)})"
+        )
+    if found:
+        return found[0]
     where = ", ".join(_tilde(d, cwd, env) for d in search_dirs(cwd, env))
     known = available(cwd, env)
     hint = (

@@ -35,6 +35,7 @@ import time
 from claude_shepherd.supervisor.session.identity import fleet_socket
 from claude_shepherd.supervisor.session.numbers import parse_decimal
 from claude_shepherd.supervisor.tmux_names import (
+    ALERTED_OPTION,
     ALERTING,
     CONTEXT_OPTION,
     COST_OPTION,
@@ -60,12 +61,15 @@ if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are ne
 THROTTLE_SECONDS = 2.0
 ALERT_COOLDOWN = 60.0
 """Seconds during which a pane entering the same alerting state again alerts no more (an agent
-flapping between error and working would otherwise page the person on every tool call)."""
+flapping between error and working would otherwise page the person on every tool call). The record
+is the pane's own tmux option (:data:`ALERTED_OPTION`), never a file: a file an agent's tools could
+write would let one agent silence another's alerts."""
 
 _SEP = FIELD_SEP
 _PREVIOUS = _SEP * 3
 ALERT_FIELDS = (
     PANE_OPTION,
+    ALERTED_OPTION,
     "session_name",
     "window_name",
     LABEL_OPTION,
@@ -76,25 +80,24 @@ ALERT_FIELDS = (
 """The pane's fields an alert needs (its state first), read in the same tmux call as the change."""
 
 
+def run_dir(env: t.Mapping[str, str] | None = None) -> str:
+    """Where the hooks keep their bookkeeping: ``$XDG_RUNTIME_DIR/claude-shepherd``, else
+    ``/tmp/claude-shepherd-UID`` (the write gate keeps the file tools out of both)."""
+    runtime = (os.environ if env is None else env).get("XDG_RUNTIME_DIR", "")
+    if runtime and os.path.isabs(runtime):
+        return os.path.join(runtime, "claude-shepherd")
+    return f"/tmp/claude-shepherd-{os.getuid()}"
+
+
 def _stamp_dir() -> str | None:
-    """A private directory for throttle stamps, or None when none can be trusted."""
-    runtime = os.environ.get("XDG_RUNTIME_DIR")
-    base = os.path.join(runtime, "claude-shepherd") if runtime else f"/tmp/claude-shepherd-{os.getuid()}"
+    """A private directory for throttle stamps, or None when none can be trusted (another user's
+    folder, or a symlink: neither trusted nor fed)."""
+    from claude_shepherd.supervisor.session.private_dir import is_private_dir
+
+    base = run_dir()
     path = os.path.join(base, "pane-notify")
-    for directory in (base, path):
-        try:
-            os.mkdir(directory, 0o700)
-        except FileExistsError:
-            pass
-        except OSError:
-            return None
-        try:
-            st = os.lstat(directory)
-        except OSError:
-            return None
-        if st.st_uid != os.getuid() or st.st_mode & 0o022 or not os.path.isdir(directory):
-            return None  # someone else's directory (or a symlink): do not trust or feed it
-    return path
+    # Each folder on its own: $XDG_RUNTIME_DIR itself is not ours to make.
+    return path if is_private_dir(base) and is_private_dir(path) else None
 
 
 def _stamp_path(socket: str, pane: str, part: str) -> str | None:
@@ -107,17 +110,20 @@ def _stamp_path(socket: str, pane: str, part: str) -> str | None:
 
 
 def _recent(stamp: str | None, value: str, now: float, within: float = THROTTLE_SECONDS) -> bool:
-    """Was *value* stamped within *within* seconds? (Only a regular file counts as a stamp.)"""
+    """Was *value* stamped within *within* seconds? Only a regular file of ours with mode 0600 (as
+    :func:`_remember` leaves it) counts as a stamp: not what a file tool would create."""
     if stamp is None:
         return False
     from claude_shepherd.supervisor.session import safe_fs
 
     try:
         content = safe_fs.read_bytes(stamp, limit=64)  # no link, no FIFO, a regular file of a few bytes
-        modified = os.stat(stamp, follow_symlinks=False).st_mtime
+        info = os.stat(stamp, follow_symlinks=False)
     except (OSError, safe_fs.UnsafeFileError):
         return False
-    return now - modified <= within and content == value.encode()
+    if info.st_mode & 0o7777 != 0o600 or info.st_uid != os.getuid():
+        return False
+    return now - info.st_mtime <= within and content == value.encode()
 
 
 def _remember(stamp: str | None, value: str) -> None:
@@ -237,13 +243,23 @@ def alert_once(
     state: str, socket: str, pane: str, fields: dict[str, str], env: t.Mapping[str, str], now: float
 ) -> bool:
     """*pane* changed into *state* (*fields*: :data:`ALERT_FIELDS` as read before the change): alert,
-    unless this pane alerted on the same state within :data:`ALERT_COOLDOWN` seconds."""
+    unless this pane alerted on the same state within :data:`ALERT_COOLDOWN` seconds (as its own
+    :data:`ALERTED_OPTION` says; then recorded there, one more tmux call only when alerting)."""
     if state not in ALERTING:
         return False
-    alert_stamp = _stamp_path(socket, pane, "alert-" + state)
-    if _recent(alert_stamp, state, now, ALERT_COOLDOWN) or not _alert(state, socket, fields, env):
+    alerted: dict[str, str] = {}
+    for entry in fields.get(ALERTED_OPTION, "").split()[: len(ALERTING)]:
+        name, _, when = entry.partition("=")
+        seconds = parse_decimal(when, maximum=1e12)
+        if name in ALERTING and seconds is not None and 0 <= now - seconds <= ALERT_COOLDOWN:
+            alerted[name] = when
+    if state in alerted or not _alert(state, socket, fields, env):
         return False
-    _remember(alert_stamp, state)
+    from claude_shepherd.supervisor.session.programs import run_tmux
+
+    alerted[state] = f"{now:.3f}"
+    record = " ".join(f"{name}={when}" for name, when in alerted.items())
+    run_tmux(socket, ["set-option", "-p", "-t", pane, ALERTED_OPTION, record], env)
     return True
 
 

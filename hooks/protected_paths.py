@@ -26,6 +26,7 @@ from __future__ import annotations
 import os
 import sys
 
+from claude_shepherd.hooks.process_paths import PROCESS_RELATIVE, process_relative
 from claude_shepherd.hooks.read_whitelist import is_under
 from claude_shepherd.hooks.tool_call import ToolCall
 from claude_shepherd.supervisor.env import CONFIG_DIR_ENV, PROJECT_DIR_ENV
@@ -67,6 +68,15 @@ SETTINGS_FILES = ("settings.json", "settings.local.json")
 CLAUDE_JSON = ".claude.json"
 MCP_JSON = ".mcp.json"
 STARTS_CODE = "a Claude config whose MCP servers run at Claude's next start"
+OPERATOR_CODE = "start-up code of the fleet's operator"
+LAYOUT_FOLDERS = frozenset({"tmuxinator", ".tmuxinator"})
+"""Folders ``fleet`` finds layouts in by name (and ``./tmuxinator`` wherever it is run): a layout's
+``on_project_start``, ``pre_window``, panes and ``notify`` run as the person who starts the fleet."""
+GIT_CODE = frozenset({"config", "hooks"})
+"""What of a ``.git`` folder runs code at the next git command (``core.fsmonitor``, ``core.pager``
+and the filters of ``config``; ``hooks/``): Claude Code's own git calls and the person's included."""
+INSTALL_RECORD = "installed.json"
+"""claude_shepherd.fleet.hosts.install.RECORD (the fleet's modules are not the hooks' to import)."""
 TAG = "§CMD_PROTECTED_FILE"
 
 
@@ -99,6 +109,10 @@ def _code_paths() -> list[tuple[str, str]]:
     found = [(here, "the folder claude-shepherd's code is loaded from")]
     if sys.prefix != sys.base_prefix:
         found.append((sys.prefix, "the Python environment claude-shepherd runs in"))
+        # `fleet host add` records beside the environment what it installed; `fleet doctor` reads it.
+        found.append(
+            (os.path.join(os.path.dirname(sys.prefix), INSTALL_RECORD), "the record of this install")
+        )
     found.append((os.path.dirname(os.__file__), "the Python standard library the hooks run on"))
     found.append(
         (os.path.dirname(sys.executable), "the folder of the interpreter and commands the hooks run")
@@ -159,7 +173,50 @@ def _protected(cwd: str, root: str, env: t.Mapping[str, str]) -> list[tuple[str,
     tmux = tmux_path(env)
     if tmux is not None:
         found.append((tmux, "the tmux the hooks run"))
+    found += _operator_startup(home, env)
+    from claude_shepherd.hooks.pane_notify import run_dir
+
+    for run in {run_dir(env), run_dir({})}:
+        found.append((run, "the hooks' alert bookkeeping (one agent could silence another's alerts)"))
     return found
+
+
+def _operator_startup(home: str, env: t.Mapping[str, str]) -> list[tuple[str, str]]:
+    """What ``fleet`` (and the person's tmux and ssh) runs, or reads to decide what to run: tmux's
+    configuration (``run-shell`` runs at ``fleet start``), ssh's (``ProxyCommand``, ``LocalCommand``,
+    ``Match exec`` run at the next ``fleet status``), the layouts ``fleet`` finds by name, git's, and
+    the shell start-up files of fish and bash-completion (a pane's shell runs them)."""
+    configs = {os.path.join(home, ".config")}
+    xdg = env.get("XDG_CONFIG_HOME", "").strip()
+    if xdg and os.path.isabs(xdg):
+        configs.add(xdg)
+    found = [
+        (os.path.join(home, ".tmux.conf"), f"tmux's configuration ({OPERATOR_CODE})"),
+        ("/etc/tmux.conf", f"tmux's configuration ({OPERATOR_CODE})"),
+        (os.path.join(home, ".ssh"), f"ssh's configuration and keys ({OPERATOR_CODE})"),
+        ("/etc/ssh", f"ssh's configuration ({OPERATOR_CODE})"),
+        (os.path.join(home, ".gitconfig"), f"git's configuration ({OPERATOR_CODE})"),
+        (os.path.join(home, ".bash_completion"), "a shell start-up file"),
+    ]
+    for config in configs:
+        found += [
+            (os.path.join(config, "tmux"), f"tmux's configuration ({OPERATOR_CODE})"),
+            (os.path.join(config, "git"), f"git's configuration ({OPERATOR_CODE})"),
+            (os.path.join(config, "fish"), "a shell start-up file"),
+        ]
+    return found
+
+
+def _runs_code(path: str) -> str | None:
+    """What *path* is, by its folders' names wherever it lies, when it is code the person runs: a layout
+    in a ``tmuxinator`` folder, a ``.git`` folder's configuration or hooks."""
+    parts = path.split(os.sep)
+    if LAYOUT_FOLDERS.intersection(parts[:-1]):
+        return f"a fleet layout ({OPERATOR_CODE}: its commands run at the next `fleet start`)"
+    for at, part in enumerate(parts[:-1]):
+        if part == ".git" and parts[at + 1] in GIT_CODE:
+            return f"git's configuration or hooks ({OPERATOR_CODE})"
+    return None
 
 
 def _session_skill(config: str) -> list[tuple[str, str]]:
@@ -227,6 +284,8 @@ def protected_reason(call: ToolCall, caller: Caller, cwd: str, env: t.Mapping[st
     if not path or "\0" in path:
         return f"{TAG}: {call.name} needs a file path; none usable was given."
     home = env.get("HOME") or os.path.expanduser("~")
+    if process_relative(path, cwd, home):
+        return f"{TAG}: {call.name} of {path} is refused: {PROCESS_RELATIVE}"
     root = str(caller.root)
     own = caller.found.session_dir.name if caller.found is not None else None
     from claude_shepherd.supervisor.session.roots import known_roots
@@ -244,6 +303,8 @@ def protected_reason(call: ToolCall, caller: Caller, cwd: str, env: t.Mapping[st
         name = os.path.basename(form)
         if name == STATE_FILE or name.startswith(STATE_FILE + "."):
             what = "a session's state file (or its lock)"
+        elif (code := _runs_code(form)) is not None:
+            what = code
         elif any(_other_session(form, r, own) for r in roots):
             what = "outside your own session folder in the sessions root"
         elif _foreign_root(form, recorded, own_roots, here) is not None:
@@ -253,6 +314,11 @@ def protected_reason(call: ToolCall, caller: Caller, cwd: str, env: t.Mapping[st
                 if any(is_under(form, p) for p in {place, os.path.realpath(place)}):
                     what = kind
                     break
+        if what is not None and OPERATOR_CODE in what:
+            return (
+                f"{TAG}: {call.name} of {path} is refused: it is {what}, which runs with the person's "
+                "power outside every gate. Ask the person to make the change."
+            )
         if what is not None:
             return (
                 f"{TAG}: {call.name} of {path} is refused: it is {what}, which the session gates rely on. "

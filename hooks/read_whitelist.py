@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 
+from claude_shepherd.hooks.process_paths import process_relative
 from claude_shepherd.supervisor.env import CONFIG_DIR_ENV, PROJECT_DIR_ENV
 from claude_shepherd.supervisor.session.paths import TEMPLATE_PREFIX, project_root
 
@@ -45,8 +46,9 @@ SECRET_SUFFIXES = (".pem", ".key")
 
 
 def resolve(path: str, cwd: str, home: str) -> str | None:
-    """The real absolute path the Read tool would open, or None for a non-path."""
-    if not isinstance(path, str) or not path or "\0" in path:
+    """The real absolute path the Read tool would open, or None for a non-path (or one through
+    ``/proc/self``, ``/dev/fd`` …, which Claude opens as its own and the hook would judge as the hook's)."""
+    if not isinstance(path, str) or not path or "\0" in path or process_relative(path, cwd, home):
         return None
     if path == "~" or path.startswith("~/"):
         path = home + path[1:]  # Claude Code expands a leading ~ itself

@@ -19,6 +19,7 @@ from pathlib import Path
 from socket import gethostname
 
 from claude_shepherd.fleet.layout import Layout, LayoutError, PaneSpec, WindowSpec, load_layout, parse_layout
+from claude_shepherd.supervisor.session.private_dir import private_dir
 from claude_shepherd.supervisor.session.roots import registry_dir
 
 STDIN = "-"
@@ -109,7 +110,7 @@ def read_document(stream: t.IO[str] | None = None) -> Layout:
             "<stdin>: a host's part of a layout names other hosts; send each host only its windows"
         )
     folder = layouts_dir()
-    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    private_dir(folder, within=registry_dir(os.environ))
     path = folder / f"{this_machine()}.{first.socket_name}.{first.name}.yml"
     tmp = folder / f".{path.name}.{os.getpid()}"
     tmp.write_text(text, encoding="utf-8")

@@ -26,6 +26,7 @@ from claude_shepherd.fleet.hosts.part import STDIN, part_document, this_machine
 from claude_shepherd.fleet.hosts.transport import Host, LocalHost, Reply, host_named
 from claude_shepherd.fleet.layout import Layout, LayoutError, load_layout, parse_layout
 from claude_shepherd.supervisor.errors import ShepherdError, UsageError
+from claude_shepherd.supervisor.session.private_dir import private_dir
 from claude_shepherd.supervisor.session.roots import registry_dir
 
 R = t.TypeVar("R")
@@ -173,7 +174,7 @@ def remember(span: Span) -> None:
     """Record that *span* was started here: its layout file and the part each host was sent (retired
     hosts included, until their agents are stopped), for the verbs without LAYOUT."""
     path = _path(span.layout.socket_name, span.layout.name)
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    private_dir(path.parent, within=registry_dir(os.environ))
     record = {
         "layout": str(span.layout.source),
         "socket": span.layout.socket_name,  # --socket may have named another than the file's

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from claude_shepherd.fleet.environment import scripts_dir
-from claude_shepherd.fleet.live import socket_dir
+from claude_shepherd.fleet.live import own_socket_dir
 from claude_shepherd.supervisor.env import (
     FLEET_HOST_TIMEOUT_ENV,
     FLEET_REMOTE_HOME_ENV,
@@ -39,6 +39,7 @@ from claude_shepherd.supervisor.env import (
 )
 from claude_shepherd.supervisor.errors import ShepherdError
 from claude_shepherd.supervisor.session.numbers import parse_decimal
+from claude_shepherd.supervisor.session.private_dir import private_dir
 
 LOCAL = "local"
 """The name this machine goes by wherever hosts are listed."""
@@ -223,10 +224,11 @@ class SshHost:
 
     def control_path(self) -> Path | None:
         """The shared connection's socket, as ssh names it (``%C``: a hash of user, host and port, so two
-        names of one host share one connection); in a private folder of this user. None when ssh
-        cannot say (no connection is shared then)."""
+        names of one host share one connection); in a private folder of this user, made and checked
+        before ssh is asked (another user's folder there would hand them our calls: a listener of theirs
+        on the socket's name). None when ssh cannot say (no connection is shared then)."""
         if self._control is None:
-            folder = socket_dir() / "ssh"
+            folder = Path(private_dir(own_socket_dir() / "ssh"))
             asked = [
                 *self.ssh,
                 "-G",
@@ -256,8 +258,6 @@ class SshHost:
         control = self.control_path() if self.reuse else None
         if control is None:
             return None
-        control.parent.parent.mkdir(mode=0o700, exist_ok=True)  # tmux's own folder: tmux wants it private
-        control.parent.mkdir(mode=0o700, exist_ok=True)
         if self._check(timeout):
             return None
         deadline = time.monotonic() + timeout

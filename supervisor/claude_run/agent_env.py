@@ -30,6 +30,7 @@ from claude_shepherd.supervisor.env import (
     SUPERVISOR_PID_ENV,
     WATCHDOG_PID_ENV,
 )
+from claude_shepherd.supervisor.session.private_dir import is_private_dir
 
 SESSION_COMMAND = "session"
 NESTED_MARKERS = ("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT")
@@ -63,7 +64,8 @@ def shim_dir(command: Path, env: t.Mapping[str, str]) -> Path | None:
     try:
         if _same_file(link, command):
             return directory
-        directory.mkdir(parents=True, exist_ok=True)
+        if not is_private_dir(directory, within=directory.parent):
+            return None
         tmp = directory / f".{SESSION_COMMAND}.{os.getpid()}"
         try:
             tmp.unlink()

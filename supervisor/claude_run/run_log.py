@@ -20,6 +20,7 @@ import time
 import typing as t
 from pathlib import Path
 
+from claude_shepherd.supervisor.session.private_dir import NotPrivateError, private_dir
 from claude_shepherd.supervisor.session.roots import registry_dir
 
 MAX_BYTES = 1 << 20
@@ -68,7 +69,7 @@ class PaneLog:
         """Append ``TIMESTAMP line``; False (and :attr:`failed` says why) when it could not be written."""
         data = f"{stamp(now)} {line}\n".encode("utf-8", "replace")
         try:
-            self._ensure_dir()
+            private_dir(self.path.parent, within=self.path.parent.parent)
             fd = self._open()
             try:
                 if os.fstat(fd).st_size and os.fstat(fd).st_size + len(data) > self.max_bytes:
@@ -83,14 +84,11 @@ class PaneLog:
         except OSError as exc:
             self.failed = f"{self.path}: {exc.strerror or exc}"
             return False
+        except NotPrivateError as exc:
+            self.failed = str(exc)
+            return False
         self.failed = None
         return True
-
-    def _ensure_dir(self) -> None:
-        folder = self.path.parent
-        if not folder.is_dir():
-            os.makedirs(folder, mode=0o700, exist_ok=True)
-            os.chmod(folder, 0o700)  # makedirs' mode is masked by the umask
 
     def _open(self) -> int:
         """The file, never through a symlink, never a FIFO or device; created 0600."""

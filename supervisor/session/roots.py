@@ -74,8 +74,11 @@ def register(root: str | os.PathLike[str], env: t.Mapping[str, str] | None = Non
     if "\n" in real or "\0" in real or real == os.sep or real in known_roots(env):
         return
     directory = registry_dir(env)
+    from claude_shepherd.supervisor.session.private_dir import is_private_dir
+
+    if not is_private_dir(directory, within=directory):
+        return
     try:
-        os.makedirs(directory, 0o700, exist_ok=True)
         fd = os.open(
             os.path.join(directory, REGISTRY_FILE),
             os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,

@@ -224,10 +224,35 @@ def test_a_pane_flapping_into_the_same_state_alerts_once_a_cooldown(tmux: Tmux, 
     hook(tmux, a, "needs-you", tmp_path)  # another state alerts at once
     assert settle(out, 2) == [["error"], ["needs-you"]]
 
-    (stamp,) = (tmp_path / "run").rglob("*.alert-error")
-    os.utime(stamp, (time.time() - ALERT_COOLDOWN - 1,) * 2)  # the cooldown is over
-    hook(tmux, a, "error", tmp_path)
+    alerted = dict(entry.split("=") for entry in tmux.option(a, "@pane_alerted").split())
+    assert alerted.keys() == {"error", "needs-you"} and abs(float(alerted["error"]) - time.time()) < 600
+    old = time.time() - ALERT_COOLDOWN - 1
+    tmux("set-option", "-p", "-t", a, "@pane_alerted", f"error={old:.3f} needs-you={alerted['needs-you']}")
+    hook(tmux, a, "error", tmp_path)  # the cooldown is over
     assert settle(out, 3)[2] == ["error"]
+
+
+@pytest.mark.slow  # over a second
+def test_no_file_an_agent_writes_silences_another_agents_alert(tmux: Tmux, tmp_path: Path) -> None:
+    """Agent A writes, in the hooks' own folder, every cooldown stamp B's alerts could have: B's need
+    and B's death are still announced (the cooldown is B's own tmux option, no file)."""
+    import zlib
+
+    a, b, _ = tmux.ids
+    argv, out = recorder(tmp_path)
+    configure(tmux, [*argv, "{label}", "{state}"])
+    hook(tmux, a, "working", tmp_path)  # the hooks' folder exists
+    env = {**os.environ, "XDG_RUNTIME_DIR": str(tmp_path / "run")}
+    code = "from claude_shepherd.hooks.pane_notify import _stamp_dir; print(_stamp_dir())"
+    folder = Path(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                                 check=True).stdout.strip())  # fmt: skip
+    assert folder.is_dir()
+    for state in ("needs-you", "error", "exited", "done"):
+        for name in (f"{zlib.crc32(tmux.path.encode()):08x}-{b.lstrip('%')}.alert-{state}",
+                     f"{zlib.crc32(tmux.path.encode()):08x}-{b.lstrip('%')}.state"):  # fmt: skip
+            (folder / name).write_text(state)  # as the Write tool would: 0644, fresh
+    hook(tmux, b, "needs-you", tmp_path)
+    assert settle(out, 1) == [[b, "needs-you"]]
 
 
 @pytest.mark.slow  # over a second

@@ -360,7 +360,9 @@ def test_a_pane_without_commands_or_pre_is_a_plain_shell(tmp_path: Path) -> None
 # --------------------------------------------------------------------------- lookup
 
 
-def test_lookup_path_then_project_then_user_dirs(tmp_path: Path) -> None:
+def test_lookup_path_then_user_dirs_then_project(tmp_path: Path) -> None:
+    """The person's own folders come first; a name also in the project's folder (where an agent may
+    have put it) is refused, naming both."""
     home, proj = tmp_path / "home", tmp_path / "proj"
     for directory in (proj / "tmuxinator", home / ".config" / "tmuxinator", home / ".tmuxinator"):
         directory.mkdir(parents=True)
@@ -369,8 +371,16 @@ def test_lookup_path_then_project_then_user_dirs(tmp_path: Path) -> None:
     (home / ".config" / "tmuxinator" / "a.yml").write_text("x")
     (home / ".tmuxinator" / "b.yaml").write_text("x")
     (proj / "tmuxinator" / "a.yml").write_text("x")
-    assert find_layout("a", proj, env) == proj / "tmuxinator" / "a.yml"
+    (proj / "tmuxinator" / "c.yml").write_text("x")
+    with pytest.raises(LayoutError) as info:
+        find_layout("a", proj, env)
+    assert str(info.value) == (
+        "layout 'a' is both ~/.config/tmuxinator/a.yml and ./tmuxinator/a.yml; "
+        "name the file you mean (fleet start ~/.config/tmuxinator/a.yml)"
+    )
     assert find_layout("b", proj, env) == home / ".tmuxinator" / "b.yaml"
+    assert find_layout("c", proj, env) == proj / "tmuxinator" / "c.yml"
+    assert find_layout("./tmuxinator/a.yml", proj, env) == proj / "tmuxinator" / "a.yml"
     (proj / "tmuxinator" / "a.yml").unlink()
     assert find_layout("a", proj, env) == home / ".config" / "tmuxinator" / "a.yml"
     assert find_layout("./tmuxinator/../../home/.tmuxinator/a.yml", proj, env).is_file()
@@ -385,7 +395,7 @@ def test_lookup_of_an_unknown_name_lists_where_it_looked_and_what_exists(tmp_pat
     with pytest.raises(LayoutError) as info:
         find_layout("nope", tmp_path, env)
     assert str(info.value) == (
-        "no layout named 'nope' in ./tmuxinator, ~/.config/tmuxinator, ~/.tmuxinator; available: grid"
+        "no layout named 'nope' in ~/.config/tmuxinator, ~/.tmuxinator, ./tmuxinator; available: grid"
     )
     with pytest.raises(LayoutError, match=r"^nope\.yml: no such layout file$"):
         find_layout("nope.yml", tmp_path, env)

@@ -530,3 +530,24 @@ def ssh_host() -> t.Iterator[SshHost]:
         yield host
     finally:
         host.close()
+
+
+@pytest.fixture(scope="session")
+def other_account() -> t.Iterator[SshHost]:
+    """Another local account and nothing more (no keys, no sshd): someone else on this machine, for the
+    tests of what another user could do to ours. Removed as ``ssh_host``'s is, with what it left in /tmp."""
+    if os.geteuid() != 0:
+        pytest.skip("another local account needs root (useradd)")
+    reclaim_stale()
+    account = SshHost()
+    try:
+        account._make_user()
+        yield account
+    finally:
+        account.close()
+
+
+def as_user(account: SshHost, *argv: str) -> None:
+    """Run *argv* as *account* (its own uid and groups, nothing of ours), and insist it succeeded."""
+    run_quiet(["setpriv", f"--reuid={account.uid}", f"--regid={account.gid}", "--init-groups", *argv],
+              f"{argv[0]} as {account.user}")  # fmt: skip

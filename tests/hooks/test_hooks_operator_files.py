@@ -1,0 +1,129 @@
+"""The operator is never the agent's tool: what ``fleet``, tmux, ssh and git run with the person's power is
+out of the file tools' reach, and no file tool's path is judged in another process's view of the files.
+
+Each call goes through the installed ``claude-hook pre-tool-use``, as Claude Code runs it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from support.hooks import activate, hook_env, run, tool
+
+TAG = "§CMD_PROTECTED_FILE"
+
+
+def _theirs(project: Path) -> None:
+    (project / "sessions" / "THEIRS").mkdir()
+    (project / "sessions" / "THEIRS" / ".state.json").write_text(json.dumps({"pid": 0, "skill": "x"}))
+
+
+def _operator_code(project: Path) -> dict[str, str]:
+    home = project.parent / "home"
+    return {
+        "tmux.conf": "~/.tmux.conf",
+        "tmux's XDG config": "~/.config/tmux/tmux.conf",
+        "tmux's config in $XDG_CONFIG_HOME": str(project.parent / "xdg" / "tmux" / "tmux.conf"),
+        "ssh config": "~/.ssh/config",
+        "ssh authorized_keys": str(home / ".ssh" / "authorized_keys"),
+        "the project's layout": "tmuxinator/fleet.yml",
+        "a layout in a tmuxinator folder below": "sub/tmuxinator/grid.yaml",
+        "the person's layout": "~/.config/tmuxinator/fleet.yml",
+        "a layout in ~/.tmuxinator": "~/.tmuxinator/fleet.yml",
+        "git config": ".git/config",
+        "a git hook": ".git/hooks/pre-commit",
+        "the user's git config": "~/.gitconfig",
+        "fish's start-up": "~/.config/fish/config.fish",
+        "the alert stamps": str(
+            project.parent / "run" / "claude-shepherd" / "pane-notify" / "0-1.alert-exited"
+        ),
+        "the record `fleet host add` left": str(Path(sys.prefix).parent / "installed.json"),
+        "the alert stamps' fallback": f"/tmp/claude-shepherd-{os.getuid()}/pane-notify/0-1.alert-exited",
+    }
+
+
+@pytest.mark.parametrize("what", list(_operator_code(Path("/p/proj"))))
+@pytest.mark.parametrize("tool_name", ["Write", "Edit", "MultiEdit"])
+def test_file_tools_cannot_write_what_the_operator_runs(project: Path, what: str, tool_name: str) -> None:
+    activate(project)
+    path = _operator_code(project)[what]
+    env = hook_env(
+        project, XDG_CONFIG_HOME=str(project.parent / "xdg"), XDG_RUNTIME_DIR=str(project.parent / "run")
+    )
+    out = run("pre-tool-use", tool(project, tool_name, file_path=path, content="x"), env, cwd=project).stdout
+    assert out, f"{tool_name} of {what} ({path}) was allowed"
+    reason = json.loads(out)["hookSpecificOutput"]["permissionDecisionReason"]
+    assert reason.startswith(TAG) and "is refused" in reason, reason
+
+
+def test_an_ordinary_file_and_a_layout_like_name_elsewhere_stay_writable(project: Path) -> None:
+    activate(project)
+    for path in ("src/tmuxinator.yml", "docs/git/config", "notes/ssh/config"):
+        out = run("pre-tool-use", tool(project, "Write", file_path=path, content="x"), hook_env(project),
+                  cwd=project).stdout  # fmt: skip
+        assert out == "", (path, out)
+
+
+# --------------------------------------------------------------------------- process-relative paths
+
+
+def _process_relative(project: Path) -> dict[str, str]:
+    (project / "here").symlink_to("/proc/self/cwd")
+    return {
+        "/proc/self/cwd": "/proc/self/cwd/sessions/THEIRS/handover.md",
+        "/proc/thread-self": "/proc/thread-self/cwd/sessions/THEIRS/handover.md",
+        "/proc/PID (this process's)": f"/proc/{os.getpid()}/cwd/sessions/THEIRS/handover.md",
+        "/proc/self/root": f"/proc/self/root{project}/notes.md",
+        "/dev/fd": "/dev/fd/3",
+        "/dev/stdout": "/dev/stdout",
+        "a symlink to /proc/self/cwd": "here/sessions/THEIRS/handover.md",
+        "/proc/mounts (a link into /proc/self)": "/proc/mounts/x",
+    }
+
+
+@pytest.mark.parametrize(
+    "what",
+    ["/proc/self/cwd", "/proc/thread-self", "/proc/PID (this process's)", "/proc/self/root", "/dev/fd",
+     "/dev/stdout", "a symlink to /proc/self/cwd", "/proc/mounts (a link into /proc/self)"],
+)  # fmt: skip
+def test_a_path_each_process_sees_as_its_own_is_refused_to_the_file_tools(project: Path, what: str) -> None:
+    """The hook runs where a `cd` took the agent's shell (a scratch folder), Claude where it started: the
+    same ``/proc/self/cwd/...`` is a harmless scratch file to the one, another agent's handover to the
+    other."""
+    activate(project)
+    _theirs(project)
+    moved = project.parent / "elsewhere"
+    moved.mkdir()
+    path = _process_relative(project)[what]
+    out = run("pre-tool-use", tool(project, "Write", file_path=path, content="x"), hook_env(project),
+              cwd=moved).stdout  # fmt: skip
+    assert out, f"Write of {path} was allowed"
+    reason = json.loads(out)["hookSpecificOutput"]["permissionDecisionReason"]
+    assert reason.startswith(TAG) and "/proc/self" in reason, reason
+
+
+@pytest.mark.parametrize("path", ["/proc/self/cwd/CLAUDE.md", "/proc/self/root{home}/.claude/CLAUDE.md",
+                                  "/dev/fd/0", "/proc/{pid}/cwd/.claude/notes.md"])  # fmt: skip
+def test_the_session_gate_whitelists_no_read_through_a_process_view(project: Path, path: str) -> None:
+    home = project.parent / "home"
+    (home / ".claude").mkdir(parents=True, exist_ok=True)
+    (home / ".claude" / "CLAUDE.md").write_text("x")
+    (project / "CLAUDE.md").write_text("x")
+    path = path.format(home=home, pid=os.getpid())
+    env = hook_env(project, SESSION_REQUIRED="1")
+    out = run("pre-tool-use", tool(project, "Read", file_path=path), env, cwd=project).stdout
+    assert "§CMD_REQUIRE_ACTIVE_SESSION" in out, f"Read of {path} passed the session gate"
+    plain = run("pre-tool-use", tool(project, "Read", file_path=str(home / ".claude" / "CLAUDE.md")), env,
+                cwd=project).stdout  # fmt: skip
+    assert plain == "", "the same file by its own path is a standard"
+
+
+def test_the_install_record_the_gate_protects_is_the_one_host_add_writes() -> None:
+    from claude_shepherd.fleet.hosts.install import RECORD
+    from claude_shepherd.hooks.protected_paths import INSTALL_RECORD
+
+    assert INSTALL_RECORD == RECORD
