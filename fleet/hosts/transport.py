@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import os
 import re
+import selectors
 import shlex
 import signal
 import subprocess
@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from claude_shepherd.fleet.environment import scripts_dir
+from claude_shepherd.fleet.hosts import answer
+from claude_shepherd.fleet.hosts.answer import MAX_ANSWER
 from claude_shepherd.fleet.live import socket_dir
 from claude_shepherd.supervisor.env import (
     FLEET_HOST_TIMEOUT_ENV,
@@ -70,6 +72,9 @@ class Reply:
     seconds: float
     problem: str | None = None
     """Why the host did not answer (unreachable, no answer in time); None when it did."""
+    overflowed: bool = False
+    """It said more than :data:`~.answer.MAX_ANSWER` bytes on stdout or stderr: it was ended there, and
+    what it said is cut there and not believed as an answer."""
 
     @property
     def reached(self) -> bool:
@@ -81,10 +86,15 @@ class Reply:
         return lines[-1].removeprefix("fleet: error: ") if lines else f"exit status {self.status}"
 
     def json(self) -> t.Any:
-        """stdout as JSON, or a :class:`HostError` that quotes what came instead."""
+        """stdout as JSON within the bounds of :mod:`.answer`, or a :class:`HostError` that says what
+        came instead: every reader of a host's answer fails with it alone."""
+        if self.overflowed:
+            raise HostError(f"{self.host}: its fleet said over {MAX_ANSWER} bytes; not believed")
         try:
-            return json.loads(self.stdout)
-        except ValueError:
+            return answer.parse(self.stdout)
+        except answer.BadAnswer as exc:
+            raise HostError(f"{self.host}: its fleet's answer {exc}; not believed") from None
+        except answer.NotJson:
             said = (self.stderr.strip() or self.stdout.strip() or "nothing").splitlines()[-1][:200]
             raise HostError(
                 f"{self.host}: its fleet did not answer in JSON (exit status {self.status}): {said}; "
@@ -124,7 +134,8 @@ def host_timeout(env: t.Mapping[str, str] | None = None) -> float:
 
 
 def _run(host: str, argv: list[str], stdin: bytes | None, timeout: float) -> Reply:
-    """*argv* as a child in its own process group, killed whole at *timeout*."""
+    """*argv* as a child in its own process group, killed whole at *timeout*, or once it has said more
+    than :data:`~.answer.MAX_ANSWER` bytes (a host is never read whole)."""
     started = time.monotonic()
     try:
         proc = subprocess.Popen(
@@ -136,23 +147,73 @@ def _run(host: str, argv: list[str], stdin: bytes | None, timeout: float) -> Rep
         )
     except OSError as exc:
         return Reply(host, None, "", "", 0.0, f"cannot run {argv[0]}: {exc.strerror or exc}")
-    try:
-        out, err = proc.communicate(stdin, timeout=timeout)
-    except subprocess.TimeoutExpired:
+    deadline = started + timeout
+    out, err, ended = _collect(proc, stdin, deadline)
+    if ended == "done":
+        try:
+            proc.wait(max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            ended = "late"
+    if ended != "done":
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
-        # Not communicate() again: an ssh client hands its pipes to the shared connection, which
+        # Never read to the end: an ssh client hands its pipes to the shared connection, which
         # outlives the kill and would hold us until the remote command ended.
         for pipe in (proc.stdin, proc.stdout, proc.stderr):
             if pipe is not None:
                 with contextlib.suppress(OSError):
                     pipe.close()
         proc.wait()
-        return Reply(host, None, "", "", time.monotonic() - started, f"no answer within {timeout:g} s")
+    seconds = time.monotonic() - started
+    if ended == "late":
+        return Reply(host, None, "", "", seconds, f"no answer within {timeout:g} s")
     return Reply(
-        host, proc.returncode, out.decode(errors="replace"), err.decode(errors="replace"),
-        time.monotonic() - started,
+        host, proc.returncode, out[:MAX_ANSWER].decode(errors="replace"),
+        err[:MAX_ANSWER].decode(errors="replace"), seconds, overflowed=ended == "over",
     )  # fmt: skip
+
+
+def _collect(
+    proc: subprocess.Popen[bytes], stdin: bytes | None, deadline: float
+) -> tuple[bytes, bytes, t.Literal["done", "late", "over"]]:
+    """What *proc* says on stdout and stderr while it is given *stdin*: until both end (``done``), until
+    *deadline* (``late``), or until either is over :data:`~.answer.MAX_ANSWER` bytes (``over``)."""
+    assert proc.stdout is not None and proc.stderr is not None
+    said = {proc.stdout.fileno(): bytearray(), proc.stderr.fileno(): bytearray()}
+    pending = memoryview(stdin or b"")
+    with selectors.DefaultSelector() as selector:
+        for fd in said:
+            selector.register(fd, selectors.EVENT_READ)
+        if proc.stdin is not None:
+            if pending:
+                os.set_blocking(proc.stdin.fileno(), False)
+                selector.register(proc.stdin.fileno(), selectors.EVENT_WRITE)
+            else:
+                proc.stdin.close()
+        while selector.get_map():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return bytes(said[proc.stdout.fileno()]), bytes(said[proc.stderr.fileno()]), "late"
+            for key, _ in selector.select(left):
+                if key.fd in said:
+                    chunk = os.read(key.fd, 64 * 1024)
+                    if not chunk:
+                        selector.unregister(key.fd)
+                    said[key.fd] += chunk
+                    if len(said[key.fd]) > MAX_ANSWER:
+                        return bytes(said[proc.stdout.fileno()]), bytes(said[proc.stderr.fileno()]), "over"
+                    continue
+                try:
+                    pending = pending[os.write(key.fd, pending[: 64 * 1024]) :]
+                except BlockingIOError:
+                    continue
+                except BrokenPipeError:
+                    pending = pending[:0]  # it reads no more of its input: what it says still counts
+                if not pending:
+                    selector.unregister(key.fd)
+                    assert proc.stdin is not None
+                    proc.stdin.close()
+    return bytes(said[proc.stdout.fileno()]), bytes(said[proc.stderr.fileno()]), "done"
 
 
 class LocalHost:

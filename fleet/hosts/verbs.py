@@ -14,6 +14,7 @@ import typing as t
 import typer
 
 from claude_shepherd.fleet.commands.options import FleetFailure, say
+from claude_shepherd.fleet.hosts import answer
 from claude_shepherd.fleet.hosts.part import STDIN
 from claude_shepherd.fleet.hosts.span import Part, Span, forget, remember
 from claude_shepherd.fleet.hosts.transport import LOCAL, HostError, Reply, SshHost, host_timeout
@@ -62,6 +63,14 @@ def _tell(span: Span, part: Part, reply: Reply, *, not_done: str) -> str | None:
         say(f"{pad}error: {answer.error or f'exit status {answer.exit_code}'}")
         return f"{part.name}: {answer.error or f'exit status {answer.exit_code}'}"
     return None
+
+
+def _believed(reply: Reply) -> bool:
+    """The host answered, with an envelope of ours (what it says it did may be believed)."""
+    try:
+        return reply.reached and envelope(reply) is not None
+    except HostError:
+        return False
 
 
 def _fail(problems: list[str | None]) -> None:
@@ -122,7 +131,7 @@ def stop(span: Span, grace: float, labels: t.Sequence[str] | None) -> None:
     replies = span.each(one, parts)
     not_done = "its agents may still run (`fleet status` shows them once it answers)"
     problems = [_tell(span, p, r, not_done=not_done) for p, r in zip(parts, replies)]
-    if not labels and all(reply.reached for reply in replies):  # every host answered: its part is stopped
+    if not labels and all(map(_believed, replies)):  # every host answered: its part is stopped
         forget(span)
         span.each(lambda part: part.host.disconnect(), parts)  # nothing of the fleet is left running here
     _fail(problems)
@@ -404,8 +413,8 @@ def doctor(span: Span, fix: bool) -> None:
 def _installed(text: str) -> str | None:
     """The digest ``fleet host add`` recorded on a host (None when it recorded none)."""
     try:
-        record = json.loads(text)
-    except ValueError:
+        record = answer.parse(text)
+    except ValueError:  # not JSON, or not within bounds
         return None
     digest = record.get("digest") if isinstance(record, dict) else None
     return digest if isinstance(digest, str) else None

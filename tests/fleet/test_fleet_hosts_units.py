@@ -314,3 +314,65 @@ def test_a_bash_era_label_is_its_parts_label_and_local_is_no_host_name(tmp_path:
     assert span.parts[1].labels == (("there", "B"), ("there", "C"), ("also", "D2"))
     with pytest.raises(LayoutError, match="host 'local' is what fleet calls this machine"):
         layout(tmp_path, SPAN.replace("dev@buildbox:2222", "local", 1))
+
+
+HOSTILE_ANSWERS = {
+    "a number of 400 digits": '[{"label": "B", "restarts": 1' + "0" * 400 + "}]",
+    "a number of 5000 digits": '[{"label": "B", "cost_usd": ' + "9" * 5000 + "}]",
+    "arrays nested 100000 deep": "[" * 100_000 + "]" * 100_000,
+    "objects nested 9 deep": '{"a": ' * 9 + "1" + "}" * 9,
+    "NaN": '[{"label": "B", "cost_usd": NaN}]',
+    "a number past a float": '[{"label": "B", "started_at": 1e999}]',
+    "a string of a megabyte": '[{"label": "' + "B" * 1024 * 1024 + '"}]',
+    "a million rows": "[" + ",".join(["{}"] * 1_000_000) + "]",
+}
+
+
+@pytest.mark.parametrize("what", sorted(HOSTILE_ANSWERS))
+def test_an_answer_out_of_bounds_costs_its_host_its_rows_and_never_the_others(
+    tmp_path: Path, what: str
+) -> None:
+    """A host is believed within the bounds of what a fleet says: past them its agents are unknown, with
+    the reason, and the other host's rows and every verb's envelope are read as before."""
+    spec = layout(tmp_path)
+    span = Span.of(spec)
+    rows = [{"session": "duo", "window": "here", "label": "A", "pane": "%0", "pane_id": "duo:here:A",
+             "state": "working", "supervisor_alive": True, "agent": True}]  # fmt: skip
+    here = FakeHost("local", Reply("local", 0, json.dumps(rows), "", 0.1))
+    hostile = FakeHost("dev@buildbox:2222", Reply("dev@buildbox:2222", 0, HOSTILE_ANSWERS[what], "", 0.1))
+    span = Span(spec, (dataclasses.replace(span.parts[0], host=here),
+                       dataclasses.replace(span.parts[1], host=hostile)))  # fmt: skip
+    seen = gather(span)
+    assert [(r.label, r.state) for r in seen[0].rows] == [("A", "working")] and seen[0].problem is None
+    assert {(r.label, r.state) for r in seen[1].rows} == {
+        ("B", "unknown"),
+        ("C", "unknown"),
+        ("D", "unknown"),
+    }
+    problem = seen[1].problem or ""
+    assert problem.startswith("dev@buildbox:2222: its fleet's answer ") and problem.endswith("; not believed")
+    with pytest.raises(ShepherdError, match="its fleet's answer"):
+        envelope(Reply("box", 0, HOSTILE_ANSWERS[what], "", 0.1))
+
+
+def test_a_host_is_read_up_to_a_bound_and_ended_there_never_read_whole() -> None:
+    """More than MAX_ANSWER bytes on stdout or stderr is a bad answer: the program is ended there, what it
+    said is cut, and no reader believes it."""
+    from claude_shepherd.fleet.hosts.answer import MAX_ANSWER
+
+    here = LocalHost()
+    flood = here.run(["sh", "-c", "yes '[1,' | head -c 64M; echo 1]"], timeout=60)
+    assert flood.reached and flood.overflowed and len(flood.stdout) == MAX_ANSWER
+    with pytest.raises(ShepherdError, match=f"local: its fleet said over {MAX_ANSWER} bytes; not believed"):
+        flood.json()
+    noisy = here.run(["sh", "-c", "head -c 64M /dev/zero >&2"], timeout=60)
+    assert noisy.overflowed and len(noisy.stderr) == MAX_ANSWER and noisy.stdout == ""
+
+    exact = here.run(["head", "-c", str(MAX_ANSWER)], stdin=b"7" * MAX_ANSWER, timeout=60)
+    assert not exact.overflowed and exact.status == 0 and len(exact.stdout) == MAX_ANSWER
+    with pytest.raises(ShepherdError, match="its fleet's answer has a number of thousands of digits"):
+        exact.json()
+    big = here.run(["cat"], stdin=b"[" + b"1," * 1_000_000 + b"1]", timeout=60)
+    assert not big.overflowed and big.status == 0 and len(big.stdout) == 2_000_003, "stdin is fed whole"
+    deaf = here.run(["true"], stdin=b"x" * 10 * 1024 * 1024, timeout=60)
+    assert deaf.reached and deaf.status == 0, "a program that reads none of its input still answers"
