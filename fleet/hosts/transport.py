@@ -117,8 +117,9 @@ class Host(t.Protocol):
         """The argv that runs that host's ``fleet ARGS`` (for :meth:`run`)."""
         ...
 
-    def terminal(self, argv: t.Sequence[str]) -> list[str]:
-        """An argv to exec here that runs *argv* there on this terminal (``fleet attach``)."""
+    def terminal(self, argv: t.Sequence[str], *, tty: bool = True) -> list[str]:
+        """An argv to run here that runs *argv* there on this terminal (``fleet attach``); with *tty*
+        False, never on a terminal there: what it says is read here (``fleet logs``)."""
         ...
 
     def disconnect(self) -> None:
@@ -230,7 +231,7 @@ class LocalHost:
         folder = scripts_dir()
         return [str(folder / "fleet") if folder else "fleet", *args]
 
-    def terminal(self, argv: t.Sequence[str]) -> list[str]:
+    def terminal(self, argv: t.Sequence[str], *, tty: bool = True) -> list[str]:
         return list(argv)
 
     def disconnect(self) -> None:
@@ -389,11 +390,9 @@ class SshHost:
     def fleet_argv(self, args: t.Sequence[str]) -> list[str]:
         return [f"{self.home}/venv/bin/fleet", *args]
 
-    def terminal(self, argv: t.Sequence[str]) -> list[str]:
-        tty = (
-            "-t" if os.isatty(0) else "-T"
-        )  # a pty there only for a terminal here (attach; logs -f to a person)
-        return [*self.ssh, *self._options(host_timeout()), tty, self.destination, "--", shlex.join(argv)]
+    def terminal(self, argv: t.Sequence[str], *, tty: bool = True) -> list[str]:
+        pty = "-t" if tty and os.isatty(0) else "-T"  # a pty there only for a terminal here (attach)
+        return [*self.ssh, *self._options(host_timeout()), pty, self.destination, "--", shlex.join(argv)]
 
 
 def _unreachable(reply: Reply) -> Reply:

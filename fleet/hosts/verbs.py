@@ -21,6 +21,7 @@ from claude_shepherd.fleet.hosts.transport import LOCAL, HostError, Reply, SshHo
 from claude_shepherd.fleet.layout import Layout
 from claude_shepherd.fleet.status import PaneStatus, render
 from claude_shepherd.supervisor.errors import EXIT_NOT_RUNNING, NotRunningError, ShepherdError, say_error
+from claude_shepherd.supervisor.printable import printable
 from claude_shepherd.supervisor.tmux_names import NOT_RUNNING, UNKNOWN
 
 SLACK = 30.0
@@ -303,7 +304,9 @@ def _one(span: Span, label: str) -> tuple[Part, str]:
 
 
 def logs(span: Span, label: str, lines: int, follow: bool) -> None:
-    """The pane's host prints its log and screen here (``-f`` keeps the channel open)."""
+    """The pane's host says its log and screen (``-f`` keeps the channel open), and each line it says is
+    shown here as a local pane's is (:func:`say`): a host is no more trusted with the terminal than an
+    agent, so no escape, C1 control or bidi mark of its output reaches it."""
     part, bare = _one(span, label)
     args = [
         "logs",
@@ -318,9 +321,41 @@ def logs(span: Span, label: str, lines: int, follow: bool) -> None:
     ]
     if follow:
         args.append("-f")
-    argv = part.host.terminal(part.host.fleet_argv(args))
-    sys.stdout.flush()
-    os.execvp(argv[0], argv)
+    status = _shown(part.host.terminal(part.host.fleet_argv(args), tty=False))
+    if status:
+        raise typer.Exit(status)
+
+
+MAX_LINE = 64 * 1024
+"""Bytes of one line a host says shown at most as one line; a longer one is shown in pieces."""
+
+
+def _shown(argv: list[str]) -> int:
+    """Run *argv*, showing each line it says on stdout and stderr as :func:`say` shows ours; its status."""
+    import subprocess
+    import threading
+
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+
+    def each_line(pipe: t.IO[bytes], show: t.Callable[[str], None]) -> None:
+        for raw in iter(lambda: pipe.readline(MAX_LINE), b""):
+            show(raw.decode(errors="replace").removesuffix("\n").removesuffix("\r"))
+
+    errors = threading.Thread(target=each_line, args=(proc.stderr, _say_on_stderr), daemon=True)
+    errors.start()
+    try:
+        each_line(proc.stdout, say)
+    finally:
+        if proc.poll() is None:
+            proc.terminate()  # interrupted here: the host's logs -f ends with its channel
+        status = proc.wait()
+        errors.join(5)
+    return status
+
+
+def _say_on_stderr(line: str) -> None:
+    typer.echo(printable(line), err=True)
 
 
 def attach(span: Span, label: str | None) -> None:

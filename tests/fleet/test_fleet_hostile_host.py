@@ -9,10 +9,12 @@ import json
 import os
 import re
 import shutil
+import signal
+import subprocess
 import typing as t
 
 import pytest
-from support.fleet import FleetWorld
+from support.fleet import BIN, FleetWorld
 from support.sshd import REMOTE_PYTHON, SshHost
 
 pytestmark = pytest.mark.slow
@@ -144,3 +146,38 @@ def test_a_host_that_forges_its_answer_costs_only_its_own_rows_in_status_stop_an
     assert stop.returncode == 1 and "Traceback" not in stop.stderr, stop.stderr
     assert "remote  remote: its fleet" in stop.stdout and "not believed" in stop.stdout, stop.stdout
     assert re.search(r"^local +.*no process of the fleet is left\.$", stop.stdout, re.M), stop.stdout
+
+
+HOSTILE_OUTPUT = (
+    "screen \x1b]52;c;cm0gLXJmIH4=\x07 clear\x1b[2J csi\u009b31m osc\u009d0;title\u009c bidi\u202eevil\r\n"
+).encode()
+"""An OSC 52 clipboard write, a screen clear, C1 controls (CSI, OSC, ST) and a bidi override."""
+SHOWN = (
+    "screen \ufffd]52;c;cm0gLXJmIH4=\ufffd clear\ufffd[2J csi\ufffd31m osc\ufffd0;title\ufffd bidi\ufffdevil"
+)
+
+
+def test_a_remote_panes_logs_reach_the_terminal_as_text_as_a_local_panes_do(hostile: Hostile) -> None:
+    world = hostile.world
+    hostile.start()
+    hostile.answer(
+        "logs",
+        f"out.write({HOSTILE_OUTPUT!r}); err.write({HOSTILE_OUTPUT!r}); out.flush()\n"
+        "if '-f' in args:\n    import time; time.sleep(120)\n",
+    )
+    logs = world.fleet("logs", "duo", "--pane", "remote/B", "-n", "5")
+    assert logs.returncode == 0, logs.stderr
+    assert logs.stdout == SHOWN + "\n" and logs.stderr == SHOWN + "\n", (logs.stdout, logs.stderr)
+
+    follow = subprocess.Popen(
+        [str(BIN / "fleet"), "logs", "duo", "--pane", "remote/B", "-f"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        cwd=world.project, env=world.env, text=True,
+    )  # fmt: skip
+    try:
+        assert follow.stdout is not None
+        assert follow.stdout.readline() == SHOWN + "\n", "each line as it comes, through the same filter"
+    finally:
+        follow.send_signal(signal.SIGINT)  # as Ctrl-C does
+        status = follow.wait(30)
+    assert status == 130, "interrupted, it ends the host's side too"
