@@ -16,6 +16,7 @@ import typing as t
 import pytest
 from support.fleet import BIN, FleetWorld
 from support.sshd import REMOTE_PYTHON, SshHost
+from support.waiting import wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -118,6 +119,7 @@ def test_a_host_that_forges_its_answer_costs_only_its_own_rows_in_status_stop_an
     hostile: Hostile, monkeypatch: pytest.MonkeyPatch, what: str
 ) -> None:
     from claude_shepherd.fleet import watch as w
+    from claude_shepherd.fleet.hosts.span import remembered
 
     world = hostile.world
     hostile.start()
@@ -146,6 +148,9 @@ def test_a_host_that_forges_its_answer_costs_only_its_own_rows_in_status_stop_an
     assert stop.returncode == 1 and "Traceback" not in stop.stderr, stop.stderr
     assert "remote  remote: its fleet" in stop.stdout and "not believed" in stop.stdout, stop.stdout
     assert re.search(r"^local +.*no process of the fleet is left\.$", stop.stdout, re.M), stop.stdout
+    assert [s.layout.name for s in remembered()] == ["duo"], (
+        "a host whose answer was not believed may still run its agents: the fleet stays remembered"
+    )
 
 
 HOSTILE_OUTPUT = (
@@ -181,3 +186,33 @@ def test_a_remote_panes_logs_reach_the_terminal_as_text_as_a_local_panes_do(host
         follow.send_signal(signal.SIGINT)  # as Ctrl-C does
         status = follow.wait(30)
     assert status == 130, "interrupted, it ends the host's side too"
+
+
+def test_a_host_pages_only_for_the_agents_its_part_names_and_every_alert_names_it(
+    hostile: Hostile, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """31 invented labels (one of them this machine's A) change into needs-you in one refresh: only the
+    host's own B pages, naming the host in the notify command's values and in the line the watch shows."""
+    from claude_shepherd.fleet import watch as w
+    from claude_shepherd.fleet.hosts.relay import Relay
+
+    world = hostile.world
+    hostile.start(notify=f'[touch, "{world.base}/paged-{{host}}-{{label}}-{{state}}"]')
+    in_process(world, monkeypatch)
+
+    def forge(state: str) -> None:
+        invented = [status_row(f"X{n}", state) for n in range(29)]
+        invented += [status_row("A", state, window="here"), status_row("B", state, session="other")]
+        hostile.answer_json("status", [*invented, status_row("B", state)])
+
+    relay = Relay()
+    forge("working")
+    first = w.gather([world.socket], relay)
+    assert first.alerts == [] and len([r for r in first.rows if r.remote]) == 32
+    forge("needs-you")
+    second = w.gather([world.socket], relay)
+    assert second.alerts == ["remote/B needs you"], second.alerts
+    wait_until((world.base / "paged-remote-B-needs-you").exists, 30, "the notify command, run here")
+    paged = sorted(p.name for p in world.base.glob("paged-*"))
+    assert paged == ["paged-remote-B-needs-you"], paged
+    assert world.fleet("stop", "duo", "--grace", "5").returncode == 0
