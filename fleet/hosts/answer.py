@@ -57,25 +57,28 @@ def _refuse_constant(name: str) -> t.NoReturn:
 
 
 def _check(value: t.Any) -> None:
-    """Every value of *value* within bounds, walked without recursion."""
-    stack: list[tuple[t.Any, int]] = [(value, 0)]
+    """Every value of *value* within bounds, walked without recursion (json gives exact types only)."""
+    stack: list[tuple[t.Any, int]] = [([value], -1)]
     while stack:
-        item, depth = stack.pop()
-        if isinstance(item, str):
-            if len(item) > MAX_TEXT:
+        container, depth = stack.pop()
+        if depth >= MAX_DEPTH:
+            raise BadAnswer(f"nests more than {MAX_DEPTH} levels deep")
+        if len(container) > MAX_ITEMS:
+            raise BadAnswer(f"has over {MAX_ITEMS} items in one place")
+        if type(container) is dict:
+            if any(len(key) > MAX_TEXT for key in container):
                 raise BadAnswer(f"has a string of over {MAX_TEXT} characters")
-        elif isinstance(item, bool) or item is None:
-            continue
-        elif isinstance(item, int):
-            if not -MAX_INT <= item <= MAX_INT:
-                raise BadAnswer(f"has a number beyond ±{MAX_INT}")
-        elif isinstance(item, float):
-            if not math.isfinite(item):
-                raise BadAnswer("has a number too large to be one")
-        elif isinstance(item, (list, dict)):
-            if depth >= MAX_DEPTH:
-                raise BadAnswer(f"nests more than {MAX_DEPTH} levels deep")
-            if len(item) > MAX_ITEMS:
-                raise BadAnswer(f"has over {MAX_ITEMS} items in one place")
-            children = [*item.keys(), *item.values()] if isinstance(item, dict) else item
-            stack.extend((child, depth + 1) for child in children)
+            container = container.values()
+        for item in container:
+            kind = type(item)
+            if kind is str:
+                if len(item) > MAX_TEXT:
+                    raise BadAnswer(f"has a string of over {MAX_TEXT} characters")
+            elif kind is int:
+                if not -MAX_INT <= item <= MAX_INT:
+                    raise BadAnswer(f"has a number beyond ±{MAX_INT}")
+            elif kind is float:
+                if not math.isfinite(item):
+                    raise BadAnswer("has a number too large to be one")
+            elif kind is list or kind is dict:
+                stack.append((item, depth + 1))
