@@ -5,6 +5,7 @@ its host's name, a host that does not answer reported as such (its agents ``unkn
 from __future__ import annotations
 
 import json
+import math
 import os
 import shlex
 import sys
@@ -417,8 +418,8 @@ def doctor(span: Span, fix: bool) -> None:
             continue
         lines = probe.stdout.strip().splitlines()
         clock = _seconds(lines[0]) if lines else None
-        version = lines[1].removeprefix("fleet ").strip() if len(lines) > 1 else ""
-        tmux = lines[2].strip() if len(lines) > 2 else ""
+        version = _word(lines[1].removeprefix("fleet ")) if len(lines) > 1 else ""
+        tmux = _word(lines[2]) if len(lines) > 2 else ""
         installed = _installed(lines[3] if len(lines) > 3 else "")
         found: list[str] = []
         if version != __version__:
@@ -460,4 +461,13 @@ def _seconds(text: str) -> float | None:
         value = float(text.strip())
     except ValueError:
         return None
-    return value if value > 0 else None
+    return value if 0 < value < math.inf else None
+
+
+MAX_WORD = 64
+"""Characters of a version or a tmux version a host says that are shown (it may say megabytes)."""
+
+
+def _word(text: str) -> str:
+    text = text.strip()
+    return text if len(text) <= MAX_WORD else text[: MAX_WORD - 1] + "…"

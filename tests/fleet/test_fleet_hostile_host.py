@@ -216,3 +216,14 @@ def test_a_host_pages_only_for_the_agents_its_part_names_and_every_alert_names_i
     paged = sorted(p.name for p in world.base.glob("paged-*"))
     assert paged == ["paged-remote-B-needs-you"], paged
     assert world.fleet("stop", "duo", "--grace", "5").returncode == 0
+
+
+def test_doctor_shows_what_a_host_says_of_its_version_and_clock_cut_to_a_word(hostile: Hostile) -> None:
+    world = hostile.world
+    hostile.start()
+    hostile.answer("--version", "out.write(b'fleet \\x1b[2J' + b'9' * 1000000)")
+    doctor = world.fleet("doctor", "duo")
+    assert doctor.returncode == 1 and "Traceback" not in doctor.stderr, doctor.stderr
+    line = next(line for line in doctor.stdout.splitlines() if line.startswith("remote  reachable"))
+    assert "claude-shepherd \ufffd[2J999" in line and len(line) < 200, line[:300]
+    assert world.fleet("stop", "duo", "--grace", "5").returncode == 0
