@@ -258,14 +258,14 @@ def gather_hosts(only: t.Collection[str] = (), relay: Relay | None = None) -> Ga
         looks = list(pool.map(lambda pair: host_rows(pair[0], [pair[1]], timeout)[0], wanted))
     rows: list[AgentRow] = []
     silent: list[str] = []
-    said: list[str] = []
     for (span, _), look in zip(wanted, looks):
         rows += [AgentRow(span.layout.socket_name, status, look.part.name) for status in look.rows]
         if look.problem:
             silent.append(f"{look.part.name} ({look.problem})")
-        elif relay is not None:
-            said += relay.see(span.layout, look.part.name, look.rows)
-    return Gathered(rows, silent, said)
+    answered = [
+        (span.layout, look.part, look.rows) for (span, _), look in zip(wanted, looks) if not look.problem
+    ]
+    return Gathered(rows, silent, relay.see(answered) if relay is not None else [])
 
 
 def fleet_name(fleet: str, socket: str) -> str:

@@ -147,9 +147,12 @@ class WatchApp(App[None]):
         timeout: float | None = None,
         markup: bool = False,
     ) -> None:
-        """Every toast as plain text: they name agents and quote errors, which carry what agents wrote.
-        Safe from a worker thread, as Textual's own is."""
-        super().notify(printable(message), title=printable(title), severity=severity, timeout=timeout)
+        """Every toast as plain text, whatever *markup* says: toasts name agents and hosts and quote
+        errors, which carry what agents and hosts wrote (read as markup, a label is a link or a click
+        action). Safe from a worker thread, as Textual's own is."""
+        super().notify(
+            printable(message), title=printable(title), severity=severity, timeout=timeout, markup=False
+        )
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """No key of the table acts while a question or a log is on top of it: the key answers that."""

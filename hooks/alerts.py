@@ -18,7 +18,7 @@ done when asked), :func:`dispatch` starts a process of its own
   bell, so tmux marks the window and passes the bell to the terminal (a dead
   pane has no terminal left: its bell rings on each attached client's);
 * runs the fleet's notify command, if there is one, with ``{fleet}``
-  ``{label}`` ``{state}`` ``{session}`` substituted inside its arguments —
+  ``{label}`` ``{state}`` ``{session}`` ``{host}`` substituted inside its arguments —
   each value stays inside its own argument, never through a shell — detached,
   and killed after :data:`TIMEOUT` seconds (``$FLEET_NOTIFY_TIMEOUT``).
 
@@ -44,7 +44,10 @@ if TYPE_CHECKING:
     import typing as t
 
 DEFAULT_ON = DEFAULT_ALERT_ON
-PLACEHOLDERS = ("fleet", "label", "state", "session")
+PLACEHOLDERS = ("fleet", "label", "state", "session", "host")
+HERE = "local"
+"""``{host}`` of an alert of this machine's own pane (what ``fleet`` calls this machine wherever it lists
+hosts); :mod:`claude_shepherd.fleet.hosts.relay` gives another host's name."""
 TIMEOUT = 10.0
 START_DELAY = 0.1
 """Seconds between the hook and the alert's interpreter starting (a person does not notice them)."""
@@ -208,6 +211,7 @@ def _alert(
             "label": label,
             "state": state,
             "session": session_of(fleet, window, label, env),
+            "host": HERE,
         }
         run_command(substitute(config.command, values), timeout(env))
 

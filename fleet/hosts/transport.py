@@ -17,9 +17,9 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import fcntl
-import json
 import os
 import re
+import selectors
 import shlex
 import signal
 import subprocess
@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from claude_shepherd.fleet.environment import scripts_dir
+from claude_shepherd.fleet.hosts import answer
+from claude_shepherd.fleet.hosts.answer import MAX_ANSWER
 from claude_shepherd.fleet.live import own_socket_dir
 from claude_shepherd.supervisor.env import (
     FLEET_HOST_TIMEOUT_ENV,
@@ -75,6 +77,9 @@ class Reply:
     ran: bool = True
     """False when the program certainly did not run there (no connection could be made); a host that
     did not answer may still have run it."""
+    overflowed: bool = False
+    """It said more than :data:`~.answer.MAX_ANSWER` bytes on stdout or stderr: it was ended there, and
+    what it said is cut there and not believed as an answer."""
 
     @property
     def reached(self) -> bool:
@@ -86,10 +91,15 @@ class Reply:
         return lines[-1].removeprefix("fleet: error: ") if lines else f"exit status {self.status}"
 
     def json(self) -> t.Any:
-        """stdout as JSON, or a :class:`HostError` that quotes what came instead."""
+        """stdout as JSON within the bounds of :mod:`.answer`, or a :class:`HostError` that says what
+        came instead: every reader of a host's answer fails with it alone."""
+        if self.overflowed:
+            raise HostError(f"{self.host}: its fleet said over {MAX_ANSWER} bytes; not believed")
         try:
-            return json.loads(self.stdout)
-        except ValueError:
+            return answer.parse(self.stdout)
+        except answer.BadAnswer as exc:
+            raise HostError(f"{self.host}: its fleet's answer {exc}; not believed") from None
+        except answer.NotJson:
             said = (self.stderr.strip() or self.stdout.strip() or "nothing").splitlines()[-1][:200]
             raise HostError(
                 f"{self.host}: its fleet did not answer in JSON (exit status {self.status}): {said}; "
@@ -112,8 +122,9 @@ class Host(t.Protocol):
         """The argv that runs that host's ``fleet ARGS`` (for :meth:`run`)."""
         ...
 
-    def terminal(self, argv: t.Sequence[str]) -> list[str]:
-        """An argv to exec here that runs *argv* there on this terminal (``fleet attach``)."""
+    def terminal(self, argv: t.Sequence[str], *, tty: bool = True) -> list[str]:
+        """An argv to run here that runs *argv* there on this terminal (``fleet attach``); with *tty*
+        False, never on a terminal there: what it says is read here (``fleet logs``)."""
         ...
 
     def disconnect(self) -> None:
@@ -129,7 +140,8 @@ def host_timeout(env: t.Mapping[str, str] | None = None) -> float:
 
 
 def _run(host: str, argv: list[str], stdin: bytes | None, timeout: float) -> Reply:
-    """*argv* as a child in its own process group, killed whole at *timeout*."""
+    """*argv* as a child in its own process group, killed whole at *timeout*, or once it has said more
+    than :data:`~.answer.MAX_ANSWER` bytes (a host is never read whole)."""
     started = time.monotonic()
     try:
         proc = subprocess.Popen(
@@ -141,23 +153,73 @@ def _run(host: str, argv: list[str], stdin: bytes | None, timeout: float) -> Rep
         )
     except OSError as exc:
         return Reply(host, None, "", "", 0.0, f"cannot run {argv[0]}: {exc.strerror or exc}", ran=False)
-    try:
-        out, err = proc.communicate(stdin, timeout=timeout)
-    except subprocess.TimeoutExpired:
+    deadline = started + timeout
+    out, err, ended = _collect(proc, stdin, deadline)
+    if ended == "done":
+        try:
+            proc.wait(max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            ended = "late"
+    if ended != "done":
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
-        # Not communicate() again: an ssh client hands its pipes to the shared connection, which
+        # Never read to the end: an ssh client hands its pipes to the shared connection, which
         # outlives the kill and would hold us until the remote command ended.
         for pipe in (proc.stdin, proc.stdout, proc.stderr):
             if pipe is not None:
                 with contextlib.suppress(OSError):
                     pipe.close()
         proc.wait()
-        return Reply(host, None, "", "", time.monotonic() - started, f"no answer within {timeout:g} s")
+    seconds = time.monotonic() - started
+    if ended == "late":
+        return Reply(host, None, "", "", seconds, f"no answer within {timeout:g} s")
     return Reply(
-        host, proc.returncode, out.decode(errors="replace"), err.decode(errors="replace"),
-        time.monotonic() - started,
+        host, proc.returncode, out[:MAX_ANSWER].decode(errors="replace"),
+        err[:MAX_ANSWER].decode(errors="replace"), seconds, overflowed=ended == "over",
     )  # fmt: skip
+
+
+def _collect(
+    proc: subprocess.Popen[bytes], stdin: bytes | None, deadline: float
+) -> tuple[bytes, bytes, t.Literal["done", "late", "over"]]:
+    """What *proc* says on stdout and stderr while it is given *stdin*: until both end (``done``), until
+    *deadline* (``late``), or until either is over :data:`~.answer.MAX_ANSWER` bytes (``over``)."""
+    assert proc.stdout is not None and proc.stderr is not None
+    said = {proc.stdout.fileno(): bytearray(), proc.stderr.fileno(): bytearray()}
+    pending = memoryview(stdin or b"")
+    with selectors.DefaultSelector() as selector:
+        for fd in said:
+            selector.register(fd, selectors.EVENT_READ)
+        if proc.stdin is not None:
+            if pending:
+                os.set_blocking(proc.stdin.fileno(), False)
+                selector.register(proc.stdin.fileno(), selectors.EVENT_WRITE)
+            else:
+                proc.stdin.close()
+        while selector.get_map():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return bytes(said[proc.stdout.fileno()]), bytes(said[proc.stderr.fileno()]), "late"
+            for key, _ in selector.select(left):
+                if key.fd in said:
+                    chunk = os.read(key.fd, 64 * 1024)
+                    if not chunk:
+                        selector.unregister(key.fd)
+                    said[key.fd] += chunk
+                    if len(said[key.fd]) > MAX_ANSWER:
+                        return bytes(said[proc.stdout.fileno()]), bytes(said[proc.stderr.fileno()]), "over"
+                    continue
+                try:
+                    pending = pending[os.write(key.fd, pending[: 64 * 1024]) :]
+                except BlockingIOError:
+                    continue
+                except BrokenPipeError:
+                    pending = pending[:0]  # it reads no more of its input: what it says still counts
+                if not pending:
+                    selector.unregister(key.fd)
+                    assert proc.stdin is not None
+                    proc.stdin.close()
+    return bytes(said[proc.stdout.fileno()]), bytes(said[proc.stderr.fileno()]), "done"
 
 
 class LocalHost:
@@ -174,7 +236,7 @@ class LocalHost:
         folder = scripts_dir()
         return [str(folder / "fleet") if folder else "fleet", *args]
 
-    def terminal(self, argv: t.Sequence[str]) -> list[str]:
+    def terminal(self, argv: t.Sequence[str], *, tty: bool = True) -> list[str]:
         return list(argv)
 
     def disconnect(self) -> None:
@@ -332,11 +394,9 @@ class SshHost:
     def fleet_argv(self, args: t.Sequence[str]) -> list[str]:
         return [f"{self.home}/venv/bin/fleet", *args]
 
-    def terminal(self, argv: t.Sequence[str]) -> list[str]:
-        tty = (
-            "-t" if os.isatty(0) else "-T"
-        )  # a pty there only for a terminal here (attach; logs -f to a person)
-        return [*self.ssh, *self._options(host_timeout()), tty, self.destination, "--", shlex.join(argv)]
+    def terminal(self, argv: t.Sequence[str], *, tty: bool = True) -> list[str]:
+        pty = "-t" if tty and os.isatty(0) else "-T"  # a pty there only for a terminal here (attach)
+        return [*self.ssh, *self._options(host_timeout()), pty, self.destination, "--", shlex.join(argv)]
 
 
 def _unreachable(reply: Reply) -> Reply:

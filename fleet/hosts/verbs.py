@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import shlex
 import sys
@@ -16,12 +17,14 @@ import typer
 
 from claude_shepherd.fleet import known
 from claude_shepherd.fleet.commands.options import FleetFailure, say
+from claude_shepherd.fleet.hosts import answer
 from claude_shepherd.fleet.hosts.part import STDIN
 from claude_shepherd.fleet.hosts.span import Part, Span, keep, remember
 from claude_shepherd.fleet.hosts.transport import LOCAL, HostError, Reply, SshHost, host_timeout
 from claude_shepherd.fleet.layout import Layout
 from claude_shepherd.fleet.status import PaneStatus, render
 from claude_shepherd.supervisor.errors import EXIT_NOT_RUNNING, NotRunningError, ShepherdError, say_error
+from claude_shepherd.supervisor.printable import printable
 from claude_shepherd.supervisor.tmux_names import NOT_RUNNING, UNKNOWN
 
 SLACK = 30.0
@@ -64,6 +67,14 @@ def _tell(span: Span, part: Part, reply: Reply, *, not_done: str) -> str | None:
         say(f"{pad}error: {answer.error or f'exit status {answer.exit_code}'}")
         return f"{part.name}: {answer.error or f'exit status {answer.exit_code}'}"
     return None
+
+
+def _believed(reply: Reply) -> bool:
+    """The host answered, with an envelope of ours (what it says it did may be believed)."""
+    try:
+        return reply.reached and envelope(reply) is not None
+    except HostError:
+        return False
 
 
 def _fail(problems: list[str | None]) -> None:
@@ -128,8 +139,8 @@ def stop(span: Span, grace: float, labels: t.Sequence[str] | None) -> None:
     replies = span.each(one, parts)
     not_done = "its agents may still run (`fleet status` shows them once it answers)"
     problems = [_tell(span, p, r, not_done=not_done) for p, r in zip(parts, replies)]
-    if not labels:  # a host that answered has stopped its part; one never reached has nothing to stop
-        answered = {p.name for p, r in zip(parts, replies) if r.reached}
+    if not labels:  # a host whose answer is believed has stopped its part; one never reached has none
+        answered = {p.name for p, r in zip(parts, replies) if _believed(r)}
         left = span.with_parts(p for p in span.parts if p.name not in answered and p.started)
         keep(left)
         if not left.parts:
@@ -305,7 +316,9 @@ def _one(span: Span, label: str) -> tuple[Part, str]:
 
 
 def logs(span: Span, label: str, lines: int, follow: bool) -> None:
-    """The pane's host prints its log and screen here (``-f`` keeps the channel open)."""
+    """The pane's host says its log and screen (``-f`` keeps the channel open), and each line it says is
+    shown here as a local pane's is (:func:`say`): a host is no more trusted with the terminal than an
+    agent, so no escape, C1 control or bidi mark of its output reaches it."""
     part, bare = _one(span, label)
     args = [
         "logs",
@@ -320,9 +333,41 @@ def logs(span: Span, label: str, lines: int, follow: bool) -> None:
     ]
     if follow:
         args.append("-f")
-    argv = part.host.terminal(part.host.fleet_argv(args))
-    sys.stdout.flush()
-    os.execvp(argv[0], argv)
+    status = _shown(part.host.terminal(part.host.fleet_argv(args), tty=False))
+    if status:
+        raise typer.Exit(status)
+
+
+MAX_LINE = 64 * 1024
+"""Bytes of one line a host says shown at most as one line; a longer one is shown in pieces."""
+
+
+def _shown(argv: list[str]) -> int:
+    """Run *argv*, showing each line it says on stdout and stderr as :func:`say` shows ours; its status."""
+    import subprocess
+    import threading
+
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+
+    def each_line(pipe: t.IO[bytes], show: t.Callable[[str], None]) -> None:
+        for raw in iter(lambda: pipe.readline(MAX_LINE), b""):
+            show(raw.decode(errors="replace").removesuffix("\n").removesuffix("\r"))
+
+    errors = threading.Thread(target=each_line, args=(proc.stderr, _say_on_stderr), daemon=True)
+    errors.start()
+    try:
+        each_line(proc.stdout, say)
+    finally:
+        if proc.poll() is None:
+            proc.terminate()  # interrupted here: the host's logs -f ends with its channel
+        status = proc.wait()
+        errors.join(5)
+    return status
+
+
+def _say_on_stderr(line: str) -> None:
+    typer.echo(printable(line), err=True)
 
 
 def attach_hint(span: Span, label: str | None) -> list[str]:
@@ -390,8 +435,8 @@ def doctor(span: Span, fix: bool) -> None:
             continue
         lines = probe.stdout.strip().splitlines()
         clock = _seconds(lines[0]) if lines else None
-        version = lines[1].removeprefix("fleet ").strip() if len(lines) > 1 else ""
-        tmux = lines[2].strip() if len(lines) > 2 else ""
+        version = _word(lines[1].removeprefix("fleet ")) if len(lines) > 1 else ""
+        tmux = _word(lines[2]) if len(lines) > 2 else ""
         installed = _installed(lines[3] if len(lines) > 3 else "")
         found: list[str] = []
         if version != __version__:
@@ -421,8 +466,8 @@ def doctor(span: Span, fix: bool) -> None:
 def _installed(text: str) -> str | None:
     """The digest ``fleet host add`` recorded on a host (None when it recorded none)."""
     try:
-        record = json.loads(text)
-    except ValueError:
+        record = answer.parse(text)
+    except ValueError:  # not JSON, or not within bounds
         return None
     digest = record.get("digest") if isinstance(record, dict) else None
     return digest if isinstance(digest, str) else None
@@ -433,4 +478,13 @@ def _seconds(text: str) -> float | None:
         value = float(text.strip())
     except ValueError:
         return None
-    return value if value > 0 else None
+    return value if 0 < value < math.inf else None
+
+
+MAX_WORD = 64
+"""Characters of a version or a tmux version a host says that are shown (it may say megabytes)."""
+
+
+def _word(text: str) -> str:
+    text = text.strip()
+    return text if len(text) <= MAX_WORD else text[: MAX_WORD - 1] + "…"

@@ -67,12 +67,12 @@ def configure(
 def test_once_per_transition_with_each_value_in_its_own_argument(tmux: Tmux, tmp_path: Path) -> None:
     a, b, _ = tmux.ids
     argv, out = recorder(tmp_path)
-    configure(tmux, [*argv, "{fleet}", "{label}: {state}", "[{session}]", "{state}{label}"])
+    configure(tmux, [*argv, "{fleet}", "{label}: {state}", "[{session}]", "{state}{label}", "{host}"])
     hostile = "x{state} $(touch pwned); y`id`"
     tmux("set-option", "-p", "-t", a, "@pane_label", hostile)
 
     hook(tmux, a, "needs-you", tmp_path)
-    assert settle(out, 1) == [["s", f"{hostile}: needs-you", "[]", f"needs-you{hostile}"]]
+    assert settle(out, 1) == [["s", f"{hostile}: needs-you", "[]", f"needs-you{hostile}", "local"]]
     assert not (tmp_path / "pwned").exists() and not Path("pwned").exists()
 
     throttle_passed(tmp_path)  # the tmux call is made, and sees no transition

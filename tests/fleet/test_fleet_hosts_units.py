@@ -229,34 +229,90 @@ def test_labels_are_found_on_their_host_and_a_label_on_two_hosts_must_say_which(
 def test_the_relay_alerts_here_once_per_transition_with_the_fleets_command_and_cooldown(
     tmp_path: Path,
 ) -> None:
-    spec = layout(tmp_path)
+    spec = layout(tmp_path, SPAN.replace('"{label}: {state}"', '"{host}", "{label}: {state}"'))
+    box = Span.of(spec).parts[1]
     now = [100.0]
     ran: list[list[str]] = []
     relay = Relay(clock=lambda: now[0], run=ran.append)
 
     def look(state: str, session: str = "/h/proj/sessions/S_B") -> list[str]:
-        row = PaneStatus.from_json({"session": "duo", "window": "there", "label": "B", "pane": "%1",
-                                    "pane_id": "duo:there:B", "state": state, "session_dir": session})  # fmt: skip
-        return relay.see(spec, "box", [row])
+        return relay.see([(spec, box, [remote_row("B", state, session_dir=session)])])
 
     assert look("needs-you") == [], "the first look is what is, not a transition"
-    assert look("working") == [] and look("needs-you") == ["box/B needs you"]
-    assert ran == [["notify-send", "B: needs-you"]]
+    assert look("working") == [] and look("needs-you") == ["dev@buildbox:2222/B needs you"]
+    assert ran == [["notify-send", "dev@buildbox:2222", "B: needs-you"]]
     assert look("working") == [] and look("needs-you") == [], (
         "within the cooldown: one page, not one per flap"
     )
     now[0] += 61
-    assert look("working") == [] and look("needs-you") == ["box/B needs you"]
+    assert look("working") == [] and look("needs-you") == ["dev@buildbox:2222/B needs you"]
     assert look("done") == [], "done does not alert unless the fleet asks for it"
     assert look("error\x1b]52;c;x\x07") == [], "a state an agent made up alerts on nothing"
 
     quiet = layout(tmp_path, SPAN.replace('notify: [notify-send, "{label}: {state}"]', "notify: false"))
     relay = Relay(clock=lambda: now[0], run=ran.append)
     for state in ("working", "needs-you"):
-        assert (
-            relay.see(quiet, "box", [PaneStatus.from_json({"label": "B", "pane_id": "x", "state": state})])
-            == []
-        )
+        assert relay.see([(quiet, Span.of(quiet).parts[1], [remote_row("B", state)])]) == []
+
+
+def remote_row(
+    label: str, state: str, window: str = "there", session: str = "duo", **more: t.Any
+) -> PaneStatus:
+    return PaneStatus.from_json({"session": session, "window": window, "label": label, "pane": f"%{label}",
+                                 "pane_id": f"{session}:{window}:{label}", "state": state, **more})  # fmt: skip
+
+
+def test_a_host_pages_only_for_its_own_agents_names_itself_and_one_refresh_starts_few_alerts(
+    tmp_path: Path,
+) -> None:
+    """Rows of panes the host's part does not name (another host's label, another session, a label of
+    its own making) page nobody; every alert names its host; past MAX_ALERTS, one summary."""
+    from claude_shepherd.fleet.hosts.relay import MAX_ALERTS
+    from claude_shepherd.fleet.hosts.transport import LOCAL
+    from claude_shepherd.hooks import alerts
+
+    assert alerts.HERE == LOCAL, "a local pane's {host} is what fleet calls this machine"
+    text = SPAN.replace('"{label}: {state}"', '"{host}", "{fleet}", "{label}: {state}"')
+    spec = layout(tmp_path, text)
+    box = Span.of(spec).parts[1]
+    ran: list[list[str]] = []
+    relay = Relay(run=ran.append)
+    invented = [
+        *(remote_row(f"X{n}", "{}") for n in range(28)),
+        remote_row("A", "{}", window="here"),  # this machine's pane A
+        remote_row("B", "{}", session="other"),
+        remote_row("B", "{}", window="also"),
+    ]
+    own = [remote_row(label, "{}", window) for window, label in box.labels]
+
+    def look(state: str) -> list[str]:
+        rows = [dataclasses.replace(row, state=state) for row in [*invented, *own]]
+        return relay.see([(spec, box, rows)])
+
+    assert look("working") == []
+    assert look("needs-you") == [f"dev@buildbox:2222/{label} needs you" for label in ("B", "C", "D")]
+    assert ran == [["notify-send", "dev@buildbox:2222", "duo", f"{label}: needs-you"] for label in "BCD"]
+    assert set(relay.seen) == {("dev@buildbox:2222", "fleet-duo", w, lb) for w, lb in box.labels}, (
+        "what it remembers is bounded by the layout, not by what a host invents"
+    )
+
+    many = "".join(f"        - P{n}: claude-run\n" for n in range(12))
+    big = layout(tmp_path, text.replace("        - D: claude-run\n", many))
+    host = Span.of(big).parts[1]
+    ran.clear()
+    relay = Relay(run=ran.append)
+    rows = [remote_row(label, "working", window) for window, label in host.labels]
+    assert relay.see([(big, host, rows)]) == []
+    rows = [dataclasses.replace(row, state="needs-you" if n % 2 else "error") for n, row in enumerate(rows)]
+    said = relay.see([(big, host, rows)])
+    assert len(ran) == len(said) == MAX_ALERTS, "one refresh starts at most MAX_ALERTS notify commands"
+    assert (
+        said[-1]
+        == "dev@buildbox:2222: 10 more agents changed state (3 needs-you, 7 error); each is in the table"
+    )
+    assert ran[-1] == ["notify-send", "dev@buildbox:2222", "duo", "10 more agents: needs-you"]
+    assert all(line.endswith("needs you") for line in said[:-1]), "the most urgent are paged one by one"
+    assert relay.see([(big, host, rows)]) == [], "the summary counts as their alerts"
 
 
 def test_a_part_read_from_stdin_is_kept_as_a_file_of_ours_and_never_names_hosts(tmp_path: Path) -> None:
@@ -319,3 +375,65 @@ def test_a_bash_era_label_is_its_parts_label_and_local_is_no_host_name(tmp_path:
     assert span.parts[1].labels == (("there", "B"), ("there", "C"), ("also", "D2"))
     with pytest.raises(LayoutError, match="host 'local' is what fleet calls this machine"):
         layout(tmp_path, SPAN.replace("dev@buildbox:2222", "local", 1))
+
+
+HOSTILE_ANSWERS = {
+    "a number of 400 digits": '[{"label": "B", "restarts": 1' + "0" * 400 + "}]",
+    "a number of 5000 digits": '[{"label": "B", "cost_usd": ' + "9" * 5000 + "}]",
+    "arrays nested 100000 deep": "[" * 100_000 + "]" * 100_000,
+    "objects nested 9 deep": '{"a": ' * 9 + "1" + "}" * 9,
+    "NaN": '[{"label": "B", "cost_usd": NaN}]',
+    "a number past a float": '[{"label": "B", "started_at": 1e999}]',
+    "a string of a megabyte": '[{"label": "' + "B" * 1024 * 1024 + '"}]',
+    "a million rows": "[" + ",".join(["{}"] * 1_000_000) + "]",
+}
+
+
+@pytest.mark.parametrize("what", sorted(HOSTILE_ANSWERS))
+def test_an_answer_out_of_bounds_costs_its_host_its_rows_and_never_the_others(
+    tmp_path: Path, what: str
+) -> None:
+    """A host is believed within the bounds of what a fleet says: past them its agents are unknown, with
+    the reason, and the other host's rows and every verb's envelope are read as before."""
+    spec = layout(tmp_path)
+    span = Span.of(spec)
+    rows = [{"session": "duo", "window": "here", "label": "A", "pane": "%0", "pane_id": "duo:here:A",
+             "state": "working", "supervisor_alive": True, "agent": True}]  # fmt: skip
+    here = FakeHost("local", Reply("local", 0, json.dumps(rows), "", 0.1))
+    hostile = FakeHost("dev@buildbox:2222", Reply("dev@buildbox:2222", 0, HOSTILE_ANSWERS[what], "", 0.1))
+    span = Span(spec, (dataclasses.replace(span.parts[0], host=here),
+                       dataclasses.replace(span.parts[1], host=hostile)))  # fmt: skip
+    seen = gather(span)
+    assert [(r.label, r.state) for r in seen[0].rows] == [("A", "working")] and seen[0].problem is None
+    assert {(r.label, r.state) for r in seen[1].rows} == {
+        ("B", "unknown"),
+        ("C", "unknown"),
+        ("D", "unknown"),
+    }
+    problem = seen[1].problem or ""
+    assert problem.startswith("dev@buildbox:2222: its fleet's answer ") and problem.endswith("; not believed")
+    with pytest.raises(ShepherdError, match="its fleet's answer"):
+        envelope(Reply("box", 0, HOSTILE_ANSWERS[what], "", 0.1))
+
+
+def test_a_host_is_read_up_to_a_bound_and_ended_there_never_read_whole() -> None:
+    """More than MAX_ANSWER bytes on stdout or stderr is a bad answer: the program is ended there, what it
+    said is cut, and no reader believes it."""
+    from claude_shepherd.fleet.hosts.answer import MAX_ANSWER
+
+    here = LocalHost()
+    flood = here.run(["sh", "-c", "yes '[1,' | head -c 64M; echo 1]"], timeout=60)
+    assert flood.reached and flood.overflowed and len(flood.stdout) == MAX_ANSWER
+    with pytest.raises(ShepherdError, match=f"local: its fleet said over {MAX_ANSWER} bytes; not believed"):
+        flood.json()
+    noisy = here.run(["sh", "-c", "head -c 64M /dev/zero >&2"], timeout=60)
+    assert noisy.overflowed and len(noisy.stderr) == MAX_ANSWER and noisy.stdout == ""
+
+    exact = here.run(["head", "-c", str(MAX_ANSWER)], stdin=b"7" * MAX_ANSWER, timeout=60)
+    assert not exact.overflowed and exact.status == 0 and len(exact.stdout) == MAX_ANSWER
+    with pytest.raises(ShepherdError, match="its fleet's answer has a number of thousands of digits"):
+        exact.json()
+    big = here.run(["cat"], stdin=b"[" + b"1," * 1_000_000 + b"1]", timeout=60)
+    assert not big.overflowed and big.status == 0 and len(big.stdout) == 2_000_003, "stdin is fed whole"
+    deaf = here.run(["true"], stdin=b"x" * 10 * 1024 * 1024, timeout=60)
+    assert deaf.reached and deaf.status == 0, "a program that reads none of its input still answers"

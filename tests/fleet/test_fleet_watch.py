@@ -837,3 +837,55 @@ def test_a_log_or_an_attach_on_a_server_that_does_not_answer_never_freezes_the_s
         shutil.rmtree(tmux_dir, ignore_errors=True)
     assert took < 1.0 and cursor == 1, f"the keys waited {took:.1f}s for the log and the pane"
     assert len(told) == 2 and all(name in toast for toast in told), told
+
+
+MARKUP_LABEL = "[link=https://x]a[/link][@click=app.quit]b"
+"""A label that, read as markup, is a link to a URL the agent chose and a click that quits the watch."""
+
+
+@pytest.mark.usefixtures("no_fleets")
+def test_a_label_made_of_markup_is_shown_literally_in_toasts_questions_titles_and_the_log() -> None:
+    """Every place the watch names an agent shows its label as the text it is: the toast a key's answer
+    gives, the confirm question, the title, the totals, the log's heading and lines."""
+    from textual.widgets import Log, Static
+    from textual.widgets._toast import Toast
+
+    from claude_shepherd.fleet.watch_app import LogScreen, WatchApp
+
+    hostile = row(MARKUP_LABEL, "needs-you", fleet=MARKUP_LABEL)
+
+    async def scenario() -> dict[str, list[str]]:
+        app = WatchApp(interval=60)
+        seen: dict[str, list[str]] = {}
+        async with app.run_test(size=(160, 30), notifications=True) as pilot:
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            app.show([hostile])
+            await pilot.pause()
+            seen["title"] = [str(app.query_one("#title", Static).render())]
+            seen["totals"] = [str(app.query_one("#totals", Static).render())]
+            await pilot.press("s")
+            await pilot.pause()
+            seen["question"] = [str(s.render()) for s in app.screen.query(Static)]
+            await pilot.press("escape")  # leaves the agent alone: a toast names it
+            await until(pilot, lambda: list(app.screen.query(Toast)), "the toast")
+            app.notify(f"{hostile.where} needs you", title=MARKUP_LABEL)  # as a relayed alert is shown
+            await until(pilot, lambda: len(app.screen.query(Toast)) >= 2, "the second toast")
+            seen["toasts"] = [toast.render().plain for toast in app.screen.query(Toast)]
+            app.push_screen(LogScreen(hostile.where, [MARKUP_LABEL]))
+            await pilot.pause()
+            seen["log"] = [
+                str(app.screen.query_one(".heading", Static).render()),
+                *app.screen.query_one(Log).lines,
+            ]
+            seen["running"] = [str(app.is_running)]
+        return seen
+
+    seen = asyncio.run(scenario())
+    assert seen["running"] == ["True"]
+    where = f"{MARKUP_LABEL}:agents:{MARKUP_LABEL}"
+    assert seen["title"][0].startswith(f"fleet watch — {MARKUP_LABEL}: 1 agent"), seen
+    assert seen["totals"][0].startswith(f"{MARKUP_LABEL}: 1 agent"), seen
+    assert any(f"Stop {where}?" in text for text in seen["question"]), seen
+    assert seen["toasts"] == [f"{where} left alone", f"{MARKUP_LABEL}\n{where} needs you"], seen
+    assert seen["log"] == [f"{where} — Escape to go back", MARKUP_LABEL], seen
