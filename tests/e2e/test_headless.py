@@ -9,6 +9,7 @@ the session state.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import typing as t
@@ -97,3 +98,39 @@ def test_headless_overflow_from_the_transcript(world, mock_api: MockAPI, env_for
     assert "session dehydrate" in result_text(denied)
     assert not (world.project / "overflow.txt").exists()
     assert state(world)["overflowed"] is True
+
+
+def test_claudes_files_changed_view_shows_no_machinery(world, mock_api: MockAPI, env_for) -> None:
+    """Claude Code diffs the work tree around each Bash command with git (`bashEditDiff`: its
+    files-changed view, and what PostToolUse hooks get): a `session` call shows the session's
+    state and log, never the store's locks or index."""
+    import shutil
+
+    shutil.rmtree(world.project / ".git")
+    subprocess.run(["git", "init", "-q"], cwd=world.project, check=True)
+    env = env_for()
+    settings = install_hooks(world, env)
+    with_diff = json.loads(settings.read_text())
+    with_diff["bashEditDiffEnabled"] = True  # on by default only where the model's configuration says so
+    settings.write_text(json.dumps(with_diff))
+    mock_api.script(
+        Turn.bash(f"session activate {SESSION} implement"),
+        Turn.bash(f"echo progress | session log {SESSION}"),
+        Turn.say("finished"),
+    )
+    run = claude_run_print(world, env, settings, "start the work", "--output-format", "json")
+    assert run.returncode == 0, run.stderr
+    conversation = json.loads(run.stdout)["session_id"]
+    transcript = next(world.home.rglob(f"{conversation}.jsonl"))
+    changed = [
+        [
+            os.path.relpath(path, world.project)
+            for path in entry["toolUseResult"]["bashEditDiff"]["changedFiles"]
+        ]
+        for entry in map(json.loads, transcript.read_text().splitlines())
+        if isinstance(entry.get("toolUseResult"), dict) and "bashEditDiff" in entry["toolUseResult"]
+    ]
+    assert changed == [
+        [f"{SESSION}/.state.json"],
+        [f"{SESSION}/IMPLEMENT_LOG.md", f"{SESSION}/.state.json"],
+    ], changed
