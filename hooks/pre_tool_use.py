@@ -73,7 +73,12 @@ def decide(call: ToolCall, cwd: str, config: hook_config.Config, env: t.Mapping[
     def apply(state: State) -> Verdict:
         nonlocal pane_state
         usage = newest(stored_usage(state), seen)
-        if starts_dehydrate(call) and usage is not None and usage.fraction >= config.threshold:
+        if (
+            starts_dehydrate(call)
+            and usage
+            and usage.fraction is not None
+            and usage.fraction >= config.threshold
+        ):
             mark_overflowed(
                 state, call.conversation or None
             )  # dehydrating is an overflow's: this call is one
