@@ -55,7 +55,7 @@ def starts_dehydrate(call: ToolCall) -> bool:
     skill, args = skill_call
     if skill == "dehydrate":
         return True
-    words = args.split()
+    words = args.split(maxsplit=1)  # the first word only: args may be megabytes
     return skill == "session" and bool(words) and words[0] == "dehydrate"
 
 

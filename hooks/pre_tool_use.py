@@ -22,6 +22,7 @@ from claude_shepherd.hooks import deadline, pane_notify
 from claude_shepherd.hooks.context import newest, stored_usage, transcript_usage
 from claude_shepherd.hooks.gate import session_gate
 from claude_shepherd.hooks.heartbeat import Verdict, heartbeat
+from claude_shepherd.hooks.input_limits import too_long
 from claude_shepherd.hooks.locate import locate, session_arg
 from claude_shepherd.hooks.overflow import overflow_gate, restart_returns_reason, starts_dehydrate
 from claude_shepherd.hooks.protected_paths import protected_reason
@@ -108,6 +109,9 @@ def run(raw: bytes, env: t.Mapping[str, str]) -> str:
     inp = parse_input(raw)
     if inp.problem is not None:
         return deny(failure_reason(inp.problem))
+    oversized = too_long(inp.data)  # before any rule normalises a path or walks up from it
+    if oversized is not None:
+        return deny(oversized)
     call: ToolCall | None = None
     try:
         config = hook_config.load(env)
