@@ -62,13 +62,13 @@ class Usage:
     def unreadable(self) -> bool:
         return self.fraction is None
 
+    def __repr__(self) -> str:
+        return f"Usage({self.fraction!r}, {self.at!r}, {self.source!r})"
+
 
 def unreadable() -> Usage:
     """The newest transcript reading, which could not be read: never replaced by an older one."""
     return Usage(None, "", "transcript")
-
-    def __repr__(self) -> str:
-        return f"Usage({self.fraction!r}, {self.at!r}, {self.source!r})"
 
 
 def number(value: object) -> float | None:
