@@ -134,3 +134,32 @@ def test_claudes_files_changed_view_shows_no_machinery(world, mock_api: MockAPI,
         [f"{SESSION}/.state.json"],
         [f"{SESSION}/IMPLEMENT_LOG.md", f"{SESSION}/.state.json"],
     ], changed
+
+
+def test_headless_overflow_when_the_newest_response_cannot_be_read(world, mock_api: MockAPI, env_for) -> None:
+    """The response asking for the call reports 95 % but nests past a JSON parser (a field of its
+    tool_use block 1,500 levels deep, kept by the CLI in the transcript); the one before it reported
+    1 %. Unknown is not the older reading: the call is denied, and never runs."""
+    deep: object = 1
+    for _ in range(1500):
+        deep = {"a": deep}
+    env = env_for()
+    settings = install_hooks(world, env)
+    mock_api.script(
+        Turn.bash(f"session activate {SESSION} implement"),
+        Turn.bash("echo LOW"),
+        Turn.bash("echo SHOULD_NOT_RUN > overflow.txt", input_tokens=2000, cache_read=188000,
+                  block_extra={"caller": deep}),
+        Turn.say("stopping"),
+    )  # fmt: skip
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(20_000)  # the mock API (in this process) writes and reads that nesting
+    try:
+        run = claude_run_print(world, env, settings, "work hard")
+    finally:
+        sys.setrecursionlimit(limit)
+    assert run.returncode == 0, run.stderr
+    assert "LOW" in result_text(last_result(mock_api, 2))
+    denied = last_result(mock_api, 3)
+    assert denied.get("is_error") is True and "Context usage unknown" in result_text(denied)
+    assert not (world.project / "overflow.txt").exists()
