@@ -56,8 +56,8 @@ def working_plan(base: Path) -> Path:
     return plan
 
 
-def layout(panes: int, per_window: int | None = None) -> str:
-    """A tmuxinator layout ``bench`` of *panes* agents ``P00``, ``P01``, … (*per_window* to a tiled
+def layout(panes: int, per_window: int | None = None, name: str = "bench") -> str:
+    """A tmuxinator layout *name* of *panes* agents ``P00``, ``P01``, … (*per_window* to a tiled
     window), each logging to ``$BENCH_DIR/<label>.log``."""
     per_pane = (
         "L=$(tmux display-message -p -t \"$TMUX_PANE\" '#{@pane_label}'); "
@@ -70,7 +70,7 @@ def layout(panes: int, per_window: int | None = None) -> str:
             f"        - P{n:02d}: claude-run\n" for n in range(first, min(first + per_window, panes))
         )
         windows += f"  - w{first // per_window}:\n      layout: tiled\n      panes:\n{rows}"
-    return f"name: bench\npre_window: {json.dumps(per_pane)}\nwindows:\n{windows}"
+    return f"name: {name}\npre_window: {json.dumps(per_pane)}\nwindows:\n{windows}"
 
 
 def first_start(log: Path) -> float | None:
