@@ -794,8 +794,16 @@ def _name(raw: _RawLayout, source: Path, fail: _Fail) -> str:
 
 
 def _root(text: str | None, base: Path) -> Path:
-    """A ``root:`` as written, made absolute: ``~`` expanded, relative to *base*; *base* when unset."""
-    root = Path(text).expanduser() if text else base
+    """A ``root:`` as written, made absolute: ``~`` expanded, relative to *base*; *base* when unset.
+
+    ``~NAME`` for a user this machine does not have stays as written: another host may have one (a
+    window there resolves its root there), and here it is a root that is not a directory.
+    """
+    root = Path(text) if text else base
+    try:
+        root = root.expanduser()
+    except (RuntimeError, ValueError):
+        pass
     return root if root.is_absolute() else base / root
 
 
