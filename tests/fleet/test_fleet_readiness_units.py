@@ -10,25 +10,13 @@ from __future__ import annotations
 import typing as t
 
 import pytest
-from support.procs import CLAUDE, FakeProcesses
+from support.procs import CLAUDE, FakeProcesses, ScriptedFleet
 from support.tmux_panes import Tmux
 
 from claude_shepherd.fleet.readiness import POLL, Outcome, wait_running
 from claude_shepherd.fleet.tmux import FleetServer, PaneInfo, list_panes
 
 T0 = 1000.0
-
-
-@pytest.fixture
-def world(tmux: Tmux, monkeypatch: pytest.MonkeyPatch) -> tuple[FleetServer, list[PaneInfo], FakeProcesses]:
-    """The tmux fixture's session ``s`` (four panes running ``sleep``), each scripted as a shell."""
-    monkeypatch.setenv("TMUX_TMPDIR", str(tmux.dir))
-    tmux("set-option", "-g", "remain-on-exit", "on")
-    server = FleetServer(tmux.socket)
-    panes, procs = list_panes(server), FakeProcesses()
-    for pane in panes:
-        procs.spawn(0, ["bash"], pid=pane.pid)
-    return server, panes, procs
 
 
 def wait(
@@ -49,9 +37,9 @@ def wait(
 
 
 def test_an_agent_runs_once_its_claude_has_stayed_up_for_the_settle_time(
-    world: tuple[FleetServer, list[PaneInfo], FakeProcesses],
+    scripted_fleet: ScriptedFleet,
 ) -> None:
-    server, panes, procs = world
+    server, panes, procs = scripted_fleet.server, scripted_fleet.panes, scripted_fleet.procs
     run, claude = procs.agent(panes[0].pid)
     got = wait(server, procs, panes[:1])
     assert got == {
@@ -61,9 +49,9 @@ def test_an_agent_runs_once_its_claude_has_stayed_up_for_the_settle_time(
 
 
 def test_an_agent_not_running_when_the_time_is_up_is_reported_with_what_was_seen_and_its_last_lines(
-    world: tuple[FleetServer, list[PaneInfo], FakeProcesses], tmux: Tmux
+    scripted_fleet: ScriptedFleet, tmux: Tmux
 ) -> None:
-    server, panes, procs = world
+    server, panes, procs = scripted_fleet.server, scripted_fleet.panes, scripted_fleet.procs
     tmux("respawn-pane", "-k", "-t", panes[1].pane_id, "printf 'one\\ntwo\\n'; exec sleep 600")
     tmux("respawn-pane", "-k", "-t", panes[2].pane_id, "exec sleep 600")
     panes = list_panes(server)
@@ -82,9 +70,9 @@ def test_an_agent_not_running_when_the_time_is_up_is_reported_with_what_was_seen
 
 
 def test_a_claude_that_keeps_restarting_never_counts_as_running(
-    world: tuple[FleetServer, list[PaneInfo], FakeProcesses],
+    scripted_fleet: ScriptedFleet,
 ) -> None:
-    server, panes, procs = world
+    server, panes, procs = scripted_fleet.server, scripted_fleet.panes, scripted_fleet.procs
     run, claude = procs.agent(panes[0].pid)
     latest = [claude]
 
@@ -101,9 +89,9 @@ def test_a_claude_that_keeps_restarting_never_counts_as_running(
 
 
 def test_a_pane_that_died_is_reported_at_once_with_its_exit_status_and_last_lines(
-    world: tuple[FleetServer, list[PaneInfo], FakeProcesses], tmux: Tmux
+    scripted_fleet: ScriptedFleet, tmux: Tmux
 ) -> None:
-    server, panes, procs = world
+    server, panes, procs = scripted_fleet.server, scripted_fleet.panes, scripted_fleet.procs
     procs.agent(panes[0].pid)
     tmux("respawn-pane", "-k", "-t", panes[1].pane_id, "echo 'claude-run: command not found'; exit 127")
     got = wait(server, procs, panes[:2], timeout=30.0)

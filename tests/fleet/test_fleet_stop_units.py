@@ -11,7 +11,7 @@ import signal
 import typing as t
 
 import pytest
-from support.procs import FakeProcesses
+from support.procs import FakeProcesses, ScriptedFleet
 from support.tmux_panes import Tmux
 
 from claude_shepherd.fleet.stop import KILL_ROUNDS, SETTLE, StopResult, stop
@@ -20,18 +20,6 @@ from claude_shepherd.supervisor.tmux_names import PANE_OPTION, STOPPED
 
 TERM, KILL, HUP = signal.SIGTERM, signal.SIGKILL, signal.SIGHUP
 T0 = 1000.0
-
-
-@pytest.fixture
-def world(tmux: Tmux, monkeypatch: pytest.MonkeyPatch) -> tuple[FleetServer, list[PaneInfo], FakeProcesses]:
-    """The tmux fixture's session ``s`` (four panes running ``sleep``), each scripted as a shell."""
-    monkeypatch.setenv("TMUX_TMPDIR", str(tmux.dir))
-    tmux("set-option", "-g", "remain-on-exit", "on")
-    server = FleetServer(tmux.socket)
-    panes, procs = list_panes(server), FakeProcesses()
-    for pane in panes:
-        procs.spawn(0, ["bash"], pid=pane.pid)
-    return server, panes, procs
 
 
 def run_stop(
@@ -56,9 +44,9 @@ def report_of(result: StopResult, pane: PaneInfo) -> str:
 
 
 def test_agents_that_obey_sigterm_are_waited_for_not_killed_and_their_times_are_reported(
-    world: tuple[FleetServer, list[PaneInfo], FakeProcesses],
+    scripted_fleet: ScriptedFleet,
 ) -> None:
-    server, panes, procs = world
+    server, panes, procs = scripted_fleet.server, scripted_fleet.panes, scripted_fleet.procs
     quick, quick_claude = procs.agent(panes[0].pid, on_term=1.25)
     slow, _ = procs.agent(panes[1].pid, on_term=2.95)
     result, said = run_stop(server, procs)
@@ -73,9 +61,9 @@ def test_agents_that_obey_sigterm_are_waited_for_not_killed_and_their_times_are_
 
 
 def test_a_supervisor_that_ignores_sigterm_is_killed_with_its_tree_when_the_grace_is_over(
-    world: tuple[FleetServer, list[PaneInfo], FakeProcesses],
+    scripted_fleet: ScriptedFleet,
 ) -> None:
-    server, panes, procs = world
+    server, panes, procs = scripted_fleet.server, scripted_fleet.panes, scripted_fleet.procs
     stubborn, claude = procs.agent(panes[0].pid, on_term=None)
     obedient, _ = procs.agent(panes[1].pid, on_term=0.5)
     result, said = run_stop(server, procs, grace=4.0)
@@ -90,9 +78,9 @@ def test_a_supervisor_that_ignores_sigterm_is_killed_with_its_tree_when_the_grac
 
 
 def test_what_a_supervisor_leaves_behind_gets_a_moment_not_the_whole_grace(
-    world: tuple[FleetServer, list[PaneInfo], FakeProcesses],
+    scripted_fleet: ScriptedFleet,
 ) -> None:
-    server, panes, procs = world
+    server, panes, procs = scripted_fleet.server, scripted_fleet.panes, scripted_fleet.procs
     run, _ = procs.agent(panes[0].pid, on_term=1.0)
     straggler = procs.spawn(run.pid, ["node", "server.js"], on_term=None, on_hup=None, outlives_parent=True)
     result, _ = run_stop(server, procs, grace=30.0)
@@ -105,9 +93,9 @@ def test_what_a_supervisor_leaves_behind_gets_a_moment_not_the_whole_grace(
 
 
 def test_panes_without_an_agent_get_sighup_and_what_ignores_it_is_killed(
-    world: tuple[FleetServer, list[PaneInfo], FakeProcesses],
+    scripted_fleet: ScriptedFleet,
 ) -> None:
-    server, panes, procs = world
+    server, panes, procs = scripted_fleet.server, scripted_fleet.panes, scripted_fleet.procs
     shell = procs.spawn(0, ["bash"], pid=panes[0].pid)
     deaf = procs.spawn(0, ["bash"], pid=panes[1].pid, on_hup=None)
     result, said = run_stop(server, procs)
@@ -119,9 +107,9 @@ def test_panes_without_an_agent_get_sighup_and_what_ignores_it_is_killed(
 
 
 def test_a_process_even_sigkill_does_not_end_is_reported_as_left_over(
-    world: tuple[FleetServer, list[PaneInfo], FakeProcesses],
+    scripted_fleet: ScriptedFleet,
 ) -> None:
-    server, panes, procs = world
+    server, panes, procs = scripted_fleet.server, scripted_fleet.panes, scripted_fleet.procs
     run, _ = procs.agent(panes[0].pid, on_term=0.0)
     stuck = procs.spawn(run.pid, ["fuse-driver"], on_term=None, on_kill=None, outlives_parent=True)
     result, _ = run_stop(server, procs)
@@ -133,9 +121,9 @@ def test_a_process_even_sigkill_does_not_end_is_reported_as_left_over(
 
 
 def test_stopping_some_panes_signals_only_theirs_and_keeps_the_session(
-    world: tuple[FleetServer, list[PaneInfo], FakeProcesses], tmux: Tmux
+    scripted_fleet: ScriptedFleet, tmux: Tmux
 ) -> None:
-    server, panes, procs = world
+    server, panes, procs = scripted_fleet.server, scripted_fleet.panes, scripted_fleet.procs
     chosen, _ = procs.agent(panes[1].pid, on_term=0.3)
     other, other_claude = procs.agent(panes[0].pid, on_term=0.3)
     result, said = run_stop(server, procs, pane_ids={panes[1].pane_id})

@@ -9,7 +9,8 @@ signal is logged with the time it was sent. The real processes are the slow test
 As on Linux, a process that exits takes its children with it unless they outlive it (a child that
 ``setsid``-ed away): those are re-parented to init. A scripted process given a real pane's pid
 stands for what runs in the pane: when it exits, the pane's real process (a ``sleep``) is killed,
-so tmux sees the pane die as it would.
+so tmux sees the pane die as it would. The ``scripted_fleet`` fixture gives the tmux fixture's
+panes (session ``s``) with a scripted shell in each.
 """
 
 from __future__ import annotations
@@ -20,7 +21,13 @@ import signal
 import typing as t
 from dataclasses import dataclass, field
 
+import pytest
+
 from claude_shepherd.fleet.procs import Proc, Table
+from claude_shepherd.fleet.tmux import FleetServer, PaneInfo, list_panes
+
+if t.TYPE_CHECKING:
+    from support.tmux_panes import Tmux
 
 SUPERVISOR = ["/venv/bin/python", "/venv/bin/claude-run", "--agent", "a"]
 CLAUDE = ["claude", "--resume", "conv"]
@@ -186,3 +193,23 @@ class FakeProcesses:
                         child.proc.ppid = 1
                     else:
                         self._exit_at(child, t.cast(float, gone.exits_at))
+
+
+@dataclass
+class ScriptedFleet:
+    server: FleetServer
+    panes: list[PaneInfo]
+    procs: FakeProcesses
+
+
+@pytest.fixture
+def scripted_fleet(tmux: Tmux, monkeypatch: pytest.MonkeyPatch) -> ScriptedFleet:
+    """The tmux fixture's session ``s`` (four panes, ``remain-on-exit`` on), each pane's process
+    scripted as a shell that a SIGHUP ends; a test scripts agents in them."""
+    monkeypatch.setenv("TMUX_TMPDIR", str(tmux.dir))
+    tmux("set-option", "-g", "remain-on-exit", "on")
+    server = FleetServer(tmux.socket)
+    world = ScriptedFleet(server, list_panes(server), FakeProcesses())
+    for pane in world.panes:
+        world.procs.spawn(0, ["bash"], pid=pane.pid)
+    return world
