@@ -16,14 +16,18 @@ runs no agent (a build or a log tail keeps its last screen).
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import subprocess
 import typing as t
 from dataclasses import dataclass
 from pathlib import Path
 
+from claude_shepherd.fleet import procs as pr
 from claude_shepherd.fleet.environment import captured, session_args
 from claude_shepherd.fleet.layout import Layout, PaneSpec, WindowSpec, pane_script
+from claude_shepherd.fleet.live import socket_dir
+from claude_shepherd.fleet.status import sessions_root_of
 from claude_shepherd.fleet.style import PANE_DIED_HOOK, fleet_options, pane_died_hook
 from claude_shepherd.fleet.tmux import (
     NEXT,
@@ -166,8 +170,6 @@ def notify_command(layout: Layout, env: t.Mapping[str, str] | None = None) -> tu
     command = layout.notify_command
     raw = env.get(FLEET_NOTIFY_COMMAND_ENV, "").strip()
     if command is None and layout.notify_tmux and raw:
-        import shlex
-
         try:
             command = tuple(shlex.split(raw))
         except ValueError as exc:
@@ -325,9 +327,6 @@ def running_elsewhere(layout: Layout, server: FleetServer, identities: t.Iterabl
     (start token checked) that owns a session bound to the identity, runs on this fleet's socket, and
     sits in a pane that still carries the identity's label — in another window or session.
     """
-    from claude_shepherd.fleet import procs as pr
-    from claude_shepherd.fleet.live import socket_dir
-
     wanted = [identity for identity in identities]
     if not wanted:
         return {}
@@ -366,9 +365,6 @@ def look_alikes(layout: Layout, server: FleetServer) -> list[str]:
     """Other sessions of this fleet's server that have exactly the layout's windows and labels and run
     agents on the layout's own sessions: the fleet itself, renamed (its agents would otherwise be out of
     reach of its verbs). Another project's copy of the layout keeps its sessions elsewhere."""
-    from claude_shepherd.fleet import procs as pr
-    from claude_shepherd.fleet.status import sessions_root_of
-
     shape = {(w.name, p.label) for w in layout.windows for p in w.panes if p.label}
     sessions: dict[str, list[PaneInfo]] = {}
     for pane in list_panes(server):

@@ -129,8 +129,6 @@ class Span:
 
     def where(self, labels: t.Sequence[str]) -> dict[str, list[str]]:
         """Host → the labels of *labels* it runs; a label may be ``HOST/LABEL`` to say which host's."""
-        from claude_shepherd.supervisor.errors import UsageError
-
         found: dict[str, list[str]] = {}
         for label in labels:
             host, _, bare = label.rpartition("/")
