@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
 import shutil
 import subprocess
 import uuid
@@ -119,7 +120,9 @@ def clean_env(home: Path, api_url: str, oauth: bool = False, **extra: str) -> di
 
 
 def transcript_path(home: Path, project: Path, session_id: str) -> Path:
-    slug = os.path.realpath(project).replace("/", "-")
+    """Where the CLI keeps a conversation: its project folder names the path with every character
+    but letters and digits written ``-``."""
+    slug = re.sub(r"[^A-Za-z0-9]", "-", os.path.realpath(project))
     return home / ".claude" / "projects" / slug / f"{session_id}.jsonl"
 
 

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 from support.waiting import wait_until
 
-from .cli import CLI_VERSION, MODEL, Tmux
+from .cli import CLI_VERSION, MODEL, Tmux, transcript_path
 from .mock_api import UNIFIED, MockAPI, Turn
 
 RECORDED = Path(__file__).parent / "recorded"
@@ -246,6 +246,47 @@ def test_stop_failure_hook_reports_the_rate_limit(
     recorded(f"stopfailure-rate-limit.{'oauth' if oauth else 'api_key'}", payload, world.home.parent)
 
 
+def test_a_usage_limit_reaches_the_status_line_and_a_prompt_typed_meanwhile_is_sent(
+    world, mock_api: MockAPI, env_for, claude_bin: Path, tmux: Tmux
+) -> None:
+    """Under OAuth the 429's headers update ``rate_limits`` (five_hour at 100 %, its new reset) and
+    the CLI waits to continue by itself; a prompt typed during the wait is sent: one more 429."""
+    limit = Turn.usage_limit(reset_in=7200, times=-1)
+    mock_api.script(Turn.say("first").with_windows(five_hour=0.93, seven_day=0.17), limit)
+    dump = world.home / "statusline.jsonl"
+    command = f"{{ cat; echo; }} >> {shlex.quote(str(dump))}; echo STATUS-PROBE"
+    settings = write_settings(world, statusLine={"type": "command", "command": command})
+    pane = interactive(tmux, claude_bin, world, env_for(oauth=True), settings)
+
+    def five_hour(used: int) -> t.Callable[[], dict[str, t.Any] | None]:
+        def seen() -> dict[str, t.Any] | None:
+            lines = dump.read_text().splitlines() if dump.exists() else []
+            runs = [json.loads(line) for line in lines if line.strip().endswith("}")]
+            at = [
+                r
+                for r in runs
+                if r.get("rate_limits", {}).get("five_hour", {}).get("used_percentage") == used
+            ]
+            return at[-1] if at else None
+
+        return seen
+
+    tmux.type(pane, "one")
+    wait_until(five_hour(93), 30, "the status line at 93 %")
+    tmux.type(pane, "two")
+    limited = wait_until(five_hour(100), 30, "the status line at the limit")
+    assert limit.error is not None
+    reset = int(limit.error.headers[f"{UNIFIED}5h-reset"])
+    assert limited["rate_limits"]["five_hour"] == {"used_percentage": 100, "resets_at": reset}
+    tmux.wait_for(pane, "Usage limit reached · continuing automatically at ")
+    assert len(mock_api.requests) == 2
+
+    tmux.type(pane, "three")
+    tmux.wait_for(pane, "Usage limit reached again · continuing automatically at ")
+    assert len(mock_api.requests) == 3, "a prompt typed while limited is sent"
+    recorded("statusline-limited.oauth", limited, world.home.parent)
+
+
 # ---------------------------------------------------------- hooks as a pause
 
 
@@ -366,3 +407,48 @@ def test_max_budget_stops_between_replies(world, mock_api: MockAPI, env_for, cla
     ran = (world.project / "ran.txt").read_text().split()
     assert ran[:1] == ["RAN"] and len(ran) <= 2, "the call of the reply over budget may start, not more"
     recorded("print-max-budget", result, world.home.parent)
+
+
+def test_max_budget_counts_only_this_runs_spend_on_resume(
+    world, mock_api: MockAPI, env_for, claude_bin: Path
+) -> None:
+    """A resumed session's ``total_cost_usd`` carries on from the session's, but the budget counts
+    this run alone: a session at $0.06 resumed with $0.10 still buys two replies."""
+    mock_api.script(Turn.say("first", input_tokens=10_000, output_tokens=2_000))
+    env = env_for()
+    first = json_result(claude_print(claude_bin, world, env, None, "--output-format", "json", "one"))
+    assert first["total_cost_usd"] == pytest.approx(0.06)
+    mock_api.script(Turn.bash("echo RAN >> ran.txt", input_tokens=10_000, output_tokens=2_000, times=5))
+    args = ("--output-format", "json", "--resume", first["session_id"], "--max-budget-usd", "0.10", "more")
+    run = claude_print(claude_bin, world, env, None, *args)
+    assert run.returncode == 1, run.stderr
+    result = json_result(run)
+    assert len(mock_api.requests) == 3, "two replies bought by this run's budget"
+    assert (result["subtype"], result["session_id"]) == ("error_max_budget_usd", first["session_id"])
+    assert result["total_cost_usd"] == pytest.approx(0.18)
+
+
+# ------------------------------------------------------------ spend, recorded
+
+
+def test_cost_is_per_session_and_kept_in_the_transcript(
+    world, mock_api: MockAPI, env_for, claude_bin: Path
+) -> None:
+    """``total_cost_usd`` is the session's: a resume goes on from it, a new session starts at 0;
+    each run ends by writing a ``cost-state`` line with the total into the transcript."""
+    mock_api.script(Turn.say("reply", input_tokens=10_000, output_tokens=1_000, times=-1))
+    env = env_for()
+    first = json_result(claude_print(claude_bin, world, env, None, "--output-format", "json", "one"))
+    session = first["session_id"]
+    resumed = json_result(
+        claude_print(claude_bin, world, env, None, "--output-format", "json", "--resume", session, "two")
+    )
+    fresh = json_result(claude_print(claude_bin, world, env, None, "--output-format", "json", "three"))
+    assert len(mock_api.requests) == 3
+    assert [r["total_cost_usd"] for r in (first, resumed, fresh)] == pytest.approx([0.045, 0.09, 0.045])
+    assert resumed["session_id"] == session != fresh["session_id"]
+    lines = map(json.loads, transcript_path(world.home, world.project, session).read_text().splitlines())
+    states = [line for line in lines if line.get("type") == "cost-state"]
+    assert [s["totalCostUSD"] for s in states] == pytest.approx([0.045, 0.09])
+    assert states[-1]["modelUsage"][MODEL]["inputTokens"] == 20_000
+    recorded("transcript-cost-state", states[-1], world.home.parent)
