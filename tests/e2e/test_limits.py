@@ -246,6 +246,45 @@ def test_stop_failure_hook_reports_the_rate_limit(
     recorded(f"stopfailure-rate-limit.{'oauth' if oauth else 'api_key'}", payload, world.home.parent)
 
 
+CREDIT = "Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing."
+
+
+class Failure(t.NamedTuple):
+    answer: Turn
+    error: str
+    says: str
+    requests: int
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [
+        Failure(Turn.fail(401, "authentication_error", "invalid x-api-key", times=-1),
+                "authentication_failed", "Invalid API key · ", 2),
+        Failure(Turn.fail(529, "overloaded_error", "Overloaded", times=-1),
+                "server_error", "API Error: 529 Overloaded", 2),
+        Failure(Turn.fail(400, "invalid_request_error", CREDIT, times=-1),
+                "billing_error", "Credit balance is too low", 1),
+    ],
+    ids=["401", "529", "credit"],
+)  # fmt: skip
+def test_stop_failure_names_what_else_failed(
+    world, mock_api: MockAPI, env_for, claude_bin: Path, tmux: Tmux, failure: Failure
+) -> None:
+    """What is not a rate limit says so in ``error``, after the retries (one here; none for the
+    credit balance): a stop to tell from a usage limit."""
+    mock_api.script(failure.answer)
+    dump = world.home / "stopfailure.json"
+    settings = write_settings(world, hooks=hook("StopFailure", probe(dump)))
+    pane = interactive(tmux, claude_bin, world, env_for(CLAUDE_CODE_MAX_RETRIES="1"), settings)
+    tmux.type(pane, "keep going")
+    payload = wait_until(lambda: read_json(dump), 30, "the StopFailure hook")
+    assert payload["error"] == failure.error, payload
+    assert payload["last_assistant_message"].startswith(failure.says), payload
+    assert len(mock_api.requests) == failure.requests
+    recorded(f"stopfailure-{failure.error.replace('_', '-')}.api_key", payload, world.home.parent)
+
+
 def test_a_usage_limit_reaches_the_status_line_and_a_prompt_typed_meanwhile_is_sent(
     world, mock_api: MockAPI, env_for, claude_bin: Path, tmux: Tmux
 ) -> None:
