@@ -2,9 +2,10 @@
 
 Budgets and usage windows (issue 28) are built on these surfaces of the pinned
 Claude Code CLI, each produced here offline by the mock API: the status line's
-``cost`` and ``rate_limits``, a usage-limit 429 in ``claude -p``, the
-``StopFailure`` hook, a PreToolUse or UserPromptSubmit hook that stops the
-agent, and ``--max-budget-usd``. Each test counts the requests the CLI sent.
+``cost`` and ``rate_limits``, a usage-limit 429 in ``claude -p`` and
+interactively, the ``StopFailure`` hook, a PreToolUse or UserPromptSubmit hook
+that stops the agent, ``--max-budget-usd`` and the session's cost across a
+resume. Each test counts the requests the CLI sent.
 
 The payloads seen are kept in ``recorded/`` for fast tests that replay them
 without the CLI; a run with ``CLAUDE_SHEPHERD_E2E_RECORD=1`` writes them anew,
@@ -55,6 +56,26 @@ def probe(dump: Path, answer: dict[str, t.Any] | None = None) -> str:
     if answer is not None:
         command += f"; printf '%s' {shlex.quote(json.dumps(answer))}"
     return command
+
+
+def status_line_probe(world: t.Any) -> Path:
+    """Settings whose status line appends each run's stdin, a line of JSON, to ``statusline.jsonl``."""
+    dump = shlex.quote(str(world.home / "statusline.jsonl"))
+    return write_settings(
+        world, statusLine={"type": "command", "command": f"{{ cat; echo; }} >> {dump}; echo PROBE"}
+    )
+
+
+def status_line_runs(world: t.Any) -> list[dict[str, t.Any]]:
+    """The status line's stdin, run by run (a line still being written is left out)."""
+    dump = world.home / "statusline.jsonl"
+    runs = []
+    for line in dump.read_text().splitlines() if dump.exists() else []:
+        try:
+            runs.append(json.loads(line))
+        except ValueError:
+            continue
+    return runs
 
 
 def claude_print(
@@ -130,16 +151,12 @@ def test_status_line_reports_cost_and_only_oauth_reports_windows(
     reply = Turn.say("hello there", input_tokens=10_000, output_tokens=1_000)
     reply = reply.with_windows(five_hour=0.42, seven_day=0.17)
     mock_api.script(reply)
-    dump = world.home / "statusline.jsonl"
-    command = f"{{ cat; echo; }} >> {shlex.quote(str(dump))}; echo STATUS-PROBE"
-    settings = write_settings(world, statusLine={"type": "command", "command": command})
-    pane = interactive(tmux, claude_bin, world, env_for(oauth=oauth), settings)
+    pane = interactive(tmux, claude_bin, world, env_for(oauth=oauth), status_line_probe(world))
     tmux.type(pane, "hello")
 
     def costed() -> dict[str, t.Any] | None:
-        lines = dump.read_text().splitlines() if dump.exists() else []
-        seen = [json.loads(line) for line in lines if line.strip().endswith("}")]
-        return next((s for s in reversed(seen) if s.get("cost", {}).get("total_cost_usd")), None)
+        runs = status_line_runs(world)
+        return next((run for run in reversed(runs) if run.get("cost", {}).get("total_cost_usd")), None)
 
     stdin = wait_until(costed, 30, "a status line run after the reply")
     assert len(mock_api.requests) == 1, [r["body"].get("tools") is not None for r in mock_api.requests]
@@ -292,23 +309,13 @@ def test_a_usage_limit_reaches_the_status_line_and_a_prompt_typed_meanwhile_is_s
     the CLI waits to continue by itself; a prompt typed during the wait is sent: one more 429."""
     limit = Turn.usage_limit(reset_in=7200, times=-1)
     mock_api.script(Turn.say("first").with_windows(five_hour=0.93, seven_day=0.17), limit)
-    dump = world.home / "statusline.jsonl"
-    command = f"{{ cat; echo; }} >> {shlex.quote(str(dump))}; echo STATUS-PROBE"
-    settings = write_settings(world, statusLine={"type": "command", "command": command})
-    pane = interactive(tmux, claude_bin, world, env_for(oauth=True), settings)
+    pane = interactive(tmux, claude_bin, world, env_for(oauth=True), status_line_probe(world))
 
     def five_hour(used: int) -> t.Callable[[], dict[str, t.Any] | None]:
-        def seen() -> dict[str, t.Any] | None:
-            lines = dump.read_text().splitlines() if dump.exists() else []
-            runs = [json.loads(line) for line in lines if line.strip().endswith("}")]
-            at = [
-                r
-                for r in runs
-                if r.get("rate_limits", {}).get("five_hour", {}).get("used_percentage") == used
-            ]
-            return at[-1] if at else None
+        def used_at(run: dict[str, t.Any]) -> t.Any:
+            return run.get("rate_limits", {}).get("five_hour", {}).get("used_percentage")
 
-        return seen
+        return lambda: next((run for run in reversed(status_line_runs(world)) if used_at(run) == used), None)
 
     tmux.type(pane, "one")
     wait_until(five_hour(93), 30, "the status line at 93 %")
