@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
 import shutil
 import subprocess
 import uuid
@@ -22,6 +23,8 @@ from claude_shepherd.supervisor.session.store import file_lock
 
 CLI_VERSION = "2.1.328"
 API_KEY = "sk-ant-api03-" + "e2e" * 30
+OAUTH_TOKEN = "sk-ant-oat01-" + "e2e" * 30
+"""Any string does offline: the CLI sends it as ``Authorization: Bearer`` and acts as a subscription login."""
 MODEL = "claude-sonnet-4-5"  # 200k window: easy to push past the overflow threshold
 CACHE_ENV = "CLAUDE_SHEPHERD_E2E_CACHE"
 
@@ -98,13 +101,14 @@ def prepare_home(home: Path, project: Path) -> None:
 _DROP_PREFIXES = ("CLAUDE", "ANTHROPIC", "TMUX", "WATCHDOG", "SESSION_REQUIRED", "FAKE_CLAUDE")
 
 
-def clean_env(home: Path, api_url: str, **extra: str) -> dict[str, str]:
-    """The environment for a CLI run: nothing of an outer agent leaks in."""
+def clean_env(home: Path, api_url: str, oauth: bool = False, **extra: str) -> dict[str, str]:
+    """The environment for a CLI run: nothing of an outer agent leaks in. *oauth*: log in as a
+    subscription (``CLAUDE_CODE_OAUTH_TOKEN``, no API key), whose usage windows the CLI reports."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(_DROP_PREFIXES)}
     env.update(
         HOME=str(home),
         ANTHROPIC_BASE_URL=api_url,
-        ANTHROPIC_API_KEY=API_KEY,
+        **({"CLAUDE_CODE_OAUTH_TOKEN": OAUTH_TOKEN} if oauth else {"ANTHROPIC_API_KEY": API_KEY}),
         DISABLE_TELEMETRY="1",
         CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
         DISABLE_AUTOUPDATER="1",
@@ -116,7 +120,9 @@ def clean_env(home: Path, api_url: str, **extra: str) -> dict[str, str]:
 
 
 def transcript_path(home: Path, project: Path, session_id: str) -> Path:
-    slug = os.path.realpath(project).replace("/", "-")
+    """Where the CLI keeps a conversation: its project folder names the path with every character
+    but letters and digits written ``-``."""
+    slug = re.sub(r"[^A-Za-z0-9]", "-", os.path.realpath(project))
     return home / ".claude" / "projects" / slug / f"{session_id}.jsonl"
 
 

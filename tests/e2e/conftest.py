@@ -54,8 +54,8 @@ def world(tmp_path: Path) -> World:
 
 @pytest.fixture
 def env_for(world: World, mock_api: MockAPI, claude_bin: Path) -> t.Callable[..., dict[str, str]]:
-    def make(**extra: str) -> dict[str, str]:
-        env = clean_env(world.home, mock_api.url, CLAUDE_BIN=str(claude_bin), **extra)
+    def make(oauth: bool = False, **extra: str) -> dict[str, str]:
+        env = clean_env(world.home, mock_api.url, oauth, CLAUDE_BIN=str(claude_bin), **extra)
         env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
         return env
 
