@@ -18,11 +18,12 @@ from __future__ import annotations
 import typing as t
 from dataclasses import dataclass
 
-from claude_shepherd.fleet.output import FleetFailure, Say
+from claude_shepherd.fleet.output import FleetFailure, Said, Say
 from claude_shepherd.supervisor.errors import NotRunningError, ShepherdError
 from claude_shepherd.supervisor.tmux_names import NOT_RUNNING, UNKNOWN
 
 if t.TYPE_CHECKING:
+    from claude_shepherd.fleet.doctor import Finding
     from claude_shepherd.fleet.hosts.span import Part
     from claude_shepherd.fleet.status import PaneStatus
     from claude_shepherd.fleet.watch import AgentRow
@@ -49,7 +50,7 @@ class Fleet(t.Protocol):
     def attach(self, label: str | None) -> None:
         """Show the person the fleet, with *label*'s pane selected."""
 
-    def doctor(self, fix: bool) -> None:
+    def doctor(self, fix: bool) -> Said:
         """Find (and with *fix* repair) what is wrong with the fleet."""
 
     # What the watch's keys do to one agent of the fleet (a row of :mod:`claude_shepherd.fleet.watch`);
@@ -71,6 +72,56 @@ class Fleet(t.Protocol):
 
 
 # --------------------------------------------------------------------------- reports
+
+PAST = {"stop": "stopped", "restart": "restarted"}
+"""What a watch key's verb did, as it tells the person."""
+
+
+@dataclass(frozen=True)
+class DoctorReport:
+    """``fleet doctor`` of this machine: the caches it refreshed and what it found (and fixed)."""
+
+    refreshed: list[str]
+    findings: list[Finding]
+    fix: bool
+
+    def lines(self) -> list[str]:
+        lines = list(self.refreshed)
+        if not self.findings:
+            return [*lines, "No problems found."]
+        for finding in self.findings:
+            lines.append(f"{finding.kind}: {finding.message}")
+            if finding.fixed:
+                fixed = finding.fixed
+                lines.append(f"  {fixed}" if fixed.startswith("not fixed") else f"  fixed: {fixed}")
+            elif self.fix and finding.fix is None:
+                lines.append("  not fixed: repair it by hand")
+        return lines
+
+    def failure(self) -> ShepherdError | None:
+        unfixed = [f for f in self.findings if not f.fixed or f.fixed.startswith("not fixed")]
+        if not unfixed:
+            return None
+        hint = "" if self.fix else "; run `fleet doctor --fix` to repair"
+        return FleetFailure(f"{len(unfixed)} problem(s) {'left' if self.fix else 'found'}{hint}")
+
+
+@dataclass(frozen=True)
+class HostsReport:
+    """What each host said, under its name, and the hosts that did not do all that was asked."""
+
+    said: list[str]
+    problems: list[str]
+
+    def lines(self) -> list[str]:
+        return self.said
+
+    def failure(self) -> ShepherdError | None:
+        if not self.problems:
+            return None
+        return FleetFailure(
+            f"{len(self.problems)} host(s) did not do all that was asked: {'; '.join(self.problems)}"
+        )
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ import sys
 import time
 import typing as t
 
-from claude_shepherd.fleet.handle import StatusReport
+from claude_shepherd.fleet.handle import PAST, DoctorReport, StatusReport
 from claude_shepherd.fleet.hosts.part import STDIN
 from claude_shepherd.fleet.output import FleetFailure, Printer, Say, locked
 from claude_shepherd.fleet.target import Target
@@ -323,7 +323,7 @@ class LocalFleet:
 
     # ----------------------------------------------------------------------- doctor
 
-    def doctor(self, fix: bool) -> None:
+    def doctor(self, fix: bool) -> DoctorReport:
         from claude_shepherd.fleet import doctor as dr
 
         say = self._say
@@ -338,28 +338,9 @@ class LocalFleet:
             findings = [finding for finding in examined if not finding.info]
             if fix:
                 dr.repair(findings)
-        for note in dr.refresh_caches(examined):  # after the fixes, which may change state files
-            say(f"{note.kind}: {note.fixed}")
-        if not findings:
-            say("No problems found.")
-            return
-        for finding in findings:
-            say(f"{finding.kind}: {finding.message}")
-            if finding.fixed:
-                say(
-                    f"  fixed: {finding.fixed}"
-                    if not finding.fixed.startswith("not fixed")
-                    else f"  {finding.fixed}"
-                )
-            elif fix and finding.fix is None:
-                say("  not fixed: repair it by hand")
-        unfixed = [f for f in findings if not f.fixed or f.fixed.startswith("not fixed")]
-        if unfixed:
-            hint = "" if fix else "; run `fleet doctor --fix` to repair"
-            raise FleetFailure(f"{len(unfixed)} problem(s) {'left' if fix else 'found'}{hint}")
+        refreshed = [f"{note.kind}: {note.fixed}" for note in dr.refresh_caches(examined)]  # after the fixes
+        return DoctorReport(refreshed, findings, fix)
 
-
-PAST = {"stop": "stopped", "restart": "restarted"}
 
 LOCK_TURN = 0.1
 """Seconds between two tries at a fleet's lock: how soon a wait notices the watch quit."""

@@ -31,6 +31,14 @@ class FleetFailure(ShepherdError):
     """The command did its work but something must be reported as a failure."""
 
 
+class Said(t.Protocol):
+    """A verb's report that is lines for people (under ``--json``, the envelope's), and what fails it."""
+
+    def lines(self) -> t.Iterable[str]: ...
+
+    def failure(self) -> ShepherdError | None: ...
+
+
 class Printer:
     """A run's output: said on the terminal, or kept for :meth:`envelope` once ``--json`` is asked."""
 
@@ -59,6 +67,14 @@ class Printer:
         """A verb's own JSON document on stdout (``status --json``, ``ls --json``): ASCII, escapes
         ``\\u``-quoted, so it carries no terminal escape either."""
         typer.echo(json.dumps(value, indent=2))
+
+    def show(self, report: Said) -> None:
+        """*report*'s lines; then its failure, raised (the run's error line and exit status)."""
+        for line in report.lines():
+            self.say(line)
+        failure = report.failure()
+        if failure is not None:
+            raise failure
 
     def document_line(self, value: t.Any) -> None:
         """*value* as one line of JSON (what ``status --json`` says instead of an error line)."""

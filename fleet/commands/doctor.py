@@ -26,4 +26,5 @@ def doctor(
 
     out = printer_of(ctx).use_json(as_json)
     # none or several running: doctor looks at every fleet
-    resolve(out, layout, socket, verb="doctor", lenient=(NotRunningError, UsageError)).doctor(fix)
+    fleet = resolve(out, layout, socket, verb="doctor", lenient=(NotRunningError, UsageError))
+    out.show(fleet.doctor(fix))

@@ -21,12 +21,11 @@ import typing as t
 import typer
 
 from claude_shepherd.fleet import known
-from claude_shepherd.fleet.handle import HostStatus, StatusReport
+from claude_shepherd.fleet.handle import PAST, HostsReport, HostStatus, StatusReport
 from claude_shepherd.fleet.hosts import answer
 from claude_shepherd.fleet.hosts.part import STDIN
 from claude_shepherd.fleet.hosts.span import Part, Span, keep, remember
 from claude_shepherd.fleet.hosts.transport import LOCAL, HostError, Reply, SshHost, host_timeout
-from claude_shepherd.fleet.local import PAST
 from claude_shepherd.fleet.output import FleetFailure, Printer, Say
 from claude_shepherd.fleet.status import PaneStatus
 from claude_shepherd.supervisor.errors import EXIT_NOT_RUNNING, ShepherdError
@@ -254,12 +253,14 @@ class SpanFleet:
 
     # ----------------------------------------------------------------------- doctor
 
-    def doctor(self, fix: bool) -> None:
+    def doctor(self, fix: bool) -> HostsReport:
         """Each host: reachable, same version, tmux, clock; then its own doctor (hooks, orphans, bindings)."""
         from claude_shepherd.fleet.hosts.install import RECORD, fingerprint
         from claude_shepherd.supervisor import __version__
 
-        say, span = self._say, self.span
+        span = self.span
+        said: list[str] = []
+        say = said.append
         digest = fingerprint()
 
         def checks(part: Part) -> tuple[Reply, float, Reply | None]:
@@ -317,7 +318,7 @@ class SpanFleet:
             problems.append(f"{part.name}: {'; '.join(found)}" if found else None)
             if own is not None:
                 problems.append(_tell(say, span, part, own, not_done="its doctor did not run"))
-        _fail(problems)
+        return HostsReport(said, [p for p in problems if p])
 
     # ----------------------------------------------------------------------- one agent, for the watch
 
