@@ -26,7 +26,34 @@ if t.TYPE_CHECKING:
     from claude_shepherd.fleet.doctor import Finding
     from claude_shepherd.fleet.hosts.span import Part
     from claude_shepherd.fleet.status import PaneStatus
-    from claude_shepherd.fleet.watch import AgentRow
+
+
+class Agent(t.Protocol):
+    """One agent of a fleet, as a row of the watch names it (:class:`claude_shepherd.fleet.watch.AgentRow`)."""
+
+    @property
+    def socket(self) -> str:
+        """Its fleet's tmux socket on its host."""
+
+    @property
+    def host(self) -> str:
+        """The machine it runs on (``local``: this one)."""
+
+    @property
+    def status(self) -> PaneStatus:
+        """Its pane's row of ``fleet status``."""
+
+    @property
+    def fleet(self) -> str:
+        """Its fleet's name (the tmux session)."""
+
+    @property
+    def name(self) -> str:
+        """Its label, else its pane."""
+
+    @property
+    def where(self) -> str:
+        """``[host/]session:window:label``, as a confirmation names it."""
 
 
 class Fleet(t.Protocol):
@@ -53,21 +80,19 @@ class Fleet(t.Protocol):
     def doctor(self, fix: bool) -> Said:
         """Find (and with *fix* repair) what is wrong with the fleet."""
 
-    # What the watch's keys do to one agent of the fleet (a row of :mod:`claude_shepherd.fleet.watch`);
+    # What the watch's keys do to one agent of the fleet (an :class:`Agent`, a row of the watch);
     # each returns what to tell the person, and holds the fleet's lock (on the agent's own host).
 
-    def attach_command(self, row: AgentRow, env: t.Mapping[str, str] | None = None) -> tuple[list[str], bool]:
+    def attach_command(self, row: Agent, env: t.Mapping[str, str] | None = None) -> tuple[list[str], bool]:
         """The command that shows *row*'s pane, and whether it takes over the terminal."""
 
-    def stop_agent(self, row: AgentRow, grace: float, *, told: Say, cancelled: t.Callable[[], bool]) -> str:
+    def stop_agent(self, row: Agent, grace: float, *, told: Say, cancelled: t.Callable[[], bool]) -> str:
         """Stop *row*'s agent as ``fleet stop --pane`` does (its pane stays; its conversation resumable)."""
 
-    def restart_agent(
-        self, row: AgentRow, grace: float, *, told: Say, cancelled: t.Callable[[], bool]
-    ) -> str:
+    def restart_agent(self, row: Agent, grace: float, *, told: Say, cancelled: t.Callable[[], bool]) -> str:
         """Stop *row*'s agent gracefully and start it again: it resumes its conversation."""
 
-    def log_lines(self, row: AgentRow, count: int) -> list[str]:
+    def log_lines(self, row: Agent, count: int) -> list[str]:
         """*row*'s pane's recent output, claude-run's own lines included (``fleet logs``)."""
 
 

@@ -16,7 +16,7 @@ import sys
 import time
 import typing as t
 
-from claude_shepherd.fleet.handle import PAST, DoctorReport, StatusReport
+from claude_shepherd.fleet.handle import PAST, Agent, DoctorReport, StatusReport
 from claude_shepherd.fleet.hosts.part import STDIN
 from claude_shepherd.fleet.output import FleetFailure, Printer, Say, locked
 from claude_shepherd.fleet.target import Target
@@ -28,7 +28,6 @@ if t.TYPE_CHECKING:
     from claude_shepherd.fleet.builder import StartResult
     from claude_shepherd.fleet.layout import Layout
     from claude_shepherd.fleet.tmux import FleetServer
-    from claude_shepherd.fleet.watch import AgentRow
 
 FOLLOW_INTERVAL = 0.5
 """Seconds between two looks at the log and the screen with ``fleet logs --follow``."""
@@ -275,7 +274,7 @@ class LocalFleet:
 
     # ----------------------------------------------------------------------- one agent, for the watch
 
-    def attach_command(self, row: AgentRow, env: t.Mapping[str, str] | None = None) -> tuple[list[str], bool]:
+    def attach_command(self, row: Agent, env: t.Mapping[str, str] | None = None) -> tuple[list[str], bool]:
         """Select *row*'s pane (the person asked to look at it), then the tmux command that shows it,
         as ``fleet attach`` runs it (see :mod:`claude_shepherd.fleet.attach`)."""
         from claude_shepherd.fleet.attach import attach_command as command
@@ -285,14 +284,12 @@ class LocalFleet:
         server.run("select-pane", "-t", row.status.pane)
         return command(server.tmux_bin, row.socket, row.fleet, row.status.pane, env)
 
-    def stop_agent(self, row: AgentRow, grace: float, *, told: Say, cancelled: t.Callable[[], bool]) -> str:
+    def stop_agent(self, row: Agent, grace: float, *, told: Say, cancelled: t.Callable[[], bool]) -> str:
         """The pane is the row's own (``%N``), not whichever pane carries its label now."""
         with fleet_held(row, "stop", told=told, cancelled=cancelled):
             return self._stopped(row, grace)[0]
 
-    def restart_agent(
-        self, row: AgentRow, grace: float, *, told: Say, cancelled: t.Callable[[], bool]
-    ) -> str:
+    def restart_agent(self, row: Agent, grace: float, *, told: Say, cancelled: t.Callable[[], bool]) -> str:
         """Stop, then start the pane's command again in the fleet's environment
         (:func:`claude_shepherd.fleet.builder.respawn`); one hold of the fleet's lock covers both, so
         no other verb acts between them."""
@@ -305,7 +302,7 @@ class LocalFleet:
             respawn(self.where.server(), row.status.pane)
             return f"{said}; restarted"
 
-    def _stopped(self, row: AgentRow, grace: float) -> tuple[str, bool]:
+    def _stopped(self, row: Agent, grace: float) -> tuple[str, bool]:
         """Stop *row*'s agent: what to tell the person, and whether its pane is still there."""
         from claude_shepherd.fleet.stop import stop
 
@@ -316,7 +313,7 @@ class LocalFleet:
             return f"{row.name}: {len(result.leftovers)} process(es) survived SIGKILL", True
         return f"{row.name}: {result.panes[0].outcome}", True
 
-    def log_lines(self, row: AgentRow, count: int) -> list[str]:
+    def log_lines(self, row: Agent, count: int) -> list[str]:
         from claude_shepherd.fleet.tmux import pane_history
 
         return [printable(line) for line in pane_history(self.where.server(), row.status.pane, count)]
@@ -356,7 +353,7 @@ def _never() -> bool:
 
 @contextlib.contextmanager
 def fleet_held(
-    row: AgentRow,
+    row: Agent,
     verb: str,
     *,
     told: Say = _quiet,

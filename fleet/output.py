@@ -21,7 +21,7 @@ from claude_shepherd.supervisor.errors import ShepherdError
 from claude_shepherd.supervisor.printable import printable
 
 if t.TYPE_CHECKING:
-    from claude_shepherd.fleet.handle import StatusReport
+    from claude_shepherd.fleet.status import PaneStatus
 
 Say = t.Callable[[str], None]
 """Where a line goes (a printer's :meth:`Printer.say`, a watch's toast)."""
@@ -29,6 +29,19 @@ Say = t.Callable[[str], None]
 
 class FleetFailure(ShepherdError):
     """The command did its work but something must be reported as a failure."""
+
+
+class Table(t.Protocol):
+    """A report of pane rows (``fleet status``): a heading and a table for people, a document for ``--json``."""
+
+    @property
+    def rows(self) -> list[PaneStatus]: ...
+
+    def heading(self) -> list[str]: ...
+
+    def host_column(self) -> list[str] | None: ...
+
+    def as_json(self) -> t.Any: ...
 
 
 class Said(t.Protocol):
@@ -80,7 +93,7 @@ class Printer:
         """*value* as one line of JSON (what ``status --json`` says instead of an error line)."""
         typer.echo(json.dumps(value))
 
-    def status(self, report: StatusReport, as_json: bool = False) -> None:
+    def status(self, report: Table, as_json: bool = False) -> None:
         """``fleet status``: its rows as one JSON document, or its heading and a table for people."""
         if as_json:
             self.document(report.as_json())

@@ -11,10 +11,8 @@ stdin) and ``--here`` never fan out again.
 
 from __future__ import annotations
 
-import typing as t
-
 from claude_shepherd.fleet import target
-from claude_shepherd.fleet.handle import Fleet
+from claude_shepherd.fleet.handle import Agent, Fleet
 from claude_shepherd.fleet.hosts.part import STDIN
 from claude_shepherd.fleet.hosts.span import Span, remembered, remembered_named
 from claude_shepherd.fleet.hosts.transport import LOCAL
@@ -22,9 +20,6 @@ from claude_shepherd.fleet.local import LocalFleet
 from claude_shepherd.fleet.lookup import LayoutNotFoundError
 from claude_shepherd.fleet.output import Printer
 from claude_shepherd.supervisor.errors import ShepherdError, UsageError
-
-if t.TYPE_CHECKING:
-    from claude_shepherd.fleet.watch import AgentRow
 
 LAYOUT_VERBS = ("start", "restart")
 """The verbs that need the fleet's layout, not only its running sessions."""
@@ -66,7 +61,7 @@ def resolve(
     return LocalFleet(out, where, layout_arg)
 
 
-def of_row(row: AgentRow) -> Fleet:
+def of_row(row: Agent) -> Fleet:
     """The fleet of a row of the watch: this machine's fleet on the row's socket, or the fleet across
     hosts recorded here whose part on the row's host runs its agent."""
     out = Printer()  # a key's action returns what to tell the person: it says no line

@@ -21,7 +21,7 @@ import typing as t
 import typer
 
 from claude_shepherd.fleet import known
-from claude_shepherd.fleet.handle import PAST, HostsReport, HostStatus, StatusReport
+from claude_shepherd.fleet.handle import PAST, Agent, HostsReport, HostStatus, StatusReport
 from claude_shepherd.fleet.hosts import answer
 from claude_shepherd.fleet.hosts.part import STDIN
 from claude_shepherd.fleet.hosts.span import Part, Span, keep, remember
@@ -31,9 +31,6 @@ from claude_shepherd.fleet.status import PaneStatus
 from claude_shepherd.supervisor.errors import EXIT_NOT_RUNNING, ShepherdError
 from claude_shepherd.supervisor.printable import printable
 from claude_shepherd.supervisor.tmux_names import NOT_RUNNING, UNKNOWN
-
-if t.TYPE_CHECKING:
-    from claude_shepherd.fleet.watch import AgentRow
 
 SLACK = 30.0
 """Seconds a host gets beyond what the verb itself may take (a start's wait, a stop's grace)."""
@@ -322,25 +319,23 @@ class SpanFleet:
 
     # ----------------------------------------------------------------------- one agent, for the watch
 
-    def _part(self, row: AgentRow) -> Part:
+    def _part(self, row: Agent) -> Part:
         part = self.span.part(row.host)
         assert part is not None  # resolved by the row's host (resolve.of_row)
         return part
 
-    def attach_command(self, row: AgentRow, env: t.Mapping[str, str] | None = None) -> tuple[list[str], bool]:
+    def attach_command(self, row: Agent, env: t.Mapping[str, str] | None = None) -> tuple[list[str], bool]:
         """``ssh -t`` to the agent's host's ``fleet attach``."""
         host = self._part(row).host
         return host.terminal(host.fleet_argv(_on_host(row, "attach"))), True
 
-    def stop_agent(self, row: AgentRow, grace: float, *, told: Say, cancelled: t.Callable[[], bool]) -> str:
+    def stop_agent(self, row: Agent, grace: float, *, told: Say, cancelled: t.Callable[[], bool]) -> str:
         return self._agent(row, "stop", grace)
 
-    def restart_agent(
-        self, row: AgentRow, grace: float, *, told: Say, cancelled: t.Callable[[], bool]
-    ) -> str:
+    def restart_agent(self, row: Agent, grace: float, *, told: Say, cancelled: t.Callable[[], bool]) -> str:
         return self._agent(row, "restart", grace)
 
-    def _agent(self, row: AgentRow, verb: str, grace: float) -> str:
+    def _agent(self, row: Agent, verb: str, grace: float) -> str:
         """``fleet stop|restart --pane`` on the agent's own host (which holds its own fleet's lock)."""
         reply = self._part(row).fleet(
             [*_on_host(row, verb, "--json", "--grace", f"{grace:g}")], host_timeout() + grace + SLACK
@@ -352,14 +347,14 @@ class SpanFleet:
             return f"{row.name} was not {PAST[verb]}: {answer.error or f'exit status {answer.exit_code}'}"
         return f"{row.name}: {PAST[verb]} on {row.host}"
 
-    def log_lines(self, row: AgentRow, count: int) -> list[str]:
+    def log_lines(self, row: Agent, count: int) -> list[str]:
         reply = self._part(row).fleet(_on_host(row, "logs", "-n", str(count)))
         if not reply.reached:
             raise ShepherdError(f"{row.where}: {row.host} did not answer ({reply.problem})")
         return [printable(line) for line in reply.stdout.splitlines()]
 
 
-def _on_host(row: AgentRow, verb: str, *extra: str) -> list[str]:
+def _on_host(row: Agent, verb: str, *extra: str) -> list[str]:
     """``fleet VERB`` of *row*'s pane, as its host's fleet takes it."""
     return [verb, row.fleet, "--here", "--socket", row.socket, "--pane", row.status.label, *extra]
 
