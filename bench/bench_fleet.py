@@ -28,7 +28,6 @@ puts under the start figure on this machine.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import statistics
@@ -39,44 +38,8 @@ import time
 import uuid
 from pathlib import Path
 
-import psutil
 from bytecode import compile_package  # bench/, this script's folder
-
-ROOT = Path(__file__).resolve().parent.parent
-FAKE_CLAUDE = ROOT / "tests" / "fake_claude.py"
-BIN = Path(sys.executable).parent
-TAG = "FLEET_BENCH_TAG"
-
-
-def tagged(tag: str) -> list[psutil.Process]:
-    found = []
-    for proc in psutil.process_iter(["pid"]):
-        try:
-            if proc.status() != psutil.STATUS_ZOMBIE and proc.environ().get(TAG) == tag:
-                found.append(proc)
-        except (psutil.Error, OSError):
-            continue
-    return found
-
-
-def layout(panes: int) -> str:
-    per_pane = (
-        "L=$(tmux display-message -p -t \"$TMUX_PANE\" '#{@pane_label}'); "
-        'export FAKE_CLAUDE_LOG="$BENCH_DIR/$L.log"'
-    )
-    rows = "".join(f"        - P{n:02d}: claude-run\n" for n in range(panes))
-    return f"name: bench\npre_window: {json.dumps(per_pane)}\nwindows:\n  - agents:\n      layout: tiled\n      panes:\n{rows}"
-
-
-def first_start(log: Path) -> float | None:
-    try:
-        for line in log.read_text().splitlines():
-            event = json.loads(line)
-            if event.get("event") == "start":
-                return float(event["t"])
-    except (OSError, ValueError):
-        return None
-    return None
+from fleet_world import BIN, exit_on_sigterm, layout, private_tmux, stand_in, until_up
 
 
 def watch_refresh(tmux_dir: Path, panes: int, times: int = 10) -> float:
@@ -160,60 +123,26 @@ def alert_cost(rounds: int) -> dict[str, float]:
 
 
 def one_round(base: Path, panes: int, grace: float) -> tuple[float, float, float, float]:
-    tag = uuid.uuid4().hex
-    socket = f"fleet-bench-{tag[:12]}"
-    tmux_dir = Path(tempfile.mkdtemp(prefix="flb-", dir="/tmp"))
-    logs = base / f"logs-{tag[:8]}"
-    logs.mkdir()
-    env = {
-        "PATH": f"{BIN}:/usr/local/bin:/usr/bin:/bin",
-        "HOME": str(base / "home"),
-        "TERM": "xterm-256color",
-        "LANG": os.environ.get("LANG", "C.UTF-8"),
-        "TMUX_TMPDIR": str(tmux_dir),
-        "CLAUDE_CONFIG_DIR": str(base / "claude-config"),
-        "CLAUDE_BIN": str(base / "claude"),
-        "FAKE_CLAUDE_SCRIPT": str(base / "plan.json"),
-        "BENCH_DIR": str(logs),
-        TAG: tag,
-    }
-    fleet = [str(BIN / "fleet")]
-    try:
+    with private_tmux() as world:
+        logs = base / f"logs-{world.tag[:8]}"
+        logs.mkdir()
+        env = world.env(
+            base, base / "claude", FAKE_CLAUDE_SCRIPT=str(base / "plan.json"), BENCH_DIR=str(logs)
+        )
+        fleet = [str(BIN / "fleet")]
         began = time.monotonic()
-        subprocess.run([*fleet, "start", "bench", "--no-attach", "--socket", socket],
+        subprocess.run([*fleet, "start", "bench", "--no-attach", "--socket", world.socket],
                        cwd=base / "proj", env=env, check=True, capture_output=True, timeout=60)  # fmt: skip
         cli_done = time.monotonic() - began
-        deadline = began + 60
-        while True:
-            starts = [first_start(logs / f"P{n:02d}.log") for n in range(panes)]
-            if all(s is not None for s in starts) or time.monotonic() > deadline:
-                break
-            time.sleep(0.01)
-        if any(s is None for s in starts):
-            raise SystemExit(
-                f"only {sum(s is not None for s in starts)} of {panes} Claudes started within 60 s"
-            )
-        start_time = max(t for t in starts if t is not None) - began
-        refresh = watch_refresh(tmux_dir, panes)
+        start_time = until_up([logs / f"P{n:02d}.log" for n in range(panes)], began, 60)
+        refresh = watch_refresh(world.tmux_dir, panes)
 
         began = time.monotonic()
-        subprocess.run([*fleet, "stop", "bench", "--grace", str(grace), "--socket", socket],
+        subprocess.run([*fleet, "stop", "bench", "--grace", str(grace), "--socket", world.socket],
                        cwd=base / "proj", env=env, check=True, capture_output=True, timeout=60)  # fmt: skip
-        while tagged(tag) and time.monotonic() - began < grace + 30:
-            time.sleep(0.01)
+        world.wait_gone(grace + 30, "fleet stop")
         stop_time = time.monotonic() - began
-        left = tagged(tag)
-        if left:
-            raise SystemExit(f"{len(left)} process(es) left after fleet stop: {[p.pid for p in left]}")
         return cli_done, start_time, stop_time, refresh
-    finally:
-        subprocess.run(["tmux", "-L", socket, "kill-server"], env=env, capture_output=True, timeout=10)
-        for proc in tagged(tag):
-            try:
-                proc.kill()
-            except psutil.Error:
-                pass
-        shutil.rmtree(tmux_dir, ignore_errors=True)
 
 
 def cpu_per_start(argv: list[str], runs: int = 5) -> float:
@@ -233,6 +162,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--grace", type=float, default=10.0)
     args = parser.parse_args()
+    exit_on_sigterm()
     compile_package()
     if shutil.which("tmux") is None:
         raise SystemExit("tmux is not installed")
@@ -242,10 +172,7 @@ def main() -> None:
         (base / "proj" / "tmuxinator").mkdir()
         (base / "proj" / "tmuxinator" / "bench.yml").write_text(layout(args.panes))
         (base / "home").mkdir()
-        wrapper = base / "claude"
-        wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE_CLAUDE}" "$@"\n')
-        wrapper.chmod(0o755)
-        (base / "plan.json").write_text(json.dumps({"invocations": [], "default": [{"wait": None}]}))
+        stand_in(base)
         results = [one_round(base, args.panes, args.grace) for _ in range(args.rounds)]
     cli, start, stop, refresh = (statistics.median(column) for column in zip(*results))
     print(f"fleet of {args.panes} panes, {args.rounds} rounds, median (min..max); {os.cpu_count()} CPUs")

@@ -30,17 +30,17 @@ import os
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
-import uuid
+from contextlib import ExitStack
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-BIN = Path(sys.executable).parent
-sys.path.insert(0, str(ROOT / "tests"))  # the harness: support/sshd.py
-
-PLAN = {"invocations": [], "default": [{"wait": None}]}
+from fleet_world import (  # (it puts the test harness, support/, on the path)
+    PLAN,
+    fleet,
+    private_tmux,
+    stand_in,
+)
 
 
 def layout(name: str, hosts: list[str]) -> str:
@@ -49,15 +49,6 @@ def layout(name: str, hosts: list[str]) -> str:
     for n, host in enumerate(hosts):
         text += f"  - w{n}:\n      host: {host}\n      panes:\n        - R{n}{name}: claude-run\n"
     return text
-
-
-def fleet(
-    env: dict[str, str], cwd: Path, *args: str, timeout: float = 300
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(BIN / "fleet"), *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout,
-        stdin=subprocess.DEVNULL,
-    )  # fmt: skip
 
 
 def timed(env: dict[str, str], cwd: Path, layout_file: Path, rounds: int) -> float:
@@ -89,35 +80,23 @@ def main() -> None:
         return
     remote = SshHost.create()
     base = Path(tempfile.mkdtemp(prefix="bench-hosts-"))
-    tmux_dir = Path(tempfile.mkdtemp(prefix="bh-", dir="/tmp"))
-    socket = f"fleet-bench-{uuid.uuid4().hex[:10]}"
+    worlds = ExitStack()
+    world = worlds.enter_context(private_tmux())
     project = base / "proj"
     (project / "sessions").mkdir(parents=True)
     (base / "home").mkdir()
-    claude = base / "claude"
-    claude.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{ROOT / "tests" / "fake_claude.py"}" "$@"\n')
-    claude.chmod(0o755)
-    (base / "plan.json").write_text(json.dumps(PLAN))
+    claude, plan = stand_in(base)
     remote_plan = remote.home / "plan.json"
     remote_plan.write_text(json.dumps(PLAN))
     remote_plan.chmod(0o644)
-    env = {
-        "PATH": f"{BIN}:/usr/local/bin:/usr/bin:/bin",
-        "HOME": str(base / "home"),
-        "LANG": os.environ.get("LANG", "C.UTF-8"),
-        "TMUX_TMPDIR": str(tmux_dir),
-        "CLAUDE_BIN": str(claude),
-        "FLEET_SOCKET": socket,
-        "FLEET_START_SETTLE": "0.5",
-        **remote.env,
-    }
+    env = world.env(base, claude, FLEET_SOCKET=world.socket, FLEET_START_SETTLE="0.5", **remote.env)
     try:
         began = time.perf_counter()
         added = fleet({**env, "FLEET_SSH_REUSE": "0"}, project, "host", "add", remote.alias, timeout=900)
         if added.returncode != 0:
             raise SystemExit(f"fleet host add failed: {added.stderr.strip()}")
         print(f"fleet host add: {time.perf_counter() - began:.1f} s (pip fetches the dependencies there)")
-        pre = f"pre_window: export FAKE_CLAUDE_SCRIPT={base / 'plan.json'}\n"
+        pre = f"pre_window: export FAKE_CLAUDE_SCRIPT={plan}\n"
         remote_pre = f"export FAKE_CLAUDE_SCRIPT={remote_plan}"
         files: dict[int, Path] = {}
         for k in [0, *counts]:  # a fleet of its own for each count: a span is asked for all it runs
@@ -145,13 +124,12 @@ def main() -> None:
             if stopped.returncode != 0:
                 print(f"fleet stop of {k} failed:\n{stopped.stdout}{stopped.stderr}")
     finally:
-        subprocess.run(["tmux", "-L", socket, "kill-server"], env=env, capture_output=True, timeout=10)
-        for ssh in Path(tmux_dir / f"tmux-{os.getuid()}" / "ssh").glob("*"):
+        for ssh in Path(world.tmux_dir / f"tmux-{os.getuid()}" / "ssh").glob("*"):
             if ssh.is_socket():
                 subprocess.run(["ssh", "-S", str(ssh), "-O", "exit", "x"], capture_output=True, timeout=10)
+        worlds.close()  # its server killed, what it ran reaped
         remote.close()
         shutil.rmtree(base, ignore_errors=True)
-        shutil.rmtree(tmux_dir, ignore_errors=True)
 
 
 if __name__ == "__main__":

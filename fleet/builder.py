@@ -16,13 +16,18 @@ runs no agent (a build or a log tail keeps its last screen).
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import subprocess
 import typing as t
 from dataclasses import dataclass
+from pathlib import Path
 
+from claude_shepherd.fleet import procs as pr
 from claude_shepherd.fleet.environment import captured, session_args
 from claude_shepherd.fleet.layout import Layout, PaneSpec, WindowSpec, pane_script
+from claude_shepherd.fleet.live import socket_dir
+from claude_shepherd.fleet.status import sessions_root_of
 from claude_shepherd.fleet.style import PANE_DIED_HOOK, fleet_options, pane_died_hook
 from claude_shepherd.fleet.tmux import (
     NEXT,
@@ -109,6 +114,22 @@ def pane_argv(layout: Layout, window: WindowSpec, pane: PaneSpec) -> list[str]:
     return [] if script is None else [PANE_SHELL, "-c", script]
 
 
+def pane_dir(window: WindowSpec, pane: PaneSpec) -> Path:
+    """The directory *pane* starts in, where its agent finds its project's sessions: its window's root."""
+    return window.root
+
+
+def pane_start(layout: Layout, window: WindowSpec, pane: PaneSpec) -> list[t.Any]:
+    """How tmux starts *pane*: ``-c DIR`` and the pane's process, last in a ``new-session``,
+    ``new-window``, ``split-window`` or ``respawn-pane``."""
+    return ["-c", pane_dir(window, pane), *pane_argv(layout, window, pane)]
+
+
+def _session_roots(layout: Layout) -> set[Path]:
+    """Where the layout's agents keep their sessions."""
+    return {sessions_root(cwd=pane_dir(w, p), env=os.environ) for w in layout.windows for p in w.panes}
+
+
 def _label(pane: PaneSpec) -> list[t.Any]:
     """Set the new pane's label (and mark an agent's pane); it is the current pane of this invocation."""
     args: list[t.Any] = [NEXT, "set-option", "-p", LABEL_OPTION, pane.label] if pane.label else []
@@ -149,8 +170,6 @@ def notify_command(layout: Layout, env: t.Mapping[str, str] | None = None) -> tu
     command = layout.notify_command
     raw = env.get(FLEET_NOTIFY_COMMAND_ENV, "").strip()
     if command is None and layout.notify_tmux and raw:
-        import shlex
-
         try:
             command = tuple(shlex.split(raw))
         except ValueError as exc:
@@ -177,8 +196,8 @@ def _window_commands(layout: Layout, window: WindowSpec, first: list[t.Any]) -> 
     args: list[t.Any] = [*first, *_label(window.panes[0])]
     for pane in window.panes[1:]:
         args += [
-            NEXT, "split-window", "-c", window.root, "-P", "-F", f"{FIELD_SEP}#{{pane_id}}",
-            *pane_argv(layout, window, pane), *_label(pane),
+            NEXT, "split-window", "-P", "-F", f"{FIELD_SEP}#{{pane_id}}",
+            *pane_start(layout, window, pane), *_label(pane),
             NEXT, "select-layout", window.layout or "tiled",
         ]  # fmt: skip
     return args
@@ -222,12 +241,12 @@ def build(layout: Layout, server: FleetServer, env: t.Mapping[str, str] | None =
     for number, window in enumerate(layout.windows):
         head = window.panes[0]
         create = (
-            ["new-session", "-d", "-s", layout.name, "-n", window.name, "-c", window.root,
+            ["new-session", "-d", "-s", layout.name, "-n", window.name,
              "-x", width, "-y", height, *session_args(fleet_env)]
             if number == 0
-            else ["new-window", "-t", f"={layout.name}:", "-n", window.name, "-c", window.root]
+            else ["new-window", "-t", f"={layout.name}:", "-n", window.name]
         )  # fmt: skip
-        first = [*create, "-P", "-F", f"{FIELD_SEP}#{{pane_id}}", *pane_argv(layout, window, head)]
+        first = [*create, "-P", "-F", f"{FIELD_SEP}#{{pane_id}}", *pane_start(layout, window, head)]
         args = _window_commands(layout, window, first)
         if window.layout and len(window.panes) == 1:
             args += [NEXT, "select-layout", window.layout]
@@ -245,9 +264,7 @@ def build(layout: Layout, server: FleetServer, env: t.Mapping[str, str] | None =
 
 
 def _select_startup(layout: Layout, server: FleetServer) -> None:
-    target = layout.startup_window or layout.windows[0].name
-    index = int(target) if target.isdigit() and layout.window(target) is None else None
-    window = layout.windows[index].name if index is not None else target
+    window = layout.startup.name
     server.cmd("select-window", "-t", f"={layout.name}:={window}")
     if layout.startup_pane is not None:
         server.cmd("select-pane", "-t", f"={layout.name}:={window}.{layout.startup_pane}")
@@ -268,8 +285,8 @@ def reconcile(layout: Layout, server: FleetServer) -> StartResult:
         here = sorted((p for p in existing if p.window == window.name), key=lambda p: p.pane_index)
         if not here:
             first = [
-                "new-window", "-t", f"={layout.name}:", "-n", window.name, "-c", window.root,
-                "-P", "-F", f"{FIELD_SEP}#{{pane_id}}", *pane_argv(layout, window, window.panes[0]),
+                "new-window", "-t", f"={layout.name}:", "-n", window.name,
+                "-P", "-F", f"{FIELD_SEP}#{{pane_id}}", *pane_start(layout, window, window.panes[0]),
             ]  # fmt: skip
             held = _held(layout, window, elsewhere)
             if held:
@@ -310,16 +327,13 @@ def running_elsewhere(layout: Layout, server: FleetServer, identities: t.Iterabl
     (start token checked) that owns a session bound to the identity, runs on this fleet's socket, and
     sits in a pane that still carries the identity's label — in another window or session.
     """
-    from claude_shepherd.fleet import procs as pr
-    from claude_shepherd.fleet.live import socket_dir
-
     wanted = [identity for identity in identities]
     if not wanted:
         return {}
     socket = os.path.realpath(socket_dir() / layout.socket_name)
     panes = {p.pane_id: p for p in list_panes(server)}
     table = pr.snapshot()
-    roots = {sessions_root(cwd=window.root, env=os.environ) for window in layout.windows}
+    roots = _session_roots(layout)
     found: dict[str, str] = {}
     for identity in wanted:
         label = identity.rsplit(":", 1)[-1]
@@ -351,9 +365,6 @@ def look_alikes(layout: Layout, server: FleetServer) -> list[str]:
     """Other sessions of this fleet's server that have exactly the layout's windows and labels and run
     agents on the layout's own sessions: the fleet itself, renamed (its agents would otherwise be out of
     reach of its verbs). Another project's copy of the layout keeps its sessions elsewhere."""
-    from claude_shepherd.fleet import procs as pr
-    from claude_shepherd.fleet.status import sessions_root_of
-
     shape = {(w.name, p.label) for w in layout.windows for p in w.panes if p.label}
     sessions: dict[str, list[PaneInfo]] = {}
     for pane in list_panes(server):
@@ -363,7 +374,7 @@ def look_alikes(layout: Layout, server: FleetServer) -> list[str]:
                 if {(p.window, p.label) for p in panes if p.label} == shape}  # fmt: skip
     if not shape or not sessions:
         return []
-    roots = {sessions_root(cwd=window.root, env=os.environ) for window in layout.windows}
+    roots = _session_roots(layout)
     table = pr.snapshot()
     socket = server.socket_file()
 
@@ -435,8 +446,8 @@ def _reconcile_window(
         match = labelled.pop(pane.label, None) if pane.label else (unlabelled.pop(0) if unlabelled else None)
         if match is None:
             lines = server.run(
-                "split-window", "-t", window_id, "-c", window.root, "-P", "-F", f"{FIELD_SEP}#{{pane_id}}",
-                *pane_argv(layout, window, pane), *_label(pane),
+                "split-window", "-t", window_id, "-P", "-F", f"{FIELD_SEP}#{{pane_id}}",
+                *pane_start(layout, window, pane), *_label(pane),
                 NEXT, "select-layout", "-t", window_id, window.layout or "tiled", path=path,
             )  # fmt: skip
             reports.append(
@@ -450,7 +461,7 @@ def _reconcile_window(
             )
         elif match.dead:
             status = match.death
-            respawn(server, match.pane_id, root=window.root, argv=pane_argv(layout, window, pane), path=path)
+            respawn(server, match.pane_id, start=pane_start(layout, window, pane), path=path)
             reports.append(
                 PaneReport(window.name, pane.label, match.pane_id, "respawned", status, agent=True)
             )
@@ -473,13 +484,13 @@ def respawn(
     server: FleetServer,
     pane_id: str,
     *,
-    root: os.PathLike[str] | str | None = None,
-    argv: t.Sequence[str] = (),
+    start: t.Sequence[t.Any] = (),
     path: str | None = None,
 ) -> None:
-    """Start a finished pane again: *argv* (the layout's), else the command the pane was created with,
-    in the fleet's environment whoever asks (*path*, else the fleet session's)."""
-    args: list[t.Any] = ["respawn-pane", "-k", "-t", pane_id, *(["-c", root] if root else []), *argv]
+    """Start a finished pane again: as *start* says (:func:`pane_start`, the layout's), else with the
+    command the pane was created with, in the fleet's environment whoever asks (*path*, else the fleet
+    session's)."""
+    args: list[t.Any] = ["respawn-pane", "-k", "-t", pane_id, *start]
     for option in PUBLISHED_OPTIONS:
         args += [NEXT, "set-option", "-p", "-u", "-t", pane_id, option]
     server.run(*args, path=path or fleet_path(server, pane_id))

@@ -42,6 +42,7 @@ from claude_shepherd.fleet.commands import (
 )
 from claude_shepherd.fleet.commands.options import PROG
 from claude_shepherd.fleet.output import Printer
+from claude_shepherd.supervisor import __version__
 from claude_shepherd.supervisor.errors import run_main
 
 app = typer.Typer(
@@ -57,8 +58,6 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
-        from claude_shepherd.supervisor import __version__
-
         typer.echo(f"{PROG} {__version__}")
         raise typer.Exit()
 
@@ -96,6 +95,7 @@ def run(argv: list[str] | None = None) -> int:
     def body() -> int:
         words = sys.argv[1:] if argv is None else argv
         if any(w == "--install-completion" or w.startswith("--install-completion=") for w in words):
+            # only for this option: the completion module and its argparse stay off every other run
             from claude_shepherd.supervisor.session.completion import refuse_agent
 
             refuse_agent(PROG)

@@ -38,9 +38,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from claude_shepherd.fleet import procs as pr
+from claude_shepherd.fleet.builder import extra_panes, respawn
 from claude_shepherd.fleet.layout import Layout
 from claude_shepherd.fleet.live import Fleet, live_fleets, socket_dir
+from claude_shepherd.fleet.status import sessions_root_of
 from claude_shepherd.fleet.tmux import FleetServer, PaneInfo
+from claude_shepherd.hooks import install as hook_install
 from claude_shepherd.supervisor.claude_run.claude_bin import ClaudeNotFoundError, find_claude
 from claude_shepherd.supervisor.claude_run.transcripts import config_dir
 from claude_shepherd.supervisor.env import CLAUDE_BIN_ENV
@@ -215,8 +218,6 @@ def _rename(server: FleetServer, pane: PaneInfo, label: str) -> t.Callable[[], s
 
 def find_panes_not_in_layouts(fleet: Fleet, layouts: t.Sequence[Layout]) -> list[Finding]:
     """Agent panes of a layout's running fleet that the layout no longer has (renamed or removed)."""
-    from claude_shepherd.fleet.builder import extra_panes
-
     findings = []
     for layout in layouts:
         for panes in fleet.panes.values():
@@ -231,8 +232,6 @@ def find_panes_not_in_layouts(fleet: Fleet, layouts: t.Sequence[Layout]) -> list
 
 def _respawn(server: FleetServer, pane: PaneInfo) -> t.Callable[[], str]:
     def fix() -> str:
-        from claude_shepherd.fleet.builder import respawn
-
         respawn(server, pane.pane_id)
         return f"respawned {pane.pane_id}; `fleet status` shows whether it runs"
 
@@ -352,8 +351,6 @@ def settings_files(project: Path, claude_config: Path) -> list[Path]:
 
 
 def _our_events(path: Path) -> set[str]:
-    from claude_shepherd.hooks.install import ours
-
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -364,15 +361,13 @@ def _our_events(path: Path) -> set[str]:
         for event, groups in hooks.items():
             for group in groups if isinstance(groups, list) else []:
                 for hook in group.get("hooks", []) if isinstance(group, dict) else []:
-                    if isinstance(hook, dict) and ours(hook.get("command")):
+                    if isinstance(hook, dict) and hook_install.ours(hook.get("command")):
                         events.add(event)
     return events
 
 
 def required_events() -> list[str]:
-    from claude_shepherd.hooks.install import REGISTRATIONS
-
-    return [event for event, _argument, _matcher in REGISTRATIONS]
+    return [event for event, _argument, _matcher in hook_install.REGISTRATIONS]
 
 
 def _install_hooks(claude_config: Path) -> t.Callable[[], str]:
@@ -476,8 +471,6 @@ def refresh_caches(findings: list[Finding]) -> list[Finding]:
 
 def sessions_roots(fleet: Fleet, table: pr.Table, layouts: t.Sequence[Layout]) -> list[Path]:
     """Where this fleet's sessions live: ours, each agent's, each layout root's."""
-    from claude_shepherd.fleet.status import sessions_root_of
-
     roots = {sessions_root()}
     for socket, panes in fleet.panes.items():
         for pane in panes:

@@ -214,6 +214,72 @@ class Layout(_Frozen):
             raise LayoutError(f"--socket {socket_name!r} is not a fleet socket; use fleet or fleet-NAME")
         return self.model_copy(update={"socket_name": socket_name})
 
+    @property
+    def startup(self) -> WindowSpec:
+        """The window the fleet opens on: ``startup_window`` by name, else by index, else the first."""
+        target = self.startup_window
+        if not target:
+            return self.windows[0]
+        named = self.window(target)
+        return named if named is not None else self.windows[int(target)]  # the parser checked the index
+
+    # ----------------------------------------------------------------------- the inverse
+
+    def to_document(self) -> dict[str, t.Any]:
+        """This layout as a document that :func:`parse_layout` reads back to it, but for
+        :data:`PROVENANCE` (where it was read from): each key is written back by the function beside
+        the one that reads it."""
+        return {
+            "name": self.name,
+            **_root_written(self.root_text),
+            **_tmux_written(self),
+            **_commands_written(self),
+            **_startup_written(self),
+            "attach": self.attach,
+            "windows": [{w.name: _window_written(w)} for w in self.windows],
+            **_notify_written(self),
+        }
+
+    def part(self, host: str | None) -> dict[str, t.Any]:
+        """The layout document of what *host* runs (None: this machine), for that host's ``fleet``.
+
+        Its windows only, never naming a host; not attached. This machine's part carries absolute
+        roots; another host's carries the roots as written, resolved there (from the login's home
+        when relative), and not what only this machine has: the ``-f`` config file, the tmux
+        program, ``on_project_start``, and the notify command, which runs where the person is
+        (:mod:`claude_shepherd.fleet.hosts.relay`); the host keeps the alert states and tmux's own
+        bell and message.
+        """
+        windows = tuple(w.model_copy(update={"host": None}) for w in self.windows if w.host == host)
+        if not windows:
+            raise LayoutError(f"{self.source}: no window runs on {host or 'this machine'}")
+        startup = self.startup
+        opens_here = startup.host == host
+        part = self.model_copy(
+            update={
+                "windows": windows,
+                "attach": False,
+                # An index would count this host's windows only: the window is named.
+                "startup_window": startup.name if opens_here and self.startup_window is not None else None,
+                "startup_pane": self.startup_pane if opens_here else None,
+            }
+        )
+        if host is None:
+            return part.model_copy(
+                update={
+                    "root_text": str(self.root),
+                    "windows": tuple(w.model_copy(update={"root_text": str(w.root)}) for w in windows),
+                }
+            ).to_document()
+        return part.model_copy(
+            update={"config_file": None, "tmux_bin": None, "on_project_start": (), "notify_command": None}
+        ).to_document()
+
+
+PROVENANCE: frozenset[str] = frozenset({"source", "line", "root_line"})
+"""The fields of :class:`Layout`, :class:`WindowSpec` and :class:`PaneSpec` that say where the layout was
+read from (its file and lines), not what it is: a document carries none of them."""
+
 
 def pane_script(layout: Layout, window: WindowSpec, pane: PaneSpec) -> str | None:
     """The ``/bin/sh -c`` script of a pane, or None for a plain shell.
@@ -547,12 +613,46 @@ def _yaml_problem(exc: yaml.YAMLError) -> tuple[t.Any, str]:
     return at, f"{first}; check the indentation and quoting here"
 
 
+class _HalfCharacter(ValueError):
+    def __init__(self, path: YamlPath) -> None:
+        super().__init__(
+            "a \\u escape here is half a character (a lone UTF-16 surrogate); escape both halves, "
+            "or write the character itself"
+        )
+        self.path = path
+
+
+def _whole_characters(value: t.Any, path: YamlPath) -> t.Any:
+    """*value* with each ``\\uD83E\\uDD16``-style pair of escapes made the one character it spells.
+
+    JSON escapes a character beyond U+FFFF as two UTF-16 halves (``json.dumps`` does, and each host's
+    part of a layout is sent as JSON); PyYAML reads each half as a character of its own, a string
+    that no file, terminal or tmux can take.
+    """
+    if isinstance(value, str):
+        if not any("\ud800" <= c <= "\udfff" for c in value):
+            return value
+        try:
+            return value.encode("utf-16", "surrogatepass").decode("utf-16")
+        except UnicodeDecodeError:
+            raise _HalfCharacter(path) from None
+    if isinstance(value, list):
+        return [_whole_characters(item, (*path, i)) for i, item in enumerate(value)]
+    if isinstance(value, dict):
+        return {_whole_characters(k, (*path, k)): _whole_characters(v, (*path, k)) for k, v in value.items()}
+    return value
+
+
 def _error(source: Path, line: int | None, key: str, message: str) -> LayoutError:
     where = f"{source}:{line}" if line else str(source)
     return LayoutError(f"{where}: {key + ': ' if key else ''}{message}")
 
 
 # --------------------------------------------------------------------------- tmux_command / tmux_options
+
+
+_COLOUR_FLAGS: dict[str, int] = {"-2": 256, "-8": 88}
+"""tmux's colour flags and the colours each gives (written back by :func:`_tmux_written`)."""
 
 
 class _TmuxFlags(t.NamedTuple):
@@ -593,10 +693,8 @@ def _tmux_flags(text: str, key: str, *, program: bool) -> _TmuxFlags:
                 socket = value
             else:
                 config = value
-        elif word == "-2":
-            colors = 256
-        elif word == "-8":
-            colors = 88
+        elif word in _COLOUR_FLAGS:
+            colors = _COLOUR_FLAGS[word]
         elif word == "-u":
             pass  # UTF-8 is always on in tmux >= 3.2
         elif word.startswith("-S"):
@@ -626,6 +724,11 @@ def parse_layout(text: str, source: Path, *, cwd: Path | None = None) -> Layout:
         where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark is not None else str(source)
         raise LayoutError(f"{where}: YAML syntax: {message}") from None
     lines = _line_map(node)
+    try:
+        data = _whole_characters(data, ())
+    except _HalfCharacter as exc:
+        line, key = _where(exc.path, lines)
+        raise _error(source, line, key, str(exc)) from None
     if data is None:
         raise _error(source, None, "", "the file is empty; a layout needs name: and windows:")
     try:
@@ -649,11 +752,68 @@ def parse_layout(text: str, source: Path, *, cwd: Path | None = None) -> Layout:
     return _build(raw, source, lines, cwd)
 
 
+# --------------------------------------------------------------------------- building, key by key
+#
+# Each key's reader (the checked file -> the model's fields) sits beside its writer (the model -> the key
+# as a document writes it); Layout.to_document() is made of the writers. The round-trip test holds each
+# pair to the other over whole layouts, so a key read here and never written back fails it.
+
+_Fail = t.Callable[[YamlPath, str], t.NoReturn]
+
+
 def _build(raw: _RawLayout, source: Path, lines: dict[YamlPath, int], cwd: Path) -> Layout:
     def fail(path: YamlPath, message: str) -> t.NoReturn:
         line, key = _where(path, lines)
         raise _error(source, line, key, message)
 
+    tmux = _tmux(raw, cwd, fail)
+    root = _root(raw.root, cwd)
+    windows = tuple(_windows(raw, root, lines, fail))
+    startup = _startup(raw, windows, fail)
+    return Layout(
+        name=_name(raw, source, fail),
+        source=source,
+        root=root,
+        root_text=raw.root,
+        root_line=lines.get(("root",)) if raw.root else None,
+        **tmux,
+        on_project_start=tuple(raw.on_project_start),
+        pre_window=tuple(raw.pre_window),
+        **startup,
+        attach=raw.attach,
+        windows=windows,
+        **_notify(raw),
+    )
+
+
+def _name(raw: _RawLayout, source: Path, fail: _Fail) -> str:
+    name = raw.name or source.stem
+    if ":" in name or "." in name:
+        fail((), f"the file name {source.name!r} gives session name {name!r}; set name: without ':' or '.'")
+    return name
+
+
+def _root(text: str | None, base: Path) -> Path:
+    """A ``root:`` as written, made absolute: ``~`` expanded, relative to *base*; *base* when unset.
+
+    ``~NAME`` for a user this machine does not have stays as written: another host may have one (a
+    window there resolves its root there), and here it is a root that is not a directory.
+    """
+    root = Path(text) if text else base
+    try:
+        root = root.expanduser()
+    except (RuntimeError, ValueError):
+        pass
+    return root if root.is_absolute() else base / root
+
+
+def _root_written(text: str | None) -> dict[str, t.Any]:
+    return {} if text is None else {"root": text}
+
+
+def _tmux(raw: _RawLayout, cwd: Path, fail: _Fail) -> dict[str, t.Any]:
+    """``socket_name``, ``tmux_command`` and ``tmux_options``: one fleet socket (however many of them name
+    it), the tmux config file (which must exist), the tmux program and its colours."""
     sockets: dict[str, YamlPath] = {}
     config: str | None = None
     config_key: YamlPath = ()
@@ -685,18 +845,78 @@ def _build(raw: _RawLayout, source: Path, lines: dict[YamlPath, int], cwd: Path)
             f"socket {socket!r} is not a fleet socket; name it fleet or fleet-SOMETHING "
             f"(hooks and pane ids act only on fleet sockets)",
         )
-
-    root = Path(raw.root).expanduser() if raw.root else cwd
-    root = root if root.is_absolute() else cwd / root
     config_path: Path | None = None
     if config:
-        config_path = Path(config).expanduser()
-        config_path = config_path if config_path.is_absolute() else cwd / config_path
+        config_path = _root(config, cwd)
         if not config_path.is_file():
             fail(config_key, f"tmux config file {config_path} does not exist")
+    return {"socket_name": socket, "config_file": config_path, "tmux_bin": tmux_bin, "colors": colors}
 
-    windows: list[WindowSpec] = []
-    seen_windows: set[str] = set()
+
+def _tmux_written(layout: Layout) -> dict[str, t.Any]:
+    doc: dict[str, t.Any] = {"socket_name": layout.socket_name}
+    if layout.tmux_bin:
+        doc["tmux_command"] = shlex.quote(layout.tmux_bin)
+    options = ["-f", str(layout.config_file)] if layout.config_file is not None else []
+    if layout.colors is not None:
+        options.append({colors: flag for flag, colors in _COLOUR_FLAGS.items()}[layout.colors])
+    if options:
+        doc["tmux_options"] = shlex.join(options)
+    return doc
+
+
+def _commands_written(layout: Layout) -> dict[str, t.Any]:
+    """``on_project_start`` and ``pre_window`` (read by :meth:`_RawLayout._keys`)."""
+    return {
+        key: list(commands)
+        for key, commands in (
+            ("on_project_start", layout.on_project_start),
+            ("pre_window", layout.pre_window),
+        )
+        if commands
+    }
+
+
+def _startup(raw: _RawLayout, windows: tuple[WindowSpec, ...], fail: _Fail) -> dict[str, t.Any]:
+    """``startup_window`` (a window's name, or its index) and ``startup_pane``."""
+    if raw.startup_window is not None:
+        names = [w.name for w in windows]
+        index = parse_count(raw.startup_window, maximum=len(names) - 1) if names else None
+        if raw.startup_window not in names and index is None:
+            fail(("startup_window",), f"names no window (windows: {', '.join(names)})")
+    return {"startup_window": raw.startup_window, "startup_pane": raw.startup_pane}
+
+
+def _startup_written(layout: Layout) -> dict[str, t.Any]:
+    doc: dict[str, t.Any] = {}
+    if layout.startup_window is not None:
+        doc["startup_window"] = layout.startup_window
+    if layout.startup_pane is not None:
+        doc["startup_pane"] = layout.startup_pane
+    return doc
+
+
+def _notify(raw: _RawLayout) -> dict[str, t.Any]:
+    """``notify`` (a command, or false for no alert at all) and ``notify_on``."""
+    return {
+        "notify_command": tuple(raw.notify) if isinstance(raw.notify, list) else None,
+        "notify_on": tuple(dict.fromkeys(raw.notify_on)) if raw.notify_on is not None else DEFAULT_ALERT_ON,
+        "notify_tmux": raw.notify is not False,
+    }
+
+
+def _notify_written(layout: Layout) -> dict[str, t.Any]:
+    doc: dict[str, t.Any] = {}
+    if not layout.notify_tmux:
+        doc["notify"] = False
+    elif layout.notify_command is not None:
+        doc["notify"] = list(layout.notify_command)
+    doc["notify_on"] = list(layout.notify_on)
+    return doc
+
+
+def _windows(raw: _RawLayout, root: Path, lines: dict[YamlPath, int], fail: _Fail) -> t.Iterator[WindowSpec]:
+    seen: set[str] = set()
     for i, item in enumerate(raw.windows):
         if len(item) != 1:
             fail(
@@ -710,80 +930,70 @@ def _build(raw: _RawLayout, source: Path, lines: dict[YamlPath, int], cwd: Path)
             _check_name(name, "window name")
         except ValueError as exc:
             fail(where, str(exc))
-        if name in seen_windows:
+        if name in seen:
             fail(where, f"window {name!r} appears twice; window names are part of each pane's identity")
-        seen_windows.add(name)
-        window_root = Path(body.root).expanduser() if body.root else root
-        window_root = window_root if window_root.is_absolute() else root / window_root
-        panes: list[PaneSpec] = []
-        labels: dict[str, int] = {}
-        for j, raw_pane in enumerate(
-            body.panes if body.panes is not None else [_RawPane.model_construct(label=None, commands=[])]
-        ):
-            pane_path: YamlPath = (*where, "panes", j)
-            # A bash-era pane sets its own label; that label is the identity its sessions are
-            # bound to, so it wins over the mapping key (then only tmuxinator's pane title).
-            self_label = _label_in(raw_pane.commands)
-            label = self_label or raw_pane.label
-            if label:
-                if label in labels:
-                    fail(
-                        pane_path,
-                        f"label {label!r} is used twice in window {name!r} "
-                        f"(panes {labels[label] + 1} and {j + 1}); each pane needs its own identity",
-                    )
-                labels[label] = j
-            panes.append(
-                PaneSpec(
-                    label=label,
-                    commands=tuple(raw_pane.commands),
-                    label_from_command=bool(self_label),
-                    line=lines.get(pane_path),
-                )
-            )
-        windows.append(
-            WindowSpec(
-                name=name,
-                layout=body.layout,
-                root=window_root,
-                root_text=body.root,
-                host=body.host,
-                pre=tuple(body.pre),
-                panes=tuple(panes),
-                line=lines.get(where),
-                root_line=lines.get((*where, "root")) if body.root else None,
-            )
+        seen.add(name)
+        yield WindowSpec(
+            name=name,
+            layout=body.layout,
+            root=_root(body.root, root),
+            root_text=body.root,
+            host=body.host,
+            pre=tuple(body.pre),
+            panes=tuple(_panes(name, body, where, lines, fail)),
+            line=lines.get(where),
+            root_line=lines.get((*where, "root")) if body.root else None,
         )
 
-    if raw.startup_window is not None:
-        names = [w.name for w in windows]
-        index = parse_count(raw.startup_window, maximum=len(names) - 1) if names else None
-        if raw.startup_window not in names and index is None:
-            fail(("startup_window",), f"names no window (windows: {', '.join(names)})")
 
-    name = raw.name or source.stem
-    if ":" in name or "." in name:
-        fail((), f"the file name {source.name!r} gives session name {name!r}; set name: without ':' or '.'")
-    return Layout(
-        name=name,
-        source=source,
-        root=root,
-        socket_name=socket,
-        config_file=config_path,
-        tmux_bin=tmux_bin,
-        colors=colors,
-        on_project_start=tuple(raw.on_project_start),
-        pre_window=tuple(raw.pre_window),
-        startup_window=raw.startup_window,
-        startup_pane=raw.startup_pane,
-        attach=raw.attach,
-        windows=tuple(windows),
-        notify_command=tuple(raw.notify) if isinstance(raw.notify, list) else None,
-        notify_on=tuple(dict.fromkeys(raw.notify_on)) if raw.notify_on is not None else DEFAULT_ALERT_ON,
-        notify_tmux=raw.notify is not False,
-        root_line=lines.get(("root",)) if raw.root else None,
-        root_text=raw.root,
-    )
+def _window_written(window: WindowSpec) -> dict[str, t.Any]:
+    """A window's body, every key of :data:`WINDOW_KEYS` it sets."""
+    body: dict[str, t.Any] = {}
+    if window.layout:
+        body["layout"] = window.layout
+    body.update(_root_written(window.root_text))
+    if window.pre:
+        body["pre"] = list(window.pre)
+    body["panes"] = [_pane_written(p) for p in window.panes]
+    if window.host is not None:
+        body["host"] = window.host
+    return body
+
+
+def _panes(
+    name: str, body: _RawWindow, where: YamlPath, lines: dict[YamlPath, int], fail: _Fail
+) -> t.Iterator[PaneSpec]:
+    labels: dict[str, int] = {}
+    shell = [_RawPane.model_construct(label=None, commands=[])]  # no panes: one pane with a shell
+    for j, raw_pane in enumerate(body.panes if body.panes is not None else shell):
+        pane_path: YamlPath = (*where, "panes", j)
+        # A bash-era pane sets its own label; that label is the identity its sessions are
+        # bound to, so it wins over the mapping key (then only tmuxinator's pane title).
+        self_label = _label_in(raw_pane.commands)
+        label = self_label or raw_pane.label
+        if label:
+            if label in labels:
+                fail(
+                    pane_path,
+                    f"label {label!r} is used twice in window {name!r} "
+                    f"(panes {labels[label] + 1} and {j + 1}); each pane needs its own identity",
+                )
+            labels[label] = j
+        yield PaneSpec(
+            label=label,
+            commands=tuple(raw_pane.commands),
+            label_from_command=bool(self_label),
+            line=lines.get(pane_path),
+        )
+
+
+def _pane_written(pane: PaneSpec) -> t.Any:
+    """A pane in the form that gives back its label: ``LABEL: COMMANDS``, or the commands alone when they
+    set the label themselves (a bash-era pane) or there is none."""
+    commands = list(pane.commands) or None
+    if pane.label and not pane.label_from_command:
+        return {pane.label: commands}
+    return commands
 
 
 def load_layout(path: Path, *, cwd: Path | None = None) -> Layout:

@@ -101,7 +101,7 @@ def live_fleets(extra: t.Iterable[FleetServer] = ()) -> Fleet:
 
 def _served_sockets() -> set[str]:
     """The socket paths this user's tmux servers listen on (empty when that cannot be read)."""
-    import psutil
+    import psutil  # only past MAX_ASKING servers: `fleet attach` finds its fleet without it (DESIGN §10)
 
     paths: set[str] = set()
     for proc in psutil.process_iter(["name", "uids"]):

@@ -248,6 +248,90 @@ def wait_gone(procs: list[Proc], timeout: float, poll: float = 0.05) -> list[Pro
     return proctree.wait_gone(procs, timeout, is_alive=is_alive, poll=poll)
 
 
+def _children(pid: int) -> list[int]:
+    """*pid*'s children, from the kernel's per-thread lists (no scan of every process)."""
+    found: list[int] = []
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return found
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/children", encoding="ascii") as listing:
+                found += [int(word) for word in listing.read().split()]
+        except (OSError, ValueError):
+            continue
+    return found
+
+
+def trees(roots: t.Iterable[int]) -> Table:
+    """The processes under *roots* (themselves included), read from /proc: enough to find each pane's
+    supervisor and Claude without reading every process. A whole snapshot where /proc has no
+    children lists."""
+    if not os.path.exists(f"/proc/{os.getpid()}/task/{os.getpid()}/children"):
+        return snapshot(with_env=False)
+    procs: list[Proc] = []
+
+    def children(pid: int) -> list[int]:
+        """*pid*'s children, once it is read as a member (a process that is gone has none)."""
+        try:
+            info = psutil.Process(pid).as_dict(["ppid", "name", "cmdline", "create_time"])
+        except psutil.Error:
+            return []
+        procs.append(Proc(pid=pid, ppid=info["ppid"] or 0, cmdline=list(info["cmdline"] or []),
+                          create_time=info["create_time"] or 0.0, name=info["name"] or ""))  # fmt: skip
+        return _children(pid)
+
+    for _ in walk([pid for pid in roots if pid > 0], children):
+        pass
+    return Table(procs)
+
+
+class Processes(t.Protocol):
+    """The machine's processes as the fleet's waits use them: read, signal, wait for their exit.
+
+    ``fleet stop`` and the wait for started agents take one (with a clock), so their decisions —
+    how long to wait, when to escalate, what to report — run in a test on scripted processes and
+    a fake clock. :data:`LOCAL` is the machine's.
+    """
+
+    def snapshot(self) -> Table:
+        """Every process of this user, without environments."""
+        ...
+
+    def trees(self, roots: t.Iterable[int]) -> Table:
+        """The processes under *roots*, themselves included."""
+        ...
+
+    def send(self, procs: t.Iterable[Proc], sig: signal.Signals) -> list[Proc]: ...
+
+    def alive(self, procs: t.Iterable[Proc]) -> list[Proc]: ...
+
+    def wait_gone(self, procs: list[Proc], timeout: float) -> list[Proc]: ...
+
+
+class LocalProcesses:
+    """This machine's processes: :class:`Processes` over psutil and /proc."""
+
+    def snapshot(self) -> Table:
+        return snapshot(with_env=False)
+
+    def trees(self, roots: t.Iterable[int]) -> Table:
+        return trees(roots)
+
+    def send(self, procs: t.Iterable[Proc], sig: signal.Signals) -> list[Proc]:
+        return send(procs, sig)
+
+    def alive(self, procs: t.Iterable[Proc]) -> list[Proc]:
+        return alive(procs)
+
+    def wait_gone(self, procs: list[Proc], timeout: float) -> list[Proc]:
+        return wait_gone(procs, timeout)
+
+
+LOCAL: Processes = LocalProcesses()
+
+
 def end(procs: list[Proc], grace: float, kill_wait: float) -> list[Proc]:
     """End *procs* (:func:`proctree.end`: SIGTERM, *grace*, SIGKILL, *kill_wait*); return the survivors.
     Ourselves and our ancestors are never signalled (and count as survivors)."""

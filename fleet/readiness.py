@@ -57,46 +57,6 @@ def default_settle(env: t.Mapping[str, str] | None = None) -> float:
     )
 
 
-def _children(pid: int) -> list[int]:
-    """*pid*'s children, from the kernel's per-thread lists (no scan of every process)."""
-    found: list[int] = []
-    try:
-        tasks = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return found
-    for task in tasks:
-        try:
-            with open(f"/proc/{pid}/task/{task}/children", encoding="ascii") as listing:
-                found += [int(word) for word in listing.read().split()]
-        except (OSError, ValueError):
-            continue
-    return found
-
-
-def pane_trees(pane_pids: t.Iterable[int]) -> pr.Table:
-    """The processes under *pane_pids* (themselves included), read from /proc: enough to find each
-    pane's supervisor and Claude. Falls back to a whole snapshot where /proc has no children lists."""
-    import psutil
-
-    if not os.path.exists(f"/proc/{os.getpid()}/task/{os.getpid()}/children"):
-        return pr.snapshot(with_env=False)
-    procs: list[pr.Proc] = []
-
-    def children(pid: int) -> list[int]:
-        """*pid*'s children, once it is read as a member (a process that is gone has none)."""
-        try:
-            info = psutil.Process(pid).as_dict(["ppid", "name", "cmdline", "create_time"])
-        except psutil.Error:
-            return []
-        procs.append(pr.Proc(pid=pid, ppid=info["ppid"] or 0, cmdline=list(info["cmdline"] or []),
-                             create_time=info["create_time"] or 0.0, name=info["name"] or ""))  # fmt: skip
-        return _children(pid)
-
-    for _ in pr.walk([pid for pid in pane_pids if pid > 0], children):
-        pass
-    return pr.Table(procs)
-
-
 def _look(pane: PaneInfo | None, table: pr.Table, now: float, settle: float) -> tuple[bool, str]:
     """(up, what is seen) for one pane."""
     if pane is None:
@@ -124,6 +84,7 @@ def wait_running(
     clock: t.Callable[[], float] = time.monotonic,
     wall: t.Callable[[], float] = time.time,
     sleep: t.Callable[[float], None] = time.sleep,
+    procs: pr.Processes = pr.LOCAL,
 ) -> dict[str, Outcome]:
     """Wait until every pane of *pane_ids* runs its agent (or is known not to): one outcome each."""
     settle = default_settle() if settle is None else settle
@@ -133,7 +94,7 @@ def wait_running(
     dead_since: dict[str, float] = {}
     while pending:
         panes = {p.pane_id: p for p in list_panes(server)}
-        table = pane_trees(
+        table = procs.trees(
             panes[pane_id].pid for pane_id in pending if pane_id in panes and not panes[pane_id].dead
         )
         now = wall()

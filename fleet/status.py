@@ -201,7 +201,7 @@ def render(rows: list[PaneStatus], hosts: t.Sequence[str] | None = None) -> None
     name their phases and sessions, and neither markup (``[/x]``) nor a
     terminal escape of theirs may reach the person's screen.
     """
-    from rich.console import Console
+    from rich.console import Console  # only when a table is drawn: not for --json or a relay (DESIGN §10)
     from rich.table import Table
     from rich.text import Text
 

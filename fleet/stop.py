@@ -15,6 +15,9 @@ children survived as orphans (R7). Here, for every pane:
    nothing is; a process is the pane's only by descent, never because its
    environment names the pane (an agent can write that);
 4. kill the tmux session, and check once more.
+
+The processes and the clock are parameters (``procs``, ``clock``, ``sleep``): the fast tests run
+these decisions on scripted processes and a fake clock, the slow ones on real fleets.
 """
 
 from __future__ import annotations
@@ -96,17 +99,20 @@ def stop(
     grace: float = DEFAULT_GRACE,
     progress: t.Callable[[str], None] | None = None,
     pane_ids: t.Collection[str] | None = None,
+    procs: pr.Processes = pr.LOCAL,
+    clock: t.Callable[[], float] = time.monotonic,
+    sleep: t.Callable[[float], None] = time.sleep,
 ) -> StopResult:
     """Stop every pane of *sessions* on *server* — or only the panes *pane_ids* (``%N``: what the
     person chose, never a label an agent could have copied), keeping the fleet's tmux session and the
     stopped panes (dead, resumable by ``fleet start``); see the module docstring for the order."""
-    started = time.monotonic()
+    started = clock()
     panes = [
         p
         for p in list_panes(server)
         if (p.session in sessions if pane_ids is None else p.pane_id in pane_ids)
     ]
-    table = pr.snapshot(with_env=False)
+    table = procs.snapshot()
     reports = []
     for pane in panes:
         root = table.by_pid.get(pane.pid)
@@ -120,9 +126,9 @@ def stop(
                    for r in reports if not r.pane.dead])  # fmt: skip
     for report in reports:
         if report.supervisors:
-            pr.send(report.supervisors, signal.SIGTERM)
+            procs.send(report.supervisors, signal.SIGTERM)
         else:
-            pr.send(report.members, signal.SIGHUP)
+            procs.send(report.members, signal.SIGHUP)
     agents = sum(1 for r in reports if r.supervisors)
     if progress and agents:
         progress(
@@ -133,26 +139,26 @@ def stop(
     # 2. Wait, all panes together, for the supervisors and then for what they ran.
     deadline = started + grace
     pending = [p for r in reports for p in r.supervisors]
-    while pending and time.monotonic() < deadline:
-        pending = pr.wait_gone(pending, min(0.1, max(0.0, deadline - time.monotonic())))
-        now = time.monotonic() - started
+    while pending and clock() < deadline:
+        pending = procs.wait_gone(pending, min(0.1, max(0.0, deadline - clock())))
+        now = clock() - started
         for report in reports:
-            if report.supervisors and not report.seconds and not pr.alive(report.supervisors):
+            if report.supervisors and not report.seconds and not procs.alive(report.supervisors):
                 report.seconds = now
     # What a supervisor leaves behind (a child that setsid'd away and ignores SIGTERM) gets a
     # moment to follow it, not the whole grace: the agent has already saved its state.
     everything = [p for r in reports for p in r.members]
-    pr.wait_gone(everything, min(SETTLE, max(0.0, deadline - time.monotonic())))
+    procs.wait_gone(everything, min(SETTLE, max(0.0, deadline - clock())))
     for report in reports:
-        report.ignored_term = pr.alive(report.supervisors)
+        report.ignored_term = procs.alive(report.supervisors)
         if report.supervisors and not report.seconds:
-            report.seconds = time.monotonic() - started
+            report.seconds = clock() - started
 
     # 3. Escalate: the whole tree of each pane, fresh children and re-parented orphans included.
-    _kill_rounds(reports)
+    _kill_rounds(procs, reports)
 
     # 4. Let tmux reap its panes, close the sessions (not for some panes), then make sure nothing came back.
-    _wait_reaped(server, {r.pane.pane_id for r in reports})
+    _wait_reaped(server, {r.pane.pane_id for r in reports}, clock=clock, sleep=sleep)
     if pane_ids is not None:  # the panes stay: they say they were stopped (the pane-died hook may come later)
         _mark(
             server,
@@ -161,8 +167,8 @@ def stop(
     else:
         for name in sessions:
             server.cmd("kill-session", "-t", f"={name}")
-    leftovers = _kill_rounds(reports, panes_gone=pane_ids is None)
-    return StopResult(list(sessions), reports, leftovers, grace, time.monotonic() - started)
+    leftovers = _kill_rounds(procs, reports, panes_gone=pane_ids is None)
+    return StopResult(list(sessions), reports, leftovers, grace, clock() - started)
 
 
 def _mark(server: FleetServer, commands: list[list[str]]) -> None:
@@ -174,35 +180,42 @@ def _mark(server: FleetServer, commands: list[list[str]]) -> None:
         server.cmd(*args)
 
 
-def _wait_reaped(server: FleetServer, pane_ids: set[str], timeout: float = REAP_WAIT) -> None:
+def _wait_reaped(
+    server: FleetServer,
+    pane_ids: set[str],
+    timeout: float = REAP_WAIT,
+    *,
+    clock: t.Callable[[], float],
+    sleep: t.Callable[[float], None],
+) -> None:
     """Wait until tmux shows every pane dead, i.e. it has reaped each pane's process.
 
     Killing the session first would let the server exit with exited agents
     unreaped: they would linger as zombies of init, and a zombie's PID looks
     alive to the next ``claude-run``, which would then refuse to resume.
     """
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    deadline = clock() + timeout
+    while clock() < deadline:
         if all(p.dead for p in list_panes(server) if p.pane_id in pane_ids):
             return
-        time.sleep(0.02)
+        sleep(0.02)
 
 
-def _kill_rounds(reports: list[PaneStop], *, panes_gone: bool = False) -> list[pr.Proc]:
+def _kill_rounds(procs: pr.Processes, reports: list[PaneStop], *, panes_gone: bool = False) -> list[pr.Proc]:
     """SIGKILL every remaining process of the panes until none is left; return the unkillable."""
     remaining: list[pr.Proc] = []
     for _ in range(KILL_ROUNDS):
-        table = pr.snapshot(with_env=False)
+        table = procs.snapshot()
         remaining = []
         for report in reports:
-            alive = pr.alive(_members(table, report, pane_gone=panes_gone))
+            alive = procs.alive(_members(table, report, pane_gone=panes_gone))
             if alive:
-                pr.send(alive, signal.SIGKILL)
+                procs.send(alive, signal.SIGKILL)
                 report.killed.extend(p for p in alive if p.pid not in {k.pid for k in report.killed})
                 remaining.extend(alive)
         if not remaining:
             return []
-        remaining = pr.wait_gone(remaining, KILL_WAIT)
+        remaining = procs.wait_gone(remaining, KILL_WAIT)
         if not remaining:
             return []
     return remaining

@@ -12,6 +12,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from claude_shepherd.hooks.install import hook_command
 from claude_shepherd.supervisor.tmux_names import COLOURS, EXITED, STATES, STOPPED
 
 CONTEXT_WARN = 70
@@ -62,8 +63,6 @@ def tmux_quoted(text: str) -> str:
 def pane_died_hook(python: str | None = None, root: Path | None = None) -> str:
     """The command tmux runs, in the background, when a pane's process ends: ``claude-hook pane-died``
     with only tmux's own values (pane id, pid, exit status) — never a label an agent could have set."""
-    from claude_shepherd.hooks.install import hook_command
-
     shell = hook_command("pane-died", python or sys.executable, root).replace(
         "#", "##"
     )  # literal in a format

@@ -14,10 +14,12 @@ server is never touched.
 
 from __future__ import annotations
 
+import difflib
 import functools
 import os
 import re
 import shutil
+import signal
 import time
 import typing as t
 from dataclasses import dataclass
@@ -348,8 +350,6 @@ def _list_panes(server: FleetServer, session: str | None) -> list[PaneInfo]:
 
 
 def _signal_name(number: str) -> str:
-    import signal
-
     value = parse_count(number, maximum=255)
     try:
         return signal.Signals(value).name if value is not None else f"signal {number}"
@@ -381,8 +381,6 @@ def new_lines(before: list[str], after: list[str]) -> list[str]:
     up with *before* in order are the new output and the redrawn rows — never
     the whole history again because a row at the bottom changed.
     """
-    import difflib
-
     matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
     return [
         line

@@ -22,6 +22,7 @@ from claude_shepherd.fleet import procs as pr
 from claude_shepherd.fleet.hosts.relay import Relay
 from claude_shepherd.fleet.hosts.transport import LOCAL
 from claude_shepherd.fleet.live import live_fleets
+from claude_shepherd.fleet.resolve import of_row
 from claude_shepherd.fleet.status import PaneStatus, pane_rows
 from claude_shepherd.supervisor.printable import printable
 from claude_shepherd.supervisor.session.paths import display_name
@@ -301,8 +302,6 @@ def _summary(name: str, rows: t.Sequence[AgentRow]) -> str:
 def attach_command(row: AgentRow, env: t.Mapping[str, str] | None = None) -> tuple[list[str], bool]:
     """The command that shows *row*'s pane, and whether it takes over the terminal
     (as ``fleet attach`` does: see :mod:`claude_shepherd.fleet.attach`)."""
-    from claude_shepherd.fleet.resolve import of_row
-
     return of_row(row).attach_command(row, env)
 
 
@@ -329,8 +328,6 @@ def stop_agent(
 ) -> str:
     """Stop *row*'s agent as ``fleet stop --pane`` does (its pane stays; its conversation resumable),
     holding its fleet's lock."""
-    from claude_shepherd.fleet.resolve import of_row
-
     return of_row(row).stop_agent(row, grace, told=told, cancelled=cancelled)
 
 
@@ -338,13 +335,9 @@ def restart_agent(
     row: AgentRow, grace: float, *, told: Told = _quiet, cancelled: t.Callable[[], bool] = _never
 ) -> str:
     """Stop *row*'s agent gracefully, then start it again: it resumes its conversation."""
-    from claude_shepherd.fleet.resolve import of_row
-
     return of_row(row).restart_agent(row, grace, told=told, cancelled=cancelled)
 
 
 def log_lines(row: AgentRow, count: int = 500) -> list[str]:
     """The pane's recent output, claude-run's own lines included (``fleet logs``)."""
-    from claude_shepherd.fleet.resolve import of_row
-
     return of_row(row).log_lines(row, count)

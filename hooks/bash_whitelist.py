@@ -21,6 +21,8 @@ Standard library only.
 
 from __future__ import annotations
 
+import re
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
     import typing as t
@@ -30,6 +32,9 @@ _PLAIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ01234567
 _BLANK = " \t"
 _DELIM_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.")
 _STDERR_TO_STDOUT = "2>&1"
+MAX_COMMAND_LINE = 64 * 1024
+"""Characters of the command's first line the lexer reads: a ``session`` call is far shorter, so a
+longer line is not one (and lexing it char by char would make the hook's time grow with it)."""
 
 
 class Invocation:
@@ -55,6 +60,9 @@ def parse(command: str) -> Invocation | None:
     if not isinstance(command, str):
         return None
     n = len(command)
+    line_end = command.find("\n", 0, MAX_COMMAND_LINE + 1)
+    if (n if line_end < 0 else line_end) > MAX_COMMAND_LINE:
+        return None
     i = 0
     words: list[str] = []
     word: list[str] | None = None  # None: between words
@@ -156,13 +164,15 @@ def _heredoc_body(rest: str, delim: str, strip_tabs: bool) -> str | None:
     """The body between the command line and the delimiter line; nothing may follow it."""
     if not rest.startswith("\n"):
         return None
-    lines = rest[1:].split("\n")
-    for index, line in enumerate(lines):
-        if (line.lstrip("\t") if strip_tabs else line) == delim:
-            if any(after.strip(" \t") for after in lines[index + 1 :]):
-                return None
-            return "\n".join(lines[:index])
-    return None  # never terminated
+    text = rest[1:]
+    # The first line that is the delimiter (after leading tabs with <<-), found in one pass of the regex
+    # engine: a Python loop over the lines made the hook's time grow with the body.
+    end = re.search(("^\t*" if strip_tabs else "^") + re.escape(delim) + "$", text, re.MULTILINE)
+    if end is None:
+        return None  # never terminated
+    if text[end.end() :].strip(" \t\n"):
+        return None
+    return text[: max(end.start() - 1, 0)]
 
 
 def whitelisted(command: t.Any, programs: t.Collection[str]) -> Invocation | None:

@@ -9,7 +9,9 @@
 
 A number that is missing, not a number, negative or not finite is *unknown*,
 never 0: an unknown reading must not look like an empty context and lift the
-overflow gate. Standard library only.
+overflow gate. Nor may an older reading stand in for a newest one that cannot
+be read (a line nested past the parser, bad numbers): that is an *unreadable*
+reading, and the gate denies on it (docs/DESIGN.md §6.9). Standard library only.
 """
 
 from __future__ import annotations
@@ -51,13 +53,22 @@ class Usage:
 
     __slots__ = ("fraction", "at", "source")
 
-    def __init__(self, fraction: float, at: str, source: str) -> None:
-        self.fraction = fraction  # of the window, 0.0 .. 1.0
+    def __init__(self, fraction: float | None, at: str, source: str) -> None:
+        self.fraction = fraction  # of the window, 0.0 .. 1.0; None: the reading is there but unreadable
         self.at = at  # ISO-8601 UTC timestamp of the reading, "" when unknown
         self.source = source  # "status line" or "transcript"
 
+    @property
+    def unreadable(self) -> bool:
+        return self.fraction is None
+
     def __repr__(self) -> str:
         return f"Usage({self.fraction!r}, {self.at!r}, {self.source!r})"
+
+
+def unreadable() -> Usage:
+    """The newest transcript reading, which could not be read: never replaced by an older one."""
+    return Usage(None, "", "transcript")
 
 
 def number(value: object) -> float | None:
@@ -144,7 +155,7 @@ def _usage_of(entry: t.Any, recorded_window: int | None) -> Usage | bool | None:
             continue
         tokens = number(usage.get(name))
         if tokens is None:
-            return None  # the newest reading is unreadable: unknown, not older data
+            return unreadable()  # unknown, and not to be replaced by older data
         total += tokens
     if total <= 0:
         return False
@@ -156,8 +167,15 @@ def _usage_of(entry: t.Any, recorded_window: int | None) -> Usage | bool | None:
     return Usage(total / window, stamp if isinstance(stamp, str) else "", "transcript")
 
 
-def _scan(path: str, window: int | None, marker: bytes | None) -> tuple[Usage | None, bool]:
-    """The newest usage in the transcript, and whether *marker* appears in that line or after it."""
+def _scan(
+    path: str, window: int | None, marker: bytes | None, *, settled: bool
+) -> tuple[Usage | None, bool, bool]:
+    """The newest usage in the transcript; whether *marker* appears in that line or after it; and
+    whether the last line is still being written (cut short: wait for it unless *settled*).
+
+    A line that cannot be parsed and may be an assistant response (it names ``"assistant"``) is an
+    unreadable reading, not one to skip: skipping it let an older, lower reading judge the call.
+    """
     seen = False
     with open(path, "rb") as handle:
         size = os.fstat(handle.fileno()).st_size
@@ -168,18 +186,25 @@ def _scan(path: str, window: int | None, marker: bytes | None) -> tuple[Usage | 
             lines = handle.read(size - start).split(b"\n")
             if start > 0:
                 lines = lines[1:]  # the first one is cut
-            for line in reversed(lines):
+            for index, line in enumerate(reversed(lines)):
                 seen = seen or (marker is not None and marker in line)
-                if b'"usage"' not in line:
+                written = index > 0  # every line but the last ends with a newline
+                if written and b'"usage"' not in line:
+                    continue
+                if not line:
                     continue
                 try:
                     found = _usage_of(json.loads(line), window)
                 except (ValueError, RecursionError):
-                    continue
+                    if not written and not settled:
+                        return None, seen, True
+                    if b'"assistant"' not in line:
+                        continue  # not a response, whatever else it is
+                    found = unreadable()
                 if found is not False:
-                    return (found if isinstance(found, Usage) else None), seen
+                    return (found if isinstance(found, Usage) else None), seen, False
             if start == 0 or span >= TAIL_MAX:
-                return None, seen
+                return None, seen, False
             span *= 4
 
 
@@ -207,20 +232,27 @@ def transcript_usage(
     window = positive_int(recorded_window)
     marker = _tool_use_marker(tool_use_id)
     deadline: float | None = None
+    settled = False
     try:
         while True:
             if not os.path.isfile(path):
                 return None  # not a regular file: a FIFO would block the hook until it times out
-            found, seen = _scan(path, window, marker)
-            if seen or marker is None:
+            found, seen, pending = _scan(path, window, marker, settled=settled)
+            if not pending and (seen or marker is None):
                 return found
             now = time.monotonic()
             if deadline is None:
                 if time.time() - os.stat(path).st_mtime > LIVE_WRITE_SECONDS:
-                    return found  # nobody is writing it: this call's line is not coming
+                    if not pending:
+                        return found  # nobody is writing it: this call's line is not coming
+                    settled = True  # a line cut short for good: read it as it is
+                    continue
                 deadline = now + wait
             if now >= deadline:
-                return found
+                if not pending:
+                    return found
+                settled = True
+                continue
             time.sleep(CALL_POLL)
     except OSError:
         return None
@@ -235,9 +267,15 @@ def _stamp(at: str) -> str | None:
 
 
 def newest(first: Usage | None, second: Usage | None) -> Usage | None:
-    """The more recent reading; within the same second (or undated), the fuller one."""
+    """The more recent reading; within the same second (or undated), the fuller one.
+
+    An unreadable reading wins: it is the transcript's newest, which no stored one can be newer than
+    in a way that can be checked.
+    """
     if first is None or second is None:
         return first if second is None else second
+    if first.fraction is None or second.fraction is None:
+        return first if first.fraction is None else second
     a, b = _stamp(first.at), _stamp(second.at)
     if a and b and a != b:
         return first if a > b else second

@@ -11,7 +11,9 @@ Applied to the state under its lock. In order:
    calls — an agent must not invoke dehydrate and then work on forever
    (docs/DESIGN.md appendix A);
 4. at or above the threshold: ``overflowed=true`` (recording which
-   conversation overflowed) and deny, saying how to dehydrate;
+   conversation overflowed) and deny, saying how to dehydrate; an unreadable
+   newest reading is denied here too (unknown is never the previous reading),
+   without the sticky flag: the next readable response judges again;
 5. a conversation that overflowed stays blocked even if its usage drops (a
    compaction): only a new conversation's activation lifts it;
 6. otherwise pass.
@@ -53,7 +55,7 @@ def starts_dehydrate(call: ToolCall) -> bool:
     skill, args = skill_call
     if skill == "dehydrate":
         return True
-    words = args.split()
+    words = args.split(maxsplit=1)  # the first word only: args may be megabytes
     return skill == "session" and bool(words) and words[0] == "dehydrate"
 
 
@@ -79,7 +81,7 @@ def overflow_reason(usage: Usage | None, config: Config, state: t.Mapping[str, o
     phase = state.get(F.CURRENT_PHASE) or "its current phase"
     level = (
         f"context is at {percent(usage.fraction)}"
-        if usage is not None and usage.fraction >= config.threshold
+        if usage is not None and usage.fraction is not None and usage.fraction >= config.threshold
         else "this conversation reached the threshold earlier"
     )
     return (
@@ -101,6 +103,16 @@ def budget_reason(config: Config, dir_arg: str) -> str:
         "Finish it now; no other tool is allowed:\n"
         f"{_handover_command(dir_arg)}\n"
         "This saves DEHYDRATED_CONTEXT.md and restarts Claude with a fresh context."
+    )
+
+
+def unreadable_reason(config: Config, dir_arg: str) -> str:
+    return (
+        f"{TAG}: Context usage unknown — the transcript line of the response asking for this call "
+        "cannot be read (nested too deeply, cut short or with bad numbers), so the call is denied as if "
+        f"the context had reached the threshold ({percent(config.threshold)}); an older reading does not "
+        "stand in for it. Retry it with plainer input. If the context is near full, dehydrate instead:\n"
+        f"{_handover_command(dir_arg)}"
     )
 
 
@@ -128,7 +140,10 @@ def overflow_gate(
             return None
         return budget_reason(config, dir_arg)
     conversation = call.conversation or None
-    if usage is not None and usage.fraction >= config.threshold:
+    fraction = None if usage is None else usage.fraction
+    if usage is not None and fraction is None:
+        return unreadable_reason(config, dir_arg)
+    if fraction is not None and fraction >= config.threshold:
         mark_overflowed(state, conversation)
         return overflow_reason(usage, config, state, dir_arg)
     if overflowed_in(state, conversation):

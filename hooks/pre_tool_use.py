@@ -23,6 +23,7 @@ from claude_shepherd.hooks import deadline, pane_notify
 from claude_shepherd.hooks.context import newest, stored_usage, transcript_usage
 from claude_shepherd.hooks.gate import is_live, session_gate
 from claude_shepherd.hooks.heartbeat import PASS, Verdict, heartbeat
+from claude_shepherd.hooks.input_limits import too_long
 from claude_shepherd.hooks.locate import locate, session_arg
 from claude_shepherd.hooks.overflow import overflow_gate, restart_returns_reason, starts_dehydrate
 from claude_shepherd.hooks.protected_paths import protected_reason
@@ -77,7 +78,12 @@ def decide(call: ToolCall, cwd: str, config: hook_config.Config, env: t.Mapping[
     def apply(state: State) -> Verdict:
         nonlocal pane_state
         usage = newest(stored_usage(state), seen)
-        if starts_dehydrate(call) and usage is not None and usage.fraction >= config.threshold:
+        if (
+            starts_dehydrate(call)
+            and usage
+            and usage.fraction is not None
+            and usage.fraction >= config.threshold
+        ):
             mark_overflowed(
                 state, call.conversation or None
             )  # dehydrating is an overflow's: this call is one
@@ -107,6 +113,9 @@ def run(raw: bytes, env: t.Mapping[str, str]) -> str:
     inp = parse_input(raw)
     if inp.problem is not None:
         return deny(failure_reason(inp.problem))
+    oversized = too_long(inp.data)  # before any rule normalises a path or walks up from it
+    if oversized is not None:
+        return deny(oversized)
     call: ToolCall | None = None
     try:
         config = hook_config.load(env)

@@ -19,6 +19,8 @@ import json
 import os
 import sys
 
+from claude_shepherd.hooks.input_limits import MAX_INPUT_BYTES, MAX_PATH, too_big
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
     import typing as t
@@ -54,7 +56,7 @@ class HookInput:
     def cwd(self) -> str:
         """The agent's working directory; ours when the input has no usable one."""
         cwd = self.text("cwd")
-        if cwd and "\0" not in cwd and os.path.isabs(cwd):
+        if cwd and len(cwd) <= MAX_PATH and "\0" not in cwd and os.path.isabs(cwd):
             return cwd
         try:
             return os.getcwd()
@@ -63,7 +65,9 @@ class HookInput:
 
 
 def parse_input(raw: bytes) -> HookInput:
-    """Decode the hook input; a non-object or undecodable input is recorded, not raised."""
+    """Decode the hook input; a non-object, undecodable or oversized input is recorded, not raised."""
+    if len(raw) > MAX_INPUT_BYTES:
+        return HookInput({}, too_big())
     text = raw.decode("utf-8", errors="replace")
     if not text.strip():
         return HookInput({}, "the hook input on stdin is empty")
@@ -77,12 +81,17 @@ def parse_input(raw: bytes) -> HookInput:
 
 
 def read_stdin(stream: t.BinaryIO | None = None) -> bytes:
-    """All of stdin; nothing when it is a terminal (someone ran the hook by hand)."""
+    """Stdin up to one byte past :data:`MAX_INPUT_BYTES` (the rest is read and dropped, so the
+    writer never meets a closed pipe); nothing when it is a terminal (someone ran the hook by hand)."""
     stream = stream if stream is not None else sys.stdin.buffer
     try:
         if stream.isatty():
             return b""
-        return stream.read()
+        data = stream.read(MAX_INPUT_BYTES + 1)
+        if len(data) > MAX_INPUT_BYTES:
+            while stream.read(1024 * 1024):
+                pass
+        return data
     except (OSError, ValueError, AttributeError):
         return b""
 

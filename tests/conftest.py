@@ -5,6 +5,7 @@ pytest_plugins = [
     "support.claude_run",
     "support.fleet",
     "support.pane",
+    "support.procs",
     "support.sshd",
     "support.tmux_panes",
 ]

@@ -8,6 +8,7 @@ then installs the hooks. Each step is one SSH call and one line for the person.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.metadata
 import io
 import json
@@ -19,6 +20,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+import claude_shepherd.fleet as fleet_package
 from claude_shepherd.fleet.hosts.transport import Reply, SshHost
 from claude_shepherd.supervisor import __version__
 from claude_shepherd.supervisor.errors import ShepherdError
@@ -56,9 +58,7 @@ RECORD = "installed.json"
 
 def _source_root() -> Path | None:
     """The source tree this installation runs from (an editable install), or None."""
-    import claude_shepherd.fleet as ours
-
-    root = Path(ours.__file__).resolve().parents[1]
+    root = Path(fleet_package.__file__).resolve().parents[1]
     if (root / "pyproject.toml").is_file() and all((root / p).is_dir() for p in PACKAGES):
         return root
     return None
@@ -111,8 +111,6 @@ def _wheel() -> Payload:
 
 
 def _digest(files: t.Iterable[tuple[str, bytes]]) -> str:
-    import hashlib
-
     total = hashlib.sha256()
     for name, data in sorted(files):
         total.update(name.encode() + b"\0" + hashlib.sha256(data).digest())

@@ -25,7 +25,7 @@ from pathlib import Path
 from claude_shepherd.fleet.hosts.part import STDIN, part_document, this_machine
 from claude_shepherd.fleet.hosts.transport import Host, LocalHost, Reply, host_named
 from claude_shepherd.fleet.layout import Layout, LayoutError, load_layout, parse_layout
-from claude_shepherd.supervisor.errors import ShepherdError
+from claude_shepherd.supervisor.errors import ShepherdError, UsageError
 from claude_shepherd.supervisor.session.private_dir import private_dir
 from claude_shepherd.supervisor.session.roots import registry_dir
 
@@ -129,8 +129,6 @@ class Span:
 
     def where(self, labels: t.Sequence[str]) -> dict[str, list[str]]:
         """Host → the labels of *labels* it runs; a label may be ``HOST/LABEL`` to say which host's."""
-        from claude_shepherd.supervisor.errors import UsageError
-
         found: dict[str, list[str]] = {}
         for label in labels:
             host, _, bare = label.rpartition("/")

@@ -31,6 +31,7 @@ import sys
 import typing as t
 from pathlib import Path
 
+from claude_shepherd.supervisor import __version__
 from claude_shepherd.supervisor.claude_run.agent_env import claude_environment
 from claude_shepherd.supervisor.claude_run.claude_args import split_args
 from claude_shepherd.supervisor.claude_run.claude_bin import find_claude
@@ -158,8 +159,6 @@ EXAMPLES = """examples:
 
 
 def parser() -> argparse.ArgumentParser:
-    from claude_shepherd.supervisor import __version__
-
     p = _Parser(
         prog=PROG, usage=f"{PROG} [OPTIONS] [--] [CLAUDE ARGS]...", description=DESCRIPTION, epilog=EXAMPLES,
         allow_abbrev=False, add_help=False, formatter_class=argparse.RawDescriptionHelpFormatter,

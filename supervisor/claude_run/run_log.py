@@ -16,6 +16,7 @@ best effort: a log that cannot be written never stops the supervisor.
 from __future__ import annotations
 
 import os
+import stat
 import time
 import typing as t
 from pathlib import Path
@@ -95,8 +96,6 @@ class PaneLog:
         flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
         fd = os.open(self.path, flags, 0o600)
         try:
-            import stat
-
             if not stat.S_ISREG(os.fstat(fd).st_mode):
                 raise OSError(0, "not a regular file")
         except BaseException:
@@ -141,8 +140,6 @@ class RunLines:
 
 def read_regular(path: Path) -> bytes | None:
     """*path*'s bytes, never through a symlink, never from a FIFO or device; None when it is not there."""
-    import stat
-
     try:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:

@@ -31,6 +31,7 @@ import stat
 import time
 from pathlib import Path
 
+from claude_shepherd.supervisor.session import root_gitignore
 from claude_shepherd.supervisor.session.fields import STATE_FILE, F
 from claude_shepherd.supervisor.session.identity import valid_pid
 from claude_shepherd.supervisor.session.records import Record
@@ -181,7 +182,9 @@ def _save(root: Path, entries: dict[str, Entry], view: Index, stamp: list[int] |
 
 
 def _ensure_index_dir(root: Path) -> None:
-    """Create ``.shepherd/`` before taking the root's stamp (creating it changes the root)."""
+    """Create ``.shepherd/`` (and the root's ``.gitignore``, which hides it from git) before taking the
+    root's stamp (creating either changes the root)."""
+    root_gitignore.ensure(str(root / root_gitignore.GITIGNORE))
     try:
         (root / INDEX_DIRNAME).mkdir(exist_ok=True)
     except OSError:

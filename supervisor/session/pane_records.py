@@ -34,6 +34,7 @@ import re
 import zlib
 from pathlib import Path
 
+from claude_shepherd.supervisor.session import root_gitignore
 from claude_shepherd.supervisor.session.index import INDEX_DIRNAME
 from claude_shepherd.supervisor.session.safe_fs import UnsafeFileError, open_dir, read_bytes
 from claude_shepherd.supervisor.session.store import write_atomic_at
@@ -181,6 +182,7 @@ def note(
         return record
     try:
         directory = root / INDEX_DIRNAME / folder
+        root_gitignore.ensure(str(root / root_gitignore.GITIGNORE))
         directory.mkdir(parents=True, exist_ok=True)
         fd = open_dir(directory)
     except (OSError, UnsafeFileError):

@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 from claude_shepherd.supervisor.errors import ShepherdError
+from claude_shepherd.supervisor.session import root_gitignore
 from claude_shepherd.supervisor.session.fields import STATE_FILE
 from claude_shepherd.supervisor.session.safe_fs import (
     MAX_STATE_BYTES,
@@ -371,6 +372,7 @@ def update_state(
     """
     fd = open_session_dir(session_dir, create=create)
     try:
+        root_gitignore.ensure("../" + root_gitignore.GITIGNORE, dir_fd=fd)  # before the lock file appears
         with file_lock(STATE_FILE + LOCK_SUFFIX, timeout, dir_fd=fd):
             sweep_temps(fd, STATE_FILE)
             try:

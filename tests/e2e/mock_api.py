@@ -35,6 +35,8 @@ class Turn:
     cache_read: int = 0
     cache_creation: int = 0
     output_tokens: int = 20
+    block_extra: dict[str, t.Any] | None = None
+    """More fields of the tool_use block, as a newer API might send (Claude Code keeps them)."""
     when: t.Callable[[dict[str, t.Any]], bool] | None = None
     """Serve this turn only to a request for which this is true; until then,
     requests get the fallback text and later turns wait (order is kept)."""
@@ -164,7 +166,7 @@ class MockAPI:
         content: list[dict[str, t.Any]]
         if turn.tool:
             content = [{"type": "tool_use", "id": f"toolu_mock{next(_ids):08d}", "name": turn.tool,
-                        "input": turn.tool_input or {}}]  # fmt: skip
+                        "input": turn.tool_input or {}, **(turn.block_extra or {})}]  # fmt: skip
             stop = "tool_use"
         else:
             content = [{"type": "text", "text": turn.text or self.fallback}]

@@ -187,3 +187,58 @@ def test_pane_without_a_session_resumes_its_own_conversation_without_its_prompt_
     argv = claude_argv(fleet)
     assert argv[argv.index("--resume") + 1] == first_id
     assert LAYOUT_PROMPT not in argv, "a resumed conversation gets no initial prompt"
+
+
+def test_a_killed_claude_that_never_activated_a_session_resumes_its_own_conversation(
+    fleet_with_prompt: Fleet, mock_api: MockAPI, world
+) -> None:
+    """A crash (Claude SIGKILLed, its claude-run alive) resumes like a start: the pane's recorded
+    conversation, history and all, though its agent never activated a session."""
+    fleet = fleet_with_prompt
+    mock_api.script(Turn.say("noted the word"))
+    started = fleet.fleet("start", "--no-attach")
+    assert started.returncode == 0, started.stdout + started.stderr
+    wait_until(lambda: mock_api.pending() == 0, timeout=60, what="the reply to the layout's prompt")
+    first_id = next(r for r in mock_api.requests if r["body"].get("tools"))["headers"].get(
+        "X-Claude-Code-Session-Id"
+    )
+    records = world.sessions / ".shepherd" / "panes"
+    wait_until(
+        lambda: any(first_id in f.read_text() for f in records.glob("*.json")), what="the pane's record"
+    )
+    fleet.ready()
+    supervisor = fleet.supervisor_pid()
+    crashed = psutil.Process(supervisor)
+
+    def claudes() -> list[psutil.Process]:
+        found = []
+        for child in crashed.children():
+            try:
+                if child.cmdline()[:1] == [fleet.env["CLAUDE_BIN"]]:
+                    found.append(child)
+            except psutil.Error:  # the killed one, a zombie until claude-run reaps it
+                continue
+        return found
+
+    (claude,) = claudes()
+    claude.kill()
+
+    before = len(mock_api.requests)
+    mock_api.script(Turn.say("answered"))
+    again = wait_until(
+        lambda: [p for p in claudes() if p.pid != claude.pid],
+        timeout=60,
+        what="claude-run's next Claude",
+    )
+    assert fleet.supervisor_pid() == supervisor, "the same claude-run relaunched it"
+    argv = again[0].cmdline()
+    assert argv[argv.index("--resume") + 1] == first_id, argv
+    fleet.ready()
+    fleet.type("what was the word?")
+    wait_until(lambda: mock_api.pending() == 0, timeout=60, what="the reply after the crash")
+    request = next(r for r in mock_api.requests[before:] if r["body"].get("tools"))
+    assert request["headers"].get("X-Claude-Code-Session-Id") == first_id, "the pane's own conversation"
+    assert MockAPI.all_text(request["body"]).count(LAYOUT_PROMPT) == 1, "its history sent again, once"
+    logs = subprocess.run([str(BIN / "fleet"), "logs", str(fleet.layout), "--pane", "A"], env=fleet.env,
+                          cwd=fleet.project, capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert "Starting fresh" not in logs.stdout and "Resuming conversation" in logs.stdout, logs.stdout

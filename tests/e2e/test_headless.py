@@ -9,6 +9,7 @@ the session state.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import typing as t
@@ -97,3 +98,68 @@ def test_headless_overflow_from_the_transcript(world, mock_api: MockAPI, env_for
     assert "session dehydrate" in result_text(denied)
     assert not (world.project / "overflow.txt").exists()
     assert state(world)["overflowed"] is True
+
+
+def test_claudes_files_changed_view_shows_no_machinery(world, mock_api: MockAPI, env_for) -> None:
+    """Claude Code diffs the work tree around each Bash command with git (`bashEditDiff`: its
+    files-changed view, and what PostToolUse hooks get): a `session` call shows the session's
+    state and log, never the store's locks or index."""
+    import shutil
+
+    shutil.rmtree(world.project / ".git")
+    subprocess.run(["git", "init", "-q"], cwd=world.project, check=True)
+    env = env_for()
+    settings = install_hooks(world, env)
+    with_diff = json.loads(settings.read_text())
+    with_diff["bashEditDiffEnabled"] = True  # on by default only where the model's configuration says so
+    settings.write_text(json.dumps(with_diff))
+    mock_api.script(
+        Turn.bash(f"session activate {SESSION} implement"),
+        Turn.bash(f"echo progress | session log {SESSION}"),
+        Turn.say("finished"),
+    )
+    run = claude_run_print(world, env, settings, "start the work", "--output-format", "json")
+    assert run.returncode == 0, run.stderr
+    conversation = json.loads(run.stdout)["session_id"]
+    transcript = next(world.home.rglob(f"{conversation}.jsonl"))
+    changed = [
+        [
+            os.path.relpath(path, world.project)
+            for path in entry["toolUseResult"]["bashEditDiff"]["changedFiles"]
+        ]
+        for entry in map(json.loads, transcript.read_text().splitlines())
+        if isinstance(entry.get("toolUseResult"), dict) and "bashEditDiff" in entry["toolUseResult"]
+    ]
+    assert changed == [
+        [f"{SESSION}/.state.json"],
+        [f"{SESSION}/IMPLEMENT_LOG.md", f"{SESSION}/.state.json"],
+    ], changed
+
+
+def test_headless_overflow_when_the_newest_response_cannot_be_read(world, mock_api: MockAPI, env_for) -> None:
+    """The response asking for the call reports 95 % but nests past a JSON parser (a field of its
+    tool_use block 1,500 levels deep, kept by the CLI in the transcript); the one before it reported
+    1 %. Unknown is not the older reading: the call is denied, and never runs."""
+    deep: object = 1
+    for _ in range(1500):
+        deep = {"a": deep}
+    env = env_for()
+    settings = install_hooks(world, env)
+    mock_api.script(
+        Turn.bash(f"session activate {SESSION} implement"),
+        Turn.bash("echo LOW"),
+        Turn.bash("echo SHOULD_NOT_RUN > overflow.txt", input_tokens=2000, cache_read=188000,
+                  block_extra={"caller": deep}),
+        Turn.say("stopping"),
+    )  # fmt: skip
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(20_000)  # the mock API (in this process) writes and reads that nesting
+    try:
+        run = claude_run_print(world, env, settings, "work hard")
+    finally:
+        sys.setrecursionlimit(limit)
+    assert run.returncode == 0, run.stderr
+    assert "LOW" in result_text(last_result(mock_api, 2))
+    denied = last_result(mock_api, 3)
+    assert denied.get("is_error") is True and "Context usage unknown" in result_text(denied)
+    assert not (world.project / "overflow.txt").exists()

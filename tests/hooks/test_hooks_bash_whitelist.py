@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from support.hooks import activate, bash, call, hook_env, state
 
-from claude_shepherd.hooks.bash_whitelist import parse, whitelisted
+from claude_shepherd.hooks.bash_whitelist import MAX_COMMAND_LINE, parse, whitelisted
 from claude_shepherd.hooks.config import load
 from claude_shepherd.supervisor.session.fields import F
 
@@ -167,6 +167,17 @@ def test_parse_returns_words_and_heredoc_body() -> None:
     assert inv is not None
     assert (inv.program, inv.args, inv.heredoc) == ("session", ("log", "sessions/a b"), "line $(x)")
     assert parse('session phase d "3: Build"').args == ("phase", "d", "3: Build")  # type: ignore[union-attr]
+
+
+def test_a_command_line_past_the_lexers_bound_is_not_a_session_call() -> None:
+    """Lexing is char by char: a line longer than any real call is refused unread, so the hook's
+    time does not grow with it; a long here-document body is still fine (found by the regex engine)."""
+    line = "session log d " + "a" * MAX_COMMAND_LINE
+    assert parse(line[: MAX_COMMAND_LINE - 1]) is not None
+    assert parse(line) is None
+    body = "entry line\n" * 100_000
+    invocation = parse("session log d <<-'EOF'\n" + body + "\t\tEOF\n  \n")
+    assert invocation is not None and invocation.heredoc == body.rstrip("\n")
 
 
 def test_non_string_command_is_not_whitelisted() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import typing as t
 from pathlib import Path
 
 import pytest
@@ -295,7 +296,9 @@ def test_bad_numbers_are_unknown_not_zero(project: Path, env: dict[str, str], ba
     write_transcript(project, json.dumps(line))
     assert call("pre-tool-use", grep(project), env).denied  # the transcript did not count as 0%
     set_fields(session_dir, contextUsage=0.1, overflowed=False, overflowConversation=None)
-    assert call("pre-tool-use", grep(project), env).allowed
+    answer = call("pre-tool-use", grep(project), env)  # nor did the stored reading stand in for it
+    assert answer.denied and "Context usage unknown" in answer.reason
+    assert state(session_dir)[F.OVERFLOWED] is False  # unknown is denied, not made sticky
 
 
 @pytest.mark.parametrize("stored", ["0.9", None, -1, True, {"x": 1}])
@@ -317,6 +320,77 @@ def test_sidechain_synthetic_and_empty_lines_are_skipped(project: Path, env: dic
         '{broken json with "usage"',
     )
     assert call("pre-tool-use", grep(project), env).denied
+
+
+def nested_line(tokens: int, depth: int = 100_000, **kw: t.Any) -> str:
+    """An assistant line whose tool input nests *depth* levels deep: past any JSON parser's recursion."""
+    line = assistant_line(tokens, **kw)
+    return line.replace('"input": {}', '"input": ' + '{"a": ' * depth + "1" + "}" * depth)
+
+
+def test_an_unreadable_newest_reading_is_unknown_not_the_older_one(
+    project: Path, env: dict[str, str]
+) -> None:
+    """At 95% the response asking for the call nests past the parser: the 5% line before it must not
+    judge the call (it did, and the call ran in `claude -p`)."""
+    session_dir = activate(project)
+    path = write_transcript(
+        project,
+        assistant_line(10_000, tool_use_id="toolu_prev"),
+        json.dumps({"type": "user", "message": {"content": "ok"}}),
+        nested_line(190_000, tool_use_id="toolu_01"),
+    )
+    with pytest.raises(RecursionError):
+        json.loads(path.read_text().splitlines()[-1])  # the parser really cannot read it
+    answer = call("pre-tool-use", grep(project), env)
+    assert answer.denied and "Context usage unknown" in answer.reason
+    assert "session dehydrate sessions/2026_11_22_TOPIC" in answer.reason
+    assert state(session_dir)[F.OVERFLOWED] is False  # not sticky: the next readable response judges
+    usage = transcript_usage(str(path), None, "toolu_01")
+    assert usage is not None and usage.unreadable
+    assert call("pre-tool-use", bash(project, "session find"), env).allowed  # dehydrating stays possible
+
+
+def test_an_unreadable_line_that_is_no_response_is_passed_over(project: Path, env: dict[str, str]) -> None:
+    activate(project)
+    deep_user_line = json.dumps({"type": "user", "usage": 1, "x": "y"}).replace(
+        '"x": "y"', '"x": ' + "[" * 100_000 + "]" * 100_000
+    )
+    write_transcript(project, assistant_line(10_000), deep_user_line)
+    assert call("pre-tool-use", grep(project), env).allowed  # 5%, from the response before it
+
+
+def test_a_line_still_being_written_is_waited_for(project: Path, env: dict[str, str]) -> None:
+    """The transcript's last line, cut short because it is being written, is neither skipped (the older
+    reading would judge) nor taken as unreadable: the hook waits for the rest."""
+    import threading
+    import time
+
+    activate(project)
+    whole = assistant_line(170_000, tool_use_id="toolu_01") + "\n"
+    path = write_transcript(project, assistant_line(10_000, tool_use_id="toolu_prev"))
+    with path.open("a") as handle:
+        handle.write(whole[:-12])  # its usage and its tool_use id written, not its end
+
+    def finish() -> None:
+        time.sleep(0.05)
+        with path.open("a") as handle:
+            handle.write(whole[-12:])
+
+    writer = threading.Thread(target=finish)
+    writer.start()
+    try:
+        answer = call("pre-tool-use", grep(project), env)
+    finally:
+        writer.join()
+    assert answer.denied and "85%" in answer.reason
+
+
+def test_a_line_cut_short_for_good_is_unreadable(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text(assistant_line(10_000, tool_use_id="toolu_prev") + "\n" + assistant_line(170_000)[:-30])
+    usage = transcript_usage(str(path), None, "toolu_01", wait=0.05)
+    assert usage is not None and usage.unreadable
 
 
 def test_usage_found_behind_a_huge_line(project: Path, env: dict[str, str]) -> None:
@@ -345,6 +419,8 @@ def test_newest_rules() -> None:
     assert newest(undated, early) is early  # a dated reading beats an undated one
     same = Usage(0.5, "2026-11-22T10:00:00.900Z", "transcript")
     assert newest(early, same) is early  # same second: the fuller one
+    unknown = Usage(None, "", "transcript")
+    assert newest(late, unknown) is unknown and newest(unknown, late) is unknown  # never an older one
 
 
 def test_transcript_usage_parses_real_shape(tmp_path: Path) -> None:

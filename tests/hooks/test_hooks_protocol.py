@@ -7,12 +7,14 @@ hook path to the standard library (start-up cost is the product's latency).
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import random
 import re
 import subprocess
 import sys
+import typing as t
 from pathlib import Path
 
 import pytest
@@ -20,7 +22,9 @@ from support.fixtures import script
 from support.hooks import activate, bash, call, hook_env, run, tool
 
 from claude_shepherd.hooks.cli import HOOK_EVENTS, main, run_hook
+from claude_shepherd.hooks.input_limits import MAX_INPUT_BYTES
 from claude_shepherd.hooks.install import hook_command
+from claude_shepherd.hooks.protocol import parse_input, read_stdin
 from claude_shepherd.supervisor.session.store import file_lock
 
 HEAVY = {"pydantic", "typer", "click", "rich", "textual", "libtmux", "psutil", "filelock", "yaml"}
@@ -173,6 +177,76 @@ def test_garbage_payloads_as_real_processes(project: Path) -> None:
         assert done.returncode == 0, (event, raw[:80], done.stderr)
         assert b"Traceback" not in done.stderr
         check_answer(event, done.stdout.decode())
+
+
+@pytest.mark.parametrize(
+    "field, payload",
+    [
+        ("cwd", lambda p: {**bash(p, "session find"), "cwd": "/a" * 2049}),
+        ("transcript_path", lambda p: {**tool(p, "Grep", pattern="x"), "transcript_path": "/" + "t" * 4096}),
+        ("tool_name", lambda p: tool(p, "T" * 257)),
+        (
+            "tool_input.file_path",
+            lambda p: tool(p, "Edit", file_path="/a" * 2049, old_string="x", new_string="y"),
+        ),
+        ("tool_input.notebook_path", lambda p: tool(p, "NotebookEdit", notebook_path="/" + "n" * 4096)),
+    ],
+)
+def test_values_longer_than_anything_real_are_denied_before_any_rule(
+    project: Path, field: str, payload: t.Callable[[Path], dict]
+) -> None:
+    """Normalising, resolving and walking up from a 5 MB path took seconds (and a hook past its timeout
+    fails open): such a value is no real input, so the call is denied at once, saying which value."""
+    activate(project)  # a live session: nothing else would deny these calls
+    answer = call("pre-tool-use", payload(project), hook_env(project))
+    assert answer.denied, field
+    assert f"its {field} is " in answer.reason and "characters long" in answer.reason
+
+
+def test_values_of_real_length_are_judged_as_usual(project: Path) -> None:
+    activate(project)
+    env = hook_env(project)
+    deepest = "/a" * 2048  # 4,096 characters: PATH_MAX itself
+    assert call("pre-tool-use", {**bash(project, "git status"), "cwd": deepest}, env).allowed
+    assert call(
+        "pre-tool-use", tool(project, "Edit", file_path=deepest, old_string="x", new_string="y"), env
+    ).allowed
+    assert call("pre-tool-use", tool(project, "T" * 256), env).allowed
+
+
+def test_other_events_read_an_overlong_cwd_as_none(project: Path) -> None:
+    payload = {**tool(project, "Grep"), "cwd": "/a" * 2049}
+    assert parse_input(json.dumps(payload).encode()).cwd == os.getcwd()
+    out = run_hook(
+        "user-prompt-submit", json.dumps(payload).encode(), hook_env(project, SESSION_REQUIRED="1")
+    )
+    check_answer("user-prompt-submit", out)
+    assert "No active session" in out
+
+
+def test_stdin_is_read_up_to_its_bound_and_the_rest_drained() -> None:
+    stream = io.BytesIO(b"x" * (MAX_INPUT_BYTES + 5000))
+    assert len(read_stdin(stream)) == MAX_INPUT_BYTES + 1
+    assert stream.read() == b""  # drained: the writer never meets a closed pipe
+    assert parse_input(b"{" + b" " * MAX_INPUT_BYTES + b"}").problem == (
+        f"the hook input on stdin is over {MAX_INPUT_BYTES // 2**20} MiB, more than any tool call needs; "
+        "split the work into smaller tool calls"
+    )
+
+
+def test_an_oversized_input_is_denied_by_the_real_hook(project: Path) -> None:
+    """Claude Code writes the whole input: the hook reads its bound, drains the rest, and denies."""
+    payload = {**bash(project, "git status"), "pad": "x" * (MAX_INPUT_BYTES + 1024)}
+    done = subprocess.run(
+        [script("claude-hook"), "pre-tool-use"],
+        input=json.dumps(payload).encode(),
+        capture_output=True,
+        env=hook_env(project),
+        timeout=60,
+    )
+    assert done.returncode == 0 and not done.stderr
+    reason = json.loads(done.stdout)["hookSpecificOutput"]["permissionDecisionReason"]
+    assert "over 8 MiB" in reason
 
 
 def test_unreadable_input_denies_with_one_line_reason(project: Path) -> None:
