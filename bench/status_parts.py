@@ -57,7 +57,8 @@ def best(work: t.Callable[[t.Any], object], prepare: t.Callable[[], t.Any] = lam
 def sections(layout: str, socket: str) -> dict[str, float]:
     """The work of ``fleet status``, once imported, in the steps commands/status.py takes."""
     from claude_shepherd.fleet import procs, status, target
-    from claude_shepherd.fleet.hosts.span import spanning
+    from claude_shepherd.fleet.output import Printer
+    from claude_shepherd.fleet.resolve import resolve
     from claude_shepherd.fleet.tmux import list_panes
 
     where = target.resolve(layout, socket)
@@ -73,8 +74,8 @@ def sections(layout: str, socket: str) -> dict[str, float]:
             sys.stdout = shown
 
     return {
-        "read the layout file, twice (span, target)": best(
-            lambda _: (spanning(layout, socket), target.load(layout, socket))
+        "resolve the fleet (reads the layout file once)": best(
+            lambda _: resolve(Printer(), layout, socket, verb="status")
         ),
         "tmux list-sessions (running_sessions)": best(lambda _: where.running_sessions(server)),
         "tmux display-message (socket_file)": best(lambda _: server.socket_file()),

@@ -15,7 +15,8 @@ Errors are one line, ``fleet: error: ...``. Exit status: 0 done, 1 failed (or
 not running, 127 tmux is missing.
 
 This module is only the typer app: each verb is a function of its own module in
-:mod:`claude_shepherd.fleet.commands`, wired here in the order ``--help`` lists them.
+:mod:`claude_shepherd.fleet.commands`, wired here in the order ``--help`` lists them, and the
+run's one :class:`~claude_shepherd.fleet.output.Printer` (each verb's ``--json`` switches it).
 """
 
 from __future__ import annotations
@@ -32,7 +33,6 @@ from claude_shepherd.fleet.commands import (
     host,
     logs,
     ls,
-    options,
     pane_id,
     restart,
     start,
@@ -41,6 +41,7 @@ from claude_shepherd.fleet.commands import (
     watch,
 )
 from claude_shepherd.fleet.commands.options import PROG
+from claude_shepherd.fleet.output import Printer
 from claude_shepherd.supervisor import __version__
 from claude_shepherd.supervisor.errors import run_main
 
@@ -89,6 +90,7 @@ app.add_typer(host.app, name="host")
 
 def run(argv: list[str] | None = None) -> int:
     """Run the CLI; an expected failure is one line on stderr with its exit status."""
+    printer = Printer()
 
     def body() -> int:
         words = sys.argv[1:] if argv is None else argv
@@ -98,14 +100,14 @@ def run(argv: list[str] | None = None) -> int:
 
             refuse_agent(PROG)
         try:
-            app(args=argv, prog_name=PROG, standalone_mode=True)
+            app(args=argv, prog_name=PROG, standalone_mode=True, obj=printer)
         except SystemExit as exc:  # typer's own exits: usage errors, --help, typer.Exit
             return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         return 0
 
     errors: list[str] = []
     status = run_main(PROG, body, keep=errors.append)
-    answer = options.envelope(status, errors[-1].removeprefix(f"{PROG}: error: ") if errors else None)
+    answer = printer.envelope(status, errors[-1].removeprefix(f"{PROG}: error: ") if errors else None)
     if answer is not None:
         sys.stdout.write(answer + "\n")
         sys.stdout.flush()

@@ -23,7 +23,7 @@ from pathlib import Path
 from claude_shepherd.fleet.hosts.part import STDIN, read_document
 from claude_shepherd.fleet.layout import Layout, LayoutError, load_layout
 from claude_shepherd.fleet.lookup import LayoutNotFoundError, find_layout, is_path
-from claude_shepherd.fleet.tmux import FleetServer
+from claude_shepherd.fleet.tmux import FleetServer, PaneInfo, list_panes
 from claude_shepherd.supervisor.errors import NotRunningError, ShepherdError, UsageError
 from claude_shepherd.supervisor.session.identity import fleet_socket
 from claude_shepherd.supervisor.tmux_names import FLEET_SOCKET, LAYOUT_OPTION, is_fleet_socket
@@ -68,6 +68,36 @@ class Target:
             why = f" ({self.layout_problem})" if self.layout_problem else ""
             raise UsageError(f"fleet {verb} needs the fleet's layout{why}; name it: fleet {verb} LAYOUT")
         return self.layout
+
+    def labelled(self, server: FleetServer, sessions: list[str], labels: t.Sequence[str]) -> list[PaneInfo]:
+        """The running fleet's pane for each of *labels*, or a one-line error.
+
+        An agent can relabel its own pane, so a label on two panes is refused,
+        naming both: no verb guesses which agent the person means.
+        """
+        by_label: dict[str, list[PaneInfo]] = {}
+        for info in list_panes(server):
+            if info.session in sessions and info.label:
+                by_label.setdefault(info.label, []).append(info)
+        for label in labels:
+            holders = by_label.get(label, [])
+            if len(holders) > 1:
+                raise ShepherdError(
+                    f"{len(holders)} panes ({', '.join(p.pane_id for p in holders)}) are labelled {label} in "
+                    f"{', '.join(sessions)}; an agent may have relabelled its pane: give the impostor its own "
+                    f"label (tmux -L {self.socket} set-option -p -t %N @pane_label NAME), then try again"
+                )
+        missing = sorted(set(labels) - set(by_label))
+        if missing:
+            raise ShepherdError(
+                f"no pane labelled {', '.join(missing)} in {', '.join(sessions)} (socket {self.socket}); "
+                f"labels: {', '.join(sorted(by_label)) or 'none'}"
+            )
+        return [by_label[label][0] for label in labels]
+
+    def pane_labelled(self, server: FleetServer, sessions: list[str], label: str) -> PaneInfo:
+        """The running fleet's pane labelled *label* (see :meth:`labelled`)."""
+        return self.labelled(server, sessions, [label])[0]
 
 
 def _check_socket(name: str) -> str:
@@ -122,12 +152,29 @@ def _known_layout(name: str, socket: str | None, missing: LayoutNotFoundError) -
     return layout if layout.socket_name == record.socket else layout.with_socket(record.socket)
 
 
-def resolve(layout_arg: str | None, socket: str | None, env: t.Mapping[str, str] | None = None) -> Target:
-    """The fleet a verb acts on (see the module docstring)."""
+Loaded = Layout | LayoutNotFoundError | None
+"""What :func:`load` gave for LAYOUT already (the layout, or why none was found), so that the file is
+read and checked once per verb; None: not tried yet."""
+
+
+def _load_once(layout_arg: str | None, socket: str | None, loaded: Loaded) -> Layout:
+    if isinstance(loaded, LayoutNotFoundError):
+        raise loaded
+    return load(layout_arg, socket) if loaded is None else loaded
+
+
+def resolve(
+    layout_arg: str | None,
+    socket: str | None,
+    env: t.Mapping[str, str] | None = None,
+    loaded: Loaded = None,
+) -> Target:
+    """The fleet a verb acts on (see the module docstring); *loaded*: ``load(layout_arg, socket)``
+    when it was tried already."""
     env = os.environ if env is None else env
     if layout_arg:
         try:
-            layout = load(layout_arg, socket)
+            layout = _load_once(layout_arg, socket, loaded)
         except LayoutNotFoundError:
             named = _running_named(layout_arg, socket)
             if named is None:
@@ -150,23 +197,23 @@ def resolve(layout_arg: str | None, socket: str | None, env: t.Mapping[str, str]
     if inside:
         return Target(Path(inside).name)
     try:
-        layout = load(None)
+        layout = _load_once(None, None, loaded)
     except LayoutNotFoundError:
         return the_running_fleet()
     return Target(layout.socket_name, layout)
 
 
-def resolve_layout(layout_arg: str | None, socket: str | None, verb: str) -> Target:
+def resolve_layout(layout_arg: str | None, socket: str | None, verb: str, loaded: Loaded = None) -> Target:
     """The target of a verb that needs a layout (``start``, ``restart``): LAYOUT, else the default
     layout, else the one running fleet's recorded layout."""
     if layout_arg is None:
         try:
-            layout = load(None, socket)
+            layout = _load_once(None, socket, loaded)
         except LayoutNotFoundError:
             where = the_running_fleet(socket)
             return Target(where.socket, where.require_layout(verb))
         return Target(layout.socket_name, layout)
-    where = resolve(layout_arg, socket)
+    where = resolve(layout_arg, socket, loaded=loaded)
     return Target(where.socket, where.require_layout(verb))
 
 

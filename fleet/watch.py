@@ -11,9 +11,6 @@ and the columns that fit a width on their own.
 
 from __future__ import annotations
 
-import contextlib
-import itertools
-import time
 import typing as t
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -23,12 +20,10 @@ from rich.cells import cell_len, set_cell_size
 
 from claude_shepherd.fleet import procs as pr
 from claude_shepherd.fleet.hosts.relay import Relay
-from claude_shepherd.fleet.hosts.span import Part
 from claude_shepherd.fleet.hosts.transport import LOCAL
 from claude_shepherd.fleet.live import live_fleets
+from claude_shepherd.fleet.resolve import of_row
 from claude_shepherd.fleet.status import PaneStatus, pane_rows
-from claude_shepherd.fleet.tmux import FleetServer, pane_history
-from claude_shepherd.supervisor.errors import ShepherdError
 from claude_shepherd.supervisor.printable import printable
 from claude_shepherd.supervisor.session.paths import display_name
 from claude_shepherd.supervisor.tmux_names import DONE, ERROR, EXITED, NEEDS_YOU, STOPPED, UNKNOWN, WORKING
@@ -241,8 +236,8 @@ def gather_hosts(only: t.Collection[str] = (), relay: Relay | None = None) -> Ga
     """The rows of every other host of the fleets started here that span hosts, all asked at once; a
     host that does not answer shows its agents ``unknown`` and is named among the silent."""
     from claude_shepherd.fleet.hosts.span import remembered
+    from claude_shepherd.fleet.hosts.span_fleet import gather as host_rows
     from claude_shepherd.fleet.hosts.transport import host_timeout
-    from claude_shepherd.fleet.hosts.verbs import gather as host_rows
 
     wanted = [
         (span, part)
@@ -299,47 +294,15 @@ def _summary(name: str, rows: t.Sequence[AgentRow]) -> str:
 
 
 # --------------------------------------------------------------------------- what the keys do
-
-
-def server_of(row: AgentRow) -> FleetServer:
-    return FleetServer(row.socket)
-
-
-def select(row: AgentRow) -> FleetServer:
-    """Make *row*'s pane the current one of its fleet (the person asked to look at it)."""
-    server = server_of(row)
-    server.run("select-window", "-t", row.status.pane)
-    server.run("select-pane", "-t", row.status.pane)
-    return server
-
-
-def part_of(row: AgentRow) -> Part:
-    """The host's part of the span *row*'s agent belongs to (an agent on another host)."""
-    from claude_shepherd.fleet.hosts.span import remembered
-
-    for span in remembered():
-        part = span.part(row.host)
-        if part is not None and (span.layout.name, span.layout.socket_name) == (row.fleet, row.socket):
-            return part
-    raise ShepherdError(f"{row.where}: its fleet is no longer recorded here; use fleet status LAYOUT")
-
-
-def on_host(row: AgentRow, verb: str, *extra: str) -> list[str]:
-    """``fleet VERB`` of *row*'s pane, as its host's fleet takes it."""
-    return [verb, row.fleet, "--here", "--socket", row.socket, "--pane", row.status.label, *extra]
+#
+# Each key asks the row's own fleet (:func:`claude_shepherd.fleet.resolve.of_row`): this machine's, or
+# the fleet across hosts whose part on the row's host runs the agent.
 
 
 def attach_command(row: AgentRow, env: t.Mapping[str, str] | None = None) -> tuple[list[str], bool]:
-    """The tmux command that shows *row*'s pane, and whether it takes over the terminal
-    (as ``fleet attach`` does: see :mod:`claude_shepherd.fleet.attach`); for an agent on another
-    host, ``ssh -t`` to that host's ``fleet attach``."""
-    from claude_shepherd.fleet.attach import attach_command as command
-
-    if row.remote:
-        host = part_of(row).host
-        return host.terminal(host.fleet_argv(on_host(row, "attach"))), True
-    server = select(row)
-    return command(server.tmux_bin, row.socket, row.fleet, row.status.pane, env)
+    """The command that shows *row*'s pane, and whether it takes over the terminal
+    (as ``fleet attach`` does: see :mod:`claude_shepherd.fleet.attach`)."""
+    return of_row(row).attach_command(row, env)
 
 
 def attach_env(env: t.Mapping[str, str] | None = None) -> dict[str, str]:
@@ -351,11 +314,6 @@ def attach_env(env: t.Mapping[str, str] | None = None) -> dict[str, str]:
 Told = t.Callable[[str], None]
 """Where a key's action says something before it is done (the watch shows it as a toast)."""
 
-PAST = {"stop": "stopped", "restart": "restarted"}
-
-LOCK_TURN = 0.1
-"""Seconds between two tries at a fleet's lock: how soon a wait notices the watch quit."""
-
 
 def _quiet(_: str) -> None:
     return None
@@ -365,113 +323,21 @@ def _never() -> bool:
     return False
 
 
-@contextlib.contextmanager
-def fleet_held(
-    row: AgentRow,
-    verb: str,
-    *,
-    told: Told = _quiet,
-    cancelled: t.Callable[[], bool] = _never,
-    timeout: float | None = None,
-) -> t.Iterator[None]:
-    """Hold *row*'s fleet's lock (see :mod:`claude_shepherd.fleet.lock`) while a key's action runs.
-
-    Another verb holding it is waited for — *told* once whom for — in short
-    turns, so a watch that quits meanwhile (*cancelled*) acts on nothing;
-    past *timeout* (the lock's own default) the action is refused.
-    """
-    from claude_shepherd.fleet.lock import FleetBusyError, default_timeout, fleet_lock, holder_of
-
-    command = f"fleet watch ({verb} {printable(row.where)})"
-    started = time.monotonic()
-    deadline = started + (default_timeout() if timeout is None else timeout)
-    with contextlib.ExitStack() as held:
-        for turn in itertools.count():
-            try:
-                held.enter_context(fleet_lock(row.socket, command, timeout=0))
-                break
-            except FleetBusyError:
-                holder = holder_of(row.socket) or "another fleet command"
-                if cancelled():
-                    raise FleetBusyError(f"{row.name} was not {PAST[verb]}: the watch quit") from None
-                if time.monotonic() >= deadline:
-                    raise FleetBusyError(
-                        f"{row.name} was not {PAST[verb]}: {holder} has been changing the fleet on socket "
-                        f"{row.socket} for over {time.monotonic() - started:.0f}s; try again when it has finished"
-                    ) from None
-                if turn == 0:
-                    told(f"{row.name}: waiting for {holder} to finish with socket {row.socket}…")
-                time.sleep(LOCK_TURN)
-        yield
-
-
 def stop_agent(
     row: AgentRow, grace: float, *, told: Told = _quiet, cancelled: t.Callable[[], bool] = _never
 ) -> str:
     """Stop *row*'s agent as ``fleet stop --pane`` does (its pane stays; its conversation resumable),
-    holding its fleet's lock.
-
-    The pane is the row's own (``%N``), not whichever pane carries its label now.
-    """
-    if row.remote:
-        return _on_host(row, "stop", grace)
-    with fleet_held(row, "stop", told=told, cancelled=cancelled):
-        return _stopped(row, grace)[0]
+    holding its fleet's lock."""
+    return of_row(row).stop_agent(row, grace, told=told, cancelled=cancelled)
 
 
 def restart_agent(
     row: AgentRow, grace: float, *, told: Told = _quiet, cancelled: t.Callable[[], bool] = _never
 ) -> str:
-    """Stop *row*'s agent gracefully, then start its pane's command again in the fleet's environment
-    (:func:`claude_shepherd.fleet.builder.respawn`): it resumes its conversation. One hold of the
-    fleet's lock covers both, so no other verb acts between them."""
-    from claude_shepherd.fleet.builder import respawn
-
-    if row.remote:
-        return _on_host(row, "restart", grace)
-    with fleet_held(row, "restart", told=told, cancelled=cancelled):
-        said, pane_left = _stopped(row, grace)
-        if not pane_left:
-            return f"{said}; nothing to restart"
-        respawn(server_of(row), row.status.pane)
-        return f"{said}; restarted"
-
-
-def _stopped(row: AgentRow, grace: float) -> tuple[str, bool]:
-    """Stop *row*'s agent: what to tell the person, and whether its pane is still there."""
-    from claude_shepherd.fleet.stop import stop
-
-    result = stop(server_of(row), [row.fleet], grace=grace, pane_ids={row.status.pane})
-    if not result.panes:
-        return f"{row.name}: its pane is gone already", False
-    if result.leftovers:
-        return f"{row.name}: {len(result.leftovers)} process(es) survived SIGKILL", True
-    return f"{row.name}: {result.panes[0].outcome}", True
-
-
-def _on_host(row: AgentRow, verb: str, grace: float) -> str:
-    """``fleet stop|restart --pane`` on the agent's own host (which holds its own fleet's lock)."""
-    from claude_shepherd.fleet.hosts.transport import host_timeout
-    from claude_shepherd.fleet.hosts.verbs import SLACK, envelope
-
-    part = part_of(row)
-    reply = part.fleet(
-        [*on_host(row, verb, "--json", "--grace", f"{grace:g}")], host_timeout() + grace + SLACK
-    )
-    if not reply.reached:
-        return f"{row.name} was not {PAST[verb]}: {row.host} did not answer ({reply.problem})"
-    answer = envelope(reply)
-    if answer.exit_code:
-        return f"{row.name} was not {PAST[verb]}: {answer.error or f'exit status {answer.exit_code}'}"
-    return f"{row.name}: {PAST[verb]} on {row.host}"
+    """Stop *row*'s agent gracefully, then start it again: it resumes its conversation."""
+    return of_row(row).restart_agent(row, grace, told=told, cancelled=cancelled)
 
 
 def log_lines(row: AgentRow, count: int = 500) -> list[str]:
     """The pane's recent output, claude-run's own lines included (``fleet logs``)."""
-    if row.remote:
-        part = part_of(row)
-        reply = part.fleet(on_host(row, "logs", "-n", str(count)))
-        if not reply.reached:
-            raise ShepherdError(f"{row.where}: {row.host} did not answer ({reply.problem})")
-        return [printable(line) for line in reply.stdout.splitlines()]
-    return [printable(line) for line in pane_history(server_of(row), row.status.pane, count)]
+    return of_row(row).log_lines(row, count)

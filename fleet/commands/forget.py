@@ -6,11 +6,13 @@ import typing as t
 
 import typer
 
-from claude_shepherd.fleet.commands.options import SocketOpt, say
+from claude_shepherd.fleet.commands.options import SocketOpt
+from claude_shepherd.fleet.output import printer_of
 from claude_shepherd.supervisor.errors import ShepherdError
 
 
 def forget(
+    ctx: typer.Context,
     name: t.Annotated[str, typer.Argument(metavar="NAME", help="The fleet's name, as `fleet ls` lists it.")],
     host: t.Annotated[
         str | None,
@@ -28,6 +30,7 @@ def forget(
     from claude_shepherd.fleet import known, target  # lazy, as in every verb: keeps `fleet --help` fast
     from claude_shepherd.fleet.hosts.span import keep, remembered
 
+    say = printer_of(ctx).say
     spans = [s for s in remembered() if s.layout.name == name and socket in (None, s.layout.socket_name)]
     records = known.named(name, socket)
     if not spans and not records:

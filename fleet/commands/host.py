@@ -6,7 +6,7 @@ import typing as t
 
 import typer
 
-from claude_shepherd.fleet.commands.options import say
+from claude_shepherd.fleet.output import printer_of
 
 app = typer.Typer(
     name="host",
@@ -19,6 +19,7 @@ app = typer.Typer(
 
 @app.command()
 def add(
+    ctx: typer.Context,
     host: t.Annotated[
         str, typer.Argument(metavar="HOST", help="[user@]name[:port], or a name from ~/.ssh/config.")
     ],
@@ -33,4 +34,4 @@ def add(
     """
     from claude_shepherd.fleet.hosts.install import add as install  # lazy: keeps `fleet --help` fast
 
-    install(host, python, say)
+    install(host, python, printer_of(ctx).say)

@@ -6,13 +6,14 @@ import typing as t
 
 import typer
 
-from claude_shepherd.fleet.commands.options import say
+from claude_shepherd.fleet.output import printer_of
 
 if t.TYPE_CHECKING:
     from claude_shepherd.fleet.known import Known
 
 
 def ls(
+    ctx: typer.Context,
     as_json: t.Annotated[
         bool, typer.Option("--json", help="A JSON list of the fleets, for scripts.")
     ] = False,
@@ -23,14 +24,13 @@ def ls(
 
     Example: fleet ls
     """
-    import json  # lazy, as in every verb: keeps `fleet --help` fast
-
-    from claude_shepherd.fleet import known, target
+    from claude_shepherd.fleet import known, target  # lazy, as in every verb: keeps `fleet --help` fast
     from claude_shepherd.fleet.hosts.span import remembered
     from claude_shepherd.fleet.watch import fleet_name
 
     running = {(socket, session): layout for socket, session, layout in target.running_fleets()}
     started = {(s.layout.socket_name, s.layout.name) for s in remembered()}
+    out = printer_of(ctx)
     rows = [_row(k, running, started) for k in known.every()]
     listed = {(r["socket"], r["name"]) for r in rows}
     rows += [
@@ -40,10 +40,10 @@ def ls(
         if (socket, session) not in listed
     ]  # fmt: skip  # running, but started by another installation (or as a host's part): not recorded
     if as_json:
-        typer.echo(json.dumps(rows, indent=2))
+        out.document(rows)
         return
     if not rows:
-        say("No fleet has been started here; start one: fleet start LAYOUT")
+        out.say("No fleet has been started here; start one: fleet start LAYOUT")
         return
     table = [("NAME", "STATE", "AGENTS", "HOSTS", "LAYOUT")]
     table += [
@@ -53,7 +53,7 @@ def ls(
     ]  # fmt: skip
     widths = [max(len(line[i]) for line in table) for i in range(4)]
     for line in table:
-        say("  ".join(cell.ljust(width) for cell, width in zip(line, widths)) + "  " + line[4])
+        out.say("  ".join(cell.ljust(width) for cell, width in zip(line, widths)) + "  " + line[4])
 
 
 def _row(

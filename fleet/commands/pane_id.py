@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import typer
 
-from claude_shepherd.fleet.commands.options import say
+from claude_shepherd.fleet.output import printer_of
 
 
-def pane_id() -> None:
+def pane_id(ctx: typer.Context) -> None:
     """Print this pane's fleet identity session:window:label; exit 1 outside a fleet pane.
 
     Example: fleet pane-id   (from an agent's Bash tool: agents-2x2:agents:SDK)
@@ -17,4 +17,4 @@ def pane_id() -> None:
     identity = current_pane_id()
     if identity is None:
         raise typer.Exit(1)
-    say(identity)
+    printer_of(ctx).say(identity)

@@ -244,37 +244,3 @@ def remembered_named(name: str | None, socket: str | None = None) -> Span | None
     if name is not None:
         spans = [s for s in spans if s.layout.name == name]
     return spans[0] if len(spans) == 1 else None
-
-
-def spanning(layout_arg: str | None, socket: str | None = None) -> Span | None:
-    """The span a verb's LAYOUT means, or None for a fleet of this machine alone.
-
-    A layout file (or name) whose windows name hosts; else a span recorded
-    here by that fleet name; with no LAYOUT, the one recorded span, when no
-    other fleet runs here.
-    """
-    if layout_arg == STDIN:
-        return None  # a host's own part: never fans out again
-    from claude_shepherd.fleet import target
-    from claude_shepherd.fleet.lookup import LayoutNotFoundError
-
-    try:
-        layout = target.load(layout_arg, socket)
-    except LayoutNotFoundError:
-        layout = None
-    if layout is not None:
-        return Span.of(layout) if layout.spans_hosts else None
-    if layout_arg is not None:
-        return remembered_named(layout_arg, socket)
-    spans = [s for s in remembered() if socket is None or s.layout.socket_name == socket]
-    if not spans:
-        return None
-    running = {(sock, session) for sock, session, _ in target.running_fleets(socket)}
-    known = {(s.layout.socket_name, s.layout.name) for s in spans}
-    alone = sorted(running - known)
-    if len(spans) == 1 and not alone:
-        return spans[0]
-    names = [f"{s.layout.name} (on {', '.join(p.name for p in s.parts)})" for s in spans]
-    names += [f"{session} (socket {sock})" for sock, session in alone]
-    first = spans[0].layout.name
-    raise UsageError(f"{len(names)} fleets: {', '.join(names)}; name one, e.g. fleet status {first}")

@@ -263,6 +263,26 @@ def test_the_watch_shows_both_hosts_and_relays_a_remote_agents_alert_here(
     assert world.fleet("stop", "duo", "--grace", "5").returncode == 0
 
 
+def test_the_watchs_keys_on_a_remote_agent_act_on_its_own_host(
+    world: FleetWorld, remote: Remote, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """l, r and s on another host's row ask that row's fleet (the span), which asks the host's own fleet."""
+    from claude_shepherd.fleet import watch as w
+
+    started(world, remote)
+    for key in ("HOME", "TMUX_TMPDIR", "FLEET_SSH_COMMAND"):
+        monkeypatch.setenv(key, world.env[key])
+    monkeypatch.delenv("XDG_STATE_HOME")  # the fleet recorded its span under the world's HOME
+
+    (b,) = [r for r in w.gather([world.socket]).rows if r.host == "remote"]
+    assert any("claude-run's log of duo:there:B" in line for line in w.log_lines(b, 20))
+    assert w.restart_agent(b, 5) == "B: restarted on remote"
+    assert w.stop_agent(b, 5) == "B: stopped on remote"
+    (again,) = [r for r in w.gather([world.socket]).rows if r.host == "remote"]
+    assert again.state == "stopped"
+    assert world.fleet("stop", "duo", "--grace", "5").returncode == 0
+
+
 def test_one_shared_connection_per_host_that_keeps_the_deadline_and_is_replaced_when_it_dies(
     installed: SshHost, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -1,0 +1,440 @@
+"""A fleet of this machine: one tmux server (socket ``fleet`` or ``fleet-NAME``) and its sessions.
+
+:class:`LocalFleet` is the :class:`~claude_shepherd.fleet.handle.Fleet` every
+host runs, this one included: a fleet across hosts asks each host's
+``fleet VERB - --json``, which is this class on that host
+(:mod:`claude_shepherd.fleet.hosts.span_fleet`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import itertools
+import os
+import sys
+import time
+import typing as t
+
+from claude_shepherd.fleet.handle import PAST, Agent, DoctorReport, StatusReport
+from claude_shepherd.fleet.hosts.part import STDIN
+from claude_shepherd.fleet.output import FleetFailure, Printer, Say, locked
+from claude_shepherd.fleet.target import Target
+from claude_shepherd.supervisor.errors import NotRunningError, ShepherdError
+from claude_shepherd.supervisor.printable import printable
+from claude_shepherd.supervisor.tmux_names import FLEET_SOCKET
+
+if t.TYPE_CHECKING:
+    from claude_shepherd.fleet.builder import StartResult
+    from claude_shepherd.fleet.layout import Layout
+    from claude_shepherd.fleet.tmux import FleetServer
+
+FOLLOW_INTERVAL = 0.5
+"""Seconds between two looks at the log and the screen with ``fleet logs --follow``."""
+
+
+class LocalFleet:
+    """This machine's fleet *where* (None: none runs, *missing* says so), as LAYOUT *layout_arg* named it."""
+
+    def __init__(
+        self,
+        out: Printer,
+        where: Target | None,
+        layout_arg: str | None = None,
+        missing: ShepherdError | None = None,
+    ) -> None:
+        self.out = out
+        self._where = where
+        self.layout_arg = layout_arg
+        self.missing = missing
+
+    @property
+    def where(self) -> Target:
+        if self._where is None:
+            raise self.missing or NotRunningError("no fleet is running")
+        return self._where
+
+    def _say(self, line: str = "") -> None:
+        self.out.say(line)
+
+    # ----------------------------------------------------------------------- start, stop, restart
+
+    def start(self, *, wait: float | None, attach: bool) -> None:
+        from claude_shepherd.fleet import builder, known
+
+        where = self.where
+        spec = where.require_layout("start")
+        server = where.server()
+        builder.check_roots(spec)  # before a word about starting: a missing root starts nothing
+        say = self._say
+        with locked(where.socket, "fleet start", say):
+            running = server.has_fleet_session(spec.name)
+            windows = len(spec.windows)
+            if running:
+                say(f"Fleet {spec.name!r} is running (socket {where.socket}); reconciling with {spec.source}")
+            else:
+                say(
+                    f"Starting fleet {spec.name!r} (socket {where.socket}): {windows} window{'s' * (windows != 1)}, "
+                    f"{spec.pane_count} pane{'s' * (spec.pane_count != 1)}"
+                )
+            result = builder.start(spec, server)
+            if self.layout_arg != STDIN:  # a host's own part is known by the fleet that sent it
+                known.remember(spec)
+            failed = self._report_started(server, result, wait)
+            _refuse_left_alone(result, where.socket)
+            _refuse_not_running(failed, self.layout_arg)
+            if running and not result.changed:
+                say("Nothing to do: every agent is running.")
+        if not self.out.machine:
+            self._show(spec.name, spec.attach and attach, server.tmux_bin)
+
+    def stop(self, grace: float, labels: t.Sequence[str] | None) -> None:
+        if self._where is None:  # stopping what is stopped succeeds, as systemctl stop does
+            self._say(f"{str(self.missing).split(';')[0].capitalize()}; nothing to stop.")
+            return
+        where = self._where
+        server = where.server()
+        with locked(where.socket, "fleet stop", self._say):
+            try:
+                sessions = where.running_sessions(server)
+            except NotRunningError as exc:
+                _refuse_agents_elsewhere(where, server, str(exc))
+                self._say(f"{str(exc)[:1].upper()}{str(exc)[1:]}; nothing to stop.")
+                return
+            self._stop_agents(server, sessions, grace, labels)
+            if (
+                not labels and where.layout is not None
+            ):  # a decoy under the fleet's name is not the whole fleet
+                _refuse_agents_elsewhere(where, server, f"stopped the session named {where.layout.name!r}")
+
+    def restart(self, grace: float, labels: t.Sequence[str] | None, wait: float | None) -> None:
+        from claude_shepherd.fleet import builder
+
+        where = self.where
+        spec = where.require_layout("restart")
+        server = where.server()
+        with locked(where.socket, "fleet restart", self._say):
+            sessions = where.running_sessions(server)
+            chosen = labels or [p.label for w in spec.windows for p in w.panes if p.label and p.runs_agent]
+            blocked = builder.blockers(spec, server)
+            if blocked:  # before anything is stopped: a restart must not end in agents it cannot start again
+                raise FleetFailure(
+                    f"nothing restarted: {'; '.join(blocked)}; an agent may have relabelled its pane or "
+                    "renamed its window; fix that (see `fleet status`) and restart again"
+                )
+            self._stop_agents(server, sessions, grace, chosen)
+            result = builder.start(spec, server)
+            asked = dataclasses.replace(result, panes=tuple(p for p in result.panes if p.action != "running"))
+            failed = self._report_started(server, asked, wait)  # not the panes left running: not asked for
+            _refuse_left_alone(result, spec.socket_name)
+            _refuse_not_running(failed, self.layout_arg)
+
+    def _report_started(self, server: FleetServer, result: StartResult, wait: float | None) -> list[str]:
+        """Say each pane's outcome, the started agents' once seen running (or not); the names not running."""
+        from claude_shepherd.fleet import readiness
+
+        say = self._say
+        timeout = readiness.default_wait() if wait is None else wait
+        launched = {p.pane_id for p in result.launched}
+        outcomes = (
+            readiness.wait_running(server, sorted(launched), timeout=timeout)
+            if launched and timeout > 0
+            else {}
+        )
+        width = max((len(p.name) for p in result.panes), default=0)
+        failed: list[str] = []
+        for pane in result.panes:
+            detail = f" ({pane.detail})" if pane.detail else ""
+            outcome = outcomes.get(pane.pane_id) if pane.pane_id in launched else None
+            if outcome is None:
+                unchecked = " (not checked: --wait 0)" if pane.pane_id in launched else ""
+                say(f"  {pane.name:<{width}}  {pane.action}{detail}{unchecked}")
+            elif outcome.running:
+                say(f"  {pane.name:<{width}}  {pane.action}{detail}, running ({outcome.detail})")
+            else:
+                failed.append(pane.name)
+                say(f"  {pane.name:<{width}}  {pane.action}{detail}, but NOT RUNNING: {outcome.detail}")
+                for line in outcome.last_lines:
+                    say(f"  {'':<{width}}  | {line}")
+        return failed
+
+    def _stop_agents(
+        self, server: FleetServer, sessions: list[str], grace: float, labels: t.Sequence[str] | None
+    ) -> None:
+        """Stop the agents (all, or those labelled *labels*) and report each; raise on what survived."""
+        from claude_shepherd.fleet.stop import stop as stop_fleet
+
+        where, say = self.where, self._say
+        pane_ids: set[str] | None = None
+        if labels:
+            pane_ids = {found.pane_id for found in where.labelled(server, sessions, labels)}
+            say(
+                f"Stopping {', '.join(labels)} of {', '.join(repr(s) for s in sessions)} (socket {where.socket})..."
+            )
+        else:
+            say(f"Stopping {', '.join(repr(s) for s in sessions)} (socket {where.socket})...")
+        result = stop_fleet(
+            server, sessions, grace=grace, progress=lambda line: say(f"  {line}"), pane_ids=pane_ids
+        )
+        width = max((len(p.name) for p in result.panes), default=0)
+        for pane in result.panes:
+            say(f"  {pane.name:<{width}}  {pane.outcome}")
+        if result.leftovers:
+            pids = ", ".join(str(p.pid) for p in result.leftovers)
+            raise FleetFailure(f"{len(result.leftovers)} process(es) survived SIGKILL: {pids}")
+        if labels:
+            say(
+                f"Stopped in {result.seconds:.1f}s; `fleet start` resumes {'them' if len(labels) > 1 else 'it'}."
+            )
+        else:
+            say(f"Stopped in {result.seconds:.1f}s; no process of the fleet is left.")
+        if result.forced:
+            names = ", ".join(p.name for p in result.forced)
+            raise FleetFailure(
+                f"{len(result.forced)} agent(s) ignored SIGTERM for {grace:g}s and were killed: {names}; "
+                f"their sessions may not have saved their state"
+            )
+
+    # ----------------------------------------------------------------------- status, logs, attach
+
+    def status(self) -> StatusReport:
+        from claude_shepherd.fleet.status import collect
+
+        where = self.where
+        server = where.server()
+        sessions = where.running_sessions(server)
+        rows = collect(server, sessions)
+        return StatusReport(f"Fleet {', '.join(repr(s) for s in sessions)} (socket {where.socket})", rows)
+
+    def logs(self, label: str, lines: int, follow: bool) -> None:
+        from claude_shepherd.fleet.tmux import new_lines, pane_history
+        from claude_shepherd.supervisor.claude_run.run_log import log_path, tail
+
+        where, say = self.where, self._say
+        server = where.server()
+        sessions = where.running_sessions(server)
+        found = where.pane_labelled(server, sessions, label)
+        identity = f"{found.session}:{found.window}:{found.label}"
+        path = log_path(where.socket, identity, os.environ)
+
+        def history(count: int) -> list[str]:
+            return [printable(line) for line in pane_history(server, found.pane_id, count)]
+
+        kept = tail(path, lines)
+        say(
+            f"==> claude-run's log of {identity}: {path}"
+            + (f" (last {len(kept)} lines) <==" if kept else " (none yet) <==")
+        )
+        for line in kept:
+            say(line)
+        shown = history(lines)[-lines:]
+        say(f"==> the screen of {identity} ({found.pane_id}, last {len(shown)} lines) <==")
+        for line in shown:
+            say(line)
+        while follow:
+            time.sleep(FOLLOW_INTERVAL)
+            now_kept = tail(path, lines + 200)
+            for line in new_lines(kept, now_kept):
+                say(line)
+            kept = now_kept
+            now = history(lines + 200)
+            for line in new_lines(shown, now):
+                say(line)
+            shown = now
+
+    def attach(self, label: str | None) -> None:
+        where = self.where
+        server = where.server()
+        sessions = where.running_sessions(server)
+        session, chosen = sessions[0], None
+        if label is not None:
+            found = where.pane_labelled(server, sessions, label)
+            session, chosen = found.session, found.pane_id
+            server.cmd("select-window", "-t", found.window_id)
+            server.cmd("select-pane", "-t", found.pane_id)  # asked for by the person: focus is theirs to move
+        self._show(session, True, server.tmux_bin, chosen)
+
+    def _show(self, session: str, wanted: bool, tmux: str, pane: str | None = None) -> None:
+        """Show the person the fleet, as the watch's Enter does: switch inside the fleet's tmux, else attach
+        (nested inside another tmux: they asked for it); without a terminal, say the command."""
+        from claude_shepherd.fleet.attach import attach_command, attach_env, nested_hint
+
+        socket = self.where.socket
+        if not wanted or not (os.isatty(0) and os.isatty(1)):
+            self._say(f"Attach with: tmux -L {socket} attach -t {session}")
+            return
+        argv, takes_terminal = attach_command(tmux, socket, session, pane)
+        hint = nested_hint(socket)
+        if hint:
+            self._say(hint)
+        sys.stdout.flush()
+        if takes_terminal:
+            os.execve(tmux, argv, attach_env())
+        os.execv(tmux, argv)
+
+    # ----------------------------------------------------------------------- one agent, for the watch
+
+    def attach_command(self, row: Agent, env: t.Mapping[str, str] | None = None) -> tuple[list[str], bool]:
+        """Select *row*'s pane (the person asked to look at it), then the tmux command that shows it,
+        as ``fleet attach`` runs it (see :mod:`claude_shepherd.fleet.attach`)."""
+        from claude_shepherd.fleet.attach import attach_command as command
+
+        server = self.where.server()
+        server.run("select-window", "-t", row.status.pane)
+        server.run("select-pane", "-t", row.status.pane)
+        return command(server.tmux_bin, row.socket, row.fleet, row.status.pane, env)
+
+    def stop_agent(self, row: Agent, grace: float, *, told: Say, cancelled: t.Callable[[], bool]) -> str:
+        """The pane is the row's own (``%N``), not whichever pane carries its label now."""
+        with fleet_held(row, "stop", told=told, cancelled=cancelled):
+            return self._stopped(row, grace)[0]
+
+    def restart_agent(self, row: Agent, grace: float, *, told: Say, cancelled: t.Callable[[], bool]) -> str:
+        """Stop, then start the pane's command again in the fleet's environment
+        (:func:`claude_shepherd.fleet.builder.respawn`); one hold of the fleet's lock covers both, so
+        no other verb acts between them."""
+        from claude_shepherd.fleet.builder import respawn
+
+        with fleet_held(row, "restart", told=told, cancelled=cancelled):
+            said, pane_left = self._stopped(row, grace)
+            if not pane_left:
+                return f"{said}; nothing to restart"
+            respawn(self.where.server(), row.status.pane)
+            return f"{said}; restarted"
+
+    def _stopped(self, row: Agent, grace: float) -> tuple[str, bool]:
+        """Stop *row*'s agent: what to tell the person, and whether its pane is still there."""
+        from claude_shepherd.fleet.stop import stop
+
+        result = stop(self.where.server(), [row.fleet], grace=grace, pane_ids={row.status.pane})
+        if not result.panes:
+            return f"{row.name}: its pane is gone already", False
+        if result.leftovers:
+            return f"{row.name}: {len(result.leftovers)} process(es) survived SIGKILL", True
+        return f"{row.name}: {result.panes[0].outcome}", True
+
+    def log_lines(self, row: Agent, count: int) -> list[str]:
+        from claude_shepherd.fleet.tmux import pane_history
+
+        return [printable(line) for line in pane_history(self.where.server(), row.status.pane, count)]
+
+    # ----------------------------------------------------------------------- doctor
+
+    def doctor(self, fix: bool) -> DoctorReport:
+        from claude_shepherd.fleet import doctor as dr
+
+        say = self._say
+        where = self._where or Target(FLEET_SOCKET)  # none or several running: doctor looks at every fleet
+        layouts: list[Layout] = [where.layout] if where.layout else []
+        servers = [where.server()]
+        with contextlib.ExitStack() as held:
+            if fix:  # what is repaired is decided under the locks of every fleet it may touch
+                for name in _fleet_sockets(where.socket):
+                    held.enter_context(locked(name, "fleet doctor --fix", say))
+            examined = dr.examine(layouts, servers)
+            findings = [finding for finding in examined if not finding.info]
+            if fix:
+                dr.repair(findings)
+        refreshed = [f"{note.kind}: {note.fixed}" for note in dr.refresh_caches(examined)]  # after the fixes
+        return DoctorReport(refreshed, findings, fix)
+
+
+LOCK_TURN = 0.1
+"""Seconds between two tries at a fleet's lock: how soon a wait notices the watch quit."""
+
+
+def _quiet(_: str) -> None:
+    return None
+
+
+def _never() -> bool:
+    return False
+
+
+@contextlib.contextmanager
+def fleet_held(
+    row: Agent,
+    verb: str,
+    *,
+    told: Say = _quiet,
+    cancelled: t.Callable[[], bool] = _never,
+    timeout: float | None = None,
+) -> t.Iterator[None]:
+    """Hold *row*'s fleet's lock (see :mod:`claude_shepherd.fleet.lock`) while a watch key's action runs.
+
+    Another verb holding it is waited for — *told* once whom for — in short
+    turns, so a watch that quits meanwhile (*cancelled*) acts on nothing;
+    past *timeout* (the lock's own default) the action is refused.
+    """
+    from claude_shepherd.fleet.lock import FleetBusyError, default_timeout, fleet_lock, holder_of
+
+    command = f"fleet watch ({verb} {printable(row.where)})"
+    started = time.monotonic()
+    deadline = started + (default_timeout() if timeout is None else timeout)
+    with contextlib.ExitStack() as held:
+        for turn in itertools.count():
+            try:
+                held.enter_context(fleet_lock(row.socket, command, timeout=0))
+                break
+            except FleetBusyError:
+                holder = holder_of(row.socket) or "another fleet command"
+                if cancelled():
+                    raise FleetBusyError(f"{row.name} was not {PAST[verb]}: the watch quit") from None
+                if time.monotonic() >= deadline:
+                    raise FleetBusyError(
+                        f"{row.name} was not {PAST[verb]}: {holder} has been changing the fleet on socket "
+                        f"{row.socket} for over {time.monotonic() - started:.0f}s; try again when it has finished"
+                    ) from None
+                if turn == 0:
+                    told(f"{row.name}: waiting for {holder} to finish with socket {row.socket}…")
+                time.sleep(LOCK_TURN)
+        yield
+
+
+def _fleet_sockets(mine: str) -> list[str]:
+    """*mine* and every fleet socket with a server, in one order (two callers locking several never
+    wait on each other in a circle)."""
+    from claude_shepherd.fleet.live import live_fleets
+
+    return sorted({mine, *(server.socket_name for server in live_fleets().servers.values())})
+
+
+def _refuse_not_running(failed: list[str], layout: str | None) -> None:
+    if failed:
+        again = f"fleet start {layout}" if layout and layout != STDIN else "fleet start"
+        raise FleetFailure(
+            f"{len(failed)} agent(s) not running: {', '.join(failed)} (their last lines are above); fix the cause "
+            f"and run `{again}` again, which respawns them"
+        )
+
+
+def _refuse_left_alone(result: StartResult, socket: str) -> None:
+    """Fail when a window was left alone: the person must say which pane is which."""
+    if result.left_alone:
+        raise FleetFailure(
+            f"window {', '.join(result.left_alone)} was left alone (see above): an agent may have relabelled its "
+            f"pane or renamed its window; give each pane its own label (tmux -L {socket} set-option -p -t %N "
+            "@pane_label NAME) and each window its name, or stop the agent that runs elsewhere, and start again"
+        )
+
+
+def _refuse_agents_elsewhere(where: Target, server: FleetServer, done: str) -> None:
+    """Not "nothing to stop" (or "nothing is left") while the layout's agents run on, their session
+    renamed, say."""
+    from claude_shepherd.fleet.builder import look_alikes, running_elsewhere
+
+    layout = where.layout
+    if layout is None:
+        return
+    renamed = look_alikes(layout, server)
+    elsewhere = running_elsewhere(layout, server, layout.pane_ids())
+    if renamed or elsewhere:
+        what = (
+            f"session {', '.join(map(repr, renamed))} has its windows, labels and sessions"
+            if renamed
+            else f"the agents of {', '.join(sorted(elsewhere))} still run"
+        )
+        raise FleetFailure(
+            f"{done}, but {what} (was its session renamed? `fleet status --socket {where.socket}` lists every "
+            f"session); rename it back (tmux -L {where.socket} rename-session -t OLD {layout.name}) and stop again"
+        )

@@ -1,0 +1,63 @@
+"""The fleet's modules import downwards only: the command layer imports the fleet, never the reverse,
+and ``fleet --help`` imports no layout parser (each verb resolves its fleet when it runs)."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import claude_shepherd.fleet
+
+FLEET = Path(claude_shepherd.fleet.__file__).resolve().parent
+COMMANDS = "claude_shepherd.fleet.commands"
+
+
+def _imports(path: Path) -> set[str]:
+    """Every module *path* imports, at its top or inside a function."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+    return names
+
+
+def test_nothing_below_the_command_layer_imports_it() -> None:
+    below = [
+        p for p in FLEET.rglob("*.py") if "commands" not in p.relative_to(FLEET).parts and p.name != "cli.py"
+    ]
+    assert below
+    upward = {
+        str(p.relative_to(FLEET)): sorted(
+            n for n in _imports(p) if n == COMMANDS or n.startswith(f"{COMMANDS}.")
+        )
+        for p in below
+    }
+    assert {k: v for k, v in upward.items() if v} == {}
+
+
+def test_no_verb_asks_where_its_agents_run() -> None:
+    """A verb resolves one fleet handle (fleet/resolve.py): none picks this machine's or the hosts'
+    implementation itself."""
+    implementations = {"claude_shepherd.fleet.local", "claude_shepherd.fleet.hosts.span_fleet"}
+    for path in (FLEET / "commands").glob("*.py"):
+        chosen = {n for n in _imports(path) if n in implementations or n.endswith(".spanning")}
+        assert not chosen, f"{path.name} imports {sorted(chosen)}"
+
+
+def test_fleet_help_reads_no_layout() -> None:
+    probe = (
+        "import sys\n"
+        "from claude_shepherd.fleet.cli import run\n"
+        "status = run(['--help'])\n"
+        "loaded = [m for m in ('claude_shepherd.fleet.layout', 'pydantic', 'yaml') if m in sys.modules]\n"
+        "print('LOADED', loaded, status, file=sys.stderr)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert "LOADED [] 0" in done.stderr, done.stderr
