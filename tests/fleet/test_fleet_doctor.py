@@ -248,7 +248,9 @@ def test_of_two_panes_with_one_label_the_one_whose_agent_holds_its_session_keeps
         for supervisor in supervisors:
             with contextlib.suppress(psutil.NoSuchProcess):
                 supervisor.kill()
-                supervisor.wait()
+        # Never psutil's wait(): tmux, their parent, may leave a killed pane process a zombie until its
+        # next child exits (here, the other pane's sleep 600); a zombie has ended, and teardown reaps it.
+        wait_until(lambda: not any(running(s) for s in supervisors), 10, "the killed supervisors to end")
 
 
 def test_a_stale_index_after_a_restart_is_refreshed_and_no_problem(world: FleetWorld) -> None:
