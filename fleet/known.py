@@ -22,7 +22,9 @@ from pathlib import Path
 from claude_shepherd.fleet.hosts.part import this_machine
 from claude_shepherd.fleet.hosts.transport import LOCAL
 from claude_shepherd.fleet.layout import Layout
+from claude_shepherd.supervisor.session.private_dir import private_dir
 from claude_shepherd.supervisor.session.roots import registry_dir
+from claude_shepherd.supervisor.session.store import write_atomic
 
 MAX_RECORD = 64 * 1024
 """Bytes of one record read at most (ours are a few hundred)."""
@@ -54,12 +56,10 @@ def _path(socket: str, name: str) -> Path:
 def remember(layout: Layout) -> None:
     """Record that *layout*'s fleet was started here (again: its record is replaced)."""
     path = _path(layout.socket_name, layout.name)
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    private_dir(path.parent, within=registry_dir(os.environ))
     hosts = [host or LOCAL for host in layout.hosts] if layout.spans_hosts else [LOCAL]
     record = Known(layout.name, layout.socket_name, Path(layout.source), tuple(hosts), layout.pane_count)
-    tmp = path.parent / f".{path.name}.{os.getpid()}"
-    tmp.write_text(json.dumps(record.as_json()), encoding="utf-8")
-    os.replace(tmp, path)
+    write_atomic(path, json.dumps(record.as_json()))  # another fleet start may be reading it
 
 
 def forget(known: Known) -> None:

@@ -20,6 +20,7 @@ import typing as t
 from dataclasses import dataclass
 from pathlib import Path
 
+from claude_shepherd.fleet import known
 from claude_shepherd.fleet.hosts.part import STDIN, read_document
 from claude_shepherd.fleet.layout import Layout, LayoutError, load_layout
 from claude_shepherd.fleet.lookup import LayoutNotFoundError, find_layout, is_path
@@ -126,8 +127,6 @@ def load(layout_arg: str | None, socket: str | None = None) -> Layout:
 
 def _known_layout(name: str, socket: str | None, missing: LayoutNotFoundError) -> Layout:
     """The layout file of the fleet started here as *name*; the lookup's own error when there is none."""
-    from claude_shepherd.fleet import known
-
     found = known.named(name, socket)
     if not found:
         raise LayoutNotFoundError(f"{missing}; `fleet ls` lists the fleets started here") from None
