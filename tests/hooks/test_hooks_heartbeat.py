@@ -329,16 +329,7 @@ def test_a_bootstrap_another_conversation_left_is_not_taken_over(
     set_fields(
         left, loading=True, bootstrapConversation="conv-0", sessionId="conv-0", pid=_dead_pid(), pidStart=None
     )
-    mine = "sessions/2026_11_22_MINE"
-    assert (
-        run_session(
-            "activate", mine, "implement", input=f'{{"logTemplate": "{TEMPLATE}"}}', env=conv
-        ).returncode
-        == 0
-    )
-    assert run_session("phase", mine, "2: Work", env=conv).returncode == 0
-    hook = dict(env, CLAUDE_CODE_SESSION_ID="conv-1")
-    assert [call("pre-tool-use", grep(project), hook).denied for _ in range(10)][-1]
+    hook = _block_in(project, env, run_session, "sessions/2026_11_22_MINE")  # its 10th call is denied
     assert run_session("activate", "sessions/2026_11_22_LEFT", "implement", env=conv).returncode == 0
     assert state(left).get(F.LOADING) is not True
     assert call("pre-tool-use", grep(project), hook).denied
