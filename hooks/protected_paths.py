@@ -72,9 +72,11 @@ OPERATOR_CODE = "start-up code of the fleet's operator"
 LAYOUT_FOLDERS = frozenset({"tmuxinator", ".tmuxinator"})
 """Folders ``fleet`` finds layouts in by name (and ``./tmuxinator`` wherever it is run): a layout's
 ``on_project_start``, ``pre_window``, panes and ``notify`` run as the person who starts the fleet."""
-GIT_CODE = frozenset({"config", "hooks"})
-"""What of a ``.git`` folder runs code at the next git command (``core.fsmonitor``, ``core.pager``
-and the filters of ``config``; ``hooks/``): Claude Code's own git calls and the person's included."""
+GIT_CODE = frozenset({"config", "config.worktree", "hooks"})
+"""What of a git folder runs code at the next git command (``core.fsmonitor``, ``core.pager``
+and the filters of ``config``; ``hooks/``): Claude Code's own git calls and the person's included.
+Anywhere below a ``.git`` (or bare ``NAME.git``) folder: a submodule's ``.git/modules/NAME/`` and a
+worktree's ``.git/worktrees/NAME/`` are git folders too."""
 INSTALL_RECORD = "installed.json"
 """claude_shepherd.fleet.hosts.install.RECORD (the fleet's modules are not the hooks' to import)."""
 TAG = "§CMD_PROTECTED_FILE"
@@ -192,6 +194,7 @@ def _operator_startup(home: str, env: t.Mapping[str, str]) -> list[tuple[str, st
         configs.add(xdg)
     found = [
         (os.path.join(home, ".tmux.conf"), f"tmux's configuration ({OPERATOR_CODE})"),
+        (os.path.join(home, ".tmux"), f"tmux's plugins and sourced files ({OPERATOR_CODE})"),
         ("/etc/tmux.conf", f"tmux's configuration ({OPERATOR_CODE})"),
         (os.path.join(home, ".ssh"), f"ssh's configuration and keys ({OPERATOR_CODE})"),
         ("/etc/ssh", f"ssh's configuration ({OPERATOR_CODE})"),
@@ -214,7 +217,7 @@ def _runs_code(path: str) -> str | None:
     if LAYOUT_FOLDERS.intersection(parts[:-1]):
         return f"a fleet layout ({OPERATOR_CODE}: its commands run at the next `fleet start`)"
     for at, part in enumerate(parts[:-1]):
-        if part == ".git" and parts[at + 1] in GIT_CODE:
+        if part.endswith(".git") and GIT_CODE.intersection(parts[at + 1 :]):
             return f"git's configuration or hooks ({OPERATOR_CODE})"
     return None
 

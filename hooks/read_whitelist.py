@@ -22,6 +22,7 @@ Standard library only.
 from __future__ import annotations
 
 import os
+import stat
 
 from claude_shepherd.hooks.process_paths import process_relative
 from claude_shepherd.supervisor.env import CONFIG_DIR_ENV, PROJECT_DIR_ENV
@@ -146,13 +147,16 @@ def read_allowed(file_path: t.Any, *, cwd: str, sessions_root: str, env: t.Mappi
     """True when reading *file_path* is loading standards or session material."""
     home = env.get("HOME") or os.path.expanduser("~")
     real = resolve(file_path, cwd, home)
-    if real is None or is_secret(real):
+    if real is None or is_secret(real) or _hard_linked(real):
         return False
-    if os.path.basename(real) in STANDARD_FILE_NAMES or is_under(real, os.path.realpath(sessions_root)):
+    if os.path.basename(real) in STANDARD_FILE_NAMES:
         return True
-    verdict = standards_verdict(real, env)  # decisive in a config dir, even when it is the project's .claude
+    # decisive in a config dir, even when it is the project's .claude or a sessions root linked into one
+    verdict = standards_verdict(real, env)
     if verdict is not None:
         return verdict
+    if is_under(real, os.path.realpath(sessions_root)):
+        return True
     return any(project_standard(real, project) for project in project_dirs(cwd, env))
 
 
@@ -175,6 +179,16 @@ def readable_template(template: object, cwd: str, env: t.Mapping[str, str]) -> s
     name = os.path.basename(real)
     if not (name.startswith(TEMPLATE_PREFIX) and name.endswith(".md")):
         return None
-    if standards_verdict(real, env) is False or not os.path.isfile(real):
+    if standards_verdict(real, env) is False or not os.path.isfile(real) or _hard_linked(real):
         return None
     return real
+
+
+def _hard_linked(real: str) -> bool:
+    """Is *real* a file with another name too? A hard link lends an allowed name to any file of the
+    same filesystem (a credential among them), and no path check can see it."""
+    try:
+        info = os.stat(real)
+    except OSError:
+        return False
+    return not stat.S_ISDIR(info.st_mode) and info.st_nlink > 1

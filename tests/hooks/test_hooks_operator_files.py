@@ -36,6 +36,11 @@ def _operator_code(project: Path) -> dict[str, str]:
         "a layout in ~/.tmuxinator": "~/.tmuxinator/fleet.yml",
         "git config": ".git/config",
         "a git hook": ".git/hooks/pre-commit",
+        "a submodule's git config": ".git/modules/sub/config",
+        "a nested submodule's git hook": ".git/modules/a/modules/b/hooks/pre-commit",
+        "a worktree's git config": ".git/worktrees/w/config.worktree",
+        "a bare repository's config": "mirror.git/config",
+        "a tmux plugin": "~/.tmux/plugins/tpm/tpm",
         "the user's git config": "~/.gitconfig",
         "fish's start-up": "~/.config/fish/config.fish",
         "the alert stamps": str(

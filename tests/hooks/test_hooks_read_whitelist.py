@@ -140,3 +140,29 @@ def test_an_engine_checkout_kept_elsewhere_lends_its_standards_not_its_code(
         "lib/.directives/id_ed25519",
     ):
         assert _verdict(project, path) == "denied", path
+
+
+def test_a_hard_link_lends_no_allowed_name_to_a_secret(project: Path, bash_era: Path) -> None:
+    """A file with a standard's name that is another name of the credentials (a hard link no path check
+    sees) is refused; the standard itself still reads."""
+    claude = _home(project) / ".claude"
+    (claude / "docs" / "LINKED.md").hardlink_to(claude / ".credentials.json")
+    (project / ".directives").mkdir(exist_ok=True)
+    (project / ".directives" / "LINKED.md").hardlink_to(claude / ".credentials.json")
+    assert _verdict(project, "~/.claude/docs/LINKED.md") == "denied"
+    assert _verdict(project, ".directives/LINKED.md") == "denied"
+    assert _verdict(project, "~/.claude/docs/FLEET.md") == "allowed"
+
+
+def test_a_sessions_folder_linked_into_the_claude_config_reads_only_its_standards(
+    project: Path, bash_era: Path
+) -> None:
+    """The sessions root is read freely, but not where it is a link into ~/.claude: there the config
+    dir's own rule decides (settings and history stay refused)."""
+    claude = _home(project) / ".claude"
+    (claude / "settings.json").write_text("{}\n")
+    (project / "sessions").rmdir()
+    (project / "sessions").symlink_to(claude)
+    assert _verdict(project, str(claude / "settings.json")) == "denied"
+    assert _verdict(project, "sessions/settings.json") == "denied"
+    assert _verdict(project, "~/.claude/docs/FLEET.md") == "allowed"
