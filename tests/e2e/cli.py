@@ -14,6 +14,7 @@ import platform
 import re
 import shutil
 import subprocess
+import termios
 import uuid
 from pathlib import Path
 
@@ -119,6 +120,25 @@ def clean_env(home: Path, api_url: str, oauth: bool = False, **extra: str) -> di
     return env
 
 
+def takes_keys(tty: str) -> bool:
+    """Whether a program has put the terminal *tty* in raw mode: the TUI reads keys itself.
+
+    Until then (a pane just started, or claude-run restored cooked mode after a crash) the
+    terminal's line discipline echoes what is typed, so it shows on the screen, and Claude,
+    starting, may throw it away, Enter included.
+    """
+    try:
+        fd = os.open(tty, os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK)
+    except OSError:
+        return False
+    try:
+        return not termios.tcgetattr(fd)[3] & termios.ICANON
+    except termios.error:
+        return False
+    finally:
+        os.close(fd)
+
+
 def transcript_path(home: Path, project: Path, session_id: str) -> Path:
     """Where the CLI keeps a conversation: its project folder names the path with every character
     but letters and digits written ``-``."""
@@ -152,7 +172,9 @@ class Tmux:
         return self("capture-pane", "-p", "-t", target, check=False)
 
     def type(self, target: str, text: str) -> None:
-        """Type *text*, and Enter once the prompt shows it (not before the TUI has taken it)."""
+        """Type *text* once the TUI reads keys, and Enter once the prompt shows it."""
+        tty = self("display-message", "-p", "-t", target, "#{pane_tty}").strip()
+        wait_until(lambda: takes_keys(tty), 60, "the TUI to read keys (raw mode)")
         self("send-keys", "-t", target, "-l", text)
         self.wait_for(target, text[:20])
         self("send-keys", "-t", target, "Enter")

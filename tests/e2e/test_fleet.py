@@ -19,7 +19,7 @@ import psutil
 import pytest
 from support.waiting import wait_until
 
-from .cli import MODEL
+from .cli import MODEL, takes_keys
 from .mock_api import MockAPI, Turn
 from .test_headless import install_hooks, state
 
@@ -65,6 +65,10 @@ class Fleet:
         )
 
     def type(self, text: str) -> None:
+        """Type *text* once Claude reads keys (after a crash, claude-run leaves the terminal cooked
+        until the next Claude takes it), and Enter once its prompt shows the text."""
+        tty = self.tmux("display-message", "-p", "-t", "e2efleet:agents", "#{pane_tty}").strip()
+        wait_until(lambda: takes_keys(tty), timeout=60, what="Claude to read keys (raw mode)")
         self.tmux("send-keys", "-t", "e2efleet:agents", "-l", text)
         wait_until(lambda: text[:20] in self.screen(), timeout=10, what="the typed prompt")
         self.tmux("send-keys", "-t", "e2efleet:agents", "Enter")
