@@ -12,7 +12,9 @@ Everything else in ``~/.claude`` is secret or conversation data
 (``.credentials.json``, ``settings.json``'s ``env`` and ``apiKeyHelper``, a
 plugin checkout's ``.git/config`` tokens, ``history.jsonl``, ``projects/``'
 transcripts, ``todos/``, shell snapshots …) and is not read before a session is active; credential files
-(``.credentials*``, ``.env*``, ``*.pem``, ``*.key``) are never whitelisted anywhere.
+(``.credentials*``, ``.env*``, ``*.pem``, ``*.key``, SSH keys, ``.netrc`` …) and whatever lies in a
+credential folder (``.ssh``, ``.gnupg``, ``.aws`` …) are never whitelisted anywhere, and a sessions
+root that holds the home directory (a ``sessions`` linked to ``~``) lends nothing.
 The bash original matched the raw string, so ``/etc/.claude/../passwd`` passed
 (docs/DESIGN.md appendix A). Here the path is made absolute against the hook's
 ``cwd`` and symlink-resolved, and only then compared by whole path components.
@@ -42,8 +44,14 @@ DIRECTIVES = ".directives"
 """A project keeps directives in such folders at any depth (seed 004's walk-up discovery)."""
 GIT_DIR = ".git"
 """Never a standard: a checkout's ``.git/config`` may hold the token it was cloned with."""
-SECRET_PREFIXES = (".credentials", ".env")
-SECRET_SUFFIXES = (".pem", ".key")
+SECRET_PREFIXES = (".credentials", ".env", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519")
+SECRET_SUFFIXES = (".pem", ".key", ".p12", ".pfx", ".kdbx")
+SECRET_NAMES = frozenset(
+    {".netrc", ".git-credentials", ".pgpass", ".pypirc", ".npmrc", ".vault-token", ".boto", ".s3cfg"}
+)
+SECRET_FOLDERS = frozenset({".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docker", ".password-store"})
+"""Folders whose every file is a credential or keys to one: ``~/.ssh``'s private keys, GnuPG's, the
+clouds' and Docker's logins. A component anywhere in the path refuses it."""
 
 
 def resolve(path: str, cwd: str, home: str) -> str | None:
@@ -74,9 +82,12 @@ def user_config_dirs(env: t.Mapping[str, str]) -> list[str]:
 
 
 def is_secret(real: str) -> bool:
-    """A credential file by its name: never whitelisted, wherever it is."""
-    name = os.path.basename(real)
-    return name.startswith(SECRET_PREFIXES) or name.endswith(SECRET_SUFFIXES)
+    """A credential file by its name or its folder: never whitelisted, wherever it is."""
+    parts = real.split(os.sep)
+    name = parts[-1]
+    if name.startswith(SECRET_PREFIXES) or name.endswith(SECRET_SUFFIXES) or name in SECRET_NAMES:
+        return True
+    return not SECRET_FOLDERS.isdisjoint(parts[:-1])
 
 
 def _standard_entry(relative: str) -> bool:
@@ -155,9 +166,15 @@ def read_allowed(file_path: t.Any, *, cwd: str, sessions_root: str, env: t.Mappi
     verdict = standards_verdict(real, env)
     if verdict is not None:
         return verdict
-    if is_under(real, os.path.realpath(sessions_root)):
+    if _sessions_material(real, os.path.realpath(sessions_root), home):
         return True
     return any(project_standard(real, project) for project in project_dirs(cwd, env))
+
+
+def _sessions_material(real: str, sessions: str, home: str) -> bool:
+    """Is *real* in the sessions root, and is that root a sessions folder? One that holds the home
+    directory (``sessions`` linked to ``~`` or ``/``) would lend every dotfile its trust: it lends none."""
+    return is_under(real, sessions) and not is_under(os.path.realpath(home), sessions)
 
 
 def readable_template(template: object, cwd: str, env: t.Mapping[str, str]) -> str | None:

@@ -166,3 +166,31 @@ def test_a_sessions_folder_linked_into_the_claude_config_reads_only_its_standard
     assert _verdict(project, str(claude / "settings.json")) == "denied"
     assert _verdict(project, "sessions/settings.json") == "denied"
     assert _verdict(project, "~/.claude/docs/FLEET.md") == "allowed"
+
+
+def test_credentials_are_refused_by_their_folder_and_name_and_a_sessions_root_at_home_lends_nothing(
+    project: Path,
+) -> None:
+    """``sessions`` linked to the home directory made every dotfile session material: ``~/.ssh``'s
+    private key, ``~/.aws/credentials`` and ``~/.netrc`` read before any session. Now a credential is
+    known by its folder and name wherever it is, and a sessions root that holds the home lends nothing;
+    a real sessions folder still reads."""
+    home = _home(project)
+    secrets = {".ssh/id_ed25519": "k", ".ssh/config": "c", ".aws/credentials": "a", ".netrc": "n"}
+    for name, text in secrets.items():
+        (home / name).parent.mkdir(parents=True, exist_ok=True)
+        (home / name).write_text(text)
+    (home / "notes.txt").write_text("x\n")
+    (project / "sessions" / "2026_11_25_X").mkdir()
+    (project / "sessions" / "2026_11_25_X" / "LOG.md").write_text("x\n")
+    assert _verdict(project, "sessions/2026_11_25_X/LOG.md") == "allowed"
+    for name in (".aws/credentials", "id_rsa", ".netrc"):  # a credential copied into session material
+        (project / "sessions" / "2026_11_25_X" / name).parent.mkdir(exist_ok=True)
+        (project / "sessions" / "2026_11_25_X" / name).write_text("s3cret\n")
+        assert _verdict(project, f"sessions/2026_11_25_X/{name}") == "denied", name
+
+    moved = project / "sessions-real"
+    (project / "sessions").rename(moved)
+    (project / "sessions").symlink_to(home)
+    for path in [*(f"sessions/{name}" for name in secrets), "sessions/notes.txt", "~/.ssh/id_ed25519"]:
+        assert _verdict(project, path) == "denied", path
