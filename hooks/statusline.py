@@ -11,8 +11,8 @@ unknown, not 0. Then print::
     NAME · skill · phase · $cost · P%        or        No session · $cost · P%
 
 NAME without its date prefix, P% relative to the overflow threshold, capped at
-100; in a fleet pane the cost is what the pane's Claudes spent in its session
-(it goes on across restarts and resumes; see pane_records). Runs on every
+100; the cost is what the agent spent, by the spend ledger (supervisor.session.spend: it goes on
+across restarts and resumes, and counts a resumed conversation once). Runs on every
 render, so it has the hooks' speed budget.
 Standard library only.
 """
@@ -25,9 +25,8 @@ from claude_shepherd.hooks.context import number, statusline_reading, stored_usa
 from claude_shepherd.hooks.locate import Caller, claimant, locate
 from claude_shepherd.hooks.protocol import one_line, parse_input
 from claude_shepherd.hooks.session_start import conversation_id
-from claude_shepherd.supervisor.env import CLAUDE_PID_ENV
 from claude_shepherd.supervisor.printable import printable
-from claude_shepherd.supervisor.session import pane_records
+from claude_shepherd.supervisor.session import pane_records, spend
 from claude_shepherd.supervisor.session.fields import F
 from claude_shepherd.supervisor.session.paths import display_name
 from claude_shepherd.supervisor.session.phases import declared, try_parse
@@ -58,7 +57,14 @@ def cost_of(data: t.Mapping[str, t.Any]) -> float | None:
 
 
 def cost_text(cost: float | None) -> str:
-    return f"${cost or 0:.2f}"
+    """Dollars, or ``$—`` when nothing was measured (unknown is not 0)."""
+    return "$—" if cost is None else f"${cost:.2f}"
+
+
+def agent_key(caller: Caller, env: t.Mapping[str, str]) -> tuple[str, str] | None:
+    """The agent's identity and its conversation record's folder: the fleet pane, else the
+    claude-run that said who it is (:func:`pane_records.spot`); None for a bare Claude."""
+    return pane_records.spot(caller.pane, claimant(env, caller.pid, caller.token))
 
 
 def pane_spent(
@@ -69,25 +75,28 @@ def pane_spent(
     threshold: float,
     env: t.Mapping[str, str],
 ) -> float | None:
-    """Record the fleet pane's conversation (what its next start or a crash resumes; outside a fleet,
-    claude-run's) and return what the pane's Claudes spent in its current session — Claude's own
-    figure restarts at zero in each new Claude."""
+    """Record the agent's conversation (what its next start or a crash resumes) and its reading of
+    the conversation's cost in the spend ledger; return what the agent spent, by the ledger — the
+    figure ``fleet status`` and the budgets read too. A bare Claude (no fleet pane, no claude-run)
+    has no ledger: its conversation's own figure is shown."""
     cost = cost_of(data)
-    where = pane_records.spot(caller.pane, claimant(env, caller.pid, caller.token))
+    where = agent_key(caller, env)
     if where is None or not session_id:
         return cost
     overflowing = usage is not None and usage >= threshold
-    if not caller.pane:  # claude-run's own record, outside a fleet: what a crash resumes
-        pane_records.note(caller.root, where[0], session_id, folder=where[1], overflowed=overflowing)
-        return cost
-    found = caller.found
-    spent = (
-        (cost, env.get(CLAUDE_PID_ENV, ""), found.session_dir.name if found else "")
-        if cost is not None
-        else None
+    pane_records.note(caller.root, where[0], session_id, folder=where[1], overflowed=overflowing)
+    if cost is None:
+        ledger = spend.read(caller.root, where[0])
+        return spend.spent(ledger)
+    transcript = data.get("transcript_path")
+    ledger = spend.measure(
+        caller.root,
+        where[0],
+        session_id,
+        cost,
+        transcript=transcript if isinstance(transcript, str) else None,
     )
-    record = pane_records.note(caller.root, caller.pane, session_id, overflowed=overflowing, cost=spent)
-    return pane_records.pane_cost(record) if spent is not None else cost
+    return spend.spent(ledger)
 
 
 def phase_text(state: t.Mapping[str, object]) -> str:

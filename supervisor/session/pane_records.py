@@ -14,12 +14,7 @@ Outside a fleet there is no pane: the record is the claude-run's, named by its
 PID and start token (``.shepherd/runs/``), so that a crashed Claude is resumed
 in its conversation too; claude-run removes it when it ends.
 
-The record also carries the pane's cost across its Claudes: Claude reports the
-cost of its own process (``cost.total_cost_usd`` starts at zero in every new
-Claude, restart or resume alike), so the record keeps what earlier Claudes of
-the same session in this pane spent (``costBase``) beside what the current one
-(``claude``: its pid) last reported (``cost``). A new Claude adds the last one's
-figure to the base; another session starts from nothing.
+What the pane spent is not here: see :mod:`claude_shepherd.supervisor.session.spend`.
 
 Standard library only (the hooks write it); written only when what it says
 changes, never through a link.
@@ -127,33 +122,6 @@ def conversation(record: t.Mapping[str, t.Any] | None) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-COST_FIELDS = ("session", "claude", "cost", "costBase")
-
-
-def _dollars(value: t.Any) -> float:
-    """A stored amount, or 0 when it is not a finite, non-negative number (the file is ours, but be sure)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1e9:
-        return 0.0
-    return float(value)
-
-
-def carry_cost(
-    before: t.Mapping[str, t.Any] | None, cost: float, claude: str, session: str
-) -> dict[str, t.Any]:
-    """The cost fields after Claude *claude* (in *session*) reported *cost*; their sum is the pane's cost."""
-    if before is None or before.get("session") != session:
-        return {"session": session, "claude": claude, "cost": cost, "costBase": 0.0}
-    base, last = _dollars(before.get("costBase")), _dollars(before.get("cost"))
-    if before.get("claude") != claude or cost < last:
-        base += last  # a new Claude of this session: what the last one spent is spent
-    return {"session": session, "claude": claude, "cost": cost, "costBase": round(base, 6)}
-
-
-def pane_cost(record: t.Mapping[str, t.Any]) -> float:
-    """What the pane's Claudes of its current session spent, by the record."""
-    return _dollars(record.get("costBase")) + _dollars(record.get("cost"))
-
-
 def note(
     root: Path,
     pane: str,
@@ -161,23 +129,16 @@ def note(
     *,
     folder: str = PANES_DIRNAME,
     overflowed: bool = False,
-    cost: tuple[float, str, str] | None = None,
 ) -> dict[str, t.Any]:
-    """Record that *pane* is in conversation *conversation_id* (and whether it reached the threshold),
-    and — given *cost* ``(dollars, claude pid, session name)`` from the status line — what it spent.
+    """Record that *pane* is in conversation *conversation_id* (and whether it reached the threshold).
 
-    Returns the record as it now stands (:func:`pane_cost` reads the pane's cost from it). Best
-    effort: a hook never fails over it.
+    Returns the record as it now stands. Best effort: a hook never fails over it.
     """
     before = read(root, pane, folder)
     was_overflowed = bool(
         before and before.get("conversation") == conversation_id and before.get("overflowed")
     )
     record = {"pane": pane, "conversation": conversation_id, "overflowed": overflowed or was_overflowed}
-    if cost is not None:
-        record.update(carry_cost(before, *cost))
-    elif before is not None:
-        record.update((k, before[k]) for k in COST_FIELDS if k in before)
     if before == record:
         return record
     try:

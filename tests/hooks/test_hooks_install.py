@@ -137,7 +137,7 @@ def test_installed_command_runs_under_sh_like_claude_code(home: Path, project: P
         env=hook_env(project),
         timeout=30,
     )
-    assert status.stdout.startswith("No session · $0.00")
+    assert status.stdout.startswith("No session · $—")
 
 
 def test_new_settings_file_is_created_and_removed_again(home: Path) -> None:

@@ -1,0 +1,285 @@
+"""What each agent spent, measured: the spend ledger budgets are checked against.
+
+Claude's status line reports ``cost.total_cost_usd``, the client's estimate of
+what the *conversation* cost, not the process: ``--resume`` and ``--continue``
+start from the conversation's earlier total, and a fork starts from its
+parent's. Summing readings would count a resumed conversation twice, so the
+ledger keeps, per agent, the last reading of each conversation it was in, and
+adds only the growth of a reading. A conversation the ledger has not seen
+starts from what its transcript says it had already cost (the last
+``cost-state`` line Claude writes on exit), else from zero.
+
+One small file per agent — the fleet pane identity ``session:window:label``,
+or outside a fleet the claude-run's own (:func:`pane_records.spot`) — under
+``<root>/.shepherd/spend/`` (out of the file tools' reach, like the rest of
+``.shepherd``). It holds the lifetime total, what was added each local day (so
+"per day" and "per week" budgets work), and ``"source": "measured"``: an agent
+without a ledger has spent an *unknown* amount, never a guessed 0. Only the
+status line writes it, only when a reading changed it.
+
+Beside it, ``<agent>.budget.json`` says what the budget gate did: the 80 %
+alerts already raised, and whether the agent is paused (the hooks write it;
+``fleet budget`` clears it when it resumes the agent).
+
+Standard library only (the status line and the hooks read and write it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import time
+
+from claude_shepherd.supervisor.session import root_gitignore
+from claude_shepherd.supervisor.session.index import INDEX_DIRNAME
+from claude_shepherd.supervisor.session.pane_records import _file_name
+from claude_shepherd.supervisor.session.safe_fs import UnsafeFileError, open_dir, read_bytes
+from claude_shepherd.supervisor.session.store import write_atomic_at
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import typing as t
+    from pathlib import Path
+
+SPEND_DIRNAME = "spend"
+LEDGER_LIMIT = 64 * 1024
+KEEP_CONVERSATIONS = 32
+"""Conversations remembered per agent (the oldest is forgotten first: only a resume of it would miscount)."""
+KEEP_DAYS = 15
+"""Days of increments kept: enough for a week's budget."""
+TRANSCRIPT_TAIL = 256 * 1024
+"""How much of a transcript's end is searched for its last ``cost-state`` line."""
+MEASURED = "measured"
+UNKNOWN = "unknown"
+PERIODS = ("life", "day", "week")
+BUDGET_SUFFIX = ".budget.json"
+
+
+def _dollars(value: t.Any) -> float | None:
+    """A stored amount, or None when it is not a finite, non-negative number (the file is ours, but be sure)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1e9:
+        return None
+    return float(value)
+
+
+def day_of(when: float) -> str:
+    """The local day of epoch *when*, as the ledger names it (``2026-11-25``)."""
+    return time.strftime("%Y-%m-%d", time.localtime(when))
+
+
+def week_days(now: float) -> set[str]:
+    """The local days of the week (Monday first) up to and including *now*'s day."""
+    weekday = time.localtime(now).tm_wday
+    return {day_of(now - 86400 * back) for back in range(weekday + 1)}
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def _open(root: Path, create: bool = False) -> int | None:
+    directory = root / INDEX_DIRNAME / SPEND_DIRNAME
+    try:
+        if create:
+            root_gitignore.ensure(str(root / root_gitignore.GITIGNORE))
+            directory.mkdir(parents=True, exist_ok=True)
+        return open_dir(directory)
+    except (OSError, UnsafeFileError):
+        return None
+
+
+def _load(fd: int, name: str, agent: str) -> dict[str, t.Any] | None:
+    try:
+        data = json.loads(read_bytes(name, limit=LEDGER_LIMIT, dir_fd=fd))
+    except (OSError, UnsafeFileError, ValueError, RecursionError):
+        return None
+    return data if isinstance(data, dict) and data.get("agent") == agent else None
+
+
+def read(root: Path, agent: str) -> dict[str, t.Any] | None:
+    """*agent*'s ledger, or None when nothing was measured (or it is unreadable)."""
+    fd = _open(root)
+    if fd is None:
+        return None
+    try:
+        return _load(fd, _file_name(agent), agent)
+    finally:
+        os.close(fd)
+
+
+def ledgers(root: Path, prefix: str) -> list[dict[str, t.Any]]:
+    """The ledgers of every agent whose identity starts with *prefix* (a fleet's: ``NAME:``)."""
+    fd = _open(root)
+    if fd is None:
+        return []
+    out: list[dict[str, t.Any]] = []
+    try:
+        for name in os.listdir(fd):
+            if not name.endswith(".json") or name.endswith(BUDGET_SUFFIX):
+                continue
+            try:
+                data = json.loads(read_bytes(name, limit=LEDGER_LIMIT, dir_fd=fd))
+            except (OSError, UnsafeFileError, ValueError, RecursionError):
+                continue
+            agent = data.get("agent") if isinstance(data, dict) else None
+            if isinstance(agent, str) and agent.startswith(prefix) and name == _file_name(agent):
+                out.append(data)
+    finally:
+        os.close(fd)
+    return out
+
+
+def spent(ledger: t.Mapping[str, t.Any] | None, per: str = "life", now: float | None = None) -> float | None:
+    """What the ledger says was spent over *per* (``life``, ``day``: today, ``week``: this week, local
+    time); None when nothing was measured."""
+    if not ledger:
+        return None
+    if per == "life":
+        return _dollars(ledger.get("total"))
+    now = time.time() if now is None else now
+    days = ledger.get("days")
+    if not isinstance(days, dict):
+        return None
+    wanted = {day_of(now)} if per == "day" else week_days(now)
+    return round(sum(_dollars(v) or 0.0 for k, v in days.items() if k in wanted), 6)
+
+
+# --------------------------------------------------------------------------- measuring
+
+
+def transcript_cost(path: str | None) -> float:
+    """The conversation's cost when this process took it up: the last ``cost-state`` line of its
+    transcript (written when an earlier process of it ended), else 0 (a new conversation)."""
+    if not path or not os.path.isabs(path):
+        return 0.0
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError:
+        return 0.0
+    try:
+        size = os.fstat(fd).st_size
+        os.lseek(fd, max(0, size - TRANSCRIPT_TAIL), os.SEEK_SET)
+        tail = os.read(fd, TRANSCRIPT_TAIL)
+    except OSError:
+        return 0.0
+    finally:
+        os.close(fd)
+    for line in reversed(tail.split(b"\n")):
+        if b'"cost-state"' not in line:
+            continue
+        try:
+            data = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(data, dict) and data.get("type") == "cost-state":
+            return _dollars(data.get("totalCostUSD")) or 0.0
+    return 0.0
+
+
+def add_reading(
+    before: t.Mapping[str, t.Any] | None,
+    agent: str,
+    conversation: str,
+    reading: float,
+    now: float,
+    baseline: t.Callable[[], float] = lambda: 0.0,
+) -> dict[str, t.Any]:
+    """The ledger after *conversation*'s status line read *reading* at *now*.
+
+    Only growth counts: a reading above the conversation's last one adds the difference to the
+    lifetime total and to *now*'s day. A conversation not seen before starts from *baseline()*
+    (what it had cost before this agent took it up); a reading that went down (a conversation
+    started over) becomes the new base and adds nothing.
+    """
+    before = before or {}
+    conversations = before.get("conversations")
+    conversations = dict(conversations) if isinstance(conversations, dict) else {}
+    days = before.get("days")
+    days = {k: v for k, v in days.items() if _dollars(v) is not None} if isinstance(days, dict) else {}
+    total = _dollars(before.get("total")) or 0.0
+    last = _dollars(conversations.pop(conversation, None))
+    if last is None:
+        last = min(baseline(), reading)
+    grown = reading - last if reading > last else 0.0
+    if grown > 0:
+        total += grown
+        today = day_of(now)
+        days[today] = round((_dollars(days.get(today)) or 0.0) + grown, 6)
+    conversations[conversation] = reading  # last: the most recent
+    while len(conversations) > KEEP_CONVERSATIONS:
+        conversations.pop(next(iter(conversations)))
+    for day in sorted(days)[:-KEEP_DAYS]:
+        days.pop(day)
+    return {
+        "agent": agent,
+        "source": MEASURED,
+        "total": round(total, 6),
+        "days": days,
+        "conversations": conversations,
+    }
+
+
+def measure(
+    root: Path,
+    agent: str,
+    conversation: str,
+    reading: float,
+    *,
+    transcript: str | None = None,
+    now: float | None = None,
+) -> dict[str, t.Any]:
+    """Add the status line's *reading* of *conversation* to *agent*'s ledger; returns the ledger.
+
+    Written only when it changed; best effort (the status line never fails over it).
+    """
+    now = time.time() if now is None else now
+    fd = _open(root, create=True)
+    before = _load(fd, _file_name(agent), agent) if fd is not None else None
+    after = add_reading(before, agent, conversation, reading, now, lambda: transcript_cost(transcript))
+    if fd is None:
+        return after
+    try:
+        if after != before:
+            write_atomic_at(fd, _file_name(agent), json.dumps(after) + "\n")
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+    return after
+
+
+# --------------------------------------------------------------------------- the gate's record
+
+
+def _budget_name(agent: str) -> str:
+    return _file_name(agent).removesuffix(".json") + BUDGET_SUFFIX
+
+
+def gate_record(root: Path, agent: str) -> dict[str, t.Any]:
+    """What the budget gate recorded for *agent*: ``alerted`` (keys of budgets that alerted at 80 %)
+    and ``paused`` (the budget that paused it, or absent); empty when nothing."""
+    fd = _open(root)
+    if fd is None:
+        return {}
+    try:
+        return _load(fd, _budget_name(agent), agent) or {}
+    finally:
+        os.close(fd)
+
+
+def write_gate_record(root: Path, agent: str, record: t.Mapping[str, t.Any]) -> bool:
+    """Replace *agent*'s gate record (removed when it says nothing); False when it could not be written."""
+    fd = _open(root, create=True)
+    if fd is None:
+        return False
+    try:
+        if not record.get("alerted") and not record.get("paused"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(_budget_name(agent), dir_fd=fd)
+            return True
+        write_atomic_at(fd, _budget_name(agent), json.dumps({**record, "agent": agent}) + "\n")
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
