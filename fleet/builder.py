@@ -23,6 +23,7 @@ import typing as t
 from dataclasses import dataclass
 from pathlib import Path
 
+from claude_shepherd.fleet import budgets
 from claude_shepherd.fleet import procs as pr
 from claude_shepherd.fleet.environment import captured, session_args
 from claude_shepherd.fleet.layout import Layout, PaneSpec, WindowSpec, pane_script
@@ -503,6 +504,7 @@ def start(layout: Layout, server: FleetServer, env: t.Mapping[str, str] | None =
     between the look and the build.
     """
     run_on_project_start(layout)
+    budgets.start(layout)  # before any agent runs: the hooks hold each one to its budgets from its first call
     if server.has_fleet_session(layout.name):
         return reconcile(layout, server)
     try:

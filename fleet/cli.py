@@ -3,6 +3,8 @@
     fleet start [LAYOUT] [--no-attach]   build the layout, or reconcile a running fleet
     fleet stop [LAYOUT] [--grace S]      stop every agent; no process is left
     fleet status [LAYOUT] [--json]       one row per pane
+    fleet budget [LAYOUT] [--pane P | --window W] [--set USD | --add USD]
+                                         budgets and spend; raise one, and paused agents go on
     fleet ls                             the fleets started here, running or stopped
     fleet pane-id                        this pane's identity (session:window:label)
     fleet doctor [LAYOUT] [--fix]        orphans, stale bindings, duplicate labels, hooks
@@ -28,6 +30,7 @@ import typer
 
 from claude_shepherd.fleet.commands import (
     attach,
+    budget,
     doctor,
     forget,
     host,
@@ -77,6 +80,7 @@ app.command()(attach.attach)
 app.command()(logs.logs)
 app.command()(restart.restart)
 app.command()(status.status)
+app.command()(budget.budget)
 app.command()(ls.ls)
 app.command()(watch.watch)
 app.command("pane-id")(pane_id.pane_id)

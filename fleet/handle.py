@@ -80,6 +80,17 @@ class Fleet(t.Protocol):
     def doctor(self, fix: bool) -> Said:
         """Find (and with *fix* repair) what is wrong with the fleet."""
 
+    def budget(
+        self,
+        window: str | None,
+        pane: str | None,
+        set_usd: float | None,
+        add_usd: float | None,
+        per: str | None,
+    ) -> Said:
+        """Show the fleet's budgets and spend; with *set_usd* or *add_usd* change one (the fleet's, a
+        *window*'s or a *pane*'s) at once, then resume the paused agents now within budget."""
+
     # What the watch's keys do to one agent of the fleet (an :class:`Agent`, a row of the watch);
     # each returns what to tell the person, and holds the fleet's lock (on the agent's own host).
 
@@ -185,6 +196,18 @@ class StatusReport:
         total = f", ${sum(costs):.2f} spent" if costs else ""
         lines = [f"{self.title}: {len(self.rows)} pane(s){total}"]
         lines += [f"  {h.part.name:<{self.width}}  {_host_line(h)}" for h in self.hosts or ()]
+        windows: dict[str, float] = {}
+        for row in self.rows:
+            if row.cost_usd is not None:
+                windows[row.window] = windows.get(row.window, 0.0) + row.cost_usd
+        if len(windows) > 1:
+            lines.append("  spent by window: " + ", ".join(f"{w} ${c:.2f}" for w, c in windows.items()))
+        paused = [row.label or row.pane for row in self.rows if row.paused]
+        if paused:
+            lines.append(
+                f"  paused (budget): {', '.join(paused)}; `fleet budget {self.name or self.rows[0].session}` "
+                "shows the budgets, --add USD raises one"
+            )
         return lines
 
     def host_column(self) -> list[str] | None:

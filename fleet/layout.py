@@ -16,6 +16,13 @@ Pane forms::
       - API:                            # a labelled pane with several commands
           - export X=1
           - claude-run
+      - DOCS:                           # a labelled pane with a budget of its own
+          budget: {usd: 2, per: day}
+          commands: claude-run
+
+``budget:`` (the layout's, a window's, a labelled pane's) is USD an agent may spend before it
+pauses: ``budget: 5`` for the fleet's life, ``budget: {usd: 5, per: day}`` (``life``, ``day``,
+``week``); see :mod:`claude_shepherd.fleet.budgets`.
 
 A pane's commands run as the pane's own process (``/bin/sh -c``, the last
 command ``exec``'d), not typed into a shell; a bash-era pane that sets its own
@@ -63,8 +70,13 @@ HONOURED_KEYS: tuple[str, ...] = (
     "windows",
     "notify",
     "notify_on",
+    "budget",
 )
-WINDOW_KEYS: tuple[str, ...] = ("layout", "root", "pre", "panes", "host")
+WINDOW_KEYS: tuple[str, ...] = ("layout", "root", "pre", "panes", "host", "budget")
+PANE_KEYS: tuple[str, ...] = ("commands", "budget")
+"""The keys of a labelled pane written as a mapping (``LABEL: {commands: ..., budget: ...}``)."""
+BUDGET_PERIODS: tuple[str, ...] = ("life", "day", "week")
+MAX_BUDGET = 1e6
 
 REFUSED_KEYS: dict[str, str] = {
     "project_name": "deprecated by tmuxinator; use name",
@@ -111,11 +123,27 @@ class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+class Budget(_Frozen):
+    """USD an agent (or a window's, or the fleet's agents together) may spend over *per*."""
+
+    usd: float
+    per: str = "life"
+
+    def text(self) -> str:
+        """``$5.00``, ``$5.00 a day``, ``$5.00 a week``."""
+        return f"${self.usd:.2f}" + {"day": " a day", "week": " a week"}.get(self.per, "")
+
+    def written(self) -> t.Any:
+        """As a layout writes it: the number alone for the fleet's life."""
+        return self.usd if self.per == "life" else {"usd": self.usd, "per": self.per}
+
+
 class PaneSpec(_Frozen):
     """One pane: its label (identity) and the commands it runs."""
 
     label: str | None = None
     commands: tuple[str, ...] = ()
+    budget: Budget | None = None
     label_from_command: bool = False
     """The label was found in a ``tmux set-option ... @pane_label`` command (bash-era)."""
     line: int | None = None
@@ -140,6 +168,7 @@ class WindowSpec(_Frozen):
     line: int | None = None
     root_line: int | None = None
     """The line of the window's own ``root:``; None when it inherits the layout's."""
+    budget: Budget | None = None
 
 
 class Layout(_Frozen):
@@ -163,6 +192,8 @@ class Layout(_Frozen):
     notify_on: tuple[str, ...] = DEFAULT_ALERT_ON
     notify_tmux: bool = True
     """False with ``notify: false``: no tmux message, no bell, no command."""
+    budget: Budget | None = None
+    """The fleet's budget: what all its agents together may spend."""
     root_line: int | None = None
     """The line of the layout's ``root:``; None when the root is the working directory."""
     root_text: str | None = None
@@ -238,6 +269,7 @@ class Layout(_Frozen):
             "attach": self.attach,
             "windows": [{w.name: _window_written(w)} for w in self.windows],
             **_notify_written(self),
+            **_budget_written(self.budget),
         }
 
     def part(self, host: str | None) -> dict[str, t.Any]:
@@ -351,10 +383,34 @@ def _label_in(commands: list[str]) -> str | None:
     return None
 
 
+def _budget(value: t.Any) -> Budget | None:
+    """``budget: 5`` (USD for the fleet's life) or ``budget: {usd: 5, per: day|week|life}``."""
+    form = f"is USD as a number (budget: 5) or {{usd: 5, per: {'|'.join(BUDGET_PERIODS)}}}"
+    if value is None:
+        return None
+    per = "life"
+    usd = value
+    if isinstance(value, dict):
+        unknown = set(map(str, value)) - {"usd", "per"}
+        if unknown or "usd" not in value:
+            raise ValueError(f"{form}; got {value!r}")
+        usd, per = value["usd"], value.get("per", "life")
+        if per not in BUDGET_PERIODS:
+            raise ValueError(f"per is one of {', '.join(BUDGET_PERIODS)}; got {per!r}")
+    if isinstance(usd, bool) or not isinstance(usd, (int, float)) or not 0 < usd <= MAX_BUDGET:
+        raise ValueError(f"{form}, more than 0 and at most {MAX_BUDGET:g}; got {usd!r}")
+    return Budget(usd=float(usd), per=per)
+
+
+def _budget_written(budget: Budget | None) -> dict[str, t.Any]:
+    return {} if budget is None else {"budget": budget.written()}
+
+
 class _RawPane(BaseModel):
     model_config = ConfigDict(extra="forbid")
     label: str | None = None
     commands: list[str] = []
+    budget: Budget | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -368,9 +424,23 @@ class _RawPane(BaseModel):
             ((label, body),) = value.items()
             if label is None or isinstance(label, (dict, list)):
                 raise ValueError("a pane label must be a name")
+            budget = None
+            if isinstance(body, dict):
+                for key in body:
+                    if key not in PANE_KEYS:
+                        raise _KeyProblem(
+                            str(key),
+                            f"unknown pane key {key!r} (a labelled pane takes {', '.join(PANE_KEYS)})",
+                        )
+                try:
+                    budget = _budget(body.get("budget"))
+                except ValueError as exc:
+                    raise _KeyProblem("budget", str(exc)) from None
+                body = body.get("commands")
             return {
                 "label": _check_name(str(label), "pane label"),
                 "commands": _commands(body, f"pane {label}"),
+                "budget": budget,
             }
         return {"commands": _commands(value, "pane")}
 
@@ -382,6 +452,7 @@ class _RawWindow(BaseModel):
     pre: list[str] = []
     panes: list[_RawPane] | None = None  # None: one pane with a shell
     host: str | None = None
+    budget: Budget | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -407,6 +478,11 @@ class _RawWindow(BaseModel):
                 raise ValueError(f"panes must be a list, got {_kind(value['panes'])}")
             if value.get("panes") == []:
                 raise ValueError("panes is empty; give at least one pane")
+            if "budget" in value:
+                try:
+                    value["budget"] = _budget(value["budget"])
+                except ValueError as exc:
+                    raise _KeyProblem("budget", str(exc)) from None
             return value
         raise ValueError(f"a window must be a command, a list of commands or a mapping, got {_kind(value)}")
 
@@ -465,6 +541,7 @@ class _RawLayout(BaseModel):
     windows: list[dict[str, _RawWindow]]
     notify: bool | list[str] | None = None
     notify_on: list[str] | None = None
+    budget: Budget | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -489,6 +566,11 @@ class _RawLayout(BaseModel):
                 value[key] = str(value[key])
         if "windows" not in value:
             raise ValueError("windows is missing; a layout needs at least one window")
+        if "budget" in value:
+            try:
+                value["budget"] = _budget(value["budget"])
+            except ValueError as exc:
+                raise _KeyProblem("budget", str(exc)) from None
         return value
 
     @field_validator("windows", mode="before")
@@ -783,6 +865,7 @@ def _build(raw: _RawLayout, source: Path, lines: dict[YamlPath, int], cwd: Path)
         attach=raw.attach,
         windows=windows,
         **_notify(raw),
+        budget=raw.budget,
     )
 
 
@@ -943,6 +1026,7 @@ def _windows(raw: _RawLayout, root: Path, lines: dict[YamlPath, int], fail: _Fai
             panes=tuple(_panes(name, body, where, lines, fail)),
             line=lines.get(where),
             root_line=lines.get((*where, "root")) if body.root else None,
+            budget=body.budget,
         )
 
 
@@ -957,6 +1041,7 @@ def _window_written(window: WindowSpec) -> dict[str, t.Any]:
     body["panes"] = [_pane_written(p) for p in window.panes]
     if window.host is not None:
         body["host"] = window.host
+    body.update(_budget_written(window.budget))
     return body
 
 
@@ -984,6 +1069,7 @@ def _panes(
             commands=tuple(raw_pane.commands),
             label_from_command=bool(self_label),
             line=lines.get(pane_path),
+            budget=raw_pane.budget,
         )
 
 
@@ -991,6 +1077,8 @@ def _pane_written(pane: PaneSpec) -> t.Any:
     """A pane in the form that gives back its label: ``LABEL: COMMANDS``, or the commands alone when they
     set the label themselves (a bash-era pane) or there is none."""
     commands = list(pane.commands) or None
+    if pane.label and pane.budget is not None:  # a bash-era label is found in the commands again
+        return {pane.label: {"commands": commands, **_budget_written(pane.budget)}}
     if pane.label and not pane.label_from_command:
         return {pane.label: commands}
     return commands

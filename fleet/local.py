@@ -25,6 +25,7 @@ from claude_shepherd.supervisor.printable import printable
 from claude_shepherd.supervisor.tmux_names import FLEET_SOCKET
 
 if t.TYPE_CHECKING:
+    from claude_shepherd.fleet.budgets import BudgetReport
     from claude_shepherd.fleet.builder import StartResult
     from claude_shepherd.fleet.layout import Layout
     from claude_shepherd.fleet.tmux import FleetServer
@@ -194,6 +195,32 @@ class LocalFleet:
                 f"{len(result.forced)} agent(s) ignored SIGTERM for {grace:g}s and were killed: {names}; "
                 f"their sessions may not have saved their state"
             )
+
+    # ----------------------------------------------------------------------- budgets
+
+    def budget(
+        self,
+        window: str | None,
+        pane: str | None,
+        set_usd: float | None,
+        add_usd: float | None,
+        per: str | None,
+    ) -> BudgetReport:
+        from claude_shepherd.fleet import budgets
+
+        where = self.where
+        spec = where.require_layout("budget")
+        changed: str | None = None
+        resumed: list[str] = []
+        if set_usd is not None or add_usd is not None:
+            with locked(where.socket, "fleet budget", self._say):
+                changed = budgets.change(
+                    spec, window=window, pane=pane, set_usd=set_usd, add_usd=add_usd, per=per
+                )
+                server = where.server()
+                if server.has_fleet_session(spec.name):
+                    resumed = budgets.resume(spec, server, self._say)
+        return budgets.BudgetReport(spec.name, changed, budgets.lines(spec), resumed)
 
     # ----------------------------------------------------------------------- status, logs, attach
 

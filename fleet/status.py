@@ -54,6 +54,16 @@ class PaneStatus:
     """When the pane's supervisor started (epoch seconds): its uptime."""
     agent: bool = False
     """``fleet start`` made the pane to run an agent (so its death is an agent's death)."""
+    spend_source: str = "unknown"
+    """Where ``cost_usd`` came from: ``measured`` (the agent's spend ledger), else ``unknown``."""
+    budget_usd: float | None = None
+    """The budget closest to being reached of those the agent is held to (its pane's, window's, fleet's)."""
+    budget_per: str | None = None
+    budget_scope: str | None = None
+    budget_spent: float | None = None
+    """What was measured against that budget (over its period; a window's or fleet's: all their agents)."""
+    paused: bool = False
+    """The agent reached a budget and is paused until it is raised (``fleet budget``)."""
 
     def as_json(self) -> dict[str, t.Any]:
         return asdict(self)
@@ -98,6 +108,12 @@ class PaneStatus:
             restarts=number("restarts", int, 2**31),
             started_at=number("started_at", float, 2**40),  # epoch seconds
             agent=flag("agent") or False,
+            spend_source="measured" if data.get("spend_source") == "measured" else "unknown",
+            budget_usd=number("budget_usd"),
+            budget_per=text("budget_per") if data.get("budget_per") in ("life", "day", "week") else None,
+            budget_scope=text("budget_scope"),
+            budget_spent=number("budget_spent"),
+            paused=flag("paused") or False,
         )
 
 
@@ -152,7 +168,9 @@ def pane_rows(socket: str | None, panes: t.Iterable[PaneInfo], table: pr.Table) 
     rows: list[PaneStatus] = []
     for pane in sorted(panes, key=lambda p: (p.session, p.window_index, p.pane_index)):
         _, supervisor, claude = table.agent_of(socket, pane)
-        found = find_pane_session(sessions_root_of(pane, supervisor, claude), pane, supervisor)
+        root = sessions_root_of(pane, supervisor, claude)
+        found = find_pane_session(root, pane, supervisor)
+        spending = _spending(root, pane.identity)
         state = found.state if found else {}
         usage = state.get(F.CONTEXT_USAGE)
         if not isinstance(usage, (int, float)) or isinstance(usage, bool) or not 0 <= usage < math.inf:
@@ -176,13 +194,37 @@ def pane_rows(socket: str | None, panes: t.Iterable[PaneInfo], table: pr.Table) 
                 lifecycle=_text(state.get(F.LIFECYCLE)),
                 overflowed=overflowed if isinstance(overflowed, bool) else None,
                 context_usage=float(usage) if usage is not None else None,
-                cost_usd=_number(pane.cost),
+                cost_usd=spending.get("spent", _number(pane.cost)),
                 restarts=restart_count(pane.restarts),
                 started_at=supervisor.create_time if supervisor else None,
                 agent=pane.agent,
+                spend_source="measured" if spending.get("spent") is not None else "unknown",
+                budget_usd=spending.get("usd"),
+                budget_per=spending.get("per"),
+                budget_scope=spending.get("scope"),
+                budget_spent=spending.get("budget_spent"),
+                paused=bool(spending.get("paused")),
             )
         )
     return rows
+
+
+def _spending(root: Path, identity: str | None) -> dict[str, t.Any]:
+    """The agent's spend by its ledger, the budget it is nearest to, and whether it is paused."""
+    import time
+
+    from claude_shepherd.supervisor.session import budgets, spend
+
+    if not identity:
+        return {}
+    now = time.time()
+    out: dict[str, t.Any] = {"spent": spend.spent(spend.read(root, identity))}
+    held = budgets.limits(root, identity, pane=True, env={}, now=now)
+    if held:
+        nearest = max(held, key=lambda b: (b.spent or 0.0) / b.usd)
+        out.update(usd=nearest.usd, per=nearest.per, scope=nearest.scope, budget_spent=nearest.spent)
+    out["paused"] = bool(spend.gate_record(root, identity).get("paused"))
+    return out
 
 
 def _number(raw: str) -> float | None:
@@ -219,6 +261,7 @@ def render(rows: list[PaneStatus], hosts: t.Sequence[str] | None = None) -> None
         "OVERFLOW",
         "CTX",
         "COST",
+        "BUDGET",
         "STATE",
     ):
         table.add_column(column, no_wrap=column in ("PANE", "SUPERVISOR", "CLAUDE", "CTX", "COST"))
@@ -238,11 +281,12 @@ def render(rows: list[PaneStatus], hosts: t.Sequence[str] | None = None) -> None
             overflow,
             context,
             f"${row.cost_usd:.2f}" if row.cost_usd is not None else "—",
+            budget_text(row),
             row.state or "—",
         )
         texts = [Text(printable(cell)) for cell in cells]
         texts[7].stylize("red" if row.overflowed else "")
-        texts[10].stylize(state_style(row.state))
+        texts[11].stylize(state_style(row.state))
         if hosts is not None:
             texts.insert(0, Text(printable(hosts[index])))
         table.add_row(*texts)
@@ -250,8 +294,18 @@ def render(rows: list[PaneStatus], hosts: t.Sequence[str] | None = None) -> None
     Console(highlight=False, width=None if sys.stdout.isatty() else 250).print(table)
 
 
+def budget_text(row: PaneStatus) -> str:
+    """``$1.20/$5.00 a day (pane)``: what was measured against the nearest budget; — without one."""
+    if row.budget_usd is None:
+        return "—"
+    spent = f"${row.budget_spent:.2f}" if row.budget_spent is not None else "—"
+    per = {"day": " a day", "week": " a week"}.get(row.budget_per or "", "")
+    return f"{spent}/${row.budget_usd:.2f}{per} ({row.budget_scope})"
+
+
 def state_style(state: str) -> str:
     """The colour of a pane state in a table."""
     if state.startswith("exited") or state == UNKNOWN:
         return "red"
-    return {"error": "bold red", "needs-you": "bold green", "working": "blue", "done": "dim"}.get(state, "")
+    return {"error": "bold red", "needs-you": "bold green", "working": "blue", "done": "dim",
+            "paused": "bold yellow"}.get(state, "")  # fmt: skip

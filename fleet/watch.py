@@ -96,13 +96,28 @@ class AgentRow:
             self.name,
             self.state or "—",
             f"{s.context_usage * 100:.0f}%" if s.context_usage is not None else "—",
-            f"${s.cost_usd:.2f}" if s.cost_usd is not None else "—",
+            cost_cell(s),
             display_name(Path(s.session_dir)) if s.session_dir else "—",
             s.skill or "—",
             s.phase or "—",
             uptime(now - s.started_at) if s.started_at else "—",
             str(s.restarts) if s.restarts is not None else "—",
         ))  # fmt: skip
+
+
+def cost_cell(s: PaneStatus) -> str:
+    """What the agent spent (measured; — unknown), and against the budget it is nearest to:
+    ``$1.20``, ``$4.10/5.00 a day`` (a window's or the fleet's budget counts all their agents)."""
+    cost = f"${s.cost_usd:.2f}" if s.cost_usd is not None else "—"
+    if s.budget_usd is None:
+        return cost
+    spent = f"${s.budget_spent:.2f}" if s.budget_spent is not None else "—"
+    per = {"day": " a day", "week": " a week"}.get(s.budget_per or "", "")
+    return (
+        f"{spent}/{s.budget_usd:.2f}{per}"
+        if s.budget_scope == "pane"
+        else f"{cost} ({spent}/{s.budget_usd:.2f}{per})"
+    )
 
 
 COLUMNS = ("HOST", "FLEET", "AGENT", "STATE", "CTX", "COST", "SESSION", "SKILL", "PHASE", "UP", "RST")

@@ -113,6 +113,9 @@ def words(state: str, label: str) -> str:
     text = {"needs-you": f"{label} needs you", "done": f"{label} is done", "exited": f"{label} exited"}.get(
         state, f"{label}: {state}"
     )
+    text = {"paused": f"{label} paused (budget)", "budget": f"{label} spent 80 % of a budget"}.get(
+        state, text
+    )
     return printable(text)
 
 

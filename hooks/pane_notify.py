@@ -267,8 +267,16 @@ def _alert(state: str, socket: str, pane: dict[str, str], env: t.Mapping[str, st
     """The pane changed into an alerting state: tell the person (from a detached process; see alerts)."""
     from claude_shepherd.hooks import alerts
 
+    return _alert_with(alerts.decode(pane[FLEET_NOTIFY_OPTION]), state, socket, pane, env)
+
+
+def _alert_with(
+    config: t.Any, state: str, socket: str, pane: dict[str, str], env: t.Mapping[str, str]
+) -> bool:
+    from claude_shepherd.hooks import alerts
+
     return alerts.dispatch(
-        alerts.decode(pane[FLEET_NOTIFY_OPTION]),
+        config,
         state=state,
         socket=socket,
         fleet=pane["session_name"],
@@ -277,6 +285,32 @@ def _alert(state: str, socket: str, pane: dict[str, str], env: t.Mapping[str, st
         tty=pane["pane_tty"],
         env=env,
     )
+
+
+def budget_alert(env: t.Mapping[str, str]) -> bool:
+    """Alert that the calling fleet pane's agent spent 80 % of a budget (it is no state change: the
+    agent works on), where the fleet alerts on ``paused``; True when an alert was started."""
+    socket = fleet_socket(env)
+    if socket is None:
+        return False
+    pane = env["TMUX_PANE"]
+    out = _tmux(
+        socket, ["display-message", "-p", "-t", pane, _SEP.join(one_line_field(f) for f in ALERT_FIELDS)]
+    )
+    if out is None or out.returncode != 0:
+        return False
+    fields = out.stdout.rstrip("\n").split(_SEP)
+    if len(fields) != len(ALERT_FIELDS):
+        return False
+    from claude_shepherd.hooks import alerts
+    from claude_shepherd.supervisor.tmux_names import BUDGET_ALERT, PAUSED
+
+    pane_fields = dict(zip(ALERT_FIELDS, fields))
+    config = alerts.decode(pane_fields[FLEET_NOTIFY_OPTION])
+    if PAUSED not in config.on:
+        return False
+    config.on = (*config.on, BUDGET_ALERT)
+    return _alert_with(config, BUDGET_ALERT, socket, pane_fields, env)
 
 
 def publish(
@@ -337,7 +371,14 @@ def unless_overflowed(state: str, raw: bytes, env: t.Mapping[str, str]) -> str:
         from claude_shepherd.hooks.protocol import parse_input
 
         inp = parse_input(raw)
-        found = locate(inp.cwd, env).found
+        caller = locate(inp.cwd, env)
+        from claude_shepherd.hooks.budget_gate import is_paused
+
+        if is_paused(caller, env):
+            from claude_shepherd.supervisor.tmux_names import PAUSED
+
+            return PAUSED  # it stays paused until its budget is raised
+        found = caller.found
         return shown(state, found.state if found else None, inp.data.get("session_id"))
     except Exception:
         return state

@@ -1,6 +1,8 @@
 """``claude-hook pre-tool-use``: every PreToolUse rule in one process, in a fixed order.
 
-0. protected files: no Write/Edit of the state, the index, another session,
+0. the budget gate: an agent at its budget is paused (every call but a ``session`` command is
+   denied and the turn ended: :mod:`claude_shepherd.hooks.budget_gate`);
+   protected files: no Write/Edit of the state, the index, another session,
    our code, the shell snapshots or the settings that hold our hooks;
    a ``session restart``/``dehydrate`` the Bash tool would return from (background, short timeout);
 1. the session gate (read-only),
@@ -18,16 +20,23 @@ one command that can repair it. Standard library only.
 
 from __future__ import annotations
 
+from claude_shepherd.hooks import budget_gate, deadline, pane_notify
 from claude_shepherd.hooks import config as hook_config
-from claude_shepherd.hooks import deadline, pane_notify
 from claude_shepherd.hooks.context import newest, stored_usage, transcript_usage
 from claude_shepherd.hooks.gate import is_live, session_gate
 from claude_shepherd.hooks.heartbeat import PASS, Verdict, heartbeat
 from claude_shepherd.hooks.input_limits import too_long
-from claude_shepherd.hooks.locate import locate, session_arg
+from claude_shepherd.hooks.locate import Caller, locate, session_arg
 from claude_shepherd.hooks.overflow import overflow_gate, restart_returns_reason, starts_dehydrate
 from claude_shepherd.hooks.protected_paths import protected_reason
-from claude_shepherd.hooks.protocol import PRE_TOOL_USE, add_context, deny, one_line, parse_input
+from claude_shepherd.hooks.protocol import (
+    PRE_TOOL_USE,
+    add_context,
+    deny,
+    deny_and_stop,
+    one_line,
+    parse_input,
+)
 from claude_shepherd.hooks.tool_call import ToolCall, classify
 from claude_shepherd.supervisor import tmux_names
 from claude_shepherd.supervisor.session.fields import F
@@ -51,8 +60,22 @@ def failure_reason(problem: str) -> str:
     )
 
 
+def budget_stop(call: ToolCall, caller: Caller, env: t.Mapping[str, str]) -> str | None:
+    """The budget gate's refusal (every call but a ``session`` command); a gate that fails refuses
+    nothing: no cost it could not read stops an agent."""
+    if call.is_session_command:
+        return None
+    try:
+        return budget_gate.check(caller, env)
+    except Exception:
+        return None
+
+
 def decide(call: ToolCall, cwd: str, config: hook_config.Config, env: t.Mapping[str, str]) -> str:
     caller = locate(cwd, env)
+    paused = budget_stop(call, caller, env)
+    if paused is not None:
+        return deny_and_stop(paused)
     reason = (
         protected_reason(call, caller, cwd, env)
         or restart_returns_reason(call, env)
@@ -100,6 +123,8 @@ def decide(call: ToolCall, cwd: str, config: hook_config.Config, env: t.Mapping[
         verdict: Verdict = update_state(found.session_dir, apply, timeout=LOCK_TIMEOUT)
     except NoStateError:
         return ""  # the session went away between lookup and lock: nothing left to enforce
+    if call.is_session_command and pane_state == tmux_names.WORKING and budget_gate.is_paused(caller, env):
+        pane_state = tmux_names.PAUSED  # a paused agent's session command: it stays paused
     pane_notify.publish(pane_state, env=env)
     if verdict.deny is not None:
         return deny(verdict.deny)

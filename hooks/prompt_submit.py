@@ -2,16 +2,23 @@
 
 With ``SESSION_REQUIRED=1`` and no live session (none, completed, restarting),
 the prompt goes through with boot instructions attached as additional
-context; otherwise nothing is printed. Writes no state. Standard library only.
+context; otherwise nothing is printed. An agent at its budget is refused the
+prompt (nothing is sent: :mod:`claude_shepherd.hooks.budget_gate`). Writes no state. Standard library only.
 """
 
 from __future__ import annotations
 
+from claude_shepherd.hooks import budget_gate, pane_notify
 from claude_shepherd.hooks import config as hook_config
-from claude_shepherd.hooks import pane_notify
 from claude_shepherd.hooks.gate import prompt_context
 from claude_shepherd.hooks.locate import locate
-from claude_shepherd.hooks.protocol import USER_PROMPT_SUBMIT, add_context, one_line, parse_input
+from claude_shepherd.hooks.protocol import (
+    USER_PROMPT_SUBMIT,
+    add_context,
+    block_prompt,
+    one_line,
+    parse_input,
+)
 from claude_shepherd.supervisor import tmux_names
 
 TYPE_CHECKING = False
@@ -20,14 +27,22 @@ if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are ne
 
 
 def run(raw: bytes, env: t.Mapping[str, str]) -> str:
+    inp = parse_input(raw)  # only the cwd is needed; a broken input still gets the gate
+    caller = None
+    try:
+        caller = locate(inp.cwd, env)
+        paused = budget_gate.check(caller, env)  # publishes the pane's paused state itself
+    except Exception:
+        paused = None  # no cost it could not read stops an agent
+    if paused is not None:
+        return block_prompt(paused)
     # A prompt was submitted: the agent works (unless it overflowed and must dehydrate first).
     pane_notify.publish(pane_notify.unless_overflowed(tmux_names.WORKING, raw, env), env=env)
-    inp = parse_input(raw)  # only the cwd is needed; a broken input still gets the gate
     try:
         config = hook_config.load(env)
         if not config.session_required:
             return ""
-        text = prompt_context(locate(inp.cwd, env), config, inp.cwd, env)
+        text = prompt_context(caller or locate(inp.cwd, env), config, inp.cwd, env)
     except Exception as exc:
         text = one_line(
             f"claude-hook user-prompt-submit could not check the session ({type(exc).__name__}: {exc}); "

@@ -116,6 +116,30 @@ def deny(reason: str) -> str:
     )
 
 
+def deny_and_stop(reason: str) -> str:
+    """The PreToolUse output that blocks the call *and* ends the turn (``continue: false``): the
+    model is not asked again, so nothing more is sent (a deny alone is no pause: the model asks
+    again after every denial). *reason* is shown to the person as the stop reason too."""
+    return json.dumps(
+        {
+            "continue": False,
+            "stopReason": reason,
+            "hookSpecificOutput": {
+                "hookEventName": PRE_TOOL_USE,
+                "permissionDecision": "deny",
+                "permissionDecisionReason": reason,
+            },
+        },
+        ensure_ascii=False,
+    )
+
+
+def block_prompt(reason: str) -> str:
+    """The UserPromptSubmit output that refuses the prompt: nothing is sent; interactively the prompt
+    goes back into the input box."""
+    return json.dumps({"decision": "block", "reason": reason}, ensure_ascii=False)
+
+
 def add_context(event: str, text: str) -> str:
     """Output that lets the call (or prompt) through and shows *text* to the model."""
     return json.dumps(

@@ -17,6 +17,8 @@ WATCHDOG_PID_ENV = "WATCHDOG_PID"
 """The watchdog of the current launch; ``session restart`` signals it."""
 TMUX_ENV = "CLAUDE_SHEPHERD_TMUX"
 """The tmux ``fleet start`` ran; the hooks in a fleet pane run only this one (or a system one)."""
+BUDGET_USD_ENV = "CLAUDE_SHEPHERD_BUDGET_USD"
+"""``claude-run --budget-usd``: USD this agent may spend in its life before the hooks pause it."""
 
 # --- set by Claude Code
 CLAUDE_PID_ENV = "CLAUDE_PID"

@@ -68,6 +68,20 @@ ALERT_STATES: tuple[str, ...] = (NEEDS_YOU, ERROR, EXITED, DONE)
 DEFAULT_ALERT_ON: tuple[str, ...] = (NEEDS_YOU, ERROR, EXITED)
 """The states that alert when a layout does not say."""
 
+# --------------------------------------------------------------------------- budgets
+
+PAUSED = "paused"
+"""The agent reached a budget: its hooks refuse new work until the budget is raised (``fleet budget``)."""
+STATES = (*STATES[: STATES.index(WORKING)], PAUSED, *STATES[STATES.index(WORKING) :])
+PRIORITY[PAUSED] = 2
+COLOURS[PAUSED] = "colour208"
+HOOK_STATES = (*HOOK_STATES, PAUSED)
+ALERTING = ALERTING | {PAUSED}
+ALERT_STATES = (*ALERT_STATES, PAUSED)
+DEFAULT_ALERT_ON = (*DEFAULT_ALERT_ON, PAUSED)
+BUDGET_ALERT = "budget"
+"""What an alert at 80 % of a budget says in ``{state}`` (it is no pane state: the agent works on)."""
+
 # --------------------------------------------------------------------------- options
 
 PANE_OPTION = "@pane_notify"

@@ -28,7 +28,7 @@ from claude_shepherd.fleet.hosts.span import Part, Span, keep, remember
 from claude_shepherd.fleet.hosts.transport import LOCAL, HostError, Reply, SshHost, host_timeout
 from claude_shepherd.fleet.output import FleetFailure, Printer, Say
 from claude_shepherd.fleet.status import PaneStatus
-from claude_shepherd.supervisor.errors import EXIT_NOT_RUNNING, ShepherdError
+from claude_shepherd.supervisor.errors import EXIT_NOT_RUNNING, ShepherdError, UsageError
 from claude_shepherd.supervisor.printable import printable
 from claude_shepherd.supervisor.tmux_names import NOT_RUNNING, UNKNOWN
 
@@ -86,6 +86,11 @@ def _fail(problems: list[str | None]) -> None:
     found = [p for p in problems if p]
     if found:
         raise FleetFailure(f"{len(found)} host(s) did not do all that was asked: {'; '.join(found)}")
+
+
+def _has_window(part: Part, window: str) -> bool:
+    windows = part.document.get("windows") if isinstance(part.document, dict) else None
+    return isinstance(windows, list) and any(isinstance(w, dict) and window in w for w in windows)
 
 
 def _panes(part: Part) -> int:
@@ -189,6 +194,44 @@ class SpanFleet:
         replies = span.each(one, parts)
         not_done = "what it was asked may still be going on there"
         _fail([_tell(self._say, span, p, r, not_done=not_done) for p, r in zip(parts, replies)])
+
+    # ----------------------------------------------------------------------- budgets
+
+    def budget(
+        self,
+        window: str | None,
+        pane: str | None,
+        set_usd: float | None,
+        add_usd: float | None,
+        per: str | None,
+    ) -> HostsReport:
+        """Each host holds its part's budgets against the spend of its own agents: a pane's or a window's
+        budget is its host's alone; the fleet's is held by every host against what that host's agents
+        spent (no host sees another's ledgers). So a change goes to the host of the pane or window, or
+        to every host for the fleet's budget; each says its own budgets and spend."""
+        span = self.span
+        parts = span.current
+        if pane is not None:
+            hosts = span.where([pane])
+            parts = [p for p in parts if p.name in hosts]
+            pane = pane.rpartition("/")[2]
+        elif window is not None:
+            parts = [p for p in parts if any(w == window for w, _ in p.labels) or _has_window(p, window)]
+            if not parts:
+                raise UsageError(f"no window {window!r} in fleet {span.layout.name!r}")
+        args = ["budget", STDIN, "--json"]
+        args += ["--window", window] if window is not None else []
+        args += ["--pane", pane] if pane is not None else []
+        args += ["--set", f"{set_usd:g}"] if set_usd is not None else []
+        args += ["--add", f"{add_usd:g}"] if add_usd is not None else []
+        args += ["--per", per] if per is not None else []
+        lines: list[str] = []
+        replies = span.fleet(args, host_timeout() + SLACK, parts)
+        problems = [
+            _tell(lines.append, span, p, r, not_done="its budgets may be unchanged")
+            for p, r in zip(parts, replies)
+        ]
+        return HostsReport(lines, [p for p in problems if p])
 
     # ----------------------------------------------------------------------- status
 

@@ -190,7 +190,7 @@ REJECTED = {
         "name: x\nwindws: []\n",
         ":2: windws: unknown key 'windws' (did you mean 'windows'? fleet honours: name, root, "
         "socket_name, tmux_command, tmux_options, on_project_start, pre_window, startup_window, "
-        "startup_pane, attach, windows, notify, notify_on)",
+        "startup_pane, attach, windows, notify, notify_on, budget)",
     ),
     "notify-as-a-string": Bad(
         "name: x\nnotify: notify-send hi\nwindows:\n  - w: c\n",
@@ -278,7 +278,25 @@ REJECTED = {
     ),
     "pane-nested-mapping": Bad(
         "name: x\nwindows:\n  - w:\n      panes:\n        - A: {b: c}\n",
-        ":5: windows[0].w.panes[0]: pane A: expected a command or a list of commands, got a mapping",
+        ":5: windows[0].w.panes[0].b: unknown pane key 'b' (a labelled pane takes commands, budget)",
+    ),
+    "budget-text": Bad(
+        "name: x\nbudget: five\nwindows: [w]\n",
+        ":2: budget: is USD as a number (budget: 5) or {{usd: 5, per: life|day|week}}, more than 0 and at "
+        "most 1e+06; got 'five'",
+    ),
+    "budget-zero": Bad(
+        "name: x\nwindows:\n  - w:\n      budget: 0\n      panes: [c]\n",
+        ":4: windows[0].w.budget: is USD as a number (budget: 5) or {{usd: 5, per: life|day|week}}, more than 0 "
+        "and at most 1e+06; got 0",
+    ),
+    "budget-period": Bad(
+        "name: x\nwindows:\n  - w:\n      panes:\n        - A: {budget: {usd: 1, per: month}}\n",
+        ":5: windows[0].w.panes[0].budget: per is one of life, day, week; got 'month'",
+    ),
+    "budget-keys": Bad(
+        "name: x\nbudget: {dollars: 3}\nwindows: [w]\n",
+        ":2: budget: is USD as a number (budget: 5) or {{usd: 5, per: life|day|week}}; got {{'dollars': 3}}",
     ),
     "pane-boolean": Bad(
         "name: x\nwindows:\n  - w:\n      panes: [yes]\n",
@@ -286,7 +304,7 @@ REJECTED = {
     ),
     "unknown-window-key": Bad(
         "name: x\nwindows:\n  - w:\n      pane: [c]\n",
-        ":4: windows[0].w.pane: unknown window key 'pane' (did you mean 'panes'? a window takes layout, root, pre, panes, host)",
+        ":4: windows[0].w.pane: unknown window key 'pane' (did you mean 'panes'? a window takes layout, root, pre, panes, host, budget)",
     ),
     "empty-panes": Bad(
         "name: x\nwindows:\n  - w:\n      panes: []\n",

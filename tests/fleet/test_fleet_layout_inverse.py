@@ -60,11 +60,20 @@ windows:
         -
         - tmux set-option -p @pane_label SELF; claude-run
         - NAME: tmux set -p @pane_label "BASH ERA" && claude-run
+        - PAID:
+            budget: {usd: 1.5, per: day}
+            commands: [export Z=4, claude-run]
+        - NOCMD:
+            budget: 2
+        - BASHPAID:
+            budget: {usd: 3, per: life}
+            commands: tmux set -p @pane_label "BASH PAID" && claude-run
   - shell:
   - one: htop
   - two: [cd logs, tail -f x.log]
   - home:
       root: ~/work
+      budget: {usd: 10, per: week}
       panes: [claude-run]
   - remote:
       host: dev@buildbox:2222
@@ -79,6 +88,7 @@ windows:
       host: "[::1]:22"
       panes:
         - G: claude-run 🤖 --description "Owns ✓"
+budget: 25
 """
 
 VARIANTS = {
@@ -87,6 +97,7 @@ VARIANTS = {
         .replace("\"'/opt/my tmux/tmux-3.4' -u\"", "tmux -L fleet-every -f tmux.conf")
         .replace('notify: [notify-send, "{fleet}", "{label}: {state}"]', "notify: false")
         .replace("startup_window: api", "startup_window: '5'")
+        .replace("budget: 25", "budget: {usd: 0.5, per: day}")
     ),
     "no root, no socket, no notify, a notify_on of one state, startup on another host": (
         EVERY_KEY.replace("root: proj\n", "", 1)
@@ -94,6 +105,7 @@ VARIANTS = {
         .replace('notify: [notify-send, "{fleet}", "{label}: {state}"]\n', "")
         .replace("notify_on: [needs-you, error, needs-you]", "notify_on: error")
         .replace("startup_window: api", "startup_window: remote")
+        .replace("budget: 25\n", "")
     ),
     "an empty root, tmux_options only, no startup, attach": (
         EVERY_KEY.replace("root: proj\n", "root: ''\n", 1)

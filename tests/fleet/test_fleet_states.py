@@ -179,12 +179,16 @@ def test_restart_count_takes_only_a_bounded_run_of_ascii_digits() -> None:
         assert restart_count(garbage) is None, garbage
 
 
-def test_cost_goes_on_across_the_panes_claudes_of_one_session(world: FleetWorld) -> None:
+def test_cost_goes_on_across_the_panes_claudes_and_a_resumed_conversation_counts_once(
+    world: FleetWorld,
+) -> None:
+    """Claude's figure is the conversation's: a relaunched Claude resuming it starts from its total
+    (as the real CLI's status line does), and only the growth is spent."""
     world.layout("duo", "  - agents:\n      panes:\n        - A: claude-run\n")
 
-    def status_line(cost: float, claude_pid: int) -> dict[str, t.Any]:
+    def status_line(cost: float, claude_pid: int, conversation: str = "conv-1") -> dict[str, t.Any]:
         line = {
-            "session_id": f"conv-{claude_pid}",
+            "session_id": conversation,
             "cwd": str(world.project),
             "cost": {"total_cost_usd": cost},
         }
@@ -198,13 +202,14 @@ def test_cost_goes_on_across_the_panes_claudes_of_one_session(world: FleetWorld)
     world.plan(
         "A",
         [{"run": ["sh", "-c", activate]}, status_line(0.5, 1), status_line(1.0, 1), {"exit": 3}],  # a crash
-        [status_line(0.25, 2), *WAIT],  # the relaunched Claude starts again from $0
-        [status_line(0.1, 3), *WAIT],  # after fleet restart
+        [status_line(1.0, 2), status_line(1.25, 2), *WAIT],  # the relaunch resumes conv-1 from its $1.00
+        [status_line(1.25, 3), status_line(0.1, 3, "conv-2"), *WAIT],  # after fleet restart: a new one too
     )
     start(world, "A")
     ran = world.events("A", "run")
     assert ran[-1]["rc"] == 0 and "$1.25" in ran[-1]["stdout"], ran[-1]
-    assert status(world)["A"]["cost_usd"] == 1.25
+    row = status(world)["A"]
+    assert (row["cost_usd"], row["spend_source"]) == (1.25, "measured")
 
     restarted = world.fleet("restart", "duo", "--pane", "A", "--grace", "5")
     assert restarted.returncode == 0, restarted.stdout + restarted.stderr

@@ -1,0 +1,331 @@
+"""A fleet's budgets: written where the hooks read them, changed by ``fleet budget``, and the resume.
+
+``fleet start`` writes the layout's ``budget:`` keys (the fleet's, each window's, each labelled
+pane's) into every sessions root the fleet's agents use
+(:mod:`claude_shepherd.supervisor.session.budgets`): the hooks hold each agent to them from its next
+tool call on. ``fleet budget`` changes one of them at once, in the same files; the amounts it set
+are kept over the layout's by later starts (the file names them in ``changed``). After a change,
+every agent that is paused and now within all its budgets goes on by itself: its pane is typed a
+resume prompt (Ctrl-U first: a prompt refused while paused is still in the input box), one agent at
+a time, :data:`RESUME_INTERVAL` seconds apart, since each resume re-sends a whole context.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import typing as t
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from claude_shepherd.supervisor.errors import UsageError
+from claude_shepherd.supervisor.session import budgets as hook_budgets
+from claude_shepherd.supervisor.session import spend
+
+if t.TYPE_CHECKING:
+    from claude_shepherd.fleet.layout import Budget, Layout
+    from claude_shepherd.fleet.tmux import FleetServer
+
+RESUME_PROMPT = (
+    "Your budget was raised: continue the task you were working on when it paused; "
+    "do not repeat work that is already complete."
+)
+RESUME_INTERVAL_ENV = "FLEET_RESUME_INTERVAL"
+RESUME_INTERVAL = 5.0
+"""Seconds between two paused agents' resumes (``$FLEET_RESUME_INTERVAL``)."""
+TYPED_WAIT = 5.0
+"""Seconds the resume prompt may take to show in the pane before Enter is pressed anyway."""
+
+
+def _written(budget: Budget | None) -> dict[str, t.Any] | None:
+    return None if budget is None else {"usd": budget.usd, "per": budget.per}
+
+
+def roots(layout: Layout) -> list[Path]:
+    """The sessions roots of the layout's agents (where their ledgers and budgets live)."""
+    from claude_shepherd.fleet.builder import _session_roots
+
+    return sorted(_session_roots(layout))
+
+
+def document(layout: Layout, previous: t.Mapping[str, t.Any] | None = None) -> dict[str, t.Any]:
+    """The budgets file of *layout*; what ``fleet budget`` changed in *previous* is kept."""
+    doc: dict[str, t.Any] = {
+        "fleet": layout.name,
+        "roots": [str(r) for r in roots(layout)],
+        "budget": _written(layout.budget),
+        "windows": {w.name: _written(w.budget) for w in layout.windows},
+        "panes": {
+            f"{layout.name}:{w.name}:{p.label}": _written(p.budget)
+            for w in layout.windows
+            for p in w.panes
+            if p.label and p.budget is not None
+        },
+        "changed": [],
+    }
+    changed = previous.get("changed") if previous else None
+    for key in changed if isinstance(changed, list) else []:
+        if not isinstance(key, str):
+            continue
+        scope, _, name = key.partition(":")
+        if scope == "fleet":
+            doc["budget"] = previous.get("budget") if previous else None
+        elif scope in ("windows", "panes") and isinstance(previous.get(scope), dict):  # type: ignore[union-attr]
+            if scope == "windows" and name not in doc["windows"]:
+                continue  # a window the layout no longer has
+            doc[scope][name] = previous[scope].get(name)  # type: ignore[index]
+        else:
+            continue
+        doc["changed"].append(key)
+    return doc
+
+
+def current(layout: Layout) -> dict[str, t.Any] | None:
+    """The budgets file as it stands (the first root that has one)."""
+    for root in roots(layout):
+        found = hook_budgets.read_fleet(root, layout.name)
+        if found is not None:
+            return found
+    return None
+
+
+def has_budgets(layout: Layout) -> bool:
+    return layout.budget is not None or any(
+        w.budget is not None or any(p.budget is not None for p in w.panes) for w in layout.windows
+    )
+
+
+def start(layout: Layout) -> None:
+    """``fleet start``'s part: the layout's budgets where the hooks read them (none: no file is
+    written, so a fleet without budgets costs its hooks one failed ``open``)."""
+    previous = current(layout)
+    if previous is not None or has_budgets(layout):
+        write(layout, document(layout, previous))
+
+
+def write(layout: Layout, doc: t.Mapping[str, t.Any] | None = None) -> None:
+    """Write *doc* (default: the layout's budgets, keeping what ``fleet budget`` set) into every root."""
+    doc = document(layout, current(layout)) if doc is None else doc
+    for root in roots(layout):
+        try:
+            hook_budgets.write_fleet(root, layout.name, doc)
+        except OSError as exc:
+            raise UsageError(
+                f"cannot write the budgets of fleet {layout.name!r} into {root}/.shepherd ({exc.strerror}); "
+                "check that folder's owner and permissions"
+            ) from None
+
+
+# --------------------------------------------------------------------------- fleet budget
+
+
+@dataclass(frozen=True)
+class BudgetLine:
+    scope: str
+    name: str
+    budget: dict[str, t.Any] | None
+    spent: float | None
+    paused: bool = False
+
+    def text(self) -> str:
+        budget = self.budget
+        if budget:
+            shown = f"${budget['usd']:.2f}" + {"day": " a day", "week": " a week"}.get(budget["per"], "")
+        else:
+            shown = "no budget"
+        spent = f"${self.spent:.2f}" if self.spent is not None else "—"
+        over = ""
+        if budget and self.spent is not None:
+            over = f" ({self.spent / budget['usd'] * 100:.0f} %)"
+        mark = "  PAUSED (budget)" if self.paused else ""
+        return f"{self.scope:<6} {self.name:<24} {shown:<18} spent {spent}{over}{mark}"
+
+    def as_json(self) -> dict[str, t.Any]:
+        return {
+            "scope": self.scope,
+            "name": self.name,
+            "budget": self.budget,
+            "spent": self.spent,
+            "source": spend.MEASURED if self.spent is not None else spend.UNKNOWN,
+            "paused": self.paused,
+        }
+
+
+@dataclass(frozen=True)
+class BudgetReport:
+    """``fleet budget``: what changed, every budget and agent with what it spent, and who went on."""
+
+    fleet: str
+    changed: str | None
+    rows: list[BudgetLine]
+    resumed: list[str] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        out = [self.changed] if self.changed else []
+        out.append(
+            f"Budgets of fleet {self.fleet!r} (spend as measured by each agent's status line; — none yet):"
+        )
+        out += [f"  {row.text()}" for row in self.rows]
+        out += [f"Resumed {agent}: typed the resume prompt into its pane." for agent in self.resumed]
+        return out
+
+    def failure(self) -> None:
+        return None
+
+    def as_json(self) -> dict[str, t.Any]:
+        return {
+            "fleet": self.fleet,
+            "changed": self.changed,
+            "budgets": [row.as_json() for row in self.rows],
+            "resumed": self.resumed,
+        }
+
+
+def change(
+    layout: Layout,
+    *,
+    window: str | None,
+    pane: str | None,
+    set_usd: float | None,
+    add_usd: float | None,
+    per: str | None = None,
+) -> str:
+    """Set or raise one budget in the fleet's files; returns the line that says what changed."""
+    doc = document(layout, current(layout))
+    if pane is not None:
+        matches = [
+            f"{layout.name}:{w.name}:{p.label}"
+            for w in layout.windows
+            if window is None or w.name == window
+            for p in w.panes
+            if p.label == pane
+        ]
+        if len(matches) != 1:
+            labels = sorted({p.label for w in layout.windows for p in w.panes if p.label})
+            what = "no pane" if not matches else f"{len(matches)} panes"
+            raise UsageError(
+                f"{what} labelled {pane!r} in fleet {layout.name!r}"
+                + ("; add --window W" if matches else f"; labels: {', '.join(labels) or 'none'}")
+            )
+        scope, key, table = "pane", matches[0], doc["panes"]
+        label = f"pane {pane}"
+    elif window is not None:
+        if window not in doc["windows"]:
+            raise UsageError(
+                f"no window {window!r} in fleet {layout.name!r}; windows: {', '.join(doc['windows'])}"
+            )
+        scope, key, table = "windows", window, doc["windows"]
+        label = f"window {window}"
+    else:
+        scope, key, table = "fleet", "", None
+        label = f"fleet {layout.name}"
+    before = table.get(key) if table is not None else doc.get("budget")
+    before_usd = before["usd"] if isinstance(before, dict) else None
+    if add_usd is not None:
+        usd = (before_usd or 0.0) + add_usd
+    else:
+        assert set_usd is not None
+        usd = set_usd
+    if not 0 < usd <= hook_budgets.MAX_USD:
+        raise UsageError(f"a budget is more than $0 and at most ${hook_budgets.MAX_USD:g}; got ${usd:g}")
+    period = per or (before.get("per") if isinstance(before, dict) else None) or "life"
+    after = {"usd": round(usd, 6), "per": period}
+    if table is not None:
+        table[key] = after
+    else:
+        doc["budget"] = after
+    marker = "fleet" if scope == "fleet" else f"{scope}:{key}"
+    if marker not in doc["changed"]:
+        doc["changed"].append(marker)
+    write(layout, doc)
+    was = f"${before_usd:.2f}" if before_usd is not None else "none"
+    per_text = {"day": " a day", "week": " a week"}.get(period, "")
+    return f"Budget of {label}: {was} -> ${usd:.2f}{per_text} (in effect now)"
+
+
+def _spent(ledgers: list[dict[str, t.Any]], per: str, now: float) -> float | None:
+    figures = [f for f in (spend.spent(entry, per, now) for entry in ledgers) if f is not None]
+    return round(sum(figures), 6) if figures else None
+
+
+def lines(layout: Layout, now: float | None = None) -> list[BudgetLine]:
+    """The fleet's budgets and every agent's spend (its own budget's period, else its life)."""
+    now = time.time() if now is None else now
+    doc = current(layout) or document(layout)
+    first = roots(layout)[0]
+    ledgers = hook_budgets.fleet_ledgers(doc, first, layout.name)
+    out: list[BudgetLine] = []
+    fleet_budget = doc.get("budget")
+    per = fleet_budget["per"] if isinstance(fleet_budget, dict) else "life"
+    out.append(BudgetLine("fleet", layout.name, fleet_budget, _spent(ledgers, per, now)))
+    for window in layout.windows:
+        budget = doc["windows"].get(window.name) if isinstance(doc.get("windows"), dict) else None
+        per = budget["per"] if isinstance(budget, dict) else "life"
+        theirs = [e for e in ledgers if e["agent"].startswith(f"{layout.name}:{window.name}:")]
+        out.append(BudgetLine("window", window.name, budget, _spent(theirs, per, now)))
+        for pane in window.panes:
+            if not pane.label:
+                continue
+            agent = f"{layout.name}:{window.name}:{pane.label}"
+            panes = doc.get("panes")
+            budget = panes.get(agent) if isinstance(panes, dict) else None
+            per = budget["per"] if isinstance(budget, dict) else "life"
+            mine = [e for e in ledgers if e["agent"] == agent]
+            out.append(
+                BudgetLine("pane", pane.label, budget, _spent(mine, per, now), paused_anywhere(layout, agent))
+            )
+    return out
+
+
+def paused_anywhere(layout: Layout, agent: str) -> bool:
+    return any(spend.gate_record(root, agent).get("paused") for root in roots(layout))
+
+
+# --------------------------------------------------------------------------- the resume
+
+
+def resume_interval(env: t.Mapping[str, str] | None = None) -> float:
+    from claude_shepherd.supervisor.session.numbers import parse_decimal
+
+    value = parse_decimal((os.environ if env is None else env).get(RESUME_INTERVAL_ENV, ""), maximum=3600)
+    return RESUME_INTERVAL if value is None else value
+
+
+def resume(layout: Layout, server: FleetServer, say: t.Callable[[str], None]) -> list[str]:
+    """Type the resume prompt into each paused agent's pane that is within its budgets now, one at a
+    time, and clear its pause; returns their identities."""
+    from claude_shepherd.fleet.tmux import list_panes
+    from claude_shepherd.supervisor.tmux_names import WORKING, state_commands
+
+    now = time.time()
+    panes = {p.identity: p for p in list_panes(server, layout.name) if p.identity and not p.dead}
+    resumed: list[str] = []
+    for root in roots(layout):
+        for agent in sorted(panes):
+            record = spend.gate_record(root, agent)
+            if not record.get("paused"):
+                continue
+            held = hook_budgets.limits(root, agent, pane=True, env={}, now=now)
+            if any(limit.reached for limit in held):
+                continue
+            if resumed:
+                time.sleep(resume_interval())
+            spend.write_gate_record(root, agent, {k: v for k, v in record.items() if k != "paused"})
+            pane = panes[agent].pane_id
+            server.run(*state_commands(pane, WORKING))
+            _type(server, pane, RESUME_PROMPT)
+            resumed.append(agent)
+    return resumed
+
+
+def _type(server: FleetServer, pane: str, text: str) -> None:
+    """Ctrl-U (a refused prompt is back in the input box), the text, and Enter once it shows."""
+    server.run("send-keys", "-t", pane, "C-u")
+    server.run("send-keys", "-t", pane, "-l", text)
+    deadline = time.monotonic() + TYPED_WAIT
+    while time.monotonic() < deadline:
+        screen = "\n".join(server.run("capture-pane", "-p", "-J", "-t", pane))
+        if text[:30] in screen.replace("\n", ""):
+            break
+        time.sleep(0.1)
+    server.run("send-keys", "-t", pane, "Enter")

@@ -1,0 +1,56 @@
+"""``fleet budget``: show the fleet's budgets and spend, or set or raise one at once."""
+
+from __future__ import annotations
+
+import typing as t
+
+import typer
+
+from claude_shepherd.fleet.commands.options import LayoutArg, MachineOpt, SocketOpt
+from claude_shepherd.fleet.output import printer_of
+
+
+def budget(
+    ctx: typer.Context,
+    layout: LayoutArg = None,
+    pane: t.Annotated[
+        str | None, typer.Option("--pane", metavar="LABEL", help="The budget of this pane's agent.")
+    ] = None,
+    window: t.Annotated[
+        str | None, typer.Option("--window", metavar="W", help="The budget of this window's agents together.")
+    ] = None,
+    set_usd: t.Annotated[
+        float | None,
+        typer.Option("--set", metavar="USD", min=0, show_default=False, help="Set the budget to USD."),
+    ] = None,
+    add_usd: t.Annotated[
+        float | None,
+        typer.Option("--add", metavar="USD", min=0, show_default=False, help="Raise the budget by USD."),
+    ] = None,
+    per: t.Annotated[
+        str | None,
+        typer.Option(
+            "--per",
+            metavar="PERIOD",
+            show_default=False,
+            help="life, day or week (with --set; default: the budget's own, else life).",
+        ),
+    ] = None,
+    socket: SocketOpt = None,
+    as_json: MachineOpt = False,
+) -> None:
+    """Budgets and spend; --set/--add changes the fleet's (or --window's, --pane's) at once, and paused agents go on.
+
+    Example: fleet budget fleet-2x2 --pane SDK --add 5
+    """
+    from claude_shepherd.fleet.resolve import resolve  # lazy, as in every verb: keeps `fleet --help` fast
+    from claude_shepherd.supervisor.errors import UsageError
+
+    if set_usd is not None and add_usd is not None:
+        raise UsageError("give --set USD or --add USD, not both")
+    if per is not None and per not in ("life", "day", "week"):
+        raise UsageError(f"--per is life, day or week; got {per!r}")
+    if per is not None and set_usd is None:
+        raise UsageError("--per goes with --set USD (a new budget); --add keeps the budget's period")
+    out = printer_of(ctx).use_json(as_json)
+    out.show(resolve(out, layout, socket, verb="budget").budget(window, pane, set_usd, add_usd, per))

@@ -1,0 +1,107 @@
+"""The budget gate: an agent at its budget pauses, its conversation kept, until the budget is raised.
+
+The semantics are a managed session budget's: at the cap no new model request
+is made, the request in flight finishes, the agent pauses with its state kept,
+and raising the cap lets it go on. Claude Code has no pause, but a PreToolUse
+deny with ``"continue": false`` ends the turn after the one request whose tool
+call it refuses, and a refused prompt is never sent: so at most one more model
+request follows the moment the cap is seen.
+
+On every tool call and prompt :func:`check` compares what the agent's
+budgets (:mod:`claude_shepherd.supervisor.session.budgets`) with what was
+measured (:mod:`claude_shepherd.supervisor.session.spend`). Reached: the agent
+is recorded ``paused`` first (its gate record, then its pane's state, which
+the border, ``fleet status`` and ``fleet watch`` show), then the hooks refuse
+with a line naming the budget, what was spent and the command that raises it.
+At 80 % the fleet is alerted once per budget (and day or week). Within its
+budgets again (raised, or a new day), the record is cleared. Standard library only.
+"""
+
+from __future__ import annotations
+
+import time
+
+from claude_shepherd.hooks.locate import Caller, claimant, shell_word
+from claude_shepherd.hooks.protocol import one_line
+from claude_shepherd.supervisor.session import budgets, pane_records, spend
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
+    import typing as t
+
+KEEP_ALERTS = 24
+
+
+def raise_command(limit: budgets.Limit, agent: str) -> str:
+    """The command that raises *limit* (by its own amount)."""
+    add = f"--add {limit.usd:g}"
+    fleet = agent.split(":", 1)[0]
+    if limit.scope == budgets.PANE:
+        return f"fleet budget {shell_word(fleet)} --pane {shell_word(limit.name)} {add}"
+    if limit.scope == budgets.WINDOW:
+        return f"fleet budget {shell_word(fleet)} --window {shell_word(limit.name)} {add}"
+    if limit.scope == budgets.FLEET:
+        return f"fleet budget {shell_word(fleet)} {add}"
+    return "claude-run --budget-usd with more (a new claude-run counts anew)"
+
+
+def reason(limit: budgets.Limit, agent: str) -> str:
+    """The one line the agent and the person read."""
+    whose = {budgets.PANE: "pane", budgets.WINDOW: f"window {limit.name}'s", budgets.FLEET: "fleet's"}
+    return one_line(
+        f"PAUSED (budget): the {whose.get(limit.scope, 'agent')} budget of {limit.text()} is spent "
+        f"(${limit.spent or 0:.2f} measured). No tool runs and no prompt is sent until it is raised: "
+        f"`{raise_command(limit, agent)}`; the conversation is kept and goes on then. "
+        "A `session` command still runs."
+    )
+
+
+def agent_of(caller: Caller, env: t.Mapping[str, str]) -> str | None:
+    """The identity the agent's spend is measured under (the status line's), or None."""
+    where = pane_records.spot(caller.pane, claimant(env, caller.pid, caller.token))
+    return where[0] if where else None
+
+
+def check(caller: Caller, env: t.Mapping[str, str], now: float | None = None) -> str | None:
+    """The refusal when the calling agent reached a budget (recorded ``paused`` before it returns),
+    else None (alerting at 80 % once)."""
+    agent = agent_of(caller, env)
+    if agent is None:
+        return None
+    now = time.time() if now is None else now
+    held = budgets.limits(caller.root, agent, pane=bool(caller.pane), env=env, now=now)
+    if not held:
+        return None
+    reached = next((limit for limit in held if limit.reached), None)
+    record = spend.gate_record(caller.root, agent)
+    if reached is not None:
+        text = reason(reached, agent)
+        paused = {**reached.as_json(), "raise": raise_command(reached, agent), "since": now}
+        before = record.get("paused")
+        if not isinstance(before, dict) or before.get("raise") != paused["raise"]:
+            spend.write_gate_record(caller.root, agent, {**record, "paused": paused})
+        from claude_shepherd.hooks import pane_notify
+        from claude_shepherd.supervisor.tmux_names import PAUSED
+
+        pane_notify.publish(PAUSED, env=env)
+        return text
+    alerted = record.get("alerted")
+    alerted = [a for a in alerted if isinstance(a, str)] if isinstance(alerted, list) else []
+    fresh = [limit.key(now) for limit in held if limit.nearly and limit.key(now) not in alerted]
+    if fresh or record.get("paused"):
+        kept = {k: v for k, v in record.items() if k != "paused"}
+        spend.write_gate_record(caller.root, agent, {**kept, "alerted": (alerted + fresh)[-KEEP_ALERTS:]})
+    if fresh:
+        from claude_shepherd.hooks import pane_notify
+
+        try:
+            pane_notify.budget_alert(env)
+        except Exception:
+            pass
+    return None
+
+
+def is_paused(caller: Caller, env: t.Mapping[str, str]) -> bool:
+    """Is the agent recorded paused (what the pane's state must go on showing)?"""
+    agent = agent_of(caller, env)
+    return bool(agent and spend.gate_record(caller.root, agent).get("paused"))

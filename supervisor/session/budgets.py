@@ -1,0 +1,184 @@
+"""The budgets an agent is held to, and what was spent against each.
+
+``fleet start`` (and ``fleet budget``) write a fleet's budgets — the layout's
+``budget:`` of the fleet, of each window and of each labelled pane — to
+``<root>/.shepherd/budgets/`` of every sessions root its agents use, one small
+JSON file per fleet, out of the file tools' reach like the rest of
+``.shepherd``. The file also lists those roots, since a window's or the fleet's
+spend is the sum of every agent's ledger (:mod:`.spend`) wherever it lives.
+``claude-run --budget-usd`` gives one agent a budget of its own through its
+environment (:data:`~claude_shepherd.supervisor.env.BUDGET_USD_ENV`).
+
+A budget is compared with what was *measured*: an agent (or window, or fleet)
+whose spend nobody measured yet has no figure to hold to a budget, and is not
+held (never a guess). Standard library only: the hooks call :func:`limits` on
+every tool call and prompt; without a budget it costs one failed ``open``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from claude_shepherd.supervisor.env import BUDGET_USD_ENV
+from claude_shepherd.supervisor.session import root_gitignore, spend
+from claude_shepherd.supervisor.session.index import INDEX_DIRNAME
+from claude_shepherd.supervisor.session.numbers import parse_decimal
+from claude_shepherd.supervisor.session.pane_records import _file_name
+from claude_shepherd.supervisor.session.safe_fs import UnsafeFileError, open_dir, read_bytes
+from claude_shepherd.supervisor.session.store import write_atomic_at
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import typing as t
+    from pathlib import Path
+
+BUDGETS_DIRNAME = "budgets"
+BUDGETS_LIMIT = 256 * 1024
+ALERT_AT = 0.8
+"""The share of a budget at which the fleet is alerted, once per budget (and per day or week)."""
+MAX_USD = 1e6
+
+FLEET, WINDOW, PANE, AGENT = "fleet", "window", "pane", "agent"
+
+
+def _budget(value: t.Any) -> tuple[float, str] | None:
+    """``{"usd": N, "per": P}`` as the file holds it, or None when it is not one."""
+    if not isinstance(value, dict):
+        return None
+    usd, per = value.get("usd"), value.get("per", "life")
+    if isinstance(usd, bool) or not isinstance(usd, (int, float)) or not 0 < usd <= MAX_USD:
+        return None
+    return (float(usd), per) if per in spend.PERIODS else None
+
+
+# --------------------------------------------------------------------------- the fleet's file
+
+
+def read_fleet(root: Path, fleet: str) -> dict[str, t.Any] | None:
+    """The budgets ``fleet start`` wrote for *fleet* in *root*, or None when it wrote none."""
+    try:
+        fd = open_dir(root / INDEX_DIRNAME / BUDGETS_DIRNAME)
+    except (OSError, UnsafeFileError):
+        return None
+    try:
+        data = json.loads(read_bytes(_file_name(fleet), limit=BUDGETS_LIMIT, dir_fd=fd))
+    except (OSError, UnsafeFileError, ValueError, RecursionError):
+        return None
+    finally:
+        os.close(fd)
+    return data if isinstance(data, dict) and data.get("fleet") == fleet else None
+
+
+def write_fleet(root: Path, fleet: str, document: t.Mapping[str, t.Any]) -> None:
+    """Write *fleet*'s budgets into *root* (raises OSError when it cannot)."""
+    directory = root / INDEX_DIRNAME / BUDGETS_DIRNAME
+    root_gitignore.ensure(str(root / root_gitignore.GITIGNORE))
+    directory.mkdir(parents=True, exist_ok=True)
+    fd = open_dir(directory)
+    try:
+        write_atomic_at(fd, _file_name(fleet), json.dumps({**document, "fleet": fleet}, indent=1) + "\n")
+    finally:
+        os.close(fd)
+
+
+# --------------------------------------------------------------------------- an agent's limits
+
+
+class Limit:
+    """One budget an agent is held to, and what was measured against it (None: nothing yet)."""
+
+    __slots__ = ("scope", "name", "usd", "per", "spent")
+
+    def __init__(self, scope: str, name: str, usd: float, per: str, spent: float | None) -> None:
+        self.scope = scope  # fleet, window, pane, or agent (claude-run --budget-usd)
+        self.name = name  # the fleet's name, the window's, the pane's label; "" for an agent
+        self.usd = usd
+        self.per = per
+        self.spent = spent
+
+    @property
+    def reached(self) -> bool:
+        return self.spent is not None and self.spent >= self.usd
+
+    @property
+    def nearly(self) -> bool:
+        return self.spent is not None and self.spent >= self.usd * ALERT_AT
+
+    def text(self) -> str:
+        """``$5.00``, ``$5.00 a day``, ``$5.00 a week``."""
+        return f"${self.usd:.2f}" + {"day": " a day", "week": " a week"}.get(self.per, "")
+
+    def key(self, now: float) -> str:
+        """Names this budget, its amount and its current day or week: an alert is raised once per key."""
+        period = {"day": spend.day_of(now), "week": min(spend.week_days(now))}.get(self.per, "")
+        return f"{self.scope}:{self.name}:{self.usd:g}:{self.per}:{period}"
+
+    def as_json(self) -> dict[str, t.Any]:
+        return {"scope": self.scope, "name": self.name, "usd": self.usd, "per": self.per, "spent": self.spent}
+
+
+def env_budget(env: t.Mapping[str, str]) -> float | None:
+    """``claude-run --budget-usd``'s amount, or None."""
+    value = parse_decimal(env.get(BUDGET_USD_ENV, ""), maximum=MAX_USD)
+    return value if value else None
+
+
+def _sum(ledgers: t.Iterable[t.Mapping[str, t.Any]], per: str, now: float) -> float | None:
+    figures = [f for f in (spend.spent(ledger, per, now) for ledger in ledgers) if f is not None]
+    return round(sum(figures), 6) if figures else None
+
+
+def fleet_ledgers(document: t.Mapping[str, t.Any], root: Path, fleet: str) -> list[dict[str, t.Any]]:
+    """Every ledger of *fleet*'s agents in the roots its budgets file names (and *root*), once each."""
+    roots = {str(root)}
+    listed = document.get("roots")
+    if isinstance(listed, list):
+        roots.update(r for r in listed if isinstance(r, str) and os.path.isabs(r))
+    seen: dict[str, dict[str, t.Any]] = {}
+    for each in sorted(roots):
+        for ledger in spend.ledgers(type(root)(each), f"{fleet}:"):
+            seen.setdefault(ledger["agent"], ledger)
+    return list(seen.values())
+
+
+def window_of(document: t.Mapping[str, t.Any], fleet: str, agent: str) -> str | None:
+    """The window of the fleet *agent* (``fleet:window:label``) is in, by the budgets file's windows."""
+    windows = document.get("windows")
+    if not isinstance(windows, dict):
+        return None
+    found = [w for w in windows if isinstance(w, str) and agent.startswith(f"{fleet}:{w}:")]
+    return max(found, key=len) if found else None
+
+
+def limits(root: Path, agent: str, *, pane: bool, env: t.Mapping[str, str], now: float) -> list[Limit]:
+    """Every budget *agent* is held to (*pane*: it is a fleet pane, ``fleet:window:label``), with what
+    was measured against it; [] when it has none."""
+    out: list[Limit] = []
+    own = env_budget(env)
+    ledger: dict[str, t.Any] | None = None
+    if own is not None:
+        ledger = spend.read(root, agent)
+        out.append(Limit(AGENT, "", own, "life", spend.spent(ledger, "life", now)))
+    if not pane or ":" not in agent:
+        return out
+    fleet = agent.split(":", 1)[0]
+    document = read_fleet(root, fleet)
+    if document is None:
+        return out
+    ledgers = fleet_ledgers(document, root, fleet)
+    window = window_of(document, fleet, agent)
+    panes = document.get("panes")
+    budget = _budget(panes.get(agent)) if isinstance(panes, dict) else None
+    if budget is not None and window is not None:
+        mine = [entry for entry in ledgers if entry["agent"] == agent]
+        out.append(Limit(PANE, agent[len(fleet) + len(window) + 2 :], *budget, _sum(mine, budget[1], now)))
+    windows = document.get("windows")
+    budget = _budget(windows.get(window)) if window is not None and isinstance(windows, dict) else None
+    if budget is not None and window is not None:
+        theirs = [entry for entry in ledgers if entry["agent"].startswith(f"{fleet}:{window}:")]
+        out.append(Limit(WINDOW, window, *budget, _sum(theirs, budget[1], now)))
+    budget = _budget(document.get("budget"))
+    if budget is not None:
+        out.append(Limit(FLEET, fleet, *budget, _sum(ledgers, budget[1], now)))
+    return out
