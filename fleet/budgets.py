@@ -294,7 +294,7 @@ def resume_interval(env: t.Mapping[str, str] | None = None) -> float:
 def resume(layout: Layout, server: FleetServer, say: t.Callable[[str], None]) -> list[str]:
     """Type the resume prompt into each paused agent's pane that is within its budgets now, one at a
     time, and clear its pause; returns their identities."""
-    from claude_shepherd.fleet.tmux import list_panes
+    from claude_shepherd.fleet.tmux import NEXT, list_panes
     from claude_shepherd.supervisor.tmux_names import WORKING, state_commands
 
     now = time.time()
@@ -312,7 +312,7 @@ def resume(layout: Layout, server: FleetServer, say: t.Callable[[str], None]) ->
                 time.sleep(resume_interval())
             spend.write_gate_record(root, agent, {k: v for k, v in record.items() if k != "paused"})
             pane = panes[agent].pane_id
-            server.run(*state_commands(pane, WORKING))
+            server.run(*(NEXT if word == ";" else word for word in state_commands(pane, WORKING)))
             _type(server, pane, RESUME_PROMPT)
             resumed.append(agent)
     return resumed

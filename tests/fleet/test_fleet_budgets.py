@@ -1,0 +1,115 @@
+"""Budgets in a fleet, through the real console scripts: a stand-in Claude in each pane runs the real
+hooks (status line, PreToolUse, UserPromptSubmit) as Claude Code would, with the figures a test gives.
+
+A pane's budget reached: the agent is paused (its border state, ``fleet status``), its tool calls
+are denied with ``continue: false`` and a prompt is refused, each naming the command that raises
+it; at 80 % the fleet's notify command is run once. ``fleet budget --add`` takes effect at once,
+and the paused agent is typed a resume prompt and goes on; nothing is killed.
+"""
+
+from __future__ import annotations
+
+import json
+import typing as t
+from pathlib import Path
+
+import pytest
+from support.fleet import FleetWorld
+from support.waiting import wait_until
+
+pytestmark = pytest.mark.slow
+
+CONVERSATION = "0b1b7cc9-6911-4d5b-9a77-b8d720a2c2c5"
+
+
+def status_line(world: FleetWorld, cost: float) -> dict[str, t.Any]:
+    line = {"session_id": CONVERSATION, "cwd": str(world.project), "cost": {"total_cost_usd": cost}}
+    return {"run": ["claude-hook", "status-line"], "stdin": json.dumps(line)}
+
+
+def hook(world: FleetWorld, event: str, **data: t.Any) -> dict[str, t.Any]:
+    payload = {
+        "session_id": CONVERSATION,
+        "cwd": str(world.project),
+        "transcript_path": "/none.jsonl",
+        **data,
+    }
+    return {"run": ["claude-hook", event], "stdin": json.dumps(payload)}
+
+
+def tool(world: FleetWorld) -> dict[str, t.Any]:
+    return hook(world, "pre-tool-use", hook_event_name="PreToolUse", tool_name="Read",
+                tool_input={"file_path": str(world.project / "notes.txt")}, tool_use_id="toolu_1")  # fmt: skip
+
+
+def answers(world: FleetWorld, event: str) -> list[dict[str, t.Any]]:
+    """What each run of hook *event* printed, as JSON ({} for nothing: allowed)."""
+    ran = [e for e in world.events("A", "run") if e["args"][:2] == ["claude-hook", event]]
+    return [json.loads(e["stdout"]) if e["stdout"].strip() else {} for e in ran]
+
+
+def test_a_budget_reached_pauses_the_agent_and_raising_it_lets_it_go_on(
+    world: FleetWorld, tmp_path: Path
+) -> None:
+    alerts = tmp_path / "alerts.txt"
+    notify = json.dumps(["/bin/sh", "-c", f'echo "$1 $2" >> {alerts}', "sh", "{label}", "{state}"])
+    world.layout(
+        "duo",
+        "  - agents:\n      panes:\n        - A:\n            budget: 1\n            commands: claude-run\n"
+        "        - B: claude-run\n",
+        extra=f"notify: {notify}\n",
+    )
+    (world.project / "notes.txt").write_text("notes\n")
+    go_on = tmp_path / "go-on"
+    activate = f"CLAUDE_CODE_SESSION_ID={CONVERSATION} session activate sessions/S_A implement"
+    world.plan(
+        "A",
+        [
+            {"run": ["sh", "-c", activate]},
+            status_line(world, 0.5), tool(world),  # 50 %: nothing
+            status_line(world, 0.85), tool(world),  # 85 %: one alert, the call runs
+            status_line(world, 1.1), tool(world),  # reached: paused
+            hook(world, "user-prompt-submit", prompt="more"),
+            {"mark": "paused"}, {"wait_file": str(go_on), "timeout": 60},
+            tool(world), {"mark": "resumed"}, {"wait": None},
+        ],
+    )  # fmt: skip
+    world.plan("B", [{"mark": "ready"}, {"wait": None}])
+    started = world.fleet("start", "duo", "--no-attach")
+    assert started.returncode == 0, started.stdout + started.stderr
+    world.wait_event("A", "mark", 30, name="paused")
+
+    allowed, nearly, stopped = answers(world, "pre-tool-use")[:3]
+    assert allowed.get("continue", True) and nearly.get("continue", True), (allowed, nearly)
+    assert stopped["continue"] is False
+    assert stopped["hookSpecificOutput"]["permissionDecision"] == "deny"
+    hint = "`fleet budget duo --pane A --add 1`"
+    assert hint in stopped["stopReason"] and "$1.10 measured" in stopped["stopReason"], stopped
+    (refused,) = answers(world, "user-prompt-submit")
+    assert refused["decision"] == "block" and hint in refused["reason"]
+    wait_until(lambda: "A paused" in (alerts.read_text() if alerts.exists() else "") or None, 10, "alerts")
+    assert alerts.read_text().splitlines() == ["A budget", "A paused"], "80 % once, then the pause"
+
+    row = {r["label"]: r for r in json.loads(world.fleet("status", "--json").stdout)}["A"]
+    assert (row["state"], row["paused"], row["cost_usd"], row["spend_source"]) == (
+        "paused",
+        True,
+        1.1,
+        "measured",
+    )
+    assert (row["budget_usd"], row["budget_scope"], row["budget_spent"]) == (1.0, "pane", 1.1)
+    shown = world.fleet("budget", "duo", "--socket", world.socket)
+    assert shown.returncode == 0, shown.stderr
+    assert "PAUSED (budget)" in shown.stdout and "spent $1.10 (110 %)" in shown.stdout, shown.stdout
+
+    raised = world.fleet("budget", "duo", "--socket", world.socket, "--pane", "A", "--add", "1")
+    assert raised.returncode == 0, raised.stdout + raised.stderr
+    assert "Budget of pane A: $1.00 -> $2.00 (in effect now)" in raised.stdout
+    assert "Resumed duo:agents:A" in raised.stdout, raised.stdout
+    wait_until(lambda: "Your budget was raised" in world.capture("A").replace("\n", "") or None, 10, "prompt")
+    go_on.touch()
+    world.wait_event("A", "mark", 30, name="resumed")
+    assert answers(world, "pre-tool-use")[-1].get("continue", True), "within budget again: the call runs"
+    assert len(world.starts("A")) == 1, "nothing was killed or restarted"
+    row = {r["label"]: r for r in json.loads(world.fleet("status", "--json").stdout)}["A"]
+    assert (row["paused"], row["budget_usd"]) == (False, 2.0)
