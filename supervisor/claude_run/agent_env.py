@@ -25,6 +25,7 @@ from pathlib import Path
 
 from claude_shepherd.supervisor.claude_run.claude_bin import which
 from claude_shepherd.supervisor.env import (
+    BUDGET_USD_ENV,
     SESSION_REQUIRED_ENV,
     SESSIONS_DIR_ENV,
     SUPERVISOR_PID_ENV,
@@ -93,10 +94,14 @@ def path_with_session(env: t.Mapping[str, str]) -> tuple[str, str | None]:
 
 
 def claude_environment(
-    base: t.Mapping[str, str], *, supervisor_pid: int, sessions_root: Path
+    base: t.Mapping[str, str], *, supervisor_pid: int, sessions_root: Path, budget: float | None = None
 ) -> tuple[dict[str, str], list[str]]:
-    """Claude's environment without ``WATCHDOG_PID``, and warning lines to print."""
+    """Claude's environment without ``WATCHDOG_PID``, and warning lines to print; with *budget*
+    (``--budget-usd``) the hooks hold the agent to it, and never to one a caller's environment had."""
     env = dict(base)
+    env.pop(BUDGET_USD_ENV, None)
+    if budget is not None:
+        env[BUDGET_USD_ENV] = f"{budget:.6f}".rstrip("0").rstrip(".")
     env[SUPERVISOR_PID_ENV] = str(supervisor_pid)
     env[SESSION_REQUIRED_ENV] = "1"
     env[SESSIONS_DIR_ENV] = str(sessions_root)

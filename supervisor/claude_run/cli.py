@@ -168,6 +168,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--agent", metavar="NAME", help="append agents/NAME.md to the system prompt")
     p.add_argument("--description", metavar="TEXT", help="an 'Agent Description:' line")
     p.add_argument("--focus", metavar="TEXT", help="a 'Focus Areas:' line")
+    p.add_argument(
+        "--budget-usd",
+        metavar="USD",
+        help="pause this agent once it spent USD (its hooks refuse new work; headless -p runs also get "
+        "Claude's --max-budget-usd for what is left)",
+    )
     for knob in TUNABLES:
         p.add_argument(
             knob.flag,
@@ -196,8 +202,34 @@ def parse(
     return ours, claude_args, values
 
 
+def budget_of(raw: str | None) -> float | None:
+    """``--budget-usd``'s amount, or None; a one-line error for anything but a positive number."""
+    if raw is None:
+        return None
+    from claude_shepherd.supervisor.session.numbers import parse_decimal
+
+    value = parse_decimal(raw, maximum=1e6)
+    if not value:
+        raise UsageError(f"--budget-usd must be a number of USD above 0 like 5 or 2.50, not {raw!r}")
+    return value
+
+
+def headless_budget(claude_args: list[str], budget: float | None, spent: float | None) -> list[str]:
+    """*claude_args* with Claude's own ``--max-budget-usd`` for what is left of *budget*, for a
+    headless ``-p`` run: it has no status line, so the hooks see no spend and Claude must count."""
+    if budget is None or not any(a in ("-p", "--print") for a in claude_args):
+        return claude_args
+    if any(a == "--max-budget-usd" or a.startswith("--max-budget-usd=") for a in claude_args):
+        return claude_args  # the person's own
+    left = max(budget - (spent or 0.0), 0.0)
+    return [f"--max-budget-usd={left:.4f}".rstrip("0").rstrip("."), *claude_args]
+
+
 def _run(argv: list[str]) -> int:
     ours, claude_args, values = parse(argv, os.environ)
+    budget = budget_of(ours.budget_usd)
+    if budget is not None:
+        claude_args = headless_budget(claude_args, budget, _spent_so_far())
     policy = CrashPolicy(**{f.name: values[f.name] for f in dataclasses.fields(CrashPolicy)})
     # Ctrl-C while no Claude runs (e.g. during a back-off): run_main says "interrupted", exit 130.
     return supervise(
@@ -208,7 +240,16 @@ def _run(argv: list[str]) -> int:
         grace=values["grace"],
         policy=policy,
         resume_window=values["resume_window"],
+        budget=budget,
     )
+
+
+def _spent_so_far() -> float | None:
+    """What this agent spent already, by the ledger (a fleet pane's goes on; a new claude-run's is none)."""
+    from claude_shepherd.supervisor.session import spend
+
+    pane = current_pane_id(os.environ)
+    return spend.spent(spend.read(sessions_root(), pane)) if pane else None
 
 
 def supervise(
@@ -220,6 +261,7 @@ def supervise(
     grace: float,
     policy: CrashPolicy,
     resume_window: float,
+    budget: float | None = None,
 ) -> int:
     """Set everything up, run the loop, and return the exit status."""
     env = dict(os.environ)
@@ -235,7 +277,7 @@ def supervise(
     me = Owner(os.getpid(), start_token(os.getpid()))
     root = sessions_root()
     register_root(root, env)  # every agent's hooks protect this root's sessions too
-    claude_env, warnings = claude_environment(env, supervisor_pid=me.pid, sessions_root=root)
+    claude_env, warnings = claude_environment(env, supervisor_pid=me.pid, sessions_root=root, budget=budget)
     for line in [*additions.notes, *warnings]:
         say(line)
     become_subreaper()  # orphans of Claude's tree become ours to end (see claude_shepherd.supervisor.claude_run.subreaper)
