@@ -1,0 +1,91 @@
+"""End to end: a pane's budget pauses the real Claude Code CLI within one more model request, kills
+nothing, and ``fleet budget --add`` lets the same conversation go on — in a real tmux fleet, our hooks
+and status line installed, the spend measured from what the CLI's status line reports.
+"""
+
+from __future__ import annotations
+
+import json
+import typing as t
+
+import psutil
+import pytest
+from support.waiting import wait_until
+
+from .mock_api import MockAPI, Turn
+from .test_fleet import SESSION, Fleet
+from .test_headless import install_hooks
+
+pytestmark = pytest.mark.slow
+
+PRICEY = {"input_tokens": 10_000, "output_tokens": 2_000}
+"""$0.06 a reply at the model's list price (tests/e2e/test_limits.py measures it)."""
+
+
+def status(fleet: Fleet) -> dict[str, t.Any]:
+    done = fleet.fleet("status", "--json")
+    rows = json.loads(done.stdout) if done.stdout.strip().startswith("[") else []
+    return next((row for row in rows if row["label"] == "A"), {})
+
+
+@pytest.fixture
+def budget_fleet(world, env_for) -> t.Iterator[Fleet]:
+    env = env_for()
+    running = Fleet(world, env, install_hooks(world, env))
+    text = running.layout.read_text()
+    command = text.split("        - A: ", 1)[1].rstrip("\n")
+    running.layout.write_text(
+        text.split("        - A: ", 1)[0]
+        + f"        - A:\n            budget: 0.1\n            commands: {command}\n"
+    )
+    yield running
+    running.close()
+
+
+def test_a_budget_reached_pauses_within_one_request_and_raising_it_goes_on(
+    budget_fleet: Fleet, mock_api: MockAPI, world
+) -> None:
+    fleet = budget_fleet
+    mock_api.script(
+        Turn.bash(f"session activate {SESSION} implement", **PRICEY),
+        # A tool that takes a while, as real work does: the status line reports each reply's cost
+        # while it runs (a loop faster than the status line's renders outruns the measurement).
+        Turn.bash("sleep 3; echo RAN >> ran.txt", times=6, **PRICEY),
+        Turn.say("all done"),
+    )
+    started = fleet.fleet("start", "--no-attach")
+    assert started.returncode == 0, started.stdout + started.stderr
+    fleet.ready()
+    fleet.type("spend some money")
+
+    seen = wait_until(lambda: (status(fleet).get("budget_spent") or 0) >= 0.1 or None, 90, "the cap measured")
+    assert seen
+    at_cap = len(mock_api.main_requests())
+    paused = wait_until(
+        lambda: status(fleet).get("paused") or None,
+        60,
+        f"the agent paused: {at_cap} requests; {status(fleet)}; {fleet.screen()}",
+    )
+    assert paused
+    row = status(fleet)
+    assert row["state"] == "paused", row
+    fleet.tmux("run-shell", "sleep 5")  # time for any request that would follow
+    requests = mock_api.main_requests()
+    assert len(requests) <= at_cap + 1, f"{len(requests)} requests, the cap seen at {at_cap}"
+    assert "hook stopped Claude" in fleet.screen() or "budget" in fleet.screen(), fleet.screen()
+    supervisor = fleet.supervisor_pid()
+    claude = row["claude_pid"]
+    assert claude and psutil.pid_exists(claude) and psutil.pid_exists(supervisor), "nothing is killed"
+
+    raised = fleet.fleet("budget", "--pane", "A", "--add", "1")
+    assert raised.returncode == 0, raised.stdout + raised.stderr
+    assert "Resumed e2efleet:agents:A" in raised.stdout, raised.stdout
+    wait_until(lambda: len(mock_api.main_requests()) > len(requests) or None, 60, "the resumed request")
+    resumed = mock_api.requests[-1]
+    assert (
+        resumed["headers"]["X-Claude-Code-Session-Id"]
+        == mock_api.requests[0]["headers"]["X-Claude-Code-Session-Id"]
+    ), "the same conversation goes on"
+    assert "Your budget was raised" in MockAPI.all_text(resumed["body"])
+    assert status(fleet)["paused"] is False
+    assert status(fleet)["claude_pid"] == claude, "the same Claude"
