@@ -272,6 +272,19 @@ class Layout(_Frozen):
             **_budget_written(self.budget),
         }
 
+    def budget_share(self, host: str | None) -> Budget | None:
+        """The part of the fleet's budget *host* holds: no host sees another's spend, so each holds
+        its share by its labelled panes (a host without any holds none), and together they hold the
+        fleet's budget. A fleet of this machine alone holds all of it."""
+        budget = self.budget
+        if budget is None or not self.spans_hosts:
+            return budget
+        total = sum(1 for w in self.windows for p in w.panes if p.label)
+        mine = sum(1 for w in self.windows if w.host == host for p in w.panes if p.label)
+        if not total or not mine:
+            return None
+        return Budget(usd=round(budget.usd * mine / total, 6), per=budget.per)
+
     def part(self, host: str | None) -> dict[str, t.Any]:
         """The layout document of what *host* runs (None: this machine), for that host's ``fleet``.
 
@@ -280,7 +293,7 @@ class Layout(_Frozen):
         when relative), and not what only this machine has: the ``-f`` config file, the tmux
         program, ``on_project_start``, and the notify command, which runs where the person is
         (:mod:`claude_shepherd.fleet.hosts.relay`); the host keeps the alert states and tmux's own
-        bell and message.
+        bell and message. The fleet's budget becomes the host's share (:meth:`budget_share`).
         """
         windows = tuple(w.model_copy(update={"host": None}) for w in self.windows if w.host == host)
         if not windows:
@@ -289,6 +302,7 @@ class Layout(_Frozen):
         opens_here = startup.host == host
         part = self.model_copy(
             update={
+                "budget": self.budget_share(host),
                 "windows": windows,
                 "attach": False,
                 # An index would count this host's windows only: the window is named.

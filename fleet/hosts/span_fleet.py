@@ -205,10 +205,11 @@ class SpanFleet:
         add_usd: float | None,
         per: str | None,
     ) -> HostsReport:
-        """Each host holds its part's budgets against the spend of its own agents: a pane's or a window's
-        budget is its host's alone; the fleet's is held by every host against what that host's agents
-        spent (no host sees another's ledgers). So a change goes to the host of the pane or window, or
-        to every host for the fleet's budget; each says its own budgets and spend."""
+        """Each host holds its part's budgets against the spend of its own agents (no host sees another's
+        ledgers): a pane's or a window's budget is its host's alone, and of the fleet's budget each host
+        holds its share by its labelled panes (:meth:`Layout.budget_share`). So a change goes to the
+        host of the pane or window, or as its share to every host for the fleet's budget; each says its
+        own budgets and spend, and resumes its own paused agents."""
         span = self.span
         parts = span.current
         if pane is not None:
@@ -219,14 +220,23 @@ class SpanFleet:
             parts = [p for p in parts if any(w == window for w, _ in p.labels) or _has_window(p, window)]
             if not parts:
                 raise UsageError(f"no window {window!r} in fleet {span.layout.name!r}")
-        args = ["budget", STDIN, "--json"]
-        args += ["--window", window] if window is not None else []
-        args += ["--pane", pane] if pane is not None else []
-        args += ["--set", f"{set_usd:g}"] if set_usd is not None else []
-        args += ["--add", f"{add_usd:g}"] if add_usd is not None else []
-        args += ["--per", per] if per is not None else []
+        whole = window is None and pane is None  # the fleet's: each host holds its share
+        total = sum(len(p.labels) for p in span.current) or 1
+
+        def one(part: Part) -> Reply:
+            share = len(part.labels) / total if whole else 1.0
+            args = ["budget", STDIN, "--json"]
+            args += ["--window", window] if window is not None else []
+            args += ["--pane", pane] if pane is not None else []
+            args += ["--set", f"{set_usd * share:.6f}"] if set_usd is not None else []
+            args += ["--add", f"{add_usd * share:.6f}"] if add_usd is not None else []
+            args += ["--per", per] if per is not None else []
+            return part.fleet(args, host_timeout() + SLACK)
+
+        if whole:
+            parts = [p for p in parts if p.labels]
         lines: list[str] = []
-        replies = span.fleet(args, host_timeout() + SLACK, parts)
+        replies = span.each(one, parts)
         problems = [
             _tell(lines.append, span, p, r, not_done="its budgets may be unchanged")
             for p, r in zip(parts, replies)

@@ -132,7 +132,7 @@ ACCEPTED = {
         "name: x\nwindows:\n  - w: c\n",
         lambda ln: (
             (ln.notify_command, ln.notify_on, ln.notify_tmux)
-            == (None, ("needs-you", "error", "exited"), True)
+            == (None, ("needs-you", "error", "exited", "paused"), True)
         ),
     ),
     "notify-false-silences": Case(
@@ -199,7 +199,7 @@ REJECTED = {
     ),
     "notify-on-unknown-state": Bad(
         "name: x\nnotify_on: [working]\nwindows:\n  - w: c\n",
-        ":2: notify_on: lists states that alert, of needs-you, error, exited, done; got ['working']",
+        ":2: notify_on: lists states that alert, of needs-you, error, exited, done, paused; got ['working']",
     ),
     "refused-on-project-stop": Bad(
         "name: x\non_project_stop: x\nwindows:\n  - w: c\n",

@@ -195,6 +195,7 @@ def check_part(layout: Layout, host: str | None, cwd: Path) -> None:
         (layout.startup.name, layout.startup_pane) if opens_here else (windows[0].name, None)
     )
     same = {
+        "budget": layout.budget_share(host),
         "windows": windows,
         "attach": False,
         "startup_window": part.startup_window,
@@ -205,6 +206,15 @@ def check_part(layout: Layout, host: str | None, cwd: Path) -> None:
         same |= {"config_file": None, "tmux_bin": None, "on_project_start": (), "notify_command": None}
     assert unsourced(part) == unsourced(layout.model_copy(update=same))
     assert not part.spans_hosts
+
+
+def test_the_hosts_shares_of_a_fleet_budget_add_up_to_it(tmp_path: Path) -> None:
+    """No host sees another's ledgers: each holds a share of the fleet's budget by its labelled panes."""
+    layout = parse(EVERY_KEY, tmp_path)
+    shares = {host: layout.budget_share(host) for host in layout.hosts}
+    assert layout.budget is not None and all(s is not None and s.per == "life" for s in shares.values())
+    assert sum(s.usd for s in shares.values() if s) == pytest.approx(layout.budget.usd)
+    assert shares["[::1]:22"] == type(layout.budget)(usd=2.5, per="life"), "one of ten labelled panes"
 
 
 def shipped_layouts() -> list[Path]:
