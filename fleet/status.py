@@ -194,7 +194,7 @@ def pane_rows(socket: str | None, panes: t.Iterable[PaneInfo], table: pr.Table) 
                 lifecycle=_text(state.get(F.LIFECYCLE)),
                 overflowed=overflowed if isinstance(overflowed, bool) else None,
                 context_usage=float(usage) if usage is not None else None,
-                cost_usd=spending.get("spent", _number(pane.cost)),
+                cost_usd=_first(spending.get("spent"), _number(pane.cost)),
                 restarts=restart_count(pane.restarts),
                 started_at=supervisor.create_time if supervisor else None,
                 agent=pane.agent,
@@ -207,6 +207,10 @@ def pane_rows(socket: str | None, panes: t.Iterable[PaneInfo], table: pr.Table) 
             )
         )
     return rows
+
+
+def _first(*values: float | None) -> float | None:
+    return next((v for v in values if v is not None), None)
 
 
 def _spending(root: Path, identity: str | None) -> dict[str, t.Any]:

@@ -89,3 +89,38 @@ def test_a_budget_reached_pauses_within_one_request_and_raising_it_goes_on(
     assert "Your budget was raised" in MockAPI.all_text(resumed["body"])
     assert status(fleet)["paused"] is False
     assert status(fleet)["claude_pid"] == claude, "the same Claude"
+
+
+@pytest.fixture
+def plain_fleet(world, env_for) -> t.Iterator[Fleet]:
+    env = env_for()
+    running = Fleet(world, env, install_hooks(world, env))
+    yield running
+    running.close()
+
+
+def test_a_resumed_conversation_is_counted_once(plain_fleet: Fleet, mock_api: MockAPI) -> None:
+    """The real CLI's ``total_cost_usd`` is the conversation's: after ``fleet stop`` and ``start`` the
+    pane's Claude resumes it and its status line starts from the earlier total. What the agent spent
+    is the growth: two replies of $0.06, $0.12 — not $0.18, which adding each Claude's figure gave."""
+    fleet = plain_fleet
+    mock_api.script(Turn.say("first", **PRICEY))
+    started = fleet.fleet("start", "--no-attach")
+    assert started.returncode == 0, started.stdout + started.stderr
+    fleet.ready()
+    fleet.type("one")
+    wait_until(lambda: (status(fleet).get("cost_usd") or 0) >= 0.06 or None, 60, "the first reply measured")
+    assert status(fleet)["cost_usd"] == pytest.approx(0.06)
+    stopped = fleet.fleet("stop")
+    assert stopped.returncode == 0, stopped.stdout + stopped.stderr
+    mock_api.script(Turn.say("second", **PRICEY))
+    again = fleet.fleet("start", "--no-attach")
+    assert again.returncode == 0, again.stdout + again.stderr
+    fleet.ready()
+    fleet.type("two")
+    wait_until(lambda: mock_api.pending() == 0 or None, 60, "the second reply")
+    first, second = mock_api.requests
+    assert first["headers"]["X-Claude-Code-Session-Id"] == second["headers"]["X-Claude-Code-Session-Id"]
+    wait_until(lambda: (status(fleet).get("cost_usd") or 0) >= 0.12 or None, 60, "the second reply measured")
+    fleet.tmux("run-shell", "sleep 2")  # any later render of the status line
+    assert status(fleet)["cost_usd"] == pytest.approx(0.12)
