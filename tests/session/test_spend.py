@@ -1,0 +1,73 @@
+"""The spend ledger and the budgets an agent is held to: real files in a scratch sessions root."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from claude_shepherd.supervisor.session import budgets, spend
+
+NOON = time.mktime((2026, 11, 25, 12, 0, 0, 0, 0, -1))  # a Wednesday, local time
+
+
+def test_only_the_growth_of_each_conversations_reading_is_spent_and_goes_to_its_day() -> None:
+    ledger = None
+    for reading, conversation, when in [
+        (0.5, "a", NOON), (0.5, "a", NOON), (0.8, "a", NOON + 86400),  # next day: 0.3
+        (0.8, "a", NOON + 86400),  # a resume's first render: the conversation's total, nothing new
+        (0.2, "b", NOON + 86400), (0.1, "b", NOON + 86400),  # went down: a new base, nothing spent
+        (0.4, "b", NOON + 86400),
+    ]:  # fmt: skip
+        ledger = spend.add_reading(ledger, "f:w:A", conversation, reading, when)
+    assert spend.spent(ledger) == 1.3
+    assert spend.spent(ledger, "day", NOON) == 0.5
+    assert spend.spent(ledger, "day", NOON + 86400) == 0.8
+    assert spend.spent(ledger, "week", NOON + 86400) == 1.3
+    assert spend.spent(ledger, "week", NOON + 7 * 86400) == 0, "another week"
+    assert spend.spent(None) is None, "nothing measured is unknown, not 0"
+
+
+def test_a_conversation_never_seen_starts_from_its_transcript(tmp_path: Path) -> None:
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text('{"type":"cost-state","totalCostUSD":0.2}\n{"type":"user"}\n'
+                          '{"type":"cost-state","totalCostUSD":0.5}\n{"type":"assistant"}\n')  # fmt: skip
+    root = tmp_path / "sessions"
+    ledger = spend.measure(root, "f:w:A", "c", 0.56, transcript=str(transcript), now=NOON)
+    assert spend.spent(ledger) == 0.06
+    assert spend.read(root, "f:w:A") == ledger
+    assert spend.transcript_cost(str(tmp_path / "missing.jsonl")) == 0.0
+
+
+def test_forgotten_conversations_and_days_are_bounded() -> None:
+    ledger = None
+    for n in range(spend.KEEP_CONVERSATIONS + 5):
+        ledger = spend.add_reading(ledger, "A", f"c{n}", 0.01, NOON + n * 86400)
+    assert ledger is not None
+    assert len(ledger["conversations"]) == spend.KEEP_CONVERSATIONS
+    assert len(ledger["days"]) == spend.KEEP_DAYS
+    assert spend.spent(ledger) == round(0.01 * (spend.KEEP_CONVERSATIONS + 5), 6)
+
+
+def test_a_window_and_a_fleet_budget_add_up_every_agents_ledger_in_every_root(tmp_path: Path) -> None:
+    first, second = tmp_path / "one", tmp_path / "two"
+    spend.measure(first, "f:api:A", "c1", 0.7, now=NOON)
+    spend.measure(second, "f:api:B", "c2", 0.5, now=NOON)
+    spend.measure(second, "f:docs:C", "c3", 0.4, now=NOON)
+    spend.measure(second, "other:api:A", "c4", 9.0, now=NOON)  # another fleet's
+    document = {
+        "roots": [str(first), str(second)],
+        "budget": {"usd": 2.0, "per": "life"},
+        "windows": {"api": {"usd": 1.0, "per": "day"}, "docs": None},
+        "panes": {"f:api:A": {"usd": 5.0, "per": "life"}},
+    }
+    budgets.write_fleet(first, "f", document)
+    held = {b.scope: b for b in budgets.limits(first, "f:api:A", pane=True, env={}, now=NOON)}
+    assert (held["pane"].spent, held["pane"].reached) == (0.7, False)
+    assert (held["window"].spent, held["window"].reached, held["window"].name) == (1.2, True, "api")
+    assert (held["fleet"].spent, held["fleet"].nearly, held["fleet"].reached) == (1.6, True, False)
+    assert budgets.limits(first, "f:api:A", pane=True, env={}, now=NOON + 86400)[1].spent == 0, "a new day"
+    assert budgets.limits(second, "f:docs:C", pane=True, env={}, now=NOON) == [], "no file in that root"
+    alone = budgets.limits(
+        first, "claude-run 1 x", pane=False, env={"CLAUDE_SHEPHERD_BUDGET_USD": "1"}, now=NOON
+    )
+    assert [(b.scope, b.usd, b.spent) for b in alone] == [("agent", 1.0, None)], "unknown: not held"
