@@ -26,10 +26,20 @@ from claude_shepherd.fleet.resolve import of_row
 from claude_shepherd.fleet.status import PaneStatus, pane_rows
 from claude_shepherd.supervisor.printable import printable
 from claude_shepherd.supervisor.session.paths import display_name
-from claude_shepherd.supervisor.tmux_names import DONE, ERROR, EXITED, NEEDS_YOU, STOPPED, UNKNOWN, WORKING
+from claude_shepherd.supervisor.tmux_names import (
+    DONE,
+    ERROR,
+    EXITED,
+    NEEDS_YOU,
+    PAUSED,
+    STOPPED,
+    UNKNOWN,
+    WORKING,
+)
 
 URGENCY: dict[str, int] = {
     NEEDS_YOU: 0,
+    PAUSED: 0,  # waits for the person to raise its budget
     ERROR: 1,
     EXITED: 2,
     UNKNOWN: 3,
