@@ -191,7 +191,11 @@ def test_fleet_start_configures_alerts_and_an_agent_needing_you_runs_the_command
     world.wait_event("A", "mark", name="ready")
     assert settle(out, 1) == [["duo", "A", "needs-you", "S_A"]]
     option = json.loads(world.tmux("show-options", "-t", "duo", "-v", "@fleet_notify"))
-    assert option == {"command": json.loads(command), "on": ["needs-you", "error", "exited", "paused"], "tmux": True}
+    assert option == {
+        "command": json.loads(command),
+        "on": ["needs-you", "error", "exited", "paused"],
+        "tmux": True,
+    }
 
     # Without notify: in the layout, $FLEET_NOTIFY_COMMAND (split like a shell, run by none).
     world.layout("duo", f"  - agents:\n      panes:\n{panes}", extra="notify_on: [done]\n")
