@@ -47,9 +47,11 @@ def raise_command(limit: budgets.Limit, agent: str) -> str:
 
 def reason(limit: budgets.Limit, agent: str) -> str:
     """The one line the agent and the person read."""
-    whose = {budgets.PANE: "pane", budgets.WINDOW: f"window {limit.name}'s", budgets.FLEET: "fleet's"}
+    whose = {budgets.PANE: "this pane's budget", budgets.WINDOW: f"the budget of window {limit.name}",
+             budgets.FLEET: f"the budget of fleet {limit.name}"}  # fmt: skip
+    which = whose.get(limit.scope, "this agent's budget")
     return one_line(
-        f"PAUSED (budget): the {whose.get(limit.scope, 'agent')} budget of {limit.text()} is spent "
+        f"PAUSED (budget): {which} ({limit.text()}) is spent "
         f"(${limit.spent or 0:.2f} measured). No tool runs and no prompt is sent until it is raised: "
         f"`{raise_command(limit, agent)}`; the conversation is kept and goes on then. "
         "A `session` command still runs."
@@ -85,12 +87,13 @@ def check(caller: Caller, env: t.Mapping[str, str], now: float | None = None) ->
 
         pane_notify.publish(PAUSED, env=env)
         return text
-    alerted = record.get("alerted")
-    alerted = [a for a in alerted if isinstance(a, str)] if isinstance(alerted, list) else []
-    fresh = [limit.key(now) for limit in held if limit.nearly and limit.key(now) not in alerted]
-    if fresh or record.get("paused"):
-        kept = {k: v for k, v in record.items() if k != "paused"}
-        spend.write_gate_record(caller.root, agent, {**kept, "alerted": (alerted + fresh)[-KEEP_ALERTS:]})
+    if record.get("paused"):
+        spend.write_gate_record(caller.root, agent, {k: v for k, v in record.items() if k != "paused"})
+        record = {k: v for k, v in record.items() if k != "paused"}
+    fresh = False
+    for limit in held:
+        if limit.nearly:
+            fresh = _first_alert(caller, agent, limit, agent_record=record, now=now) or fresh
     if fresh:
         from claude_shepherd.hooks import pane_notify
 
@@ -99,6 +102,28 @@ def check(caller: Caller, env: t.Mapping[str, str], now: float | None = None) ->
         except Exception:
             pass
     return None
+
+
+def _first_alert(
+    caller: Caller, agent: str, limit: budgets.Limit, *, agent_record: dict[str, t.Any], now: float
+) -> bool:
+    """Record that *limit* reached 80 % (in the record of whoever the budget is: the agent's own, else
+    its window's or fleet's, so a shared budget alerts once, not once per agent); True when it is new."""
+    owner = agent
+    if limit.scope == budgets.WINDOW:
+        owner = f"{agent.split(':', 1)[0]}:{limit.name}:"
+    elif limit.scope == budgets.FLEET:
+        owner = f"{limit.name}:"
+    record = agent_record if owner == agent else spend.gate_record(caller.root, owner)
+    alerted = record.get("alerted")
+    alerted = [a for a in alerted if isinstance(a, str)] if isinstance(alerted, list) else []
+    key = limit.key(now)
+    if key in alerted:
+        return False
+    spend.write_gate_record(caller.root, owner, {**record, "alerted": [*alerted, key][-KEEP_ALERTS:]})
+    if owner == agent:
+        agent_record["alerted"] = [*alerted, key][-KEEP_ALERTS:]
+    return True
 
 
 def is_paused(caller: Caller, env: t.Mapping[str, str]) -> bool:

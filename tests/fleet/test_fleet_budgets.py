@@ -113,3 +113,37 @@ def test_a_budget_reached_pauses_the_agent_and_raising_it_lets_it_go_on(
     assert len(world.starts("A")) == 1, "nothing was killed or restarted"
     row = {r["label"]: r for r in json.loads(world.fleet("status", "--json").stdout)}["A"]
     assert (row["paused"], row["budget_usd"]) == (False, 2.0)
+
+
+def test_a_window_budget_counts_its_agents_together_alerts_once_and_pauses_each(
+    world: FleetWorld, tmp_path: Path
+) -> None:
+    alerts = tmp_path / "alerts.txt"
+    notify = json.dumps(["/bin/sh", "-c", f'echo "$1 $2" >> {alerts}', "sh", "{label}", "{state}"])
+    world.layout(
+        "duo",
+        "  - agents:\n      budget: {usd: 1, per: day}\n      panes:\n        - A: claude-run\n        - B: claude-run\n",
+        extra=f"notify: {notify}\n",
+    )
+    go = {name: tmp_path / name for name in ("b", "a1", "b2", "a2")}
+
+    def wait(name: str) -> dict[str, t.Any]:
+        return {"wait_file": str(go[name]), "timeout": 60}
+
+    world.plan("A", [status_line(world, 0.5), {"mark": "spent"}, wait("a1"), tool(world), {"mark": "t1"},
+                     wait("a2"), tool(world), {"mark": "t2"}, {"wait": None}])  # fmt: skip
+    world.plan("B", [wait("b"), status_line(world, 0.35), tool(world), {"mark": "spent"},
+                     wait("b2"), status_line(world, 0.6), {"mark": "over"}, {"wait": None}])  # fmt: skip
+    started = world.fleet("start", "duo", "--no-attach")
+    assert started.returncode == 0, started.stdout + started.stderr
+    world.wait_event("A", "mark", 30, name="spent")
+    for step, label, mark in (("b", "B", "spent"), ("a1", "A", "t1"), ("b2", "B", "over"), ("a2", "A", "t2")):
+        go[step].touch()
+        world.wait_event(label, "mark", 30, name=mark)
+    first, second = answers(world, "pre-tool-use")
+    assert "continue" not in first, "85 % of the window's budget: the call is judged by the other gates"
+    assert second["continue"] is False, "B's spend reached the window's budget: A pauses too"
+    assert "the budget of window agents ($1.00 a day) is spent ($1.10 measured)" in second["stopReason"]
+    assert "`fleet budget duo --window agents --add 1`" in second["stopReason"]
+    wait_until(lambda: "A paused" in (alerts.read_text() if alerts.exists() else "") or None, 10, "alerts")
+    assert alerts.read_text().splitlines() == ["B budget", "A paused"], "the window's 80 % alerted once"

@@ -44,7 +44,7 @@ def test_the_agent_pauses_at_its_own_budget(fake: FakeClaude, start_run, workdir
     ran = [e for e in fake.events("run") if e["args"][1] == "pre-tool-use"]
     first, second = (json.loads(e["stdout"]) if e["stdout"].strip() else {} for e in ran)
     assert first.get("continue", True), first
-    assert second["continue"] is False and "budget of $0.50 is spent ($0.55 measured)" in second["stopReason"]
+    assert second["continue"] is False and "budget ($0.50) is spent ($0.55 measured)" in second["stopReason"]
     assert "--max-budget-usd" not in " ".join(fake.starts()[0]["argv"]), "interactive: the hooks hold it"
 
 
