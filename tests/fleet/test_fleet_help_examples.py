@@ -44,7 +44,20 @@ def test_every_help_example_runs_as_written_against_the_shipped_layout(world: Fl
     world.env.update({"FLEET_SOCKET": world.socket, "FAKE_CLAUDE_SCRIPT": str(world.dir / "all.json"),
                       "FAKE_CLAUDE_LOG": str(world.dir / "all.log")})  # fmt: skip
     shown = examples(world)
-    order = ["", "start", "status", "ls", "logs", "attach", "restart", "stop", "pane-id", "doctor", "forget"]
+    order = [
+        "",
+        "start",
+        "status",
+        "budget",
+        "ls",
+        "logs",
+        "attach",
+        "restart",
+        "stop",
+        "pane-id",
+        "doctor",
+        "forget",
+    ]
     assert set(shown) - NEEDS_A_TERMINAL - NEEDS_A_HOST == set(order), shown
     for command in order:
         argv = shlex.split(shown[command])
