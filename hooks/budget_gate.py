@@ -87,9 +87,13 @@ def check(caller: Caller, env: t.Mapping[str, str], now: float | None = None) ->
 
         pane_notify.publish(PAUSED, env=env)
         return text
-    if record.get("paused"):
-        spend.write_gate_record(caller.root, agent, {k: v for k, v in record.items() if k != "paused"})
+    if record.get("paused"):  # raised, or a new day or week: it goes on
         record = {k: v for k, v in record.items() if k != "paused"}
+        spend.write_gate_record(caller.root, agent, record)
+        from claude_shepherd.hooks import pane_notify
+        from claude_shepherd.supervisor.tmux_names import WORKING
+
+        pane_notify.publish(WORKING, env=env)
     fresh = False
     for limit in held:
         if limit.nearly:
