@@ -53,6 +53,17 @@ def test_rows_are_ordered_needs_you_first_then_in_layout_order() -> None:
     assert row("D", "exited 1").state == "exited"
 
 
+def test_a_budget_shows_beside_the_spend_and_paused_agents_come_first_and_are_counted() -> None:
+    own = row("A", "paused", cost_usd=1.1, budget_usd=1.0, budget_spent=1.1, budget_scope="pane", paused=True)
+    shared = row("B", "working", cost_usd=0.4, budget_usd=5.0, budget_spent=2.5, budget_scope="window",
+                 budget_per="day")  # fmt: skip
+    assert own.cells(now=0)[5] == "$1.10/1.00"
+    assert shared.cells(now=0)[5] == "$0.40 ($2.50/5.00 a day)", "its own spend, then the window's"
+    assert row("C", cost_usd=None).cells(now=0)[5] == "—", "nothing measured: unknown, not $0"
+    assert [r.name for r in w.ordered([shared, row("D", "done"), own])] == ["A", "B", "D"]
+    assert w.totals([own, shared]) == ["duo: 2 agents · 1 paused · 1 working · $1.50"]
+
+
 def test_cells_say_unknown_plainly() -> None:
     full = row("SDK", "working", context_usage=0.456, cost_usd=3.2, session_dir="/p/sessions/2026_11_22_docs-rewrite",
                skill="implement", phase="Phase 3: Build the thing properly", started_at=1000.0, restarts=2)  # fmt: skip
