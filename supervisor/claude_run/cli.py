@@ -168,6 +168,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--agent", metavar="NAME", help="append agents/NAME.md to the system prompt")
     p.add_argument("--description", metavar="TEXT", help="an 'Agent Description:' line")
     p.add_argument("--focus", metavar="TEXT", help="a 'Focus Areas:' line")
+    p.add_argument(
+        "--ignore-usage-limits",
+        action="store_true",
+        help="launch even while a usage window of Claude's credential is nearly spent ($CLAUDE_USAGE_IGNORE=1)",
+    )
     for knob in TUNABLES:
         p.add_argument(
             knob.flag,
@@ -208,6 +213,7 @@ def _run(argv: list[str]) -> int:
         grace=values["grace"],
         policy=policy,
         resume_window=values["resume_window"],
+        ignore_usage=ours.ignore_usage_limits,
     )
 
 
@@ -220,6 +226,7 @@ def supervise(
     grace: float,
     policy: CrashPolicy,
     resume_window: float,
+    ignore_usage: bool = False,
 ) -> int:
     """Set everything up, run the loop, and return the exit status."""
     env = dict(os.environ)
@@ -250,6 +257,7 @@ def supervise(
         env=claude_env,
         policy=policy,
         resume_window=resume_window,
+        ignore_usage=ignore_usage,
     )
     before = restarts_before(env)  # the pane's relaunches before this claude-run (a respawn is one more)
     supervisor = Supervisor(
