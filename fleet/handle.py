@@ -185,6 +185,9 @@ class StatusReport:
         total = f", ${sum(costs):.2f} spent" if costs else ""
         lines = [f"{self.title}: {len(self.rows)} pane(s){total}"]
         lines += [f"  {h.part.name:<{self.width}}  {_host_line(h)}" for h in self.hosts or ()]
+        from claude_shepherd.fleet.status import usage_lines  # loaded with the rows already
+
+        lines += usage_lines(self.rows)  # usage windows per credential, agents parked by one
         return lines
 
     def host_column(self) -> list[str] | None:

@@ -106,6 +106,12 @@ def main(argv: list[str] | None = None) -> int:
         from claude_shepherd.hooks.pane_died import main as pane_died_main
 
         return pane_died_main(args[1:])
+    if (
+        command == "resume-at"
+    ):  # internal: types a parked agent's continue prompt at its slot (hooks.usage_turn)
+        from claude_shepherd.hooks.usage_turn import resume_at
+
+        return resume_at(args[1:])
     if command in SETUP_COMMANDS:
         from claude_shepherd.hooks.install import main as setup_main
 

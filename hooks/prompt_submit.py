@@ -20,6 +20,12 @@ if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are ne
 
 
 def run(raw: bytes, env: t.Mapping[str, str]) -> str:
+    if b"usage limit has reset" in raw:  # Claude's own auto-continue: each parked agent in its turn
+        from claude_shepherd.hooks.usage_turn import hold
+
+        held = hold(raw, env)
+        if held is not None:
+            return held
     # A prompt was submitted: the agent works (unless it overflowed and must dehydrate first).
     pane_notify.publish(pane_notify.unless_overflowed(tmux_names.WORKING, raw, env), env=env)
     inp = parse_input(raw)  # only the cwd is needed; a broken input still gets the gate

@@ -5,7 +5,7 @@ Claude Code runs the ``StopFailure`` hook once per failed turn, after its retrie
 showed (``You've hit your 5-hour limit · resets 3:47pm (UTC)``). For a usage limit the agent is
 recorded ``limited`` until the window reopens — the reset read from the credential's latest reading
 of that window when it has one (exact, epoch seconds), else parsed from the text (to the minute, in
-local time) — and its fleet pane shows ``limited``; claude-run reads the record to wait for the reset
+local time: the end of that minute, never too early) — and its fleet pane shows ``limited``; claude-run reads the record to wait for the reset
 instead of counting a crash (supervisor.claude_run.usage_wait). Any other failure shows ``error``.
 
 Under ``claude -p`` Claude does not wait for this hook: it exits and kills it, so ``claude-hook
@@ -43,7 +43,7 @@ def limit_of(
     if known is not None and known.get("resets_at", 0) > now and known.get("used_percentage", 0) >= 100:
         return window, float(known["resets_at"]), "reading"
     if parsed is not None:
-        return window, parsed, "message"
+        return window, parsed + 60, "message"  # printed to the minute: its end, never too early
     if at_limit is not None:
         return at_limit[0], at_limit[2], "reading"
     return window, None, "message"

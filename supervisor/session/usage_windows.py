@@ -54,6 +54,8 @@ WAIT_PERCENT = 95.0
 """At or above this use, starts and relaunches wait for the window's reset (``$CLAUDE_USAGE_WAIT_PERCENT``)."""
 RESUME_INTERVAL = 60.0
 """Seconds between two parked agents going on after a reset (``$CLAUDE_USAGE_RESUME_INTERVAL``)."""
+SAME_RESET = 300.0
+"""Resets this close are one: a reset read exactly, one parsed to the minute, "now" at an auto-continue."""
 LIMITED_GRACE = 15 * 60.0
 """A ``limited`` record older than its reset by this much is stale (the agent went on, or is gone)."""
 
@@ -424,8 +426,7 @@ def take_slot(
     The first agent to ask goes at the reset, each next one *interval* seconds after the one before
     (each resume re-sends a whole context: all at once would spend the fresh window at once). The
     slots are one small file, taken under an ``fcntl`` lock; asking again gives the same slot.
-    A slot already past (a long-parked agent) is the moment it asks, never earlier than the slot
-    before it plus *interval*.
+    A slot already past (an agent that asks late) lets it go at once.
     """
     import fcntl
 
@@ -443,7 +444,8 @@ def take_slot(
         fcntl.flock(fd, fcntl.LOCK_EX)
         slots = _read(root, None, SLOTS_FILE) or {}
         mine = slots.get(credential) if isinstance(slots.get(credential), dict) else None
-        if mine is None or _number(mine.get("reset"), MAX_EPOCH) != reset:
+        known = _number(mine.get("reset"), MAX_EPOCH) if mine is not None else None
+        if mine is None or known is None or abs(known - reset) > SAME_RESET:
             mine = {"reset": reset, "agents": {}}
         agents = mine["agents"] if isinstance(mine.get("agents"), dict) else {}
         taken = _number(agents.get(agent), MAX_EPOCH)
