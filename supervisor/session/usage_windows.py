@@ -426,7 +426,9 @@ def take_slot(
     The first agent to ask goes at the reset, each next one *interval* seconds after the one before
     (each resume re-sends a whole context: all at once would spend the fresh window at once). The
     slots are one small file, taken under an ``fcntl`` lock; asking again gives the same slot.
-    A slot already past (an agent that asks late) lets it go at once.
+    An agent that asks after its slot would have come goes at once, and the next one *interval* after
+    that: the slots space the agents' actual going on (Claude's own jitter puts them 30–90 s after
+    the reset, in any order).
     """
     import fcntl
 
@@ -452,7 +454,7 @@ def take_slot(
         if taken is not None:
             return taken
         last = max((v for v in agents.values() if _number(v, MAX_EPOCH) is not None), default=None)
-        slot = reset if last is None else max(last + interval, reset)
+        slot = max(reset if last is None else max(last + interval, reset), now)  # never in the past
         agents[agent] = round(slot, 3)
         mine["agents"] = agents
         slots = {k: v for k, v in slots.items() if isinstance(v, dict) and _slots_live(v, now)}

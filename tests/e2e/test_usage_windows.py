@@ -120,7 +120,10 @@ def test_three_parked_agents_go_on_one_at_a_time(world, mock_api: MockAPI, env_f
         wait_until(lambda: count() >= 3, 420, "three agents going on after the reset")
         times = sorted(seen.values())
         gaps = [b - a for a, b in itertools.pairwise(times)]
-        assert all(gap >= interval - 3 for gap in gaps), f"went on {gaps} s apart, not one at a time"
+        screens = "\n".join(agents.tmux("capture-pane", "-p", "-t", pane) for pane in panes)
+        assert all(gap >= interval - 3 for gap in gaps), (
+            f"went on {gaps} s apart, not one at a time:\n{screens}"
+        )
         status = agents.fleet("status", "--json")
         rows = json.loads(status.stdout)
         assert all(row.get("credential") for row in rows), rows

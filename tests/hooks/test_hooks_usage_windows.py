@@ -149,3 +149,10 @@ def test_slots_go_one_at_a_time(tmp_path: Path) -> None:
         "asking again: the same slot"
     )
     assert usage_windows.take_slot(tmp_path, "/other", "b", reset, 30.0) == pytest.approx(reset, abs=0.01)
+    late = time.time() + 500  # asked long after the slot it would get: at once, and the next after it
+    assert usage_windows.take_slot(tmp_path, "/late", "a", reset, 30.0, now=late) == pytest.approx(
+        late, abs=0.01
+    )
+    assert usage_windows.take_slot(tmp_path, "/late", "b", reset, 30.0, now=late + 1) == pytest.approx(
+        late + 30, abs=0.01
+    )
