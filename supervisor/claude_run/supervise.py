@@ -186,6 +186,7 @@ class Supervisor:
         if wait is None or self.usage is None:
             return True
         self.say(f"Not starting Claude yet: {self.usage.describe(wait)}")
+        self.usage.park(wait)
         if not self.runner.pause(max(0.0, wait.go_at - time.time())):
             return False
         self.usage.gone_on()

@@ -129,6 +129,11 @@ class UsageGate:
             f"the {name} window of {uw.shown_credential(self.credential)} is {used:g} % used (waiting at {percent:g} %)",
         )
 
+    def park(self, wait: Wait) -> None:
+        """Mark the agent limited while it waits before a launch, so that ``fleet status`` says until when."""
+        if self.agent is not None:
+            uw.note_limited(self.root, self.agent, self.credential, wait.until, wait.window, "reading")
+
     def gone_on(self) -> None:
         if self.agent is not None:
             uw.clear_limited(self.root, self.agent)

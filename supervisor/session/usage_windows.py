@@ -224,10 +224,39 @@ def note_reading(
     """Merge a status line's *reading* into *credential*'s record; written only when it changed.
 
     Returns the record and the alerts it crossed into: ``(window, percent, resets_at)`` for each
-    threshold of :func:`alert_percents` a window reached for the first time in its period.
+    threshold of :func:`alert_percents` a window reached for the first time in its period. A change
+    is merged again under the credential's lock (``fcntl``), so that of two agents whose status
+    lines see the same crossing at once, one alerts.
     """
     now = time.time() if now is None else now
-    before = read_credential(root, credential) or {}
+    record, crossed, changed = _merged(read_credential(root, credential) or {}, credential, reading, now)
+    if not changed:
+        return record, crossed
+    import fcntl
+
+    try:
+        os.makedirs(_dir(root, CREDENTIALS_DIRNAME), exist_ok=True)
+        lock = os.open(
+            os.path.join(_dir(root, CREDENTIALS_DIRNAME), "." + file_name(credential) + ".lock"),
+            os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC,
+            0o600,
+        )
+    except OSError:
+        return record, []
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        record, crossed, changed = _merged(read_credential(root, credential) or {}, credential, reading, now)
+        if changed:
+            _write(root, CREDENTIALS_DIRNAME, file_name(credential), record)
+        return record, crossed
+    finally:
+        os.close(lock)
+
+
+def _merged(
+    before: t.Mapping[str, t.Any], credential: str, reading: t.Mapping[str, t.Mapping[str, float]], now: float
+) -> tuple[dict[str, t.Any], list[tuple[str, float, float]], bool]:
+    """The record after *reading*, the alerts it crosses into, and whether it changed."""
     old_windows = _dict(before.get("windows"))
     windows = merge(old_windows, reading, now)
     alerted_before = _dict(before.get("alerted"))
@@ -248,9 +277,8 @@ def note_reading(
         if done:
             alerted[name] = [window["resets_at"], *done]
     record = {"credential": credential, "windows": windows, "alerted": alerted}
-    if record != {"credential": credential, "windows": old_windows, "alerted": alerted_before}:
-        _write(root, CREDENTIALS_DIRNAME, file_name(credential), record)
-    return record, crossed
+    changed = record != {"credential": credential, "windows": old_windows, "alerted": alerted_before}
+    return record, crossed, changed
 
 
 def note_agent(root: Path, agent: str, credential: str) -> dict[str, t.Any]:

@@ -83,3 +83,26 @@ def test_status_and_watch_show_each_window_per_credential_and_who_is_limited_and
     monkeypatch.setenv("TMUX_TMPDIR", str(world.tmux_tmpdir))
     lines = totals(gather([world.socket]).rows)
     assert any("five_hour 100%" in line for line in lines), lines
+
+
+def test_fleet_start_into_a_spent_window_says_so_and_the_agents_wait_for_the_reset(world: FleetWorld) -> None:
+    from claude_shepherd.supervisor.session import usage_windows
+
+    world.layout("duo", "  - agents:\n      panes:\n        - A: claude-run\n        - B: claude-run\n")
+    reset, m0 = time.time() + 6, time.monotonic()  # the stand-in logs monotonic times
+    reading = {"five_hour": {"used_percentage": 97, "resets_at": reset}}
+    usage_windows.note_reading(world.project / "sessions", str(world.config), reading)
+    for label in "AB":
+        world.plan(label, WAIT)
+    started = world.fleet(
+        "start", "duo", "--no-attach", "--wait", "0", env={"CLAUDE_USAGE_RESUME_INTERVAL": "3"}
+    )
+    said = started.stdout + started.stderr
+    assert "Usage window five_hour of " in said and f"reopens at {clock(reset)}" in said, said
+    assert "CLAUDE_USAGE_IGNORE=1" in said
+    rows = {row["label"]: row for row in json.loads(world.fleet("status", "--json").stdout)}
+    assert rows["A"]["limited_until"] == pytest.approx(reset, abs=0.01), "status says what they wait for"
+    assert world.starts("A") == [] and world.starts("B") == [], "started into a spent window"
+    wait_until(lambda: world.starts("A") and world.starts("B"), 30, "both agents after the reset")
+    firsts = sorted(world.starts(label)[0]["t"] for label in "AB")
+    assert firsts[0] >= m0 + 6 - 0.1 and firsts[1] >= firsts[0] + 3 - 0.2, "one at a time after the reset"
