@@ -25,6 +25,8 @@ from pathlib import Path
 from claude_shepherd.supervisor.session import pane_records
 from claude_shepherd.supervisor.session import usage_windows as uw
 
+RETRY_LATER = 5 * 60.0
+"""Seconds to wait when the reset is unknown, or was already past and the limit stopped Claude again."""
 MARK_WAIT = 1.5
 """Seconds claude-run waits after an exit for the detached StopFailure hook's mark."""
 CONTINUE_PROMPT = (
@@ -94,8 +96,10 @@ class UsageGate:
             if mark is not None and isinstance(since, (int, float)) and since >= launched_at - 1:
                 until = mark.get("until")
                 window = str(mark.get("window") or "usage")
-                if not isinstance(until, (int, float)):
-                    until = self.wall() + 5 * 60  # the reset is unknown: look again in five minutes
+                if not isinstance(until, (int, float)) or until <= launched_at:
+                    # Unknown, or a reset that had passed when this Claude started and still stopped
+                    # it: the window is not open; look again a while later, never at once.
+                    until = self.wall() + RETRY_LATER
                 how = (
                     "the reset read from the credential"
                     if mark.get("source") == "reading"

@@ -54,6 +54,8 @@ WAIT_PERCENT = 95.0
 """At or above this use, starts and relaunches wait for the window's reset (``$CLAUDE_USAGE_WAIT_PERCENT``)."""
 RESUME_INTERVAL = 60.0
 """Seconds between two parked agents going on after a reset (``$CLAUDE_USAGE_RESUME_INTERVAL``)."""
+SLOT_GRACE = 60.0
+"""An agent asking again within this long after its slot gets the same slot (its retyped prompt)."""
 SAME_RESET = 300.0
 """Resets this close are one: a reset read exactly, one parsed to the minute, "now" at an auto-continue."""
 LIMITED_GRACE = 15 * 60.0
@@ -479,8 +481,8 @@ def take_slot(
             mine = {"reset": reset, "agents": {}}
         agents = mine["agents"] if isinstance(mine.get("agents"), dict) else {}
         taken = _number(agents.get(agent), MAX_EPOCH)
-        if taken is not None:
-            return taken
+        if taken is not None and now <= max(taken, reset) + SLOT_GRACE:
+            return max(taken, reset)  # asked again (a retyped prompt), or parked again before its turn
         last = max((v for v in agents.values() if _number(v, MAX_EPOCH) is not None), default=None)
         slot = max(reset if last is None else max(last + interval, reset), now)  # never in the past
         agents[agent] = round(slot, 3)

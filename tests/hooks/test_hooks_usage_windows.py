@@ -149,6 +149,8 @@ def test_slots_go_one_at_a_time(tmp_path: Path) -> None:
         "asking again: the same slot"
     )
     assert usage_windows.take_slot(tmp_path, "/other", "b", reset, 30.0) == pytest.approx(reset, abs=0.01)
+    again = usage_windows.take_slot(tmp_path, "/c", "a0", reset + 40, 30.0)
+    assert again == pytest.approx(reset + 40, abs=0.01), "parked again by a later reset: never before it"
     late = time.time() + 500  # asked long after the slot it would get: at once, and the next after it
     assert usage_windows.take_slot(tmp_path, "/late", "a", reset, 30.0, now=late) == pytest.approx(
         late, abs=0.01
