@@ -158,3 +158,34 @@ def test_slots_go_one_at_a_time(tmp_path: Path) -> None:
     assert usage_windows.take_slot(tmp_path, "/late", "b", reset, 30.0, now=late + 1) == pytest.approx(
         late + 30, abs=0.01
     )
+
+
+AUTO_CONTINUE = (
+    "Your claude.ai usage limit has reset. Continue the task you were working on when the limit was reached; "
+    "do not repeat work that is already complete."
+)
+"""Claude's own auto-continue prompt, as the UserPromptSubmit hook got it from CLI 2.1.328."""
+
+
+def test_outside_a_fleet_the_auto_continue_goes_through_in_its_slot_and_the_mark_goes(
+    project: Path, env: dict[str, str]
+) -> None:
+    root, credential = project / "sessions", str(project.parent / "config-a")
+    reset = time.time() - 5
+    usage_windows.note_limited(root, me(), credential, reset, "five_hour", "reading")
+    usage_windows.take_slot(root, credential, "someone else", reset, 2.0)  # the first went: ours is 2 s later
+    prompt = recorded("userpromptsubmit-input", project, prompt=AUTO_CONTINUE)
+    began = time.monotonic()
+    done = run("user-prompt-submit", prompt, {**env, "CLAUDE_USAGE_RESUME_INTERVAL": "2"}, cwd=project)
+    assert (done.returncode, done.stdout) == (0, "")
+    assert time.monotonic() - began >= 1.5, "held until its slot"
+    assert usage_windows.read_agent(root, me())["credential"] == credential
+    assert "limited" not in usage_windows.read_agent(root, me())
+
+
+def test_an_ordinary_prompt_is_never_held(project: Path, env: dict[str, str]) -> None:
+    root, credential = project / "sessions", str(project.parent / "config-a")
+    usage_windows.note_limited(root, me(), credential, time.time() + 3600, "five_hour", "reading")
+    done = run("user-prompt-submit", recorded("userpromptsubmit-input", project), env, cwd=project)
+    assert (done.returncode, done.stdout) == (0, "")
+    assert usage_windows.limited_of(usage_windows.read_agent(root, me())) is not None
