@@ -36,7 +36,7 @@ def notice(spec: Layout, env: t.Mapping[str, str] | None = None) -> list[str]:
         line = (
             f"Usage window {name} of {uw.shown_credential(credential)} is {used:g} % used (at most {percent:g} % "
             f"before waiting): the agents wait until it reopens at {uw.clock(until)}, then start one at a time "
-            f"(CLAUDE_USAGE_IGNORE=1 fleet start … starts them anyway)"
+            f"(`claude-run --ignore-usage-limits` as the panes' command in {spec.source} starts them anyway)"
         )
         if line not in lines:
             lines.append(line)

@@ -201,7 +201,7 @@ class Supervisor:
         if wait is None:
             return False
         self.tracker.healthy_run(outcome.uptime)  # not a crash, and not counted as one
-        self.say(f"Claude exited with status {outcome.status}: {self.usage.describe(wait)}")
+        self.say(f"Claude exited with status {outcome.status}: {self.usage.describe(wait, stopped=True)}")
         if not self.runner.pause(max(0.0, wait.go_at - time.time())) or self.runner.stop_signal is not None:
             return None
         self.usage.gone_on()

@@ -142,9 +142,13 @@ class UsageGate:
         if self.agent is not None:
             uw.clear_limited(self.root, self.agent)
 
-    def describe(self, wait: Wait) -> str:
+    def describe(self, wait: Wait, *, stopped: bool = False) -> str:
+        """What claude-run says while it waits: after a usage-limit stop (*stopped*: the window is closed,
+        nothing would start Claude sooner), or before a launch into a window at the threshold."""
         now = self.wall()
         text = f"{wait.why}; waiting until it reopens at {uw.clock(wait.until, now)}"
         if wait.go_at > wait.until + 0.5:
             text += f", then for this agent's turn at {time.strftime('%H:%M:%S', time.localtime(wait.go_at))}"
-        return text + " (not a crash; --ignore-usage-limits or CLAUDE_USAGE_IGNORE=1 starts at once)"
+        if stopped:
+            return text + " (not a crash)"
+        return text + " (--ignore-usage-limits or CLAUDE_USAGE_IGNORE=1 starts it at once)"

@@ -99,7 +99,7 @@ def test_fleet_start_into_a_spent_window_says_so_and_the_agents_wait_for_the_res
     )
     said = started.stdout + started.stderr
     assert "Usage window five_hour of " in said and f"reopens at {clock(reset)}" in said, said
-    assert "CLAUDE_USAGE_IGNORE=1" in said
+    assert "`claude-run --ignore-usage-limits` as the panes' command in " in said
     rows = {row["label"]: row for row in json.loads(world.fleet("status", "--json").stdout)}
     assert rows["A"]["limited_until"] == pytest.approx(reset, abs=0.01), "status says what they wait for"
     assert world.starts("A") == [] and world.starts("B") == [], "started into a spent window"

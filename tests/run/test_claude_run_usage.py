@@ -82,7 +82,7 @@ def test_a_window_above_the_threshold_holds_the_launch_until_its_reset(
     assert run.wait(timeout=60) == 0
     (start,) = fake.wait_starts(1)
     assert start["t"] >= m0 + 3 - 0.1
-    assert "--ignore-usage-limits or CLAUDE_USAGE_IGNORE=1" in run.text
+    assert "(--ignore-usage-limits or CLAUDE_USAGE_IGNORE=1 starts it at once)" in run.text
 
 
 def test_ignore_usage_limits_starts_at_once(
