@@ -14,7 +14,7 @@ round so machine noise hits every command alike, it times:
   private tmux server (socket ``fleet-bench-*``) as the agent would, activates
   a session there (bound to the pane) and times the floor and the hook itself;
 * the same for the installed status line (it runs on every render of Claude's
-  screen: binds the conversation, records the pane's, publishes context and cost).
+  screen: binds the conversation, records the pane's and the usage windows, publishes context and cost).
 
 It prints medians, 90th percentiles and each median's ratio to the floor.
 Not a test: run it by hand::
@@ -124,6 +124,11 @@ def status_payload(project: Path) -> bytes:
             "cwd": str(project),
             "cost": {"total_cost_usd": 1.25},
             "context_window": {"used_percentage": 30, "context_window_size": 200000},
+            # a subscription login: the usage windows are recorded per credential (written on a change only)
+            "rate_limits": {
+                "five_hour": {"used_percentage": 42, "resets_at": time.time() + 3600},
+                "seven_day": {"used_percentage": 17, "resets_at": time.time() + 500000},
+            },
         }
     ).encode()
 

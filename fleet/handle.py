@@ -208,6 +208,9 @@ class StatusReport:
                 f"  paused (budget): {', '.join(paused)}; `fleet budget {self.name or self.rows[0].session}` "
                 "shows the budgets, --add USD raises one"
             )
+        from claude_shepherd.fleet.status import usage_lines  # loaded with the rows already
+
+        lines += usage_lines(self.rows)  # usage windows per credential, agents parked by one
         return lines
 
     def host_column(self) -> list[str] | None:

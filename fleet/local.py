@@ -78,6 +78,7 @@ class LocalFleet:
                     f"Starting fleet {spec.name!r} (socket {where.socket}): {windows} window{'s' * (windows != 1)}, "
                     f"{spec.pane_count} pane{'s' * (spec.pane_count != 1)}"
                 )
+            _say_usage(spec, say)
             result = builder.start(spec, server)
             if self.layout_arg != STDIN:  # a host's own part is known by the fleet that sent it
                 known.remember(spec)
@@ -124,6 +125,7 @@ class LocalFleet:
                     "renamed its window; fix that (see `fleet status`) and restart again"
                 )
             self._stop_agents(server, sessions, grace, chosen)
+            _say_usage(spec, self._say)
             result = builder.start(spec, server)
             asked = dataclasses.replace(result, panes=tuple(p for p in result.panes if p.action != "running"))
             failed = self._report_started(server, asked, wait)  # not the panes left running: not asked for
@@ -465,3 +467,11 @@ def _refuse_agents_elsewhere(where: Target, server: FleetServer, done: str) -> N
             f"{done}, but {what} (was its session renamed? `fleet status --socket {where.socket}` lists every "
             f"session); rename it back (tmux -L {where.socket} rename-session -t OLD {layout.name}) and stop again"
         )
+
+
+def _say_usage(spec: Layout, say: t.Callable[[str], object]) -> None:
+    """A usage window at the wait threshold: the agents will wait for its reset; say so, and until when."""
+    from claude_shepherd.fleet.usage import notice
+
+    for line in notice(spec):
+        say(line)

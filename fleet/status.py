@@ -64,6 +64,15 @@ class PaneStatus:
     """What was measured against that budget (over its period; a window's or fleet's: all their agents)."""
     paused: bool = False
     """The agent reached a budget and is paused until it is raised (``fleet budget``)."""
+    credential: str | None = None
+    """The Claude config directory the pane's agent uses (its login; supervisor.session.usage_windows)."""
+    usage_windows: dict[str, dict[str, float]] | None = None
+    """The credential's latest reading of each usage window: ``{name: {used_percentage, resets_at, seen_at}}``."""
+    limited_until: float | None = None
+    """The agent stopped at a usage limit: when the window reopens (epoch seconds)."""
+    limited_window: str | None = None
+    resume_at: float | None = None
+    """After the reset, when this parked agent goes on (its turn among the others)."""
 
     def as_json(self) -> dict[str, t.Any]:
         return asdict(self)
@@ -114,7 +123,48 @@ class PaneStatus:
             budget_scope=text("budget_scope"),
             budget_spent=number("budget_spent"),
             paused=flag("paused") or False,
+            credential=text("credential"),
+            usage_windows=_windows(data.get("usage_windows")),
+            limited_until=number("limited_until", float, 2**40),
+            limited_window=text("limited_window"),
+            resume_at=number("resume_at", float, 2**40),
         )
+
+
+def _windows(value: t.Any) -> dict[str, dict[str, float]] | None:
+    """Usage windows another host sent: numbers only."""
+    if not isinstance(value, dict):
+        return None
+    out = {}
+    for name, window in list(value.items())[:16]:
+        if isinstance(name, str) and isinstance(window, dict):
+            fields = {k: float(v) for k, v in window.items() if isinstance(k, str) and isinstance(v, (int, float))
+                      and not isinstance(v, bool) and math.isfinite(v)}  # fmt: skip
+            if "used_percentage" in fields and "resets_at" in fields:
+                out[name] = fields
+    return out
+
+
+def usage_of(root: Path, identity: str | None) -> dict[str, t.Any]:
+    """The usage fields of a pane's row: its agent's credential, that credential's windows, and the
+    agent's ``limited`` mark and turn (supervisor.session.usage_windows; empty when none recorded)."""
+    from claude_shepherd.supervisor.session import usage_windows as uw
+
+    record = uw.read_agent(root, identity) if identity else None
+    credential = record.get("credential") if record else None
+    if not isinstance(credential, str):
+        return {}
+    reading = uw.read_credential(root, credential) or {}
+    out: dict[str, t.Any] = {"credential": credential, "usage_windows": _windows(reading.get("windows"))}
+    mark = uw.limited_of(record)
+    if mark is not None:
+        until = mark.get("until")
+        out["limited_until"] = float(until) if isinstance(until, (int, float)) else None
+        out["limited_window"] = mark.get("window") if isinstance(mark.get("window"), str) else None
+        slots = uw.read_slots(root).get(credential)
+        turn = slots.get("agents", {}).get(identity) if isinstance(slots, dict) else None
+        out["resume_at"] = float(turn) if isinstance(turn, (int, float)) else None
+    return out
 
 
 def pane_state(pane: PaneInfo, supervisor: pr.Proc | None) -> str:
@@ -204,6 +254,7 @@ def pane_rows(socket: str | None, panes: t.Iterable[PaneInfo], table: pr.Table) 
                 budget_scope=spending.get("scope"),
                 budget_spent=spending.get("budget_spent"),
                 paused=bool(spending.get("paused")),
+                **usage_of(root, pane.identity),
             )
         )
     return rows
@@ -286,7 +337,7 @@ def render(rows: list[PaneStatus], hosts: t.Sequence[str] | None = None) -> None
             context,
             f"${row.cost_usd:.2f}" if row.cost_usd is not None else "—",
             budget_text(row),
-            row.state or "—",
+            shown_state(row),
         )
         texts = [Text(printable(cell)) for cell in cells]
         texts[7].stylize("red" if row.overflowed else "")
@@ -307,9 +358,54 @@ def budget_text(row: PaneStatus) -> str:
     return f"{spent}/${row.budget_usd:.2f}{per} ({row.budget_scope})"
 
 
+def shown_state(row: PaneStatus) -> str:
+    """The STATE cell: the pane's state, or ``limited until 15:47`` (and its turn after the reset)."""
+    if row.limited_until is None or row.state.startswith(("exited", "stopped")):
+        return row.state or "—"
+    from claude_shepherd.supervisor.session.usage_windows import clock
+
+    text = f"limited until {clock(row.limited_until)}"
+    if row.resume_at is not None and row.resume_at > row.limited_until + 0.5:
+        text += f", goes on {clock(row.resume_at)}"
+    return text
+
+
+def usage_lines(rows: t.Sequence[PaneStatus]) -> list[str]:
+    """Per credential, each usage window's use and reset; then what the fleet waits for, and when."""
+    from claude_shepherd.supervisor.session.usage_windows import clock, shown_credential
+
+    lines = []
+    seen: dict[str, dict[str, dict[str, float]]] = {}
+    for row in rows:
+        if row.credential and row.credential not in seen:
+            seen[row.credential] = row.usage_windows or {}
+    for credential, windows in seen.items():
+        users = sum(1 for row in rows if row.credential == credential)
+        shown = (
+            ", ".join(
+                f"{name} {w['used_percentage']:g}% (resets {clock(w['resets_at'])})"
+                for name, w in sorted(windows.items())
+            )
+            or "no reading (an API key, or no reply yet)"
+        )
+        lines.append(f"  usage {shown_credential(credential)} ({users} agent(s)): {shown}")
+    parked = [row for row in rows if row.limited_until is not None]
+    if parked:
+        reopen = max(row.limited_until or 0 for row in parked)
+        turns = ", ".join(
+            f"{row.label or row.pane} {clock(row.resume_at) if row.resume_at else clock(row.limited_until or 0)}"
+            for row in sorted(parked, key=lambda r: r.resume_at or r.limited_until or 0)
+        )
+        lines.append(
+            f"  waiting: {len(parked)} agent(s) at a usage limit until {clock(reopen)}; "
+            f"they go on one at a time: {turns}"
+        )
+    return lines
+
+
 def state_style(state: str) -> str:
     """The colour of a pane state in a table."""
     if state.startswith("exited") or state == UNKNOWN:
         return "red"
     return {"error": "bold red", "needs-you": "bold green", "working": "blue", "done": "dim",
-            "paused": "bold yellow"}.get(state, "")  # fmt: skip
+            "paused": "bold yellow", "limited": "yellow"}.get(state.split(" ")[0], "")  # fmt: skip

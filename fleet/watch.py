@@ -23,13 +23,14 @@ from claude_shepherd.fleet.hosts.relay import Relay
 from claude_shepherd.fleet.hosts.transport import LOCAL
 from claude_shepherd.fleet.live import live_fleets
 from claude_shepherd.fleet.resolve import of_row
-from claude_shepherd.fleet.status import PaneStatus, pane_rows
+from claude_shepherd.fleet.status import PaneStatus, pane_rows, shown_state, usage_lines
 from claude_shepherd.supervisor.printable import printable
 from claude_shepherd.supervisor.session.paths import display_name
 from claude_shepherd.supervisor.tmux_names import (
     DONE,
     ERROR,
     EXITED,
+    LIMITED,
     NEEDS_YOU,
     PAUSED,
     STOPPED,
@@ -43,10 +44,11 @@ URGENCY: dict[str, int] = {
     ERROR: 1,
     EXITED: 2,
     UNKNOWN: 3,
-    WORKING: 4,
-    DONE: 5,
-    "": 6,
-    STOPPED: 7,
+    LIMITED: 4,
+    WORKING: 5,
+    DONE: 6,
+    "": 7,
+    STOPPED: 8,
 }
 """The order of the rows: what needs the person first; an agent with no state yet, then one stopped on
 request, come last."""
@@ -104,7 +106,7 @@ class AgentRow:
             self.host,
             self.fleet,
             self.name,
-            self.state or "—",
+            shown_state(s) if s.limited_until is not None else self.state or "—",
             f"{s.context_usage * 100:.0f}%" if s.context_usage is not None else "—",
             cost_cell(s),
             display_name(Path(s.session_dir)) if s.session_dir else "—",
@@ -308,6 +310,7 @@ def totals(rows: t.Sequence[AgentRow]) -> list[str]:
         hosts = sorted({r.host for r in mine}, key=lambda h: (h != LOCAL, h))
         if len(hosts) > 1:
             lines += [_summary(f"  {host}", [r for r in mine if r.host == host]) for host in hosts]
+    lines += usage_lines([r.status for r in rows])  # usage windows per credential; who waits for a reset
     return lines
 
 

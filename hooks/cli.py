@@ -2,7 +2,8 @@
 
 Events: ``pre-tool-use``, ``user-prompt-submit``, ``session-start``,
 ``status-line``, ``stop`` and ``notification`` (the last two only mark the
-fleet pane done / needs-you, :mod:`claude_shepherd.hooks.pane_notify`); and ``install`` /
+fleet pane done / needs-you, :mod:`claude_shepherd.hooks.pane_notify`), ``stop-failure`` (a usage
+limit: :mod:`claude_shepherd.hooks.stop_failure`); and ``install`` /
 ``uninstall`` to set them up. Dispatch is a
 plain look at ``sys.argv`` — no argparse, no typer (56 ms to import) — and each
 event module is imported only when called, so a hook call loads the standard
@@ -43,6 +44,8 @@ def _runner(event: str) -> t.Callable[[bytes, t.Mapping[str, str]], str]:
         from claude_shepherd.hooks.pane_notify import run_stop as run
     elif event == "notification":
         from claude_shepherd.hooks.pane_notify import run_notification as run
+    elif event == "stop-failure":
+        from claude_shepherd.hooks.stop_failure import run
     else:
         from claude_shepherd.hooks.statusline import run
     return run
@@ -103,6 +106,12 @@ def main(argv: list[str] | None = None) -> int:
         from claude_shepherd.hooks.pane_died import main as pane_died_main
 
         return pane_died_main(args[1:])
+    if (
+        command == "resume-at"
+    ):  # internal: types a parked agent's continue prompt at its slot (hooks.usage_turn)
+        from claude_shepherd.hooks.usage_turn import resume_at
+
+        return resume_at(args[1:])
     if command in SETUP_COMMANDS:
         from claude_shepherd.hooks.install import main as setup_main
 

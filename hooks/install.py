@@ -39,7 +39,7 @@ from claude_shepherd.supervisor.session.paths import project_root
 from claude_shepherd.supervisor.session.store import json_object, write_atomic
 
 HOOK_TIMEOUT = 10  # seconds; the hook answers well inside it (its lock wait is 3 s)
-PRE_TOOL_USE, USER_PROMPT_SUBMIT, SESSION_START, STATUS_LINE, STOP, NOTIFICATION = HOOK_EVENTS
+PRE_TOOL_USE, USER_PROMPT_SUBMIT, SESSION_START, STATUS_LINE, STOP, NOTIFICATION, STOP_FAILURE = HOOK_EVENTS
 REGISTRATIONS: tuple[tuple[str, str, str | None], ...] = (
     # (settings event, our event argument, matcher)
     ("PreToolUse", PRE_TOOL_USE, "*"),
@@ -47,7 +47,11 @@ REGISTRATIONS: tuple[tuple[str, str, str | None], ...] = (
     ("SessionStart", SESSION_START, None),
     ("Stop", STOP, None),  # fleet pane status: done
     ("Notification", NOTIFICATION, None),  # fleet pane status: needs-you
+    ("StopFailure", STOP_FAILURE, None),  # a usage limit: limited until the reset, not a crash
 )
+DETACHED = frozenset({STOP_FAILURE})
+"""Events whose hook runs in a process of its own (``setsid -f``): ``claude -p`` kills the StopFailure
+hook as it exits, and only a process in another session outlives that."""
 BACKUP_SUFFIX = ".before-claude-hook"
 SKILL_NAME = "session"
 SKILL_SOURCE = Path(__file__).with_name("skill") / "SKILL.md"
@@ -70,7 +74,14 @@ def package_root() -> Path:
 def hook_command(event: str, python: str | None = None, root: Path | None = None) -> str:
     python = python or sys.executable
     root = root or package_root()
-    return f"{shlex.quote(python)} -I -S {shlex.quote(str(root / 'hooks' / '__main__.py'))} {event}"
+    command = f"{shlex.quote(python)} -I -S {shlex.quote(str(root / 'hooks' / '__main__.py'))} {event}"
+    if event in DETACHED:
+        import shutil
+
+        setsid = shutil.which("setsid")
+        if setsid:
+            command = f"{shlex.quote(setsid)} -f {command}"
+    return command
 
 
 def ours(command: t.Any) -> str | None:

@@ -327,6 +327,40 @@ def publish(
         pass
 
 
+def usage_alert(
+    window: str, percent: float, resets: float, credential: str, env: t.Mapping[str, str]
+) -> bool:
+    """A usage window of the pane's credential reached *percent*: alert through the fleet's alert path
+    (message, bell, notify command with ``{state}`` = ``usage five_hour 95% …``), whatever states the
+    layout alerts on; once per window per reset (the credential's record says which were sent)."""
+    socket = fleet_socket(env)
+    if socket is None:
+        return False
+    pane = env["TMUX_PANE"]
+    out = _tmux(
+        socket, ["display-message", "-p", "-t", pane, _SEP.join(one_line_field(f) for f in ALERT_FIELDS)]
+    )
+    fields = out.stdout.rstrip("\n").split(_SEP) if out is not None and out.returncode == 0 else []
+    if len(fields) != len(ALERT_FIELDS):
+        return False
+    from claude_shepherd.hooks import alerts
+    from claude_shepherd.supervisor.session.usage_windows import clock
+
+    pane_fields = dict(zip(ALERT_FIELDS, fields))
+    config = alerts.decode(pane_fields[FLEET_NOTIFY_OPTION])
+    state = f"usage {window} {percent:g}% ({credential}, resets {clock(resets)})"
+    return alerts.dispatch(
+        alerts.Config(config.command, (state,), config.tmux),
+        state=state,
+        socket=socket,
+        fleet=pane_fields["session_name"],
+        window=pane_fields["window_name"],
+        label=pane_fields[LABEL_OPTION] or pane_fields["pane_id"],
+        tty=pane_fields["pane_tty"],
+        env=env,
+    )
+
+
 # --------------------------------------------------------------------------- hook events
 
 IDLE_NOTIFICATIONS = frozenset({"idle_prompt"})

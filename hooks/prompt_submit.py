@@ -36,6 +36,12 @@ def run(raw: bytes, env: t.Mapping[str, str]) -> str:
         paused = None  # no cost it could not read stops an agent
     if paused is not None:
         return block_prompt(paused)
+    if b"usage limit has reset" in raw:  # Claude's own auto-continue: each parked agent in its turn
+        from claude_shepherd.hooks.usage_turn import hold
+
+        held = hold(raw, env)
+        if held is not None:
+            return held
     # A prompt was submitted: the agent works (unless it overflowed and must dehydrate first).
     pane_notify.publish(pane_notify.unless_overflowed(tmux_names.WORKING, raw, env), env=env)
     try:

@@ -25,7 +25,15 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
     import typing as t
 
-HOOK_EVENTS = ("pre-tool-use", "user-prompt-submit", "session-start", "status-line", "stop", "notification")
+HOOK_EVENTS = (
+    "pre-tool-use",
+    "user-prompt-submit",
+    "session-start",
+    "status-line",
+    "stop",
+    "notification",
+    "stop-failure",
+)
 """The events ``claude-hook EVENT`` answers (installed by ``claude-hook install``)."""
 
 PRE_TOOL_USE = "PreToolUse"

@@ -26,7 +26,7 @@ from claude_shepherd.hooks.locate import Caller, claimant, locate
 from claude_shepherd.hooks.protocol import one_line, parse_input
 from claude_shepherd.hooks.session_start import conversation_id
 from claude_shepherd.supervisor.printable import printable
-from claude_shepherd.supervisor.session import pane_records, spend
+from claude_shepherd.supervisor.session import pane_records, spend, usage_windows
 from claude_shepherd.supervisor.session.fields import F
 from claude_shepherd.supervisor.session.paths import display_name
 from claude_shepherd.supervisor.session.phases import declared, try_parse
@@ -99,6 +99,37 @@ def pane_spent(
     return spend.spent(ledger)
 
 
+def note_usage(caller: Caller, data: t.Mapping[str, t.Any], env: t.Mapping[str, str]) -> None:
+    """Record the credential's usage windows this render reports, and which credential the agent uses
+    (supervisor.session.usage_windows); alert on a window crossing 80 % / 95 %. Never fails the line."""
+    try:
+        credential = usage_windows.credential_of(env)
+        reading = usage_windows.windows_of(data)
+        crossed: list[tuple[str, float, float]] = []
+        if reading is not None:
+            _, crossed = usage_windows.note_reading(caller.root, credential, reading)
+        where = pane_records.spot(caller.pane, claimant(env, caller.pid, caller.token))
+        if where is not None:
+            record = usage_windows.note_agent(caller.root, where[0], credential)
+            limited = record.get("limited")
+            if isinstance(limited, dict) and reading is not None and _went_on(limited, reading):
+                usage_windows.clear_limited(caller.root, where[0])
+        for window, percent, resets in crossed:
+            pane_notify.usage_alert(window, percent, resets, usage_windows.shown_credential(credential), env)
+    except Exception:
+        pass
+
+
+def _went_on(limited: t.Mapping[str, t.Any], reading: t.Mapping[str, t.Mapping[str, float]]) -> bool:
+    """A reading after the limit that shows the window open again (below 100 %, or a later period)."""
+    window = reading.get(limited.get("window") or "")
+    until = limited.get("until")
+    if window is None:
+        return False
+    later = isinstance(until, (int, float)) and window["resets_at"] > until + 1
+    return window["used_percentage"] < 100 or later
+
+
 def phase_text(state: t.Mapping[str, object]) -> str:
     """``[3/5] Build`` when the skill declared phases, else ``3. Build`` from ``3: Build``."""
     current = state.get(F.CURRENT_PHASE)
@@ -121,6 +152,7 @@ def render(data: t.Mapping[str, t.Any], cwd: str, env: t.Mapping[str, str]) -> s
     agent_name = agent.get("name") if isinstance(agent, dict) and isinstance(agent.get("name"), str) else ""
     session_id = conversation_id(data.get("session_id"))
     cost = pane_spent(caller, session_id, data, usage, config.threshold, env)
+    note_usage(caller, data, env)
     if found is None:
         pane_notify.publish(None, context=usage, cost=cost, env=env)  # the pane's border and fleet watch
         return SEPARATOR.join([NO_SESSION, cost_text(cost), shown_percent(usage, config.threshold)])

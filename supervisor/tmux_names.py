@@ -43,22 +43,24 @@ EXITED = "exited"
 """The pane's process ended without being asked to (a crash, a give-up, kill -9, a quit)."""
 STOPPED = "stopped"
 """``fleet stop`` ended the pane's agent."""
+LIMITED = "limited"
+"""The account's usage window stopped the agent; it goes on after the reset (supervisor.session.usage_windows)."""
 
 UNKNOWN = "unknown"
 """The agent's host did not answer: it may run on, so it is never called stopped."""
 NOT_RUNNING = "not running"
 """The host answered, and its part of the fleet is not running there."""
 
-STATES: tuple[str, ...] = (EXITED, ERROR, NEEDS_YOU, WORKING, DONE, STOPPED)
+STATES: tuple[str, ...] = (EXITED, ERROR, NEEDS_YOU, LIMITED, WORKING, DONE, STOPPED)
 """Most urgent first: the window tab shows the first state any of its panes is in."""
 
-HOOK_STATES: tuple[str, ...] = (ERROR, NEEDS_YOU, WORKING, DONE)
+HOOK_STATES: tuple[str, ...] = (ERROR, NEEDS_YOU, LIMITED, WORKING, DONE)
 """What a running agent's hooks publish (the others belong to a pane whose process ended)."""
 
-PRIORITY: dict[str, int] = {EXITED: 4, ERROR: 3, NEEDS_YOU: 2, WORKING: 1, DONE: 0, STOPPED: -1}
+PRIORITY: dict[str, int] = {EXITED: 5, ERROR: 4, NEEDS_YOU: 3, LIMITED: 2, WORKING: 1, DONE: 0, STOPPED: -1}
 
 COLOURS: dict[str, str] = {EXITED: "colour196", ERROR: "colour160", NEEDS_YOU: "colour35", WORKING: "colour33",
-                           DONE: "colour244", STOPPED: "colour240"}  # fmt: skip
+                           DONE: "colour244", STOPPED: "colour240", LIMITED: "colour172"}  # fmt: skip
 """tmux colours of each state (border text, tab background)."""
 
 ALERTING = frozenset({EXITED, ERROR, NEEDS_YOU, DONE})

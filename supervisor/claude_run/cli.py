@@ -174,6 +174,11 @@ def parser() -> argparse.ArgumentParser:
         help="pause this agent once it spent USD (its hooks refuse new work; headless -p runs also get "
         "Claude's --max-budget-usd for what is left)",
     )
+    p.add_argument(
+        "--ignore-usage-limits",
+        action="store_true",
+        help="launch even while a usage window of Claude's credential is nearly spent ($CLAUDE_USAGE_IGNORE=1)",
+    )
     for knob in TUNABLES:
         p.add_argument(
             knob.flag,
@@ -241,6 +246,7 @@ def _run(argv: list[str]) -> int:
         policy=policy,
         resume_window=values["resume_window"],
         budget=budget,
+        ignore_usage=ours.ignore_usage_limits,
     )
 
 
@@ -262,6 +268,7 @@ def supervise(
     policy: CrashPolicy,
     resume_window: float,
     budget: float | None = None,
+    ignore_usage: bool = False,
 ) -> int:
     """Set everything up, run the loop, and return the exit status."""
     env = dict(os.environ)
@@ -292,6 +299,7 @@ def supervise(
         env=claude_env,
         policy=policy,
         resume_window=resume_window,
+        ignore_usage=ignore_usage,
     )
     before = restarts_before(env)  # the pane's relaunches before this claude-run (a respawn is one more)
     supervisor = Supervisor(

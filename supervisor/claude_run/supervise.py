@@ -7,11 +7,14 @@ heuristic ran first and dropped them, G5/R5):
 1. **stopped** — SIGTERM/SIGHUP reached the supervisor: exit with Claude's status;
 2. **requested restart** — a session we own has ``killRequested`` and a
    ``restartPrompt``: relaunch fresh with that prompt (S4, S6);
-3. **resume refused** — the launch used ``--resume`` and Claude exited 1 within
+3. **usage limit** — Claude stopped at the account's usage window (its StopFailure hook marked the
+   agent ``limited``, or ``-p`` exited 1 with the window at 100 %): not a crash; wait for the reset
+   and the agent's turn, then go on in the same conversation (supervisor.claude_run.usage_wait);
+4. **resume refused** — the launch used ``--resume`` and Claude exited 1 within
    ``resume_window`` seconds (``No conversation found with session ID``):
    relaunch once, fresh;
-4. **user quit** — exit 0: ``Goodbye.``, exit 0;
-5. **crash** — anything else: relaunch after a back-off, resuming our own
+5. **user quit** — exit 0: ``Goodbye.``, exit 0;
+6. **crash** — anything else: relaunch after a back-off, resuming our own
    conversation when safe, or give up after too many crashes in a row.
 
 The process side (spawning, signals, the watchdog) is behind the *runner*
@@ -31,6 +34,7 @@ from claude_shepherd.supervisor.claude_run.claude_args import ClaudeArgs, launch
 from claude_shepherd.supervisor.claude_run.crashloop import CrashPolicy, CrashTracker, RestartBudget
 from claude_shepherd.supervisor.claude_run.foreground import Outcome
 from claude_shepherd.supervisor.claude_run.launch_decision import Plan, short
+from claude_shepherd.supervisor.claude_run.usage_wait import CONTINUE_PROMPT, UsageGate
 
 
 class Runner(t.Protocol):
@@ -58,6 +62,8 @@ class Settings:
     """Claude's environment (the contract of :mod:`claude_shepherd.supervisor.claude_run.agent_env` applied)."""
     policy: CrashPolicy
     resume_window: float = DEFAULT_RESUME_WINDOW
+    ignore_usage: bool = False
+    """Launch even while a usage window of the credential is at the wait threshold."""
 
 
 @dataclass(frozen=True)
@@ -99,6 +105,9 @@ class Supervisor:
         self.start_pane: str | None = None
         self.give_up: GiveUp | None = None
         self.recorded_at_launch: str | None = None
+        self.usage: UsageGate | None = None
+        self.launched_at = 0.0
+        """Wall-clock time of the last launch (a StopFailure mark newer than it is this Claude's)."""
         """The conversation recorded for the pane (or this claude-run) when the last Claude was launched."""
 
     # ------------------------------------------------------------------ plans
@@ -140,10 +149,15 @@ class Supervisor:
         for note in plan.notes:
             self.say(note)
         self.say(self.banner)
+        self.usage = UsageGate.of(
+            self.s.root, self.start_pane, self.me.pid, self.me.token, self.s.env, ignore=self.s.ignore_usage
+        )
         while True:
             if self.runner.stop_signal is not None:
                 self.say(f"Stopped by {signal_name(self.runner.stop_signal)}.")
                 return 128 + self.runner.stop_signal
+            if not self._wait_for_usage():
+                continue  # stopped while waiting: said above
             argv = launch_argv(
                 self.s.claude,
                 self.s.user_args,
@@ -156,6 +170,7 @@ class Supervisor:
             self.on_launch(self.launches)  # restarts so far: 0 at the first launch
             self.recorded_at_launch = lp.recorded(self.s.root, self.pane_of(), self.me)
             self.launches += 1
+            self.launched_at = time.time()
             outcome = self.runner.run(self.s.claude, argv, self.s.env)
             next_plan = self.after_exit(plan, outcome)
             if next_plan is None:
@@ -163,6 +178,47 @@ class Supervisor:
             plan = next_plan
             for note in plan.notes:
                 self.say(note)
+
+    def _wait_for_usage(self) -> bool:
+        """Before a launch: wait while a window of the credential is at the wait threshold. False when
+        a stop signal came meanwhile."""
+        wait = self.usage.before_launch() if self.usage else None
+        if wait is None or self.usage is None:
+            return True
+        self.say(f"Not starting Claude yet: {self.usage.describe(wait)}")
+        self.usage.park(wait)
+        if not self.runner.pause(max(0.0, wait.go_at - time.time())):
+            return False
+        self.usage.gone_on()
+        return True
+
+    def _after_usage_limit(self, plan: Plan, outcome: Outcome) -> Plan | bool | None:
+        """The next launch when *outcome* was a usage-limit stop (after waiting for the reset and the
+        agent's turn); None to exit (stopped meanwhile); False when it was no usage limit."""
+        if self.usage is None:
+            return False
+        wait = self.usage.after_exit(outcome.status, self.launched_at)
+        if wait is None:
+            return False
+        self.tracker.healthy_run(outcome.uptime)  # not a crash, and not counted as one
+        self.say(f"Claude exited with status {outcome.status}: {self.usage.describe(wait, stopped=True)}")
+        if not self.runner.pause(max(0.0, wait.go_at - time.time())) or self.runner.stop_signal is not None:
+            return None
+        self.usage.gone_on()
+        self.say("The usage window reopened: going on")
+        next_plan = lp.after_crash(
+            self.s.root,
+            self.me,
+            self.pane_of(),
+            self.s.cwd,
+            self.s.env,
+            launched=plan.resume,
+            recorded_at_launch=self.recorded_at_launch,
+            continuing=(plan.session, plan.prompt) if plan.session and plan.prompt else None,
+        )
+        if next_plan.resume and not next_plan.prompt:
+            next_plan.prompt = CONTINUE_PROMPT  # a resumed conversation goes on by itself, as Claude's own
+        return next_plan
 
     def _final_status(self, outcome: Outcome) -> int:
         if outcome.stopped_by is not None:
@@ -196,6 +252,9 @@ class Supervisor:
             self.restarts.spend()
             self.tracker.healthy_run(outcome.uptime)
             return restart
+        limited = self._after_usage_limit(plan, outcome)
+        if limited is not False:
+            return t.cast("Plan | None", limited)
         resumed = self._resumed(plan)
         if resumed and outcome.status == RESUME_REFUSED_STATUS and outcome.uptime <= self.s.resume_window:
             return Plan(

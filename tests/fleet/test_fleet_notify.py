@@ -124,7 +124,7 @@ def test_the_command_line_form(tmux: Tmux) -> None:
         text=True,
     )
     assert bad.returncode == 2 and bad.stderr.startswith(
-        "usage: python -m claude_shepherd.hooks.pane_notify {error|needs-you|working|done}"
+        "usage: python -m claude_shepherd.hooks.pane_notify {error|needs-you|limited|working|done}"
     )
     with pytest.raises(ValueError, match="unknown pane state 'bogus'"):
         pn.notify("bogus", env=tmux.pane_env(a))

@@ -1,0 +1,112 @@
+"""After a usage-limit reset, parked agents go on one at a time: the UserPromptSubmit hook holds Claude's own auto-continue.
+
+Interactively under a subscription, Claude waits out a usage limit by itself and, 30–90 s after the
+reset, continues: it sends ``Your claude.ai usage limit has reset. Continue the task…`` as a prompt
+— through the UserPromptSubmit hook, before the request (observed with the real CLI 2.1.328;
+tests/e2e/test_usage_windows.py). Every agent of the account does so within the same minute, and each
+resume re-sends its whole context. So this hook gives each parked agent a slot (supervisor.session
+.usage_windows.take_slot: the first at the reset, each next one ``$CLAUDE_USAGE_RESUME_INTERVAL``
+seconds later, 60 by default) and
+
+* within :data:`HOLD_MAX` seconds of its slot, waits for it and lets the prompt through;
+* later than that, in a fleet pane, blocks the prompt (nothing reaches the API) and leaves a process
+  of its own that types the same prompt into the pane at the slot (``claude-hook resume-at``); that
+  prompt comes back here at its slot and goes through;
+* outside a fleet there is nobody to type it: the prompt goes through (Claude's jitter is all the
+  spread there is).
+
+A hook must answer within its timeout (10 s; our deadline is 6 s), hence the block and the retyping
+rather than one long wait. Standard library only.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from claude_shepherd.hooks.locate import claimant, locate
+from claude_shepherd.hooks.protocol import parse_input
+from claude_shepherd.supervisor.session import pane_records, usage_windows
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import typing as t
+
+AUTO_CONTINUE = "usage limit has reset. Continue the task"
+"""What Claude's own auto-continue prompt says (``Your claude.ai usage limit has reset. Continue …``)."""
+HOLD_MAX = 4.0
+"""Seconds the hook itself waits for a slot (inside the hook deadline)."""
+RESUME_AT = "resume-at"
+"""``claude-hook resume-at SOCKET PANE EPOCH PROMPT``: internal, the process that types the prompt."""
+TYPE_SETTLE = 0.5
+
+
+def is_auto_continue(prompt: str) -> bool:
+    return AUTO_CONTINUE in prompt
+
+
+def hold(raw: bytes, env: t.Mapping[str, str], now: float | None = None) -> str | None:
+    """None: let the prompt through (after waiting for the slot, if it is near); else the block answer."""
+    inp = parse_input(raw)
+    prompt = inp.text("prompt")
+    if not is_auto_continue(prompt):
+        return None
+    now = time.time() if now is None else now
+    caller = locate(inp.cwd, env)
+    where = pane_records.spot(caller.pane, claimant(env, caller.pid, caller.token))
+    if where is None:
+        return None
+    agent = where[0]
+    credential = usage_windows.credential_of(env)
+    mark = usage_windows.limited_of(usage_windows.read_agent(caller.root, agent), now)
+    until = mark.get("until") if mark else None
+    reset = float(until) if isinstance(until, (int, float)) else now
+    slot = usage_windows.take_slot(
+        caller.root, credential, agent, reset, usage_windows.resume_interval(env), now
+    )
+    wait = slot - now
+    if wait <= HOLD_MAX or caller.pane is None:
+        if 0 < wait <= HOLD_MAX:
+            time.sleep(wait)
+        usage_windows.clear_limited(caller.root, agent)
+        return None
+    from claude_shepherd.supervisor.session.identity import fleet_socket
+    from claude_shepherd.supervisor.session.programs import spawn_later
+
+    socket = fleet_socket(env)
+    pane = env.get("TMUX_PANE", "")
+    main = os.path.join(os.path.dirname(os.path.abspath(__file__)), "__main__.py")
+    import sys
+
+    started = socket is not None and spawn_later(
+        [sys.executable, "-I", "-S", main, RESUME_AT, socket, pane, f"{slot:.3f}", prompt[:2000]], env, 0
+    )
+    if not started:
+        return None
+    import json
+
+    at = time.strftime("%H:%M:%S", time.localtime(slot))
+    reason = (
+        f"The usage window reopened; the fleet lets its parked agents go on one at a time, and this one "
+        f"goes on at {at} (the prompt is sent again then by itself; nothing to do)."
+    )
+    return json.dumps({"decision": "block", "reason": reason})
+
+
+def resume_at(args: list[str]) -> int:
+    """The detached process: at the slot, type the continue prompt into the pane (Ctrl-U first: a
+    blocked prompt is put back in Claude's input box)."""
+    from claude_shepherd.supervisor.session.programs import run_tmux
+
+    try:
+        socket, pane, when, prompt = args[0], args[1], float(args[2]), args[3]
+    except (IndexError, ValueError):
+        return 2
+    delay = when - time.time()
+    if delay > 0:
+        time.sleep(delay)
+    for keys in (["C-u"], ["-l", prompt]):
+        run_tmux(socket, ["send-keys", "-t", pane, *keys], os.environ)
+    time.sleep(TYPE_SETTLE)
+    run_tmux(socket, ["send-keys", "-t", pane, "Enter"], os.environ)
+    return 0

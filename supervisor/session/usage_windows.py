@@ -1,0 +1,510 @@
+"""The account's usage windows, per credential, as Claude Code reports them; and which agents they stopped.
+
+Claude Code shows a subscription's usage windows (a 5-hour window, a weekly one, per-model weeks…)
+only in the status line's ``rate_limits`` (OAuth or gateway logins; nothing under an API key), and
+only after a reply in that process. Every agent's status line hands us its copy, so the fleet keeps
+the latest reading of each window here, per *credential* — the agent's Claude config directory
+(``$CLAUDE_CONFIG_DIR``, else ``~/.claude``), which is what holds a login; its path names it, never a
+secret. Files under ``<sessions root>/.shepherd/usage/``:
+
+* ``credentials/<slug>.json``: ``{"credential": PATH, "windows": {NAME: {"used_percentage",
+  "resets_at", "seen_at"}}, "alerted": {NAME: [RESETS_AT, PERCENT…]}}``;
+* ``agents/<slug>.json``: ``{"agent": IDENTITY, "credential": PATH, "limited": {"until", "window",
+  "source", "since"}}`` — the fleet pane identity ``session:window:label`` (outside a fleet, the
+  claude-run's, as :func:`claude_shepherd.supervisor.session.pane_records.spot` names it);
+* ``resume-slots.json``: when each parked agent may go on (:func:`take_slot`).
+
+Windows are merged, never overwritten blindly: an idle agent's status line re-renders the reading of
+its last reply, so within one window period (same ``resets_at``) the use only grows, a later
+``resets_at`` starts a new period, and a window a reading leaves out is dropped once its reset passed.
+Written only when something changed (the status line runs on every render), never through a link.
+Standard library only: the status line and the hooks import it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+import zlib
+
+from claude_shepherd.supervisor.env import CONFIG_DIR_ENV
+from claude_shepherd.supervisor.session.index import INDEX_DIRNAME
+from claude_shepherd.supervisor.session.safe_fs import UnsafeFileError, open_dir, read_bytes
+from claude_shepherd.supervisor.session.store import write_atomic_at
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import typing as t
+    from pathlib import Path
+
+USAGE_DIRNAME = "usage"
+CREDENTIALS_DIRNAME = "credentials"
+AGENTS_DIRNAME = "agents"
+SLOTS_FILE = "resume-slots.json"
+RECORD_LIMIT = 16384
+MAX_WINDOWS = 16
+_WINDOW_NAME = re.compile(r"[a-z0-9_]{1,40}")
+MAX_EPOCH = 2**40
+
+ALERT_PERCENTS: tuple[float, ...] = (80.0, 95.0)
+"""Where a window alerts (once per window per reset); ``$CLAUDE_USAGE_ALERTS`` (``80,95``) tunes it."""
+WAIT_PERCENT = 95.0
+"""At or above this use, starts and relaunches wait for the window's reset (``$CLAUDE_USAGE_WAIT_PERCENT``)."""
+RESUME_INTERVAL = 60.0
+"""Seconds between two parked agents going on after a reset (``$CLAUDE_USAGE_RESUME_INTERVAL``)."""
+SLOT_GRACE = 60.0
+"""An agent asking again within this long after its slot gets the same slot (its retyped prompt)."""
+SAME_RESET = 300.0
+"""Resets this close are one: a reset read exactly, one parsed to the minute, "now" at an auto-continue."""
+LIMITED_GRACE = 15 * 60.0
+"""A ``limited`` record older than its reset by this much is stale (the agent went on, or is gone)."""
+
+ALERTS_ENV = "CLAUDE_USAGE_ALERTS"
+WAIT_PERCENT_ENV = "CLAUDE_USAGE_WAIT_PERCENT"
+RESUME_INTERVAL_ENV = "CLAUDE_USAGE_RESUME_INTERVAL"
+IGNORE_ENV = "CLAUDE_USAGE_IGNORE"
+"""``1``: start and relaunch without waiting for a closed window (the flag ``--ignore-usage-limits``)."""
+
+
+# --------------------------------------------------------------------------- credentials
+
+
+def credential_of(env: t.Mapping[str, str]) -> str:
+    """The agent's Claude config directory: ``$CLAUDE_CONFIG_DIR`` (absolute), else ``$HOME/.claude``."""
+    configured = env.get(CONFIG_DIR_ENV, "")
+    if configured and os.path.isabs(configured):
+        return os.path.normpath(configured)
+    home = env.get("HOME", "") or os.path.expanduser("~")
+    return os.path.normpath(os.path.join(home, ".claude"))
+
+
+def file_name(name: str) -> str:
+    """A file name for *name* (a path, an identity): a readable part and a checksum."""
+    readable = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_.")[:80] or "x"
+    return f"{readable}-{zlib.crc32(name.encode()):08x}.json"
+
+
+def shown_credential(path: str, home: str | None = None) -> str:
+    """*path* with the home directory written ``~``."""
+    home = home if home is not None else os.path.expanduser("~")
+    if home and home != "/" and (path == home or path.startswith(home.rstrip("/") + "/")):
+        return "~" + path[len(home.rstrip("/")) :]
+    return path
+
+
+# --------------------------------------------------------------------------- reading the status line
+
+
+def _number(value: t.Any, most: float) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    value = float(value)
+    return value if 0 <= value <= most else None  # NaN fails both comparisons
+
+
+def windows_of(data: t.Mapping[str, t.Any]) -> dict[str, dict[str, float]] | None:
+    """The status input's ``rate_limits`` as ``{name: {used_percentage, resets_at}}``; None when it has
+    none (an API key, or no reply yet in this process): then nothing is known, not "nothing used"."""
+    limits = data.get("rate_limits")
+    if not isinstance(limits, dict):
+        return None
+    out: dict[str, dict[str, float]] = {}
+    for name, window in list(limits.items())[:MAX_WINDOWS]:
+        if not isinstance(name, str) or not _WINDOW_NAME.fullmatch(name) or not isinstance(window, dict):
+            continue
+        used = _number(window.get("used_percentage"), 1000.0)
+        resets = _number(window.get("resets_at"), MAX_EPOCH)
+        if used is None or resets is None:
+            continue
+        out[name] = {"used_percentage": min(used, 100.0), "resets_at": resets}
+    return out
+
+
+def merge(
+    before: t.Mapping[str, t.Any], reading: t.Mapping[str, t.Mapping[str, float]], now: float
+) -> dict[str, dict[str, float]]:
+    """The windows after *reading* (see the module's rules); ``seen_at`` moves only with a change."""
+    out: dict[str, dict[str, float]] = {}
+    for name, old in before.items():
+        if not isinstance(old, dict) or name in reading:
+            continue
+        resets = _number(old.get("resets_at"), MAX_EPOCH)
+        if resets is not None and resets > now:  # not in this reading, not reset yet: still true
+            out[name] = dict(old)
+    for name, new in reading.items():
+        old = before.get(name) if isinstance(before.get(name), dict) else None
+        old_resets = _number(old.get("resets_at"), MAX_EPOCH) if old else None
+        old_used = _number(old.get("used_percentage"), 100.0) if old else None
+        if old is not None and old_resets is not None and old_used is not None:
+            if new["resets_at"] < old_resets - 1 and old_resets > now:
+                out[name] = dict(old)  # an older period's reading, re-rendered: keep ours
+                continue
+            if abs(new["resets_at"] - old_resets) <= 1 and new["used_percentage"] <= old_used:
+                out[name] = dict(old)  # the same period, no more used than we know
+                continue
+        out[name] = {**new, "seen_at": round(now, 3)}
+    return out
+
+
+# --------------------------------------------------------------------------- files
+
+
+def _dict(value: t.Any) -> dict[str, t.Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _dir(root: Path, folder: str | None = None) -> str:
+    parts = [str(root), INDEX_DIRNAME, USAGE_DIRNAME] + ([folder] if folder else [])
+    return os.path.join(*parts)
+
+
+def _read(root: Path, folder: str | None, name: str) -> dict[str, t.Any] | None:
+    try:
+        fd = open_dir(_dir(root, folder))
+    except (OSError, UnsafeFileError):
+        return None
+    try:
+        data = json.loads(read_bytes(name, limit=RECORD_LIMIT, dir_fd=fd))
+    except (OSError, UnsafeFileError, ValueError, RecursionError):
+        return None
+    finally:
+        os.close(fd)
+    return data if isinstance(data, dict) else None
+
+
+def _write(root: Path, folder: str | None, name: str, record: t.Mapping[str, t.Any]) -> bool:
+    from claude_shepherd.supervisor.session import root_gitignore
+
+    try:
+        root_gitignore.ensure(os.path.join(str(root), root_gitignore.GITIGNORE))
+        os.makedirs(_dir(root, folder), exist_ok=True)
+        fd = open_dir(_dir(root, folder))
+    except (OSError, UnsafeFileError):
+        return False
+    try:
+        write_atomic_at(fd, name, json.dumps(record, sort_keys=True) + "\n")
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def read_credential(root: Path, credential: str) -> dict[str, t.Any] | None:
+    data = _read(root, CREDENTIALS_DIRNAME, file_name(credential))
+    return data if data is not None and data.get("credential") == credential else None
+
+
+def read_credentials(root: Path) -> list[dict[str, t.Any]]:
+    """Every credential's record under *root*, by path."""
+    try:
+        names = sorted(os.listdir(_dir(root, CREDENTIALS_DIRNAME)))
+    except OSError:
+        return []
+    out = []
+    for name in names[:256]:
+        data = _read(root, CREDENTIALS_DIRNAME, name)
+        if (
+            data is not None
+            and isinstance(data.get("credential"), str)
+            and isinstance(data.get("windows"), dict)
+        ):
+            out.append(data)
+    return out
+
+
+def read_agent(root: Path, agent: str) -> dict[str, t.Any] | None:
+    data = _read(root, AGENTS_DIRNAME, file_name(agent))
+    return data if data is not None and data.get("agent") == agent else None
+
+
+def note_reading(
+    root: Path, credential: str, reading: t.Mapping[str, t.Mapping[str, float]], now: float | None = None
+) -> tuple[dict[str, t.Any], list[tuple[str, float, float]]]:
+    """Merge a status line's *reading* into *credential*'s record; written only when it changed.
+
+    Returns the record and the alerts it crossed into: ``(window, percent, resets_at)`` for each
+    threshold of :func:`alert_percents` a window reached for the first time in its period. A change
+    is merged again under the credential's lock (``fcntl``), so that of two agents whose status
+    lines see the same crossing at once, one alerts.
+    """
+    now = time.time() if now is None else now
+    record, crossed, changed = _merged(read_credential(root, credential) or {}, credential, reading, now)
+    if not changed:
+        return record, crossed
+    import fcntl
+
+    try:
+        os.makedirs(_dir(root, CREDENTIALS_DIRNAME), exist_ok=True)
+        lock = os.open(
+            os.path.join(_dir(root, CREDENTIALS_DIRNAME), "." + file_name(credential) + ".lock"),
+            os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC,
+            0o600,
+        )
+    except OSError:
+        return record, []
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        record, crossed, changed = _merged(read_credential(root, credential) or {}, credential, reading, now)
+        if changed:
+            _write(root, CREDENTIALS_DIRNAME, file_name(credential), record)
+        return record, crossed
+    finally:
+        os.close(lock)
+
+
+def _merged(
+    before: t.Mapping[str, t.Any], credential: str, reading: t.Mapping[str, t.Mapping[str, float]], now: float
+) -> tuple[dict[str, t.Any], list[tuple[str, float, float]], bool]:
+    """The record after *reading*, the alerts it crosses into, and whether it changed."""
+    old_windows = _dict(before.get("windows"))
+    windows = merge(old_windows, reading, now)
+    alerted_before = _dict(before.get("alerted"))
+    alerted: dict[str, list[float]] = {}
+    crossed: list[tuple[str, float, float]] = []
+    percents = alert_percents()
+    for name, window in windows.items():
+        previous = alerted_before.get(name)
+        done = (
+            previous[1:]
+            if isinstance(previous, list) and previous and previous[0] == window["resets_at"]
+            else []
+        )
+        for percent in percents:
+            if window["used_percentage"] >= percent and percent not in done:
+                done = [*done, percent]
+                crossed.append((name, percent, window["resets_at"]))
+        if done:
+            alerted[name] = [window["resets_at"], *done]
+    record = {"credential": credential, "windows": windows, "alerted": alerted}
+    changed = record != {"credential": credential, "windows": old_windows, "alerted": alerted_before}
+    return record, crossed, changed
+
+
+def note_agent(root: Path, agent: str, credential: str) -> dict[str, t.Any]:
+    """Record that *agent* uses *credential* (written only when that is news); returns its record."""
+    before = read_agent(root, agent)
+    if before is not None and before.get("credential") == credential:
+        return before
+    record = {"agent": agent, "credential": credential}
+    _write(root, AGENTS_DIRNAME, file_name(agent), record)
+    return record
+
+
+def note_limited(
+    root: Path,
+    agent: str,
+    credential: str,
+    until: float | None,
+    window: str,
+    source: str,
+    now: float | None = None,
+) -> dict[str, t.Any]:
+    """*agent* hit *window*'s limit; it reopens at *until* (known from *source*: ``reading`` or
+    ``message``; None: unknown)."""
+    now = time.time() if now is None else now
+    limited = {"until": until, "window": window, "source": source, "since": round(now, 3)}
+    record = {"agent": agent, "credential": credential, "limited": limited}
+    _write(root, AGENTS_DIRNAME, file_name(agent), record)
+    return record
+
+
+def clear_limited(root: Path, agent: str) -> None:
+    """*agent* goes on: its ``limited`` mark goes (its credential stays)."""
+    before = read_agent(root, agent)
+    if before is not None and "limited" in before:
+        _write(root, AGENTS_DIRNAME, file_name(agent), {k: v for k, v in before.items() if k != "limited"})
+
+
+def limited_of(record: t.Mapping[str, t.Any] | None, now: float | None = None) -> dict[str, t.Any] | None:
+    """The agent's ``limited`` mark while it stands (until its reset plus :data:`LIMITED_GRACE`)."""
+    limited = record.get("limited") if record else None
+    if not isinstance(limited, dict):
+        return None
+    now = time.time() if now is None else now
+    until = _number(limited.get("until"), MAX_EPOCH)
+    since = _number(limited.get("since"), MAX_EPOCH) or 0.0
+    if until is None:
+        return limited if now - since < LIMITED_GRACE else None
+    return limited if now < until + LIMITED_GRACE else None
+
+
+# --------------------------------------------------------------------------- the reset
+
+
+_RESET = re.compile(
+    r"resets\s+(?:(?P<month>[A-Z][a-z]{2})\s+(?P<day>\d{1,2}),\s+)?(?P<hour>\d{1,2})(?::(?P<minute>\d{2}))?\s*(?P<ampm>am|pm)",
+)
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+_WINDOW_WORDS = {"5-hour": "five_hour", "weekly": "seven_day"}
+
+
+def parse_message(message: str, now: float | None = None) -> tuple[str, float | None]:
+    """The window and the reset of Claude's ``You've hit your 5-hour limit · resets 3:47pm (UTC)`` (or
+    ``… weekly limit · resets Nov 27, 11:48pm (UTC)``), in local time as Claude prints it; the reset is
+    the next such moment after *now* (None when the text has none)."""
+    now = time.time() if now is None else now
+    kind = re.search(r"hit your ([\w-]+(?: [\w-]+)*?) limit", message)
+    window = (
+        _WINDOW_WORDS.get(kind.group(1), kind.group(1).replace(" ", "_").replace("-", "_"))
+        if kind
+        else "unknown"
+    )
+    match = _RESET.search(message)
+    if match is None:
+        return window, None
+    hour = int(match.group("hour")) % 12 + (12 if match.group("ampm") == "pm" else 0)
+    minute = int(match.group("minute") or 0)
+    if hour > 23 or minute > 59:
+        return window, None
+    local = time.localtime(now)
+    year, month, day = local.tm_year, local.tm_mon, local.tm_mday
+    if match.group("month") in _MONTHS:
+        month, day = _MONTHS.index(match.group("month")) + 1, int(match.group("day"))
+    try:
+        when = time.mktime((year, month, day, hour, minute, 0, 0, 0, -1))
+        if when <= now - 60:
+            when = (
+                time.mktime((year + 1, month, day, hour, minute, 0, 0, 0, -1))
+                if match.group("month")
+                else when + 86400
+            )
+    except (OverflowError, ValueError):
+        return window, None
+    return window, when
+
+
+def closed(
+    windows: t.Mapping[str, t.Any], percent: float, now: float | None = None
+) -> tuple[str, float, float] | None:
+    """The window at or above *percent* that reopens last, as ``(name, used, resets_at)``; None when
+    every window known is below it (or has reset)."""
+    now = time.time() if now is None else now
+    worst: tuple[str, float, float] | None = None
+    for name, window in windows.items():
+        if not isinstance(window, dict):
+            continue
+        used = _number(window.get("used_percentage"), 100.0)
+        resets = _number(window.get("resets_at"), MAX_EPOCH)
+        if used is None or resets is None or used < percent or resets <= now:
+            continue
+        if worst is None or resets > worst[2]:
+            worst = (name, used, resets)
+    return worst
+
+
+def clock(epoch: float, now: float | None = None) -> str:
+    """``15:47`` (local time) for a moment within a day, else ``Nov 27 15:47``."""
+    now = time.time() if now is None else now
+    local = time.localtime(epoch)
+    if abs(epoch - now) < 20 * 3600:
+        return time.strftime("%H:%M", local)
+    return time.strftime("%b %d %H:%M", local)
+
+
+# --------------------------------------------------------------------------- tuning
+
+
+def _env(env: t.Mapping[str, str] | None) -> t.Mapping[str, str]:
+    return os.environ if env is None else env
+
+
+def alert_percents(env: t.Mapping[str, str] | None = None) -> tuple[float, ...]:
+    raw = _env(env).get(ALERTS_ENV, "")
+    if not raw.strip():
+        return ALERT_PERCENTS
+    out = []
+    for part in raw.split(","):
+        try:
+            value = float(part)
+        except ValueError:
+            continue
+        if 0 < value <= 100:
+            out.append(value)
+    return tuple(sorted(out))
+
+
+def _tuned(env: t.Mapping[str, str] | None, name: str, default: float, most: float) -> float:
+    from claude_shepherd.supervisor.session.numbers import parse_decimal
+
+    value = parse_decimal(_env(env).get(name, "").strip(), maximum=most)
+    return default if value is None else value
+
+
+def wait_percent(env: t.Mapping[str, str] | None = None) -> float:
+    return _tuned(env, WAIT_PERCENT_ENV, WAIT_PERCENT, 100.0)
+
+
+def resume_interval(env: t.Mapping[str, str] | None = None) -> float:
+    return _tuned(env, RESUME_INTERVAL_ENV, RESUME_INTERVAL, 24 * 3600.0)
+
+
+def ignored(env: t.Mapping[str, str] | None = None) -> bool:
+    return _env(env).get(IGNORE_ENV, "") == "1"
+
+
+# --------------------------------------------------------------------------- going on, one at a time
+
+
+def take_slot(
+    root: Path, credential: str, agent: str, reset: float, interval: float, now: float | None = None
+) -> float:
+    """When *agent*, parked by *credential*'s window that reopens at *reset*, may go on.
+
+    The first agent to ask goes at the reset, each next one *interval* seconds after the one before
+    (each resume re-sends a whole context: all at once would spend the fresh window at once). The
+    slots are one small file, taken under an ``fcntl`` lock; asking again gives the same slot.
+    An agent that asks after its slot would have come goes at once, and the next one *interval* after
+    that: the slots space the agents' actual going on (Claude's own jitter puts them 30–90 s after
+    the reset, in any order).
+    """
+    import fcntl
+
+    now = time.time() if now is None else now
+    try:
+        os.makedirs(_dir(root), exist_ok=True)
+        fd = os.open(
+            os.path.join(_dir(root), SLOTS_FILE + ".lock"),
+            os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC,
+            0o600,
+        )
+    except OSError:
+        return reset  # no shared record: go at the reset (Claude's own jitter still spreads it)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        slots = _read(root, None, SLOTS_FILE) or {}
+        mine = slots.get(credential) if isinstance(slots.get(credential), dict) else None
+        known = _number(mine.get("reset"), MAX_EPOCH) if mine is not None else None
+        if mine is None or known is None or abs(known - reset) > SAME_RESET:
+            mine = {"reset": reset, "agents": {}}
+        agents = mine["agents"] if isinstance(mine.get("agents"), dict) else {}
+        taken = _number(agents.get(agent), MAX_EPOCH)
+        if taken is not None and now <= max(taken, reset) + SLOT_GRACE:
+            return max(taken, reset)  # asked again (a retyped prompt), or parked again before its turn
+        last = max((v for v in agents.values() if _number(v, MAX_EPOCH) is not None), default=None)
+        slot = max(reset if last is None else max(last + interval, reset), now)  # never in the past
+        agents[agent] = round(slot, 3)
+        mine["agents"] = agents
+        slots = {k: v for k, v in slots.items() if isinstance(v, dict) and _slots_live(v, now)}
+        slots[credential] = mine
+        _write(root, None, SLOTS_FILE, slots)
+        return slot
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def _slots_live(entry: t.Mapping[str, t.Any], now: float) -> bool:
+    agents = entry.get("agents")
+    latest = (
+        max((v for v in agents.values() if isinstance(v, (int, float))), default=0.0)
+        if isinstance(agents, dict)
+        else 0.0
+    )
+    return now - latest < 24 * 3600
+
+
+def read_slots(root: Path) -> dict[str, t.Any]:
+    """The slots file (for ``fleet status``: who goes on when)."""
+    return _read(root, None, SLOTS_FILE) or {}

@@ -1,0 +1,191 @@
+"""Usage windows per credential: the status line records them, a usage-limit StopFailure parks the agent.
+
+Through the real ``claude-hook`` console script, on payloads recorded from Claude Code 2.1.328
+(tests/e2e/recorded/): the status line's ``rate_limits`` under OAuth (none under an API key) and the
+StopFailure hook's ``rate_limit``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+from support.hooks import hook_env, run
+
+from claude_shepherd.supervisor.session import pane_records, usage_windows
+from claude_shepherd.supervisor.session.identity import start_token
+
+RECORDED = Path(__file__).parent.parent / "e2e" / "recorded"
+
+
+def recorded(name: str, project: Path, **changes: object) -> dict:
+    data = json.loads((RECORDED / f"{name}.json").read_text())
+    data.update(cwd=str(project), **changes)
+    return data
+
+
+@pytest.fixture
+def env(project: Path) -> dict[str, str]:
+    return hook_env(project, CLAUDE_CONFIG_DIR=str(project.parent / "config-a"))
+
+
+def me() -> str:
+    where = pane_records.spot(None, (os.getpid(), start_token(os.getpid())))
+    assert where is not None
+    return where[0]
+
+
+def credential_file(project: Path, credential: str) -> Path:
+    return project / "sessions" / ".shepherd" / "usage" / "credentials" / usage_windows.file_name(credential)
+
+
+def test_the_status_line_records_each_window_per_credential_and_writes_only_a_change(
+    project: Path, env: dict[str, str]
+) -> None:
+    root, credential = project / "sessions", str(project.parent / "config-a")
+    soon = time.time() + 3600
+    line = recorded("statusline.oauth", project)
+    line["rate_limits"]["five_hour"]["resets_at"] = soon
+    line["rate_limits"]["seven_day"]["resets_at"] = soon + 500000
+    line["rate_limits"]["seven_day_opus"] = {"used_percentage": 3, "resets_at": soon + 400000}  # any window
+    done = run("status-line", line, env, cwd=project)
+    assert done.returncode == 0 and done.stderr == ""
+    record = usage_windows.read_credential(root, credential)
+    assert record is not None
+    windows = record["windows"]
+    assert {k: (v["used_percentage"], v["resets_at"]) for k, v in windows.items()} == {
+        "five_hour": (42, soon), "seven_day": (17, soon + 500000), "seven_day_opus": (3, soon + 400000)
+    }  # fmt: skip
+    assert usage_windows.read_agent(root, me()) == {"agent": me(), "credential": credential}
+    written = credential_file(project, credential).stat()
+    run("status-line", line, env, cwd=project)
+    assert credential_file(project, credential).stat().st_ino == written.st_ino, "rewritten without a change"
+
+    stale = json.loads(json.dumps(line))
+    stale["rate_limits"]["five_hour"]["used_percentage"] = 30  # an idle agent's older reading
+    run("status-line", stale, env, cwd=project)
+    assert usage_windows.read_credential(root, credential)["windows"]["five_hour"]["used_percentage"] == 42
+    line["rate_limits"]["five_hour"]["used_percentage"] = 96
+    run("status-line", line, env, cwd=project)
+    assert usage_windows.read_credential(root, credential)["windows"]["five_hour"]["used_percentage"] == 96
+
+    other = hook_env(project, CLAUDE_CONFIG_DIR=str(project.parent / "config-b"))
+    run("status-line", recorded("statusline.api_key", project), other, cwd=project)
+    assert usage_windows.read_credential(root, str(project.parent / "config-b")) is None, (
+        "no windows: no reading"
+    )
+    assert usage_windows.read_agent(root, me())["credential"] == str(project.parent / "config-b")
+
+
+def test_a_usage_limit_stop_failure_parks_the_agent_until_the_reset_it_read(
+    project: Path, env: dict[str, str]
+) -> None:
+    root = project / "sessions"
+    reset = int(time.time()) + 1800
+    limited = recorded("statusline-limited.oauth", project)
+    limited["rate_limits"]["five_hour"]["resets_at"] = reset
+    run("status-line", limited, env, cwd=project)
+    done = run("stop-failure", recorded("stopfailure-rate-limit.oauth", project), env, cwd=project)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    mark = usage_windows.limited_of(usage_windows.read_agent(root, me()))
+    assert mark is not None and (mark["until"], mark["window"], mark["source"]) == (
+        reset,
+        "five_hour",
+        "reading",
+    )
+
+    # A reading that shows the window open again clears the mark.
+    limited["rate_limits"]["five_hour"] = {"used_percentage": 2, "resets_at": reset + 18000}
+    run("status-line", limited, env, cwd=project)
+    assert usage_windows.limited_of(usage_windows.read_agent(root, me())) is None
+
+
+def test_without_a_reading_the_reset_is_parsed_from_claudes_message(
+    project: Path, env: dict[str, str]
+) -> None:
+    root = project / "sessions"
+    at = time.localtime(time.time() + 2 * 3600)
+    hour = at.tm_hour % 12 or 12
+    text = f"You've hit your 5-hour limit · resets {hour}:{at.tm_min:02d}{'pm' if at.tm_hour >= 12 else 'am'} (UTC)"
+    run(
+        "stop-failure",
+        recorded("stopfailure-rate-limit.oauth", project, last_assistant_message=text),
+        env,
+        cwd=project,
+    )
+    mark = usage_windows.limited_of(usage_windows.read_agent(root, me()))
+    assert mark is not None and mark["source"] == "message" and mark["window"] == "five_hour"
+    assert 0 <= mark["until"] - (time.time() + 2 * 3600) <= 60  # the end of the minute printed
+
+
+def test_other_stop_failures_park_nothing(project: Path, env: dict[str, str]) -> None:
+    for name in ("stopfailure-rate-limit.api_key", "stopfailure-server-error.api_key"):
+        done = run("stop-failure", recorded(name, project), env, cwd=project)
+        assert (done.returncode, done.stdout) == (0, "")
+    assert usage_windows.read_agent(project / "sessions", me()) is None
+
+
+def test_the_weekly_message_names_its_day() -> None:
+    now = time.mktime((2026, 11, 25, 12, 0, 0, 0, 0, -1))
+    window, when = usage_windows.parse_message(
+        "You've hit your weekly limit · resets Nov 27, 11:48pm (UTC)", now
+    )
+    assert window == "seven_day"
+    assert when is not None and time.localtime(when)[:5] == (2026, 11, 27, 23, 48)
+
+
+def test_slots_go_one_at_a_time(tmp_path: Path) -> None:
+    reset = time.time() + 100
+    slots = [usage_windows.take_slot(tmp_path, "/c", f"a{n}", reset, 30.0) for n in range(3)]
+    assert slots == [
+        pytest.approx(reset, abs=0.01),
+        pytest.approx(reset + 30, abs=0.01),
+        pytest.approx(reset + 60, abs=0.01),
+    ]
+    assert usage_windows.take_slot(tmp_path, "/c", "a1", reset, 30.0) == slots[1], (
+        "asking again: the same slot"
+    )
+    assert usage_windows.take_slot(tmp_path, "/other", "b", reset, 30.0) == pytest.approx(reset, abs=0.01)
+    again = usage_windows.take_slot(tmp_path, "/c", "a0", reset + 40, 30.0)
+    assert again == pytest.approx(reset + 40, abs=0.01), "parked again by a later reset: never before it"
+    late = time.time() + 500  # asked long after the slot it would get: at once, and the next after it
+    assert usage_windows.take_slot(tmp_path, "/late", "a", reset, 30.0, now=late) == pytest.approx(
+        late, abs=0.01
+    )
+    assert usage_windows.take_slot(tmp_path, "/late", "b", reset, 30.0, now=late + 1) == pytest.approx(
+        late + 30, abs=0.01
+    )
+
+
+AUTO_CONTINUE = (
+    "Your claude.ai usage limit has reset. Continue the task you were working on when the limit was reached; "
+    "do not repeat work that is already complete."
+)
+"""Claude's own auto-continue prompt, as the UserPromptSubmit hook got it from CLI 2.1.328."""
+
+
+def test_outside_a_fleet_the_auto_continue_goes_through_in_its_slot_and_the_mark_goes(
+    project: Path, env: dict[str, str]
+) -> None:
+    root, credential = project / "sessions", str(project.parent / "config-a")
+    reset = time.time() - 5
+    usage_windows.note_limited(root, me(), credential, reset, "five_hour", "reading")
+    usage_windows.take_slot(root, credential, "someone else", reset, 2.0)  # the first went: ours is 2 s later
+    prompt = recorded("userpromptsubmit-input", project, prompt=AUTO_CONTINUE)
+    began = time.monotonic()
+    done = run("user-prompt-submit", prompt, {**env, "CLAUDE_USAGE_RESUME_INTERVAL": "2"}, cwd=project)
+    assert (done.returncode, done.stdout) == (0, "")
+    assert time.monotonic() - began >= 1.5, "held until its slot"
+    assert usage_windows.read_agent(root, me())["credential"] == credential
+    assert "limited" not in usage_windows.read_agent(root, me())
+
+
+def test_an_ordinary_prompt_is_never_held(project: Path, env: dict[str, str]) -> None:
+    root, credential = project / "sessions", str(project.parent / "config-a")
+    usage_windows.note_limited(root, me(), credential, time.time() + 3600, "five_hour", "reading")
+    done = run("user-prompt-submit", recorded("userpromptsubmit-input", project), env, cwd=project)
+    assert (done.returncode, done.stdout) == (0, "")
+    assert usage_windows.limited_of(usage_windows.read_agent(root, me())) is not None

@@ -1,0 +1,96 @@
+"""claude-run at a usage limit: not a crash, no relaunch into a closed window, and no start above the threshold.
+
+The stand-in Claude plays what the real CLI does (tests/e2e/test_usage_windows.py pins it): its
+status line reports the windows, its StopFailure hook runs (``setsid -f``-detached, as installed)
+and ``claude -p`` exits 1.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+from support.claude_run import BIN, FakeClaude
+
+from claude_shepherd.supervisor.claude_run.usage_wait import CONTINUE_PROMPT
+from claude_shepherd.supervisor.session import usage_windows
+
+pytestmark = pytest.mark.slow  # waits for windows to reopen, seconds each
+
+SID = "5f0c1d2e-aaaa-bbbb-cccc-000000000001"
+LIMIT_TEXT = "You've hit your 5-hour limit · resets 3:47pm (UTC)"
+
+
+def status_line(cwd: Path, resets_at: float, used: float = 100) -> dict:
+    rate_limits = {"five_hour": {"used_percentage": used, "resets_at": resets_at},
+                   "seven_day": {"used_percentage": 40, "resets_at": resets_at + 500000}}  # fmt: skip
+    return {"session_id": SID, "cwd": str(cwd), "rate_limits": rate_limits}
+
+
+def limited(cwd: Path, resets_at: float, *, hook: bool = True) -> list[dict]:
+    """A Claude that reads the window at 100 % and stops at the limit: StopFailure (detached), exit 1."""
+    steps: list[dict] = [
+        {"transcript": SID},
+        {"run": [str(BIN / "claude-hook"), "status-line"], "stdin": json.dumps(status_line(cwd, resets_at))},
+    ]
+    if hook:
+        stop = {
+            "hook_event_name": "StopFailure",
+            "error": "rate_limit",
+            "last_assistant_message": LIMIT_TEXT,
+            "cwd": str(cwd),
+        }
+        steps.append(
+            {"run": ["setsid", "-f", str(BIN / "claude-hook"), "stop-failure"], "stdin": json.dumps(stop)}
+        )
+    return [*steps, {"exit": 1}]
+
+
+@pytest.mark.parametrize("hook", [True, False], ids=["stop-failure-mark", "reading-only"])
+def test_a_usage_limit_is_waited_out_not_counted_as_a_crash(
+    fake: FakeClaude, start_run, workdir: Path, hook: bool
+) -> None:
+    """Two usage-limit exits in a row under a crash limit of 2: a crash loop would give up; claude-run
+    waits each reset out and goes on (the third Claude exits 0)."""
+    t0, m0 = time.time(), time.monotonic()  # the stand-in logs monotonic times
+    fake.plan(limited(workdir, t0 + 3, hook=hook), limited(workdir, t0 + 7, hook=hook), [{"exit": 0}])
+    run = start_run(env={"CLAUDE_RUN_CRASH_LIMIT": "2", "CLAUDE_USAGE_RESUME_INTERVAL": "0"})
+    assert run.wait(timeout=60) == 0, run.text
+    _, second, third = fake.wait_starts(3)
+    assert second["t"] >= m0 + 3 - 0.1 and third["t"] >= m0 + 7 - 0.1, "relaunched into a closed window"
+    assert "usage limit" in run.text or "window at 100 %" in run.text
+    assert "(crash " not in run.text and "giving up" not in run.text, run.text
+    argv = third["argv"]
+    assert argv[argv.index("--resume") + 1] == SID, "the same conversation goes on"
+    assert CONTINUE_PROMPT in argv
+    assert ("the reset read from the credential" in run.text) == hook
+
+
+def test_a_window_above_the_threshold_holds_the_launch_until_its_reset(
+    fake: FakeClaude, start_run, workdir: Path, run_env: dict[str, str]
+) -> None:
+    credential = run_env["CLAUDE_CONFIG_DIR"]
+    reset, m0 = time.time() + 3, time.monotonic()
+    usage_windows.note_reading(
+        workdir / "sessions", credential, {"five_hour": {"used_percentage": 96, "resets_at": reset}}
+    )
+    fake.plan([{"exit": 0}])
+    run = start_run()
+    run.expect("Not starting Claude yet: the five_hour window of ")
+    assert run.wait(timeout=60) == 0
+    (start,) = fake.wait_starts(1)
+    assert start["t"] >= m0 + 3 - 0.1
+    assert "(--ignore-usage-limits or CLAUDE_USAGE_IGNORE=1 starts it at once)" in run.text
+
+
+def test_ignore_usage_limits_starts_at_once(
+    fake: FakeClaude, start_run, workdir: Path, run_env: dict[str, str]
+) -> None:
+    usage_windows.note_reading(workdir / "sessions", run_env["CLAUDE_CONFIG_DIR"],
+                               {"five_hour": {"used_percentage": 99, "resets_at": time.time() + 3600}})  # fmt: skip
+    fake.plan([{"exit": 0}])
+    run = start_run("--ignore-usage-limits")
+    assert run.wait(timeout=30) == 0
+    assert "Not starting Claude yet" not in run.text
