@@ -38,7 +38,7 @@ from claude_shepherd.fleet.tmux import (
     list_panes,
 )
 from claude_shepherd.hooks import alerts
-from claude_shepherd.supervisor.env import FLEET_NOTIFY_COMMAND_ENV, TMUX_ENV
+from claude_shepherd.supervisor.env import FLEET_NOTIFY_COMMAND_ENV, TMUX_ENV, WORKTREE_ENV
 from claude_shepherd.supervisor.errors import ShepherdError
 from claude_shepherd.supervisor.session.fields import F
 from claude_shepherd.supervisor.session.identity import owner_alive
@@ -110,8 +110,16 @@ class StartResult:
 
 
 def pane_argv(layout: Layout, window: WindowSpec, pane: PaneSpec) -> list[str]:
-    """The pane's process: ``/bin/sh -c SCRIPT``, or nothing for tmux's default shell."""
+    """The pane's process: ``/bin/sh -c SCRIPT``, or nothing for tmux's default shell.
+
+    A pane in a worktree exports its name first (``$CLAUDE_RUN_WORKTREE``: its claude-run passes
+    ``--worktree NAME`` to Claude). It is part of the pane's command, so a respawn of the pane with the
+    command it was made with (``fleet doctor --fix``, the watch) keeps it.
+    """
     script = pane_script(layout, window, pane)
+    if pane.worktree is not None:
+        body = script if script is not None else 'exec "${SHELL:-/bin/sh}"'
+        script = f"export {WORKTREE_ENV}={shlex.quote(pane.worktree)}\n{body}"
     return [] if script is None else [PANE_SHELL, "-c", script]
 
 

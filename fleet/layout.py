@@ -72,9 +72,9 @@ HONOURED_KEYS: tuple[str, ...] = (
     "notify_on",
     "budget",
 )
-WINDOW_KEYS: tuple[str, ...] = ("layout", "root", "pre", "panes", "host", "budget")
-PANE_KEYS: tuple[str, ...] = ("commands", "budget")
-"""The keys of a labelled pane written as a mapping (``LABEL: {commands: ..., budget: ...}``)."""
+WINDOW_KEYS: tuple[str, ...] = ("layout", "root", "pre", "panes", "host", "budget", "worktree")
+PANE_KEYS: tuple[str, ...] = ("commands", "budget", "worktree")
+"""The keys of a labelled pane written as a mapping (``LABEL: {commands: ..., budget: ..., worktree: ...}``)."""
 BUDGET_PERIODS: tuple[str, ...] = ("life", "day", "week")
 MAX_BUDGET = 1e6
 
@@ -146,6 +146,9 @@ class PaneSpec(_Frozen):
     budget: Budget | None = None
     label_from_command: bool = False
     """The label was found in a ``tmux set-option ... @pane_label`` command (bash-era)."""
+    worktree: str | None = None
+    """The git worktree its Claude runs in (``claude -w NAME``), resolved: the pane's own ``worktree:``,
+    else its window's, named after the agent when ``true`` (:func:`_worktrees`); None: the checkout."""
     line: int | None = None
 
     @property
@@ -169,6 +172,8 @@ class WindowSpec(_Frozen):
     root_line: int | None = None
     """The line of the window's own ``root:``; None when it inherits the layout's."""
     budget: Budget | None = None
+    worktree: bool | str | None = None
+    """The window's ``worktree:`` as written (each agent pane's own is resolved into :attr:`PaneSpec.worktree`)."""
 
 
 class Layout(_Frozen):
@@ -420,11 +425,28 @@ def _budget_written(budget: Budget | None) -> dict[str, t.Any]:
     return {} if budget is None else {"budget": budget.written()}
 
 
+WORKTREE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
+"""A worktree name: one safe git ref component and folder name (``worktree-NAME`` is its branch)."""
+
+
+def worktree_value(value: t.Any, what: str) -> bool | str | None:
+    """A ``worktree:`` as written: ``true`` (named after the agent), ``false`` (none), or a NAME."""
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, str) and WORKTREE_NAME.fullmatch(value):
+        return value
+    raise ValueError(
+        f"{what}: {value!r} is neither true, false nor a worktree name (letters, digits, - and _, "
+        f"starting with a letter or digit, at most 64)"
+    )
+
+
 class _RawPane(BaseModel):
     model_config = ConfigDict(extra="forbid")
     label: str | None = None
     commands: list[str] = []
     budget: Budget | None = None
+    worktree: bool | str | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -439,6 +461,7 @@ class _RawPane(BaseModel):
             if label is None or isinstance(label, (dict, list)):
                 raise ValueError("a pane label must be a name")
             budget = None
+            worktree = None
             if isinstance(body, dict):
                 for key in body:
                     if key not in PANE_KEYS:
@@ -450,11 +473,13 @@ class _RawPane(BaseModel):
                     budget = _budget(body.get("budget"))
                 except ValueError as exc:
                     raise _KeyProblem("budget", str(exc)) from None
+                worktree = worktree_value(body.get("worktree"), f"pane {label}: worktree")
                 body = body.get("commands")
             return {
                 "label": _check_name(str(label), "pane label"),
                 "commands": _commands(body, f"pane {label}"),
                 "budget": budget,
+                "worktree": worktree,
             }
         return {"commands": _commands(value, "pane")}
 
@@ -467,6 +492,7 @@ class _RawWindow(BaseModel):
     panes: list[_RawPane] | None = None  # None: one pane with a shell
     host: str | None = None
     budget: Budget | None = None
+    worktree: bool | str | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -497,6 +523,8 @@ class _RawWindow(BaseModel):
                     value["budget"] = _budget(value["budget"])
                 except ValueError as exc:
                     raise _KeyProblem("budget", str(exc)) from None
+            if "worktree" in value:
+                value["worktree"] = worktree_value(value["worktree"], "worktree")
             return value
         raise ValueError(f"a window must be a command, a list of commands or a mapping, got {_kind(value)}")
 
@@ -864,7 +892,7 @@ def _build(raw: _RawLayout, source: Path, lines: dict[YamlPath, int], cwd: Path)
 
     tmux = _tmux(raw, cwd, fail)
     root = _root(raw.root, cwd)
-    windows = tuple(_windows(raw, root, lines, fail))
+    windows = _worktrees(raw, tuple(_windows(raw, root, lines, fail)), fail)
     startup = _startup(raw, windows, fail)
     return Layout(
         name=_name(raw, source, fail),
@@ -1041,6 +1069,7 @@ def _windows(raw: _RawLayout, root: Path, lines: dict[YamlPath, int], fail: _Fai
             line=lines.get(where),
             root_line=lines.get((*where, "root")) if body.root else None,
             budget=body.budget,
+            worktree=body.worktree,
         )
 
 
@@ -1052,11 +1081,73 @@ def _window_written(window: WindowSpec) -> dict[str, t.Any]:
     body.update(_root_written(window.root_text))
     if window.pre:
         body["pre"] = list(window.pre)
-    body["panes"] = [_pane_written(p) for p in window.panes]
+    body["panes"] = [_pane_written(p, window) for p in window.panes]
     if window.host is not None:
         body["host"] = window.host
     body.update(_budget_written(window.budget))
+    if window.worktree is not None:
+        body["worktree"] = window.worktree
     return body
+
+
+def _worktrees(raw: _RawLayout, windows: tuple[WindowSpec, ...], fail: _Fail) -> tuple[WindowSpec, ...]:
+    """``worktree:`` of panes and windows, resolved over the whole layout into each pane's name.
+
+    A pane's own value wins; a window's applies to its agent panes. ``true`` names the worktree after
+    the agent's identity, so every start of the pane finds the same one: its label, or
+    ``WINDOW-LABEL`` when another window has a pane of that label in a worktree too. Resolved here,
+    once, so that a host's part carries the names the whole layout gave.
+    """
+    wanted: list[tuple[int, int, bool | str]] = []
+    for i, (item, window) in enumerate(zip(raw.windows, windows)):
+        body = next(iter(item.values()))
+        raw_panes = body.panes or []
+        agents = sum(1 for pane in window.panes if pane.runs_agent)
+        for j, pane in enumerate(window.panes):
+            own = raw_panes[j].worktree if j < len(raw_panes) else None
+            value = own if own is not None else (window.worktree if pane.runs_agent else None)
+            if value is None or value is False:
+                continue
+            where: YamlPath = ("windows", i, window.name, "panes", j)
+            if own is None and isinstance(value, str) and agents > 1:
+                fail(
+                    ("windows", i, window.name, "worktree"),
+                    f"{value!r} would put the window's {agents} agents in one worktree; use worktree: true "
+                    f"(one each, named after each agent) or set worktree: on each pane",
+                )
+            if value is True and not pane.label:
+                fail(where, "a pane in a worktree needs a label (the worktree is named after it)")
+            wanted.append((i, j, value))
+    derived = [windows[i].panes[j].label for i, j, value in wanted if value is True]
+    names: dict[str, YamlPath] = {}
+    resolved: dict[tuple[int, int], str] = {}
+    for i, j, value in wanted:
+        window, pane = windows[i], windows[i].panes[j]
+        where = ("windows", i, window.name, "panes", j)
+        name = value if isinstance(value, str) else str(pane.label)
+        if value is True and derived.count(pane.label) > 1:
+            name = f"{window.name}-{pane.label}"
+        if not WORKTREE_NAME.fullmatch(name):
+            fail(
+                where,
+                f"worktree name {name!r} (from the agent's identity) is not a safe git name; "
+                f"name it: worktree: NAME (letters, digits, - and _)",
+            )
+        if name in names:
+            fail(where, f"worktree {name!r} is already another pane's; each agent needs its own worktree")
+        names[name] = where
+        resolved[(i, j)] = name
+    return tuple(
+        window.model_copy(
+            update={
+                "panes": tuple(
+                    pane.model_copy(update={"worktree": resolved.get((i, j))})
+                    for j, pane in enumerate(window.panes)
+                )
+            }
+        )
+        for i, window in enumerate(windows)
+    )
 
 
 def _panes(
@@ -1087,12 +1178,16 @@ def _panes(
         )
 
 
-def _pane_written(pane: PaneSpec) -> t.Any:
+def _pane_written(pane: PaneSpec, window: WindowSpec) -> t.Any:
     """A pane in the form that gives back its label: ``LABEL: COMMANDS``, or the commands alone when they
-    set the label themselves (a bash-era pane) or there is none."""
+    set the label themselves (a bash-era pane) or there is none; ``LABEL: {commands, ...}`` with its
+    budget, and with its worktree when that is not what its window's would give it (the resolved name,
+    or ``false``)."""
     commands = list(pane.commands) or None
-    if pane.label and pane.budget is not None:  # a bash-era label is found in the commands again
-        return {pane.label: {"commands": commands, **_budget_written(pane.budget)}}
+    inherited = window.worktree not in (None, False) and pane.runs_agent
+    tree = {"worktree": pane.worktree or False} if pane.worktree is not None or inherited else {}
+    if pane.label and (pane.budget is not None or tree):  # a bash-era label is found in the commands again
+        return {pane.label: {"commands": commands, **_budget_written(pane.budget), **tree}}
     if pane.label and not pane.label_from_command:
         return {pane.label: commands}
     return commands

@@ -59,6 +59,11 @@ Steps (one key each, plus options)
 ``{"wait_file": PATH, "timeout": SECONDS}``
     wait until PATH exists (a sync point with the test).
 
+``-w NAME`` / ``--worktree NAME`` does what Claude Code does (tests/e2e/test_worktrees_cli.py pins
+it): in a git repository, ``.claude/worktrees/NAME`` of its top on a new branch ``worktree-NAME``
+from HEAD (``git worktree add``), locked (``git worktree lock``); the same NAME again finds it; then
+it runs there (``cwd`` in the log, transcripts under that folder). Outside a repository it exits 1.
+
 Log events: ``start`` (n, pid, ppid, pgid, sid, foreground — whether we own
 the terminal —, echo — whether the terminal echoes —, argv, env, cwd, t),
 ``refused``, ``session``/``run`` (args, rc, stdout, stderr), ``spawned``
@@ -140,6 +145,39 @@ def resume_id(argv: list[str]) -> str | None:
         if arg.startswith("--resume="):
             return arg.split("=", 1)[1]
     return None
+
+
+def worktree_name(argv: list[str]) -> str | None:
+    for i, arg in enumerate(argv):
+        if arg in ("-w", "--worktree") and i + 1 < len(argv) and not argv[i + 1].startswith("-"):
+            return argv[i + 1]
+        if arg.startswith("--worktree="):
+            return arg.split("=", 1)[1]
+    return None
+
+
+def enter_worktree(name: str) -> None:
+    """Make (or find) worktree NAME as Claude Code does, and run there."""
+
+    def git(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(["git", *args], capture_output=True, text=True)
+
+    top = git("rev-parse", "--show-toplevel")
+    if top.returncode != 0:
+        print("Error: --worktree needs a git repository", file=sys.stderr, flush=True)
+        finish(1)
+    path = Path(top.stdout.strip()) / ".claude" / "worktrees" / name
+    if not (path / ".git").exists():
+        made = git("worktree", "add", "-b", f"worktree-{name}", str(path), "HEAD")
+        if made.returncode != 0:
+            made = git("worktree", "add", str(path), f"worktree-{name}")
+        if made.returncode != 0:
+            print(f"Error: cannot create worktree {name}: {made.stderr.strip()}", file=sys.stderr, flush=True)
+            log("worktree", name=name, error=made.stderr)
+            finish(1)
+        git("worktree", "lock", "--reason", "claude agent", str(path))
+        log("worktree", name=name, path=str(path), created=True)
+    os.chdir(path)
 
 
 def foreground() -> bool | None:
@@ -332,6 +370,9 @@ def main() -> None:
         daemonize(sys.argv[2] == "1")
     set_signal_actions(dict(DEFAULT_SIGNAL_EXIT))
     argv = sys.argv[1:]
+    tree = worktree_name(argv)
+    if tree:
+        enter_worktree(tree)
     n = record_start(
         {
             "ppid": os.getppid(),

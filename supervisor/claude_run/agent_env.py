@@ -30,6 +30,7 @@ from claude_shepherd.supervisor.env import (
     SESSIONS_DIR_ENV,
     SUPERVISOR_PID_ENV,
     WATCHDOG_PID_ENV,
+    WORKTREE_ENV,
 )
 from claude_shepherd.supervisor.session.private_dir import is_private_dir
 
@@ -106,6 +107,7 @@ def claude_environment(
     env[SESSION_REQUIRED_ENV] = "1"
     env[SESSIONS_DIR_ENV] = str(sessions_root)
     env.pop(WATCHDOG_PID_ENV, None)
+    env.pop(WORKTREE_ENV, None)  # claude-run's own request (it passes --worktree), not Claude's tools'
     for marker in NESTED_MARKERS:  # claude-run starts a Claude of its own, never one nested in a caller's
         env.pop(marker, None)
     env["PATH"], warning = path_with_session(env)

@@ -69,7 +69,9 @@ VARIADIC_OPTIONS: frozenset[str] = frozenset(
 )
 """Claude options that take every following non-option argument (commander's ``<x...>``)."""
 
-OPTIONAL_VALUE_OPTIONS: frozenset[str] = frozenset({"--resume", "-r", "--debug", "-d", "--from-pr"})
+OPTIONAL_VALUE_OPTIONS: frozenset[str] = frozenset(
+    {"--resume", "-r", "--debug", "-d", "--from-pr", "--worktree", "-w"}
+)
 """Claude options whose value may be omitted (``--resume`` alone opens a picker)."""
 
 CONVERSATION_SELECTORS: frozenset[str] = frozenset(

@@ -31,7 +31,8 @@ import sys
 import typing as t
 from pathlib import Path
 
-from claude_shepherd.supervisor import __version__
+from claude_shepherd.supervisor import __version__, gitrepo
+from claude_shepherd.supervisor.claude_run import worktree
 from claude_shepherd.supervisor.claude_run.agent_env import claude_environment
 from claude_shepherd.supervisor.claude_run.claude_args import split_args
 from claude_shepherd.supervisor.claude_run.claude_bin import find_claude
@@ -287,15 +288,21 @@ def supervise(
     claude_env, warnings = claude_environment(env, supervisor_pid=me.pid, sessions_root=root, budget=budget)
     for line in [*additions.notes, *warnings]:
         say(line)
+    user_args = split_args(claude_args)
+    name, user_args = worktree.requested(user_args, env)
+    place = worktree.locate(name, Path.cwd()) if name else None  # WorktreeError: exit 1, said in one line
+    if place is not None:
+        say(f"Worktree: {place.path} (branch {gitrepo.branch_of(place.name)})")
     become_subreaper()  # orphans of Claude's tree become ours to end (see claude_shepherd.supervisor.claude_run.subreaper)
     runner = ForegroundRunner(supervisor_pid=me.pid, grace=grace, say=say)
     runner.install()
     settings = Settings(
         claude=str(claude),
-        user_args=split_args(claude_args),
+        user_args=user_args,
         system_prompt=additions.text or None,
         root=root,
-        cwd=Path.cwd(),
+        cwd=place.path if place is not None else Path.cwd(),  # where Claude runs, and keeps its transcripts
+        worktree=place,
         env=claude_env,
         policy=policy,
         resume_window=resume_window,

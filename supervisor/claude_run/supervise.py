@@ -35,6 +35,7 @@ from claude_shepherd.supervisor.claude_run.crashloop import CrashPolicy, CrashTr
 from claude_shepherd.supervisor.claude_run.foreground import Outcome
 from claude_shepherd.supervisor.claude_run.launch_decision import Plan, short
 from claude_shepherd.supervisor.claude_run.usage_wait import CONTINUE_PROMPT, UsageGate
+from claude_shepherd.supervisor.claude_run.worktree import Worktree, creating
 
 
 class Runner(t.Protocol):
@@ -64,6 +65,8 @@ class Settings:
     resume_window: float = DEFAULT_RESUME_WINDOW
     ignore_usage: bool = False
     """Launch even while a usage window of the credential is at the wait threshold."""
+    worktree: Worktree | None = None
+    """The worktree Claude runs in (``--worktree NAME`` is among the user's arguments then); ``cwd`` is its path."""
 
 
 @dataclass(frozen=True)
@@ -171,7 +174,8 @@ class Supervisor:
             self.recorded_at_launch = lp.recorded(self.s.root, self.pane_of(), self.me)
             self.launches += 1
             self.launched_at = time.time()
-            outcome = self.runner.run(self.s.claude, argv, self.s.env)
+            with creating(self.s.worktree, self.say):
+                outcome = self.runner.run(self.s.claude, argv, self.s.env)
             next_plan = self.after_exit(plan, outcome)
             if next_plan is None:
                 return self._final_status(outcome)

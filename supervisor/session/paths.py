@@ -4,7 +4,8 @@ The sessions root is ``$CLAUDE_SESSIONS_DIR`` when set (``claude-run`` exports
 it, so hooks, the status line and Bash tools agree even after a ``cd``), else
 ``sessions/`` of the project: the nearest directory at or above the working
 directory that has ``sessions/``, ``.claude/`` or ``.git`` (the original only
-looked in ``$PWD``, so running from a subdirectory found nothing, G8).
+looked in ``$PWD``, so running from a subdirectory found nothing, G8); from an
+agent's worktree (``PROJECT/.claude/worktrees/NAME/...``), PROJECT's.
 
 A session is a directory directly inside the root. A ``DIR`` that resolves
 anywhere else — through ``..``, an absolute path or a symlink — is refused.
@@ -33,9 +34,23 @@ class SessionPathError(ShepherdError):
     """A DIR argument that does not name a session directory inside the root."""
 
 
+WORKTREES_PARTS = (".claude", "worktrees")
+"""Where Claude Code keeps ``claude -w NAME``'s worktrees, under the project."""
+
+
 def project_root(start: str | Path) -> Path:
-    """The nearest directory at or above *start* carrying a project marker, else *start*."""
+    """The nearest directory at or above *start* carrying a project marker, else *start*.
+
+    In an agent's worktree (``PROJECT/.claude/worktrees/NAME``, where ``claude -w NAME`` puts it) the
+    project is PROJECT, found by that position alone (no git process): one sessions root per
+    project, whichever worktree its agents run in (docs/DESIGN.md §12).
+    """
     start = Path(os.path.abspath(start))
+    parts = start.parts
+    for i in range(len(parts) - 3, 0, -1):
+        if parts[i] == WORKTREES_PARTS[0] and parts[i + 1] == WORKTREES_PARTS[1]:
+            start = Path(*parts[:i])
+            break
     for candidate in (start, *start.parents):
         if any((candidate / marker).exists() for marker in PROJECT_MARKERS):
             return candidate

@@ -278,7 +278,7 @@ REJECTED = {
     ),
     "pane-nested-mapping": Bad(
         "name: x\nwindows:\n  - w:\n      panes:\n        - A: {b: c}\n",
-        ":5: windows[0].w.panes[0].b: unknown pane key 'b' (a labelled pane takes commands, budget)",
+        ":5: windows[0].w.panes[0].b: unknown pane key 'b' (a labelled pane takes commands, budget, worktree)",
     ),
     "budget-text": Bad(
         "name: x\nbudget: five\nwindows: [w]\n",
@@ -304,7 +304,7 @@ REJECTED = {
     ),
     "unknown-window-key": Bad(
         "name: x\nwindows:\n  - w:\n      pane: [c]\n",
-        ":4: windows[0].w.pane: unknown window key 'pane' (did you mean 'panes'? a window takes layout, root, pre, panes, host, budget)",
+        ":4: windows[0].w.pane: unknown window key 'pane' (did you mean 'panes'? a window takes layout, root, pre, panes, host, budget, worktree)",
     ),
     "empty-panes": Bad(
         "name: x\nwindows:\n  - w:\n      panes: []\n",

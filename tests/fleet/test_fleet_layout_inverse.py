@@ -79,6 +79,7 @@ windows:
       host: dev@buildbox:2222
       root: proj
       pre: export R=1
+      worktree: true
       panes:
         - B: claude-run
   - remote-two:
@@ -115,6 +116,29 @@ VARIANTS = {
         .replace("notify_on: [needs-you, error, needs-you]", "notify_on: []")
     ),
 }
+WORKTREES = EVERY_KEY.replace(
+    '        - G: claude-run 🤖 --description "Owns ✓"\n',
+    '        - G: claude-run 🤖 --description "Owns ✓"\n'
+    + """  - trees:
+      worktree: true
+      panes:
+        - T1: claude-run
+        - B: claude-run
+        - T2:
+            commands: claude-run --agent t2
+            budget: 1
+            worktree: own-tree
+        - T3:
+            commands: [claude-run]
+            worktree: false
+        - SDK: claude-run
+        - LOG: tail -f x.log
+  - single:
+      worktree: one-tree
+      panes: [htop, claude-run]
+""",
+)
+VARIANTS["worktrees: windows' and panes', named, inherited, refused"] = WORKTREES
 LAYOUTS = {"every key": EVERY_KEY, **VARIANTS}
 
 
@@ -264,6 +288,7 @@ def documents(draw: st.DrawFn) -> dict[str, t.Any]:
             ("root", names()),
             ("pre", commands),
             ("host", st.sampled_from(["dev@box", "box:2222", "[::1]"])),
+            ("worktree", st.sampled_from([False, "wt"])),
         ):
             if draw(st.booleans()):
                 body[key] = draw(values)
@@ -351,3 +376,49 @@ def test_a_root_under_a_user_only_another_host_has_is_sent_there_as_written(tmp_
         f"{tmp_path / 'every.yml'}:16: windows[0].api.root: {tmp_path / 'proj' / '~nosuchuser/api'} is not a "
         "directory; create it or change the window's root:"
     )
+
+
+# --------------------------------------------------------------------------- worktree:
+
+
+def test_worktree_names_follow_the_agents_identity_and_a_hosts_part_keeps_them(tmp_path: Path) -> None:
+    layout = parse(WORKTREES, tmp_path)
+    trees = {w.name: {p.label: p.worktree for p in w.panes} for w in layout.windows}
+    assert trees["trees"] == {
+        "T1": "T1",
+        "B": "trees-B",
+        "T2": "own-tree",
+        "T3": None,
+        "SDK": "SDK",
+        "LOG": None,
+    }
+    assert trees["remote"] == {"B": "remote-B"}, "a label two windows' worktrees share gets its window's name"
+    assert [p.worktree for p in layout.window("single").panes] == [None, "one-tree"]  # type: ignore[union-attr]
+    assert trees["api"]["SDK"] is None
+    remote = sent(pt.part_document(layout, "dev@buildbox:2222"), tmp_path)
+    assert [p.worktree for w in remote.windows for p in w.panes] == ["remote-B", None], (
+        "resolved by the whole layout"
+    )
+
+
+@pytest.mark.parametrize(
+    ("window", "message"),
+    [
+        ("worktree: 'a b'\n      panes: [claude-run]", "is neither true, false nor a worktree name"),
+        ("worktree: -x\n      panes: [claude-run]", "is neither true, false nor a worktree name"),
+        ("worktree: true\n      panes: [claude-run]", "needs a label"),
+        ("worktree: shared\n      panes: [A: claude-run, B: claude-run]", "in one worktree"),
+        ("worktree: true\n      panes:\n        - A.b: claude-run", "is not a safe git name"),
+        (
+            "panes:\n        - A: {commands: claude-run, worktree: x}\n        - B: {commands: claude-run, worktree: x}",
+            "already another pane's",
+        ),
+        ("panes:\n        - A: {commands: claude-run, tree: x}", "unknown pane key 'tree'"),
+    ],
+)
+def test_a_bad_worktree_is_one_line_naming_the_key(tmp_path: Path, window: str, message: str) -> None:
+    text = f"name: bad\nroot: {tmp_path}\nwindows:\n  - w:\n      {window}\n"
+    with pytest.raises(LayoutError) as caught:
+        parse(text, tmp_path)
+    assert message in str(caught.value) and "\n" not in str(caught.value), str(caught.value)
+    assert str(caught.value).startswith(str(tmp_path / "every.yml") + ":")

@@ -1,0 +1,102 @@
+"""claude-run with a worktree: ``--worktree NAME`` on every launch, transcripts looked for where Claude
+keeps them, one sessions root for the project (the stand-in Claude makes worktrees as Claude Code does)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import typing as t
+from pathlib import Path
+
+import pytest
+from support.claude_run import FakeClaude, FleetTmux, make_transcript, write_state
+
+from claude_shepherd.supervisor.session.paths import sessions_root
+
+SESSION_ID = "5e2a9c4e-1111-2222-3333-444455556666"
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True).stdout
+
+
+@pytest.fixture
+def repo(workdir: Path) -> Path:
+    git(workdir, "init", "-q", "-b", "main")
+    git(workdir, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "init")
+    return workdir
+
+
+def worktree_arg(argv: list[str]) -> str | None:
+    return argv[argv.index("--worktree") + 1] if "--worktree" in argv else None
+
+
+def test_every_launch_runs_in_the_named_worktree_and_hooks_keep_the_projects_sessions(
+    fake: FakeClaude, start_run, repo: Path
+) -> None:
+    fake.plan([{"exit": 3}], [{"exit": 0}])
+    run = start_run("--model", "opus", env={"CLAUDE_RUN_WORKTREE": "agentA"})
+    assert run.wait() == 0, run.text
+    tree = repo / ".claude" / "worktrees" / "agentA"
+    first, again = fake.wait_starts(2)
+    for start in (first, again):
+        assert worktree_arg(start["argv"]) == "agentA", start["argv"]
+        assert start["cwd"] == str(tree)
+        assert start["env"]["CLAUDE_SESSIONS_DIR"] == str(repo / "sessions"), "one sessions root per project"
+        assert "CLAUDE_RUN_WORKTREE" not in start["env"]
+    assert "branch refs/heads/worktree-agentA\nlocked" in git(repo, "worktree", "list", "--porcelain")
+    assert f"Worktree: {tree} (branch worktree-agentA)" in run.text
+    assert tree.is_dir(), "claude-run never removes a worktree"
+
+
+def test_a_fleet_pane_resumes_the_conversation_its_claude_kept_under_the_worktree(
+    fake: FakeClaude, start_run, fleet_tmux: FleetTmux, repo: Path, run_env: dict[str, str]
+) -> None:
+    tree = repo / ".claude" / "worktrees" / "alpha"
+    write_state(
+        repo / "sessions" / "2026_11_22_PANE",
+        {"pid": 4_194_304, "pidStart": "old:1", "skill": "implement", "lifecycle": "active",
+         "overflowed": False, "killRequested": False, "fleetPaneId": fleet_tmux.pane_id,
+         "sessionId": SESSION_ID},
+    )  # fmt: skip
+    make_transcript(Path(run_env["CLAUDE_CONFIG_DIR"]), tree, SESSION_ID)
+    fake.plan([{"exit": 0}])
+    run = start_run(env={"CLAUDE_RUN_WORKTREE": "alpha"}, pane=fleet_tmux)
+    assert run.wait() == 0, run.text
+    (start,) = fake.wait_starts(1)
+    argv = start["argv"]
+    assert argv[argv.index("--resume") + 1] == SESSION_ID, (argv, run.text)
+    assert worktree_arg(argv) == "alpha" and start["cwd"] == str(tree)
+
+
+def test_the_users_own_w_is_kept_and_outside_a_repository_it_is_one_line(
+    fake: FakeClaude, start_run, repo: Path, tmp_path: Path
+) -> None:
+    fake.plan([{"exit": 0}])
+    run = start_run("-w", "mine", "do it")
+    assert run.wait() == 0, run.text
+    (start,) = fake.wait_starts(1)
+    assert start["argv"][-2:] == ["-w", "mine"] and "do it" in start["argv"], "NAME is -w's, not a prompt"
+    assert start["cwd"] == str(repo / ".claude" / "worktrees" / "mine")
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    run = start_run(env={"CLAUDE_RUN_WORKTREE": "x"}, cwd=plain)
+    assert run.wait() == 1
+    assert "worktree x: " in run.text and "is not in a git repository" in run.text
+    assert len(fake.starts()) == 1, "no Claude is started outside a repository"
+
+
+@pytest.mark.parametrize("inside", ["", "sub/dir"])
+def test_session_commands_in_a_worktree_find_the_projects_sessions(repo: Path, inside: str) -> None:
+    tree = repo / ".claude" / "worktrees" / "agentA"
+    git(repo, "worktree", "add", "-q", "-b", "worktree-agentA", str(tree))
+    (tree / inside).mkdir(parents=True, exist_ok=True)
+    write_state(repo / "sessions" / "2026_11_22_MINE", {"skill": "implement", "lifecycle": "active"})
+    env: dict[str, t.Any] = {}
+    assert sessions_root(cwd=tree / inside, env=env) == repo / "sessions"
+    done = subprocess.run(
+        ["session", "list"], cwd=tree / inside, capture_output=True, text=True,
+        env={"PATH": str(Path(sys.executable).parent) + ":/usr/bin:/bin", "HOME": str(repo)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert f"Sessions in {repo / 'sessions'}:" in done.stdout and "2026_11_22_MINE" in done.stdout
