@@ -11,6 +11,7 @@
     fleet forget NAME [--host HOST]      forget a stopped fleet's name, or a host gone for good
     fleet watch                          every agent of every fleet, live; attach, restart, stop
     fleet host add HOST                  install this claude-shepherd on HOST, for layouts that name it
+    fleet worktree ls|remove NAME        agents' git worktrees; remove refuses one holding work
 
 Errors are one line, ``fleet: error: ...``. Exit status: 0 done, 1 failed (or
 ``stop`` had to kill an agent that ignored SIGTERM), 2 usage, 3 the fleet is
@@ -42,6 +43,7 @@ from claude_shepherd.fleet.commands import (
     status,
     stop,
     watch,
+    worktree,
 )
 from claude_shepherd.fleet.commands.options import PROG
 from claude_shepherd.fleet.output import Printer
@@ -87,6 +89,7 @@ app.command("pane-id")(pane_id.pane_id)
 app.command()(doctor.doctor)
 app.command()(forget.forget)
 app.add_typer(host.app, name="host")
+app.add_typer(worktree.app, name="worktree")
 
 
 # --------------------------------------------------------------------------- entry point

@@ -20,6 +20,10 @@
   ``PATH``, the installers' folders) in this environment, which ``fleet
   start`` gives its agents: every agent would die at start; not fixed (the
   person installs it);
+* **agent worktrees** (``claude -w NAME``) that no layout pane names and nothing runs in, with
+  what they hold and their size, and git's entries of worktrees whose folder is gone: ``--fix``
+  prunes those entries and removes only a worktree provably empty (clean, no commit on no other
+  branch, no stash made in it); any other is left for ``fleet worktree remove`` (docs/FLEET.md);
 * **a stale session index** is no problem: it is a cache that every lookup
   refreshes, so doctor refreshes it too (``--fix`` or not) and says so as
   information.
@@ -62,7 +66,7 @@ ORPHAN_GRACE = 3.0
 
 @dataclass
 class Finding:
-    kind: str  # unanswered | orphan | dead-agent | stale-binding | duplicate-binding | duplicate-pane | not-in-layout | hooks | claude | index
+    kind: str  # unanswered | orphan | dead-agent | stale-binding | duplicate-binding | duplicate-pane | not-in-layout | hooks | claude | index | worktree
     message: str
     fix: t.Callable[[], str] | None = None
     fixed: str | None = None
@@ -503,6 +507,73 @@ def examine(layouts: t.Sequence[Layout] = (), servers: t.Iterable[FleetServer] =
     findings += find_missing_hooks(projects, config_dir())
     findings += find_missing_claude(os.environ)
     findings += index_refreshes(roots)
+    findings += find_worktrees(projects, layouts)
+    return findings
+
+
+def _remove_empty(repo: Path, name: str) -> t.Callable[[], str]:
+    def fix() -> str:
+        from claude_shepherd.fleet import worktrees as wt
+
+        return wt.remove(repo, name)  # checks again under the repository's lock, never forced
+
+    return fix
+
+
+def _prune(repo: Path) -> t.Callable[[], str]:
+    def fix() -> str:
+        from claude_shepherd.fleet import worktrees as wt
+
+        return "; ".join(wt.prune_stale(repo)) or "nothing was stale any more"
+
+    return fix
+
+
+def find_worktrees(projects: t.Iterable[Path], layouts: t.Sequence[Layout]) -> list[Finding]:
+    """Agent worktrees of the projects' repositories that no layout's pane names and nothing runs in,
+    and stale worktree entries. Only what is provably empty gets a fix."""
+    from claude_shepherd.fleet import worktrees as wt
+    from claude_shepherd.supervisor import gitrepo
+
+    repos: set[Path] = set()
+    for project in projects:
+        if project.is_dir():
+            try:
+                repos.add(wt.repository(project))
+            except ShepherdError:
+                continue
+    named = {p.worktree for layout in layouts for w in layout.windows for p in w.panes if p.worktree}
+    findings: list[Finding] = []
+    for repo in sorted(repos):
+        try:
+            trees = wt.inspect(repo)
+        except gitrepo.GitError as exc:
+            findings.append(Finding("worktree", f"{repo}: cannot list its worktrees ({exc})"))
+            continue
+        stale = wt.stale_entries(repo)
+        if stale:
+            findings.append(
+                Finding(
+                    "worktree",
+                    f"{repo}: stale worktree entr{'y' if len(stale) == 1 else 'ies'} (folder gone): "
+                    + ", ".join(str(entry.path) for entry in stale),
+                    _prune(repo),
+                )
+            )
+        for tree in trees:
+            if tree.entry.prunable or tree.name in named or tree.users:
+                continue
+            state = tree.work.describe()
+            message = (
+                f"worktree {tree.name} of {repo} ({tree.entry.branch or 'detached'}, {wt.size_of(tree.entry.path)}): "
+                f"no agent of {'these layouts' if layouts else 'a layout'} uses it; {state}"
+            )
+            if tree.work.empty:
+                findings.append(Finding("worktree", message, _remove_empty(repo, tree.name)))
+            else:
+                findings.append(
+                    Finding("worktree", message + f" (kept; see fleet worktree ls --repo {repo})")
+                )
     return findings
 
 

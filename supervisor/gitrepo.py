@@ -35,6 +35,8 @@ def git(cwd: str | Path, *args: str, timeout: float = GIT_TIMEOUT) -> str:
     import subprocess
 
     env = dict(os.environ, GIT_TERMINAL_PROMPT="0", GIT_PAGER="cat", LC_ALL="C")
+    if not os.path.isdir(cwd):
+        raise GitError(f"{cwd} is not a folder")
     try:
         done = subprocess.run(
             ["git", *args],

@@ -1,0 +1,303 @@
+"""Agents' worktrees: what is in each, and removing one only when nothing in it would be lost.
+
+Claude Code makes an agent's worktree (``claude -w NAME``: ``.claude/worktrees/NAME`` on branch
+``worktree-NAME``); nothing of ours removes one on its own — not ``fleet stop``, not a crash, not
+``fleet doctor --fix`` unless it is provably empty. :func:`remove` is the one way, asked for by name
+(``fleet worktree remove``), and it refuses a worktree holding any of :class:`Work` unless forced. Even
+forced, commits stay reachable: the branch is deleted only when no commit on it is on no other branch.
+Every removal holds the repository's worktree lock (:func:`claude_shepherd.supervisor.gitrepo.repo_lock`),
+the one claude-run holds while its Claude creates a worktree.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import psutil
+
+from claude_shepherd.supervisor import gitrepo
+from claude_shepherd.supervisor.errors import ShepherdError, UsageError
+
+STATUS_TIMEOUT = 5.0
+"""Seconds one worktree's ``git status`` may take (a huge tree is *unknown*, never *clean*)."""
+SIZE_TIMEOUT = 10.0
+
+
+class WorktreeError(ShepherdError):
+    """A worktree that cannot be removed, or found, in one line."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One ``git worktree list --porcelain`` entry."""
+
+    path: Path
+    head: str | None = None
+    branch: str | None = None
+    """Short branch name; None when detached."""
+    locked: bool = False
+    prunable: bool = False
+    """Its folder is gone (git says so, or, for a locked one, it is not there): a stale entry."""
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+
+@dataclass(frozen=True)
+class Work:
+    """What a worktree holds that its removal would lose; ``known`` is False when git could not say."""
+
+    changed: tuple[str, ...] = ()
+    untracked: tuple[str, ...] = ()
+    unique_commits: int = 0
+    stashes: tuple[str, ...] = ()
+    known: bool = True
+    problem: str = ""
+
+    @property
+    def empty(self) -> bool:
+        """Provably nothing to lose."""
+        return self.known and not (self.changed or self.untracked or self.unique_commits or self.stashes)
+
+    def describe(self) -> str:
+        if not self.known:
+            return f"unknown ({self.problem})"
+        if self.empty:
+            return "clean"
+        parts = []
+        if self.changed:
+            parts.append(_count(len(self.changed), "uncommitted change") + _some(self.changed))
+        if self.untracked:
+            parts.append(_count(len(self.untracked), "untracked file") + _some(self.untracked))
+        if self.unique_commits:
+            parts.append(_count(self.unique_commits, "commit") + " on no other branch")
+        if self.stashes:
+            parts.append(
+                _count(len(self.stashes), "stash", "stashes") + f" made in it ({', '.join(self.stashes)})"
+            )
+        return "; ".join(parts)
+
+
+def _count(n: int, one: str, many: str | None = None) -> str:
+    return f"{n} {one if n == 1 else many or one + 's'}"
+
+
+def _some(paths: tuple[str, ...], shown: int = 3) -> str:
+    more = f", +{len(paths) - shown} more" if len(paths) > shown else ""
+    return f" ({', '.join(paths[:shown])}{more})"
+
+
+@dataclass(frozen=True)
+class Worktree:
+    """An agent worktree of a repository, with what is in it."""
+
+    entry: Entry
+    repo: Path
+    work: Work
+    users: tuple[str, ...] = field(default=())
+    """Processes running in it (``pid N (name)``)."""
+
+    @property
+    def name(self) -> str:
+        return self.entry.name
+
+
+def entries(repo: Path) -> list[Entry]:
+    """Every worktree git knows of in *repo* (the main checkout first)."""
+    text = gitrepo.git(repo, "worktree", "list", "--porcelain")
+    found: list[Entry] = []
+    for block in text.strip().split("\n\n"):
+        fields: dict[str, str] = {}
+        for line in block.splitlines():
+            key, _, value = line.partition(" ")
+            fields[key] = value
+        if "worktree" not in fields:
+            continue
+        branch = fields.get("branch")
+        found.append(
+            Entry(
+                path=Path(fields["worktree"]),
+                head=fields.get("HEAD"),
+                branch=branch.removeprefix("refs/heads/") if branch else None,
+                locked="locked" in fields,
+                prunable="prunable" in fields or not Path(fields["worktree"]).exists(),
+            )
+        )
+    return found
+
+
+def agent_entries(repo: Path) -> list[Entry]:
+    """The worktrees Claude Code makes (under ``.claude/worktrees/``) of *repo*."""
+    base = (repo / gitrepo.WORKTREES_DIR).resolve()
+    return [
+        e for e in entries(repo) if e.path.parent == base or e.path.parent == repo / gitrepo.WORKTREES_DIR
+    ]
+
+
+def work_in(repo: Path, entry: Entry, timeout: float = STATUS_TIMEOUT) -> Work:
+    """What *entry* holds: uncommitted changes, untracked files, commits on no other branch, stashes."""
+    changed: list[str] = []
+    untracked: list[str] = []
+    try:
+        status = gitrepo.git(
+            entry.path, "status", "--porcelain=v1", "-z", "--untracked-files=all", timeout=timeout
+        )
+        records = status.split("\0")
+        i = 0
+        while i < len(records):
+            record = records[i]
+            i += 1
+            if len(record) < 4:
+                continue
+            code, path = record[:2], record[3:]
+            if code[0] in "RC":
+                i += 1  # the rename's source path follows
+            (untracked if code == "??" else changed).append(path)
+        unique = _unique_commits(entry)
+        stashes = _stashes_of(repo, entry)
+    except gitrepo.GitError as exc:
+        return Work(known=False, problem=str(exc))
+    return Work(tuple(changed), tuple(untracked), unique, tuple(stashes))
+
+
+def _unique_commits(entry: Entry) -> int:
+    """Commits of the worktree's HEAD and branch on no other branch, tag or remote."""
+    tips = ["HEAD"] + ([f"refs/heads/{entry.branch}"] if entry.branch else [])
+    exclude = [f"--exclude={entry.branch}"] if entry.branch else []
+    text = gitrepo.git(
+        entry.path, "rev-list", "--count", *tips, "--not", *exclude, "--branches", "--tags", "--remotes"
+    )
+    return int(text.strip() or 0)
+
+
+def _stashes_of(repo: Path, entry: Entry) -> list[str]:
+    """Stash entries made on the worktree's branch (their reflog says ``WIP on BRANCH:`` / ``On BRANCH:``).
+
+    The stash is one list for every worktree of a repository; these are the ones made in this one."""
+    if not entry.branch:
+        return []
+    text = gitrepo.git(repo, "stash", "list", "--format=%gd%x00%gs")
+    mine = []
+    for line in text.splitlines():
+        ref, _, subject = line.partition("\0")
+        if subject.startswith((f"WIP on {entry.branch}:", f"On {entry.branch}:")):
+            mine.append(ref)
+    return mine
+
+
+def users_of(path: Path) -> tuple[str, ...]:
+    """Processes whose working directory is in *path* (an agent, its tools, a person's shell)."""
+    real = os.path.realpath(path)
+    found = []
+    for proc in psutil.process_iter(["pid", "name", "cwd"]):
+        cwd = proc.info.get("cwd")
+        if cwd and (cwd == real or cwd.startswith(real + os.sep)):
+            found.append(f"pid {proc.info['pid']} ({proc.info.get('name') or '?'})")
+    return tuple(found)
+
+
+def size_of(path: Path, timeout: float = SIZE_TIMEOUT) -> str:
+    """``du -sh`` of *path*, or ``?`` when it takes too long or fails."""
+    try:
+        done = subprocess.run(
+            ["du", "-sh", "--", str(path)], capture_output=True, text=True, timeout=timeout, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return "?"
+    return done.stdout.split("\t", 1)[0] if done.returncode == 0 and done.stdout else "?"
+
+
+def repository(where: Path) -> Path:
+    """The main checkout of the repository *where* is in (from inside a worktree too)."""
+    try:
+        common = gitrepo.common_dir(where)
+    except gitrepo.GitError as exc:
+        raise UsageError(f"{where} is not in a git repository ({exc}); use --repo DIR") from None
+    return common.parent if common.name == ".git" else common
+
+
+def inspect(repo: Path, *, users: bool = True) -> list[Worktree]:
+    return [
+        Worktree(e, repo, work_in(repo, e) if not e.prunable else Work(), users_of(e.path) if users else ())
+        for e in agent_entries(repo)
+    ]
+
+
+def find(repo: Path, name: str) -> Entry:
+    for entry in agent_entries(repo):
+        if entry.name == name:
+            return entry
+    names = ", ".join(e.name for e in agent_entries(repo)) or "none"
+    raise WorktreeError(f"{repo} has no agent worktree {name!r} (it has: {names}); see fleet worktree ls")
+
+
+def remove(repo: Path, name: str, *, force: bool = False) -> str:
+    """Remove agent worktree *name* of *repo*, under the repository's lock; the line saying what was done.
+
+    Refused while a process runs in it, and (unless *force*) while it holds any :class:`Work` or git
+    cannot say what it holds. Its branch goes only when no commit of it would become unreachable.
+    """
+    common = gitrepo.common_dir(repo)
+    with gitrepo.repo_lock(common) as held:
+        if not held:
+            raise WorktreeError(
+                f"the worktree lock of {repo} stayed busy ({common / gitrepo.LOCK_FILE}); try again"
+            )
+        entry = find(repo, name)  # under the lock: what is decided on is what is removed
+        running = users_of(entry.path)
+        if running:
+            raise WorktreeError(
+                f"worktree {name} is in use by {', '.join(running)}; stop the agent that runs in it "
+                f"first (fleet status shows which), then remove it"
+            )
+        work = work_in(repo, entry) if not entry.prunable else Work()
+        if not work.empty and not force:
+            raise WorktreeError(
+                f"worktree {name} ({entry.path}) holds {work.describe()}; commit or move that work, or "
+                f"remove it anyway with fleet worktree remove {name} --repo {repo} --force"
+            )
+        if entry.locked:
+            gitrepo.git(repo, "worktree", "unlock", str(entry.path))
+        try:
+            gitrepo.git(repo, "worktree", "remove", *(["--force"] if force else []), str(entry.path))
+        except gitrepo.GitError as exc:
+            if entry.locked:
+                gitrepo.git(repo, "worktree", "lock", str(entry.path))
+            raise WorktreeError(f"git would not remove worktree {name}: {exc}") from None
+        kept = ""
+        if entry.branch:
+            if (work.known and work.unique_commits == 0) or entry.prunable:
+                try:
+                    gitrepo.git(repo, "branch", "-D", entry.branch)
+                except gitrepo.GitError as exc:
+                    kept = f"; its branch {entry.branch} is kept ({exc})"
+            else:
+                kept = f"; its branch {entry.branch} is kept (commits on no other branch)"
+        dropped = Work(work.changed, work.untracked)  # commits keep their branch, stashes stay in the stash
+        lost = f", discarding {dropped.describe()}" if not dropped.empty else ""
+        return f"removed worktree {name} ({entry.path}){lost}{kept}"
+
+
+def stale_entries(repo: Path) -> list[Entry]:
+    """git's entries of worktrees of *repo* whose folder is gone (never the main checkout)."""
+    return [e for e in entries(repo)[1:] if e.prunable]
+
+
+def prune_stale(repo: Path) -> list[str]:
+    """Drop git's entries of worktrees whose folder is gone (``git worktree prune``), under the lock."""
+    with gitrepo.repo_lock(gitrepo.common_dir(repo)) as held:
+        stale = stale_entries(repo)  # looked at under the lock
+        if not held or not stale:
+            return []
+        # A lock is git's guard for a worktree on a drive not mounted now: lifted only for an agent's
+        # (Claude locks every one it makes; its branch, and so its commits, stay).
+        stale = [e for e in stale if not e.locked or gitrepo.main_checkout(e.path) is not None]
+        for entry in stale:
+            if entry.locked:
+                gitrepo.git(repo, "worktree", "unlock", str(entry.path))
+        gitrepo.git(repo, "worktree", "prune")
+    return [f"pruned the stale entry of {e.path} (its folder is gone)" for e in stale]
