@@ -23,7 +23,7 @@ from pathlib import Path
 import psutil
 
 from claude_shepherd.supervisor import proctree
-from claude_shepherd.supervisor.env import SESSIONS_DIR_ENV, SUPERVISOR_PID_ENV
+from claude_shepherd.supervisor.env import SESSIONS_DIR_ENV, SUPERVISOR_PID_ENV, WORKTREE_ENV
 from claude_shepherd.supervisor.session.identity import WATCHDOG_NAME
 from claude_shepherd.supervisor.session.numbers import parse_pid
 
@@ -32,7 +32,7 @@ if t.TYPE_CHECKING:
 
 SUPERVISOR_SCRIPT = "claude-run"
 SUPERVISOR_MODULE = "claude_shepherd.supervisor.claude_run.cli"
-_ENV_KEYS = ("TMUX", "TMUX_PANE", SUPERVISOR_PID_ENV, SESSIONS_DIR_ENV)
+_ENV_KEYS = ("TMUX", "TMUX_PANE", SUPERVISOR_PID_ENV, SESSIONS_DIR_ENV, WORKTREE_ENV)
 
 
 @dataclass

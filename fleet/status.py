@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import math
 import sys
+import time
 import typing as t
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from claude_shepherd.fleet import procs as pr
+from claude_shepherd.fleet import worktrees as wt
 from claude_shepherd.fleet.tmux import FleetServer, PaneInfo, list_panes
 from claude_shepherd.supervisor.claude_run.fleet_pane import restart_count
-from claude_shepherd.supervisor.env import SESSIONS_DIR_ENV
+from claude_shepherd.supervisor.env import SESSIONS_DIR_ENV, WORKTREE_ENV
 from claude_shepherd.supervisor.printable import printable
 from claude_shepherd.supervisor.session.fields import F
 from claude_shepherd.supervisor.session.identity import start_token
@@ -73,6 +75,12 @@ class PaneStatus:
     limited_window: str | None = None
     resume_at: float | None = None
     """After the reset, when this parked agent goes on (its turn among the others)."""
+    worktree: str | None = None
+    """The git worktree its Claude runs in (``claude -w NAME``), if any."""
+    branch: str | None = None
+    """That worktree's branch (None: detached, or not known)."""
+    unsaved: str | None = None
+    """What in that worktree is not committed (``""``: nothing); None when not known in time."""
 
     def as_json(self) -> dict[str, t.Any]:
         return asdict(self)
@@ -128,6 +136,9 @@ class PaneStatus:
             limited_until=number("limited_until", float, 2**40),
             limited_window=text("limited_window"),
             resume_at=number("resume_at", float, 2**40),
+            worktree=text("worktree"),
+            branch=text("branch"),
+            unsaved=text("unsaved"),
         )
 
 
@@ -216,8 +227,10 @@ def collect(server: FleetServer, sessions: t.Sequence[str] | None = None) -> lis
 def pane_rows(socket: str | None, panes: t.Iterable[PaneInfo], table: pr.Table) -> list[PaneStatus]:
     """The status of *panes* of the server at *socket*, from one process-table snapshot."""
     rows: list[PaneStatus] = []
+    deadline = time.monotonic() + wt.STATUS_BUDGET
     for pane in sorted(panes, key=lambda p: (p.session, p.window_index, p.pane_index)):
         _, supervisor, claude = table.agent_of(socket, pane)
+        tree = _tree_of(supervisor, claude, deadline)
         root = sessions_root_of(pane, supervisor, claude)
         found = find_pane_session(root, pane, supervisor)
         spending = _spending(root, pane.identity)
@@ -255,6 +268,9 @@ def pane_rows(socket: str | None, panes: t.Iterable[PaneInfo], table: pr.Table) 
                 budget_spent=spending.get("budget_spent"),
                 paused=bool(spending.get("paused")),
                 **usage_of(root, pane.identity),
+                worktree=tree.name if tree else None,
+                branch=tree.branch if tree else None,
+                unsaved=tree.unsaved if tree else None,
             )
         )
     return rows
@@ -266,8 +282,6 @@ def _first(*values: float | None) -> float | None:
 
 def _spending(root: Path, identity: str | None) -> dict[str, t.Any]:
     """The agent's spend by its ledger, the budget it is nearest to, and whether it is paused."""
-    import time
-
     from claude_shepherd.supervisor.session import budgets, spend
 
     if not identity:
@@ -280,6 +294,16 @@ def _spending(root: Path, identity: str | None) -> dict[str, t.Any]:
         out.update(usd=nearest.usd, per=nearest.per, scope=nearest.scope, budget_spent=nearest.spent)
     out["paused"] = bool(spend.gate_record(root, identity).get("paused"))
     return out
+
+
+def _tree_of(supervisor: pr.Proc | None, claude: pr.Proc | None, deadline: float) -> wt.AgentTree | None:
+    """The agent's worktree, its branch and what is unsaved in it: one ``git status``, within the
+    status's shared *deadline*."""
+    asked = pr.env_of(supervisor).get(WORKTREE_ENV) if supervisor is not None else None
+    where = wt.agent_tree(asked, _cwd(claude), _cwd(supervisor))
+    if where is None:
+        return None
+    return wt.unsaved_in(*where, timeout=min(wt.STATUS_TIMEOUT, deadline - time.monotonic()))
 
 
 def _number(raw: str) -> float | None:
@@ -318,6 +342,7 @@ def render(rows: list[PaneStatus], hosts: t.Sequence[str] | None = None) -> None
         "COST",
         "BUDGET",
         "STATE",
+        "WORKTREE",
     ):
         table.add_column(column, no_wrap=column in ("PANE", "SUPERVISOR", "CLAUDE", "CTX", "COST"))
     for index, row in enumerate(rows):
@@ -338,6 +363,8 @@ def render(rows: list[PaneStatus], hosts: t.Sequence[str] | None = None) -> None
             f"${row.cost_usd:.2f}" if row.cost_usd is not None else "—",
             budget_text(row),
             shown_state(row),
+            row.state or "—",
+            worktree_cell(row),
         )
         texts = [Text(printable(cell)) for cell in cells]
         texts[7].stylize("red" if row.overflowed else "")
@@ -401,6 +428,15 @@ def usage_lines(rows: t.Sequence[PaneStatus]) -> list[str]:
             f"they go on one at a time: {turns}"
         )
     return lines
+
+
+def worktree_cell(row: PaneStatus) -> str:
+    """The agent's worktree branch (its name when detached), ``*`` when work in it is not committed,
+    ``?`` when that was not known in time."""
+    if row.worktree is None:
+        return "—"
+    mark = "?" if row.unsaved is None else "*" if row.unsaved else ""
+    return f"{row.branch or row.worktree}{mark}"
 
 
 def state_style(state: str) -> str:

@@ -190,10 +190,14 @@ def _stashes_of(repo: Path, entry: Entry) -> list[str]:
 
 
 def users_of(path: Path) -> tuple[str, ...]:
-    """Processes whose working directory is in *path* (an agent, its tools, a person's shell)."""
+    """Processes whose working directory is in *path* (an agent, its tools, a person's shell), but
+    this one and its ancestors (the person asking from there)."""
     real = os.path.realpath(path)
+    mine = {os.getpid(), *(p.pid for p in psutil.Process().parents())}
     found = []
     for proc in psutil.process_iter(["pid", "name", "cwd"]):
+        if proc.info["pid"] in mine:
+            continue
         cwd = proc.info.get("cwd")
         if cwd and (cwd == real or cwd.startswith(real + os.sep)):
             found.append(f"pid {proc.info['pid']} ({proc.info.get('name') or '?'})")
@@ -301,3 +305,66 @@ def prune_stale(repo: Path) -> list[str]:
                 gitrepo.git(repo, "worktree", "unlock", str(entry.path))
         gitrepo.git(repo, "worktree", "prune")
     return [f"pruned the stale entry of {e.path} (its folder is gone)" for e in stale]
+
+
+# --------------------------------------------------------------------------- an agent's, for fleet status
+
+STATUS_BUDGET = 3.0
+"""Seconds all of one ``fleet status``'s ``git status`` calls may take together; past it, *unknown*."""
+
+
+@dataclass(frozen=True)
+class AgentTree:
+    name: str
+    path: Path
+    branch: str | None = None
+    unsaved: str | None = None
+    """``""``: nothing unsaved; a description of the uncommitted changes and untracked files; None: unknown."""
+
+
+def agent_tree(
+    name: str | None, claude_cwd: str | None, supervisor_cwd: str | None
+) -> tuple[str, Path] | None:
+    """The worktree an agent runs in: where its Claude is (``.claude/worktrees/NAME``), else where the
+    name its pane asked for (``$CLAUDE_RUN_WORKTREE``) puts it, beside its supervisor's repository."""
+    if claude_cwd:
+        top = gitrepo.main_checkout(claude_cwd)
+        if top is not None:
+            rest = Path(claude_cwd).relative_to(top / gitrepo.WORKTREES_DIR)
+            return rest.parts[0], top / gitrepo.WORKTREES_DIR / rest.parts[0]
+    if name and supervisor_cwd:
+        for candidate in (Path(supervisor_cwd), *Path(supervisor_cwd).parents):
+            if (candidate / ".git").exists():
+                return name, gitrepo.worktree_path(candidate, name)
+    return None
+
+
+def unsaved_in(name: str, path: Path, timeout: float) -> AgentTree:
+    """One ``git status`` of *path*: its branch, and what is not committed (within *timeout*)."""
+    if timeout <= 0 or not path.is_dir():
+        return AgentTree(name, path)
+    try:
+        out = gitrepo.git(
+            path, "status", "--porcelain=v1", "-z", "--branch", "--untracked-files=all", timeout=timeout
+        )
+    except gitrepo.GitError:
+        return AgentTree(name, path)
+    records = out.split("\0")
+    head = records[0][3:] if records and records[0].startswith("## ") else ""
+    branch = (
+        head.split("...", 1)[0] if head and not head.startswith(("HEAD ", "No commits yet on ")) else None
+    )
+    if head.startswith("No commits yet on "):
+        branch = head.removeprefix("No commits yet on ")
+    changed: list[str] = []
+    untracked: list[str] = []
+    skip = False
+    for record in records[1:]:
+        if skip or len(record) < 4:
+            skip = False
+            continue
+        code, file = record[:2], record[3:]
+        skip = code[0] in "RC"
+        (untracked if code == "??" else changed).append(file)
+    work = Work(tuple(changed), tuple(untracked))
+    return AgentTree(name, path, branch, "" if work.empty else work.describe())

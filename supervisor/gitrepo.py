@@ -3,7 +3,7 @@
 ``claude -w NAME`` keeps an agent's worktree at ``<repository>/.claude/worktrees/NAME`` on the
 branch ``worktree-NAME`` (docs/FLEET.md, "Worktrees"). Everything that creates, removes or prunes
 worktrees of a repository on our side — claude-run while its Claude makes one, ``fleet worktree
-remove``, ``fleet doctor --fix`` — holds :func:`repo_lock` for it: ``flock`` on a file in the
+remove``, ``fleet doctor --fix`` — holds :func:`repo_lock` for it: ``lockf`` on a file in the
 repository's common git directory, so two of them never race on ``index.lock`` or a ref's lock and
 none has to retry. Standard library only; ``subprocess`` is imported where git is run, never by a hook.
 """
@@ -107,14 +107,17 @@ def registered(worktree: Path) -> bool:
 
 def acquire(common: Path, timeout: float = LOCK_TIMEOUT) -> int | None:
     """Take the repository's worktree lock: its descriptor (close it to release), or None when
-    *timeout* passed while another held it."""
+    *timeout* passed while another held it.
+
+    A POSIX record lock (``lockf``), not ``flock``: it belongs to this process alone, so a child
+    forked meanwhile (claude-run's watchdog) does not keep it held after we let it go."""
     fd = os.open(common / LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
     deadline = time.monotonic() + timeout
     while True:
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             return fd
-        except BlockingIOError:
+        except (BlockingIOError, PermissionError):  # EAGAIN or EACCES: another holds it
             if time.monotonic() >= deadline:
                 os.close(fd)
                 return None

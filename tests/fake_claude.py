@@ -168,6 +168,7 @@ def enter_worktree(name: str) -> None:
         finish(1)
     path = Path(top.stdout.strip()) / ".claude" / "worktrees" / name
     if not (path / ".git").exists():
+        began = time.monotonic()
         made = git("worktree", "add", "-b", f"worktree-{name}", str(path), "HEAD")
         if made.returncode != 0:
             made = git("worktree", "add", str(path), f"worktree-{name}")
@@ -176,7 +177,7 @@ def enter_worktree(name: str) -> None:
             log("worktree", name=name, error=made.stderr)
             finish(1)
         git("worktree", "lock", "--reason", "claude agent", str(path))
-        log("worktree", name=name, path=str(path), created=True)
+        log("worktree", name=name, path=str(path), created=True, began=began, ended=time.monotonic())
     os.chdir(path)
 
 

@@ -1,0 +1,300 @@
+"""Agents in worktrees of a real git repository, through the real console scripts.
+
+The stand-in Claude makes ``-w NAME``'s worktree as Claude Code does (``git worktree add`` on
+``worktree-NAME``, then ``git worktree lock``; tests/e2e/test_worktrees_cli.py pins the real CLI), so
+what is checked here is ours: the name each agent gets and keeps, where its sessions and transcripts
+are, that nothing of ours removes a worktree with work in it, and that creations take turns.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import signal
+import subprocess
+import threading
+import time
+import typing as t
+import uuid
+from pathlib import Path
+
+import pytest
+from support.fleet import BIN, FleetWorld, agent, resume_of
+from support.waiting import wait_until
+
+from claude_shepherd.supervisor import gitrepo
+
+ID = ["-c", "user.name=t", "-c", "user.email=t@t"]
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *ID, *args], cwd=cwd, capture_output=True, text=True, check=True).stdout
+
+
+def make_repo(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    git(path, "init", "-q", "-b", "main")
+    (path / "README").write_text("hello\n")
+    git(path, "add", "README")
+    git(path, "commit", "-q", "-m", "init")
+    return path
+
+
+def fleet(cwd: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(BIN / "fleet"), *args], cwd=cwd, capture_output=True, text=True, timeout=60,
+        env=env or {"PATH": f"{BIN}:/usr/bin:/bin", "HOME": str(cwd), "LANG": "C.UTF-8"},
+    )  # fmt: skip
+
+
+def add_tree(repo: Path, name: str) -> Path:
+    """An agent worktree as ``claude -w NAME`` leaves it."""
+    tree = repo / ".claude" / "worktrees" / name
+    git(repo, "worktree", "add", "-q", "-b", f"worktree-{name}", str(tree), "HEAD")
+    git(repo, "worktree", "lock", str(tree))
+    return tree
+
+
+def commit(tree: Path, name: str) -> None:
+    (tree / name).write_text("x")
+    git(tree, "add", name)
+    git(tree, "commit", "-qm", f"add {name}")
+
+
+def stash(tree: Path) -> None:
+    (tree / "README").write_text("stashed\n")
+    git(tree, "stash", "-q")
+
+
+def agent_trees(repo: Path) -> list[str]:
+    listed = git(repo, "worktree", "list", "--porcelain")
+    return sorted(
+        line.split("/")[-1]
+        for line in listed.splitlines()
+        if line.startswith(f"worktree {repo}/.claude/worktrees/")
+    )
+
+
+# --------------------------------------------------------------------------- the verbs, no fleet needed
+
+
+@pytest.mark.parametrize(
+    ("plant", "said"),
+    [
+        (lambda tree: (tree / "README").write_text("changed\n"), "1 uncommitted change (README)"),
+        (lambda tree: (tree / "notes.md").write_text("mine\n"), "1 untracked file (notes.md)"),
+        (
+            lambda tree: (tree / "sub").mkdir() or (tree / "sub" / "a.py").write_text(""),
+            "untracked file (sub/a.py)",
+        ),
+        (lambda tree: commit(tree, "f"), "1 commit on no other branch"),
+        (lambda tree: stash(tree), "1 stash made in it (stash@{0})"),
+    ],
+    ids=["changed", "untracked", "untracked-in-folder", "commit", "stash"],
+)
+def test_remove_refuses_a_worktree_with_work_and_says_what_is_in_it(
+    tmp_path: Path, plant: t.Callable[[Path], t.Any], said: str
+) -> None:
+    repo = make_repo(tmp_path / "repo")
+    tree = add_tree(repo, "A")
+    plant(tree)
+    done = fleet(repo, "worktree", "remove", "A")
+    assert done.returncode == 1, done.stdout
+    assert said in done.stderr and done.stderr.count("\n") == 1, done.stderr
+    assert tree.is_dir() and agent_trees(repo) == ["A"]
+    listed = fleet(repo, "worktree", "ls")
+    assert said in listed.stdout, listed.stdout
+
+
+def test_a_stash_made_in_another_worktree_is_not_this_ones(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    add_tree(repo, "A")
+    stash(add_tree(repo, "B"))
+    assert fleet(repo, "worktree", "remove", "A").returncode == 0
+    refused = fleet(repo, "worktree", "remove", "B")
+    assert refused.returncode == 1 and "1 stash made in it" in refused.stderr
+
+
+def test_remove_of_a_clean_worktree_removes_it_and_its_branch(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    tree = add_tree(repo, "A")
+    done = fleet(
+        tmp_path / "repo" / ".claude" / "worktrees" / "A", "worktree", "remove", "A"
+    )  # from inside too
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"removed worktree A ({tree})"
+    assert not tree.exists() and agent_trees(repo) == []
+    assert "worktree-A" not in git(repo, "branch")
+
+
+def test_forced_removal_drops_the_files_but_keeps_a_branch_with_commits_of_its_own(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    tree = add_tree(repo, "A")
+    commit(tree, "f")
+    (tree / "scratch").write_text("y")
+    done = fleet(repo, "worktree", "remove", "A", "--force")
+    assert done.returncode == 0, done.stderr
+    assert "discarding 1 untracked file (scratch)" in done.stdout
+    assert "its branch worktree-A is kept (commits on no other branch)" in done.stdout
+    assert not tree.exists()
+    assert git(repo, "log", "-1", "--format=%s", "worktree-A").strip() == "add f"
+
+
+def test_remove_is_refused_while_anything_runs_in_the_worktree_even_forced(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    tree = add_tree(repo, "A")
+    sleeper = subprocess.Popen(["sleep", "60"], cwd=tree)
+    try:
+        done = fleet(repo, "worktree", "remove", "A", "--force")
+        assert done.returncode == 1
+        assert f"is in use by pid {sleeper.pid} (sleep)" in done.stderr, done.stderr
+        assert tree.is_dir()
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+
+
+def test_remove_waits_for_the_repositorys_worktree_lock(tmp_path: Path) -> None:
+    """A removal takes its turn behind a creation (claude-run holds the same lock while Claude makes one)."""
+    repo = make_repo(tmp_path / "repo")
+    add_tree(repo, "A")
+    held = threading.Event()
+
+    def hold() -> None:
+        with gitrepo.repo_lock(gitrepo.common_dir(repo)):
+            held.set()
+            time.sleep(1.5)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    held.wait(5)
+    began = time.monotonic()
+    done = fleet(repo, "worktree", "remove", "A")
+    holder.join()
+    assert done.returncode == 0, done.stderr
+    assert time.monotonic() - began >= 1.0, "it waited for the lock"
+
+
+def test_doctor_fix_removes_only_provably_empty_worktrees_and_prunes_stale_entries(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    add_tree(repo, "empty")
+    dirty = add_tree(repo, "dirty")
+    (dirty / "notes.md").write_text("keep me\n")
+    gone = add_tree(repo, "gone")
+    subprocess.run(["rm", "-rf", str(gone)], check=True)
+    env = {"PATH": f"{BIN}:/usr/bin:/bin", "HOME": str(tmp_path), "LANG": "C.UTF-8",
+           "TMUX_TMPDIR": str(tmp_path), "CLAUDE_CONFIG_DIR": str(tmp_path / "cc")}  # fmt: skip
+    found = fleet(repo, "doctor", env=env)
+    assert f"worktree: {repo}: stale worktree entry (folder gone): {gone}" in found.stdout, found.stdout
+    assert "worktree empty of " in found.stdout and "no agent of a layout uses it; clean" in found.stdout
+    assert "1 untracked file (notes.md) (kept; see fleet worktree ls --repo" in found.stdout
+    fixed = fleet(repo, "doctor", "--fix", env=env)
+    assert "fixed: removed worktree empty" in fixed.stdout, fixed.stdout
+    assert "fixed: pruned the stale entry of" in fixed.stdout
+    assert agent_trees(repo) == ["dirty"] and (dirty / "notes.md").read_text() == "keep me\n"
+    assert "worktree-gone" in git(repo, "branch"), "pruning an entry keeps its branch"
+
+
+# --------------------------------------------------------------------------- a fleet of agents in worktrees
+
+
+FOUR = "  - agents:\n      layout: tiled\n      worktree: true\n      panes:\n" + "".join(
+    f"        - {label}: claude-run\n" for label in "ABCD"
+)
+
+
+def status_rows(world: FleetWorld, name: str) -> dict[str, dict[str, t.Any]]:
+    done = world.fleet("status", name, "--json")
+    assert done.returncode == 0, done.stderr
+    return {row["label"]: row for row in json.loads(done.stdout)}
+
+
+@pytest.mark.slow
+def test_four_agents_each_in_its_own_worktree_through_a_crash_and_a_stop_and_start(world: FleetWorld) -> None:
+    repo = make_repo(world.project)
+    world.layout("four", FOUR)
+    for label in "ABCD":
+        world.plan(label, agent(label=label), default=[{"mark": "again"}, {"wait": None}])
+    started = world.fleet("start", "four", "--no-attach")
+    assert started.returncode == 0, started.stdout + started.stderr
+    trees = {label: repo / ".claude" / "worktrees" / label for label in "ABCD"}
+    for label in "ABCD":
+        world.wait_event(label, "mark", name="ready")
+        (first,) = world.starts(label)
+        assert first["cwd"] == str(trees[label]) and "--worktree" in first["argv"]
+        assert first["argv"][first["argv"].index("--worktree") + 1] == label
+        assert (repo / "sessions" / f"S_{label}" / ".state.json").is_file(), "the project's one sessions root"
+        assert not (trees[label] / "sessions").exists()
+    assert agent_trees(repo) == list("ABCD")
+    assert all(f"worktree-{label}" in git(repo, "branch") for label in "ABCD")
+
+    # kill -9 of one agent's Claude: claude-run starts it again, in the same worktree, resuming it.
+    (first_a,) = world.starts("A")
+    os.kill(first_a["pid"], signal.SIGKILL)
+    _, again = world.wait_starts("A", 2)
+    assert again["cwd"] == str(trees["A"]) and resume_of(again) == "conv-A", again["argv"]
+
+    (trees["B"] / "notes.md").write_text("B's unsaved work\n")
+    rows = status_rows(world, "four")
+    assert rows["B"]["worktree"] == "B" and rows["B"]["branch"] == "worktree-B"
+    assert rows["B"]["unsaved"] == "1 untracked file (notes.md)" and rows["C"]["unsaved"] == ""
+    text = world.fleet("status", "four")
+    assert "worktree-B*" in text.stdout, text.stdout
+
+    # A forced clean-up of B's worktree while its agent runs, and a plain one after the stop: refused.
+    forced = world.fleet("worktree", "remove", "B", "--force")
+    assert forced.returncode == 1 and "is in use by pid" in forced.stderr, forced.stderr
+    stopped = world.fleet("stop", "four")
+    assert stopped.returncode == 0, stopped.stderr
+    assert agent_trees(repo) == list("ABCD"), "fleet stop removes no worktree"
+    refused = world.fleet("worktree", "remove", "B")
+    assert refused.returncode == 1 and "holds 1 untracked file (notes.md)" in refused.stderr, refused.stderr
+    doctor = world.fleet("doctor", "four", "--fix")
+    assert "worktree B" not in doctor.stdout, "a worktree the layout names is never the doctor's to remove"
+
+    restarted = world.fleet("start", "four", "--no-attach")
+    assert restarted.returncode == 0, restarted.stdout + restarted.stderr
+    for label in "ABCD":
+        *_, last = world.wait_starts(label, 3 if label == "A" else 2)
+        assert last["cwd"] == str(trees[label]) and resume_of(last) == f"conv-{label}", (label, last["argv"])
+    assert agent_trees(repo) == list("ABCD")
+    assert (trees["B"] / "notes.md").read_text() == "B's unsaved work\n"
+    assert all(
+        len([e for e in world.events(label, "worktree") if e.get("created")]) == 1 for label in "ABCD"
+    ), "each worktree was made once and found again after"
+
+
+@pytest.mark.slow
+def test_two_fleets_starting_at_once_in_one_repository_make_their_worktrees_in_turn(
+    world: FleetWorld,
+) -> None:
+    repo = make_repo(world.project)
+    other_socket = f"fleet-pytest-{uuid.uuid4().hex}"
+    world.layout("one", FOUR.replace("- agents:", "- one:"))
+    world.layout(
+        "two", FOUR.replace("- agents:", "- two:").replace("- A:", "- E:").replace("- B:", "- F:")
+        .replace("- C:", "- G:").replace("- D:", "- H:"),
+    )  # fmt: skip
+    for label in "ABCDEFGH":
+        world.plan(label, [{"mark": "ready"}, {"wait": None}])
+    command = [str(BIN / "fleet"), "start", "--no-attach"]
+    runs = [
+        subprocess.Popen([*command, "one", "--socket", world.socket], cwd=repo, env=world.env, text=True,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE),
+        subprocess.Popen([*command, "two", "--socket", other_socket], cwd=repo, env=world.env, text=True,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE),
+    ]  # fmt: skip
+    try:
+        for run in runs:
+            out, err = run.communicate(timeout=180)
+            assert run.returncode == 0, out + err
+        made = [wait_until(lambda lb=label: world.events(lb, "worktree"), 30, f"{label}'s worktree")[0]
+                for label in "ABCDEFGH"]  # fmt: skip
+        assert all(e.get("created") for e in made), made
+        spans = sorted((e["began"], e["ended"]) for e in made)
+        overlaps = [(a, b) for a, b in itertools.pairwise(spans) if b[0] < a[1]]
+        assert not overlaps, f"two creations ran at once: {overlaps}"
+        assert agent_trees(repo) == list("ABCDEFGH")
+    finally:
+        subprocess.run(["tmux", "-L", other_socket, "kill-server"], env=world.env, capture_output=True)
