@@ -23,7 +23,7 @@ from claude_shepherd.fleet.hosts.relay import Relay
 from claude_shepherd.fleet.hosts.transport import LOCAL
 from claude_shepherd.fleet.live import live_fleets
 from claude_shepherd.fleet.resolve import of_row
-from claude_shepherd.fleet.status import PaneStatus, pane_rows, shown_state, usage_lines
+from claude_shepherd.fleet.status import PaneStatus, pane_rows, shown_state, usage_lines, worktree_cell
 from claude_shepherd.supervisor.printable import printable
 from claude_shepherd.supervisor.session.paths import display_name
 from claude_shepherd.supervisor.tmux_names import (
@@ -114,6 +114,7 @@ class AgentRow:
             s.phase or "—",
             uptime(now - s.started_at) if s.started_at else "—",
             str(s.restarts) if s.restarts is not None else "—",
+            worktree_cell(s),
         ))  # fmt: skip
 
 
@@ -132,14 +133,14 @@ def cost_cell(s: PaneStatus) -> str:
     )
 
 
-COLUMNS = ("HOST", "FLEET", "AGENT", "STATE", "CTX", "COST", "SESSION", "SKILL", "PHASE", "UP", "RST")
-LEAST = {"SESSION": 7, "SKILL": 5, "PHASE": 5, "HOST": 5, "FLEET": 5, "AGENT": 8}
+COLUMNS = ("HOST", "FLEET", "AGENT", "STATE", "CTX", "COST", "SESSION", "SKILL", "PHASE", "UP", "RST", "TREE")
+LEAST = {"SESSION": 7, "SKILL": 5, "PHASE": 5, "HOST": 5, "FLEET": 5, "AGENT": 8, "TREE": 6}
 """The text columns, and the width each may be cut to before any column is hidden."""
-CUT_FIRST = (("SESSION", "SKILL", "PHASE"), ("HOST", "FLEET", "AGENT"))
+CUT_FIRST = (("TREE", "SESSION", "SKILL", "PHASE"), ("HOST", "FLEET", "AGENT"))
 """The order they are cut in: what the agent is doing before which agent it is."""
 WIDEST = 24
 """No column grows wider than this, however long an agent's phase."""
-HIDDEN_FIRST = ("SKILL", "SESSION", "PHASE", "RST", "UP", "COST", "CTX", "FLEET", "HOST")
+HIDDEN_FIRST = ("TREE", "SKILL", "SESSION", "PHASE", "RST", "UP", "COST", "CTX", "FLEET", "HOST")
 """What goes first when even the cut columns do not fit; AGENT and STATE always stay."""
 PADDING = 2
 """What a table adds to each column (a space either side)."""

@@ -242,6 +242,7 @@ class WatchApp(App[None]):
         leave_out = (
             *(("FLEET",) if len(w.fleets_of(rows)) <= 1 else ()),
             *(() if any(r.remote for r in rows) else ("HOST",)),
+            *(() if any(r.status.worktree for r in rows) else ("TREE",)),
         )
         fit = w.fit(cells, max(0, table.size.width - scrollbar), leave_out=leave_out)
         if fit != self.fit:

@@ -69,9 +69,12 @@ def test_cells_say_unknown_plainly() -> None:
                skill="implement", phase="Phase 3: Build the thing properly", started_at=1000.0, restarts=2)  # fmt: skip
     assert full.cells(now=1000.0 + 3 * 3600 + 5 * 60) == (
         "local", "duo", "SDK", "working", "46%", "$3.20", "docs-rewrite", "implement", "Phase 3: Build the thing properly",
-        "3h05m", "2",
+        "3h05m", "2", "—",
     )  # fmt: skip
-    assert row("B").cells(now=0) == ("local", "duo", "B", "—", "—", "—", "—", "—", "—", "—", "—")
+    assert row("B").cells(now=0) == ("local", "duo", "B", "—", "—", "—", "—", "—", "—", "—", "—", "—")
+    assert row("T", worktree="T", branch="worktree-T", unsaved="1 untracked file (x)").cells(now=0)[-1] == (
+        "worktree-T*"
+    ), "an agent's worktree branch, * when it holds uncommitted work"
     there = dataclasses.replace(row("B"), host="box")
     assert there.cells(now=0)[:3] == ("box", "duo", "B") and there.where == "box/duo:agents:B"
     assert there.identity != row("B").identity, "two hosts may use the same labels"
@@ -96,8 +99,8 @@ def widths(fit: w.Fit) -> dict[str, int]:
     return {w.COLUMNS[index]: width for index, width in fit.shown}
 
 
-HERE = ("HOST",)
-"""What the watch leaves out when every agent runs on this machine."""
+HERE = ("HOST", "TREE")
+"""What the watch leaves out when every agent runs on this machine, none in a worktree."""
 LOCAL_COLUMNS = [c for c in w.COLUMNS if c not in HERE]
 
 
@@ -117,8 +120,9 @@ def test_text_columns_are_cut_before_any_column_is_hidden_and_a_hidden_one_is_na
     )
     assert shown[7].endswith("…") and shown[7].startswith("Pha"), shown
     remote = [dataclasses.replace(OTHER, host="buildbox").cells(now=0), *cells]
-    spread = w.fit(remote, 80)
+    spread = w.fit(remote, 80, leave_out=("TREE",))
     assert "HOST" in widths(spread) and spread.hidden == ("SKILL",), "HOST too, once an agent runs elsewhere"
+    assert w.fit(remote, 80).hidden == ("TREE", "SKILL"), "a worktree's branch goes first"
     assert {name: widths(at80)[name] for name in ("SESSION", "SKILL", "PHASE")} == {
         "SESSION": 7,
         "SKILL": 5,
