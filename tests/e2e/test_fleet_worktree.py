@@ -1,0 +1,90 @@
+"""End to end: a fleet pane with ``worktree: true`` and the real Claude Code CLI in a real tmux fleet.
+
+Its claude-run passes ``--worktree A``; the CLI makes ``.claude/worktrees/A`` on ``worktree-A`` and
+runs the agent's tool calls there, while the agent's session lives in the project's one sessions root;
+after ``fleet stop`` + ``fleet start`` the conversation is resumed, in the same worktree.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import typing as t
+from pathlib import Path
+
+import pytest
+from support.waiting import wait_until
+
+from .mock_api import MockAPI, Turn
+from .test_fleet import BIN, Fleet, claude_argv, stop
+from .test_headless import install_hooks, state
+from .test_worktrees_cli import last_tool_output
+
+pytestmark = pytest.mark.slow
+
+SESSION = "sessions/2026_11_22_TREE"
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True).stdout
+
+
+@pytest.fixture
+def tree_fleet(world: t.Any, env_for: t.Any) -> t.Iterator[Fleet]:
+    shutil.rmtree(world.project / ".git")
+    git(world.project, "init", "-q", "-b", "main")
+    git(world.project, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "init")
+    env = env_for()
+    running = Fleet(world, env, install_hooks(world, env))
+    command = running.layout.read_text().split("- A: ", 1)[1].strip()
+    running.layout.write_text(
+        f"name: e2efleet\nroot: {world.project}\nsocket_name: {running.socket}\n"
+        f"windows:\n  - agents:\n      worktree: true\n      panes:\n        - A: {command}\n"
+    )
+    yield running
+    running.close()
+
+
+def test_the_agents_tools_run_in_its_worktree_and_a_stop_and_start_resume_it_there(
+    tree_fleet: Fleet, mock_api: MockAPI, world: t.Any
+) -> None:
+    fleet = tree_fleet
+    tree = world.project / ".claude" / "worktrees" / "A"
+    mock_api.script(
+        Turn.bash(f"session activate {SESSION} implement"),
+        Turn.bash("pwd; git branch --show-current"),
+        Turn.say("noted"),
+    )
+    started = fleet.fleet("start", "--no-attach")
+    assert started.returncode == 0, started.stdout + started.stderr
+    fleet.ready()
+    fleet.type("remember the word PINEAPPLE")
+    wait_until(lambda: mock_api.pending() == 0, timeout=60, what="the scripted turns")
+    assert last_tool_output(mock_api).splitlines()[:2] == [str(tree), "worktree-A"], last_tool_output(mock_api)
+    argv = claude_argv(fleet)
+    assert argv[argv.index("--worktree") + 1] == "A", argv
+    first = wait_until(lambda: state(world, SESSION).get("sessionId"), what="a bound sessionId")
+    assert not (tree / "sessions").exists(), "the session is in the project's sessions root"
+    assert "branch refs/heads/worktree-A\nlocked" in git(world.project, "worktree", "list", "--porcelain")
+
+    stop(fleet, fleet.supervisor_pid())
+    assert tree.is_dir(), "fleet stop leaves the worktree"
+    before = len(mock_api.requests)
+    mock_api.script(Turn.bash("pwd"), Turn.say("answered"))
+    again = fleet.fleet("start", "--no-attach")
+    assert again.returncode == 0, again.stdout + again.stderr
+    argv = claude_argv(fleet)
+    assert argv[argv.index("--resume") + 1] == first and argv[argv.index("--worktree") + 1] == "A", argv
+    fleet.ready()
+    fleet.type("what was the word, and where are you?")
+    wait_until(lambda: mock_api.pending() == 0, timeout=60, what="the reply after the restart")
+    request = next(r for r in mock_api.requests[before:] if r["body"].get("tools"))
+    assert request["headers"].get("X-Claude-Code-Session-Id") == first, "the same conversation"
+    assert "remember the word PINEAPPLE" in MockAPI.all_text(request["body"])
+    assert last_tool_output(mock_api).splitlines()[0] == str(tree), "in the same worktree"
+    assert git(world.project, "worktree", "list").count("worktree-A") == 1
+    status = subprocess.run(
+        [str(BIN / "fleet"), "status", str(fleet.layout), "--json"],
+        env=fleet.env, cwd=fleet.project, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert '"worktree": "A"' in status.stdout and '"branch": "worktree-A"' in status.stdout, status.stdout
