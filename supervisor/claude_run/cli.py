@@ -301,7 +301,7 @@ def supervise(
         user_args=user_args,
         system_prompt=additions.text or None,
         root=root,
-        cwd=place.path if place is not None else Path.cwd(),  # where Claude runs, and keeps its transcripts
+        cwd=(place.path, Path.cwd()) if place is not None else Path.cwd(),
         worktree=place,
         env=claude_env,
         policy=policy,

@@ -192,16 +192,22 @@ def _relaunch(
     me: Owner,
     found: Found | None,
     situation: Situation,
-    cwd: Path,
+    cwd: Path | tuple[Path, ...],
     env: t.Mapping[str, str],
     continuing: tuple[Path, str] | None = None,
 ) -> Plan:
-    """Decide *situation* — with *found*'s state, under its lock, when there is a session."""
+    """Decide *situation* — with *found*'s state, under its lock, when there is a session.
+
+    *cwd*: where Claude runs, or several places (a worktree, and the checkout its conversations go
+    back to when Claude removes the worktree at an exit)."""
+    places = cwd if isinstance(cwd, tuple) else (cwd,)
 
     def has_transcript(conversation: str) -> bool:
-        return find_transcript(conversation, cwd, env) is not None
+        return any(find_transcript(conversation, place, env) is not None for place in places)
 
-    situation = replace(situation, transcripts=f"{config_dir(env) / 'projects'} for {cwd}")
+    situation = replace(
+        situation, transcripts=f"{config_dir(env) / 'projects'} for {' or '.join(map(str, places))}"
+    )
     if found is None:
         return decide(situation, has_transcript).plan
 
@@ -222,7 +228,7 @@ def first_launch(
     root: Path,
     me: Owner,
     pane: str | None,
-    cwd: Path,
+    cwd: Path | tuple[Path, ...],
     env: t.Mapping[str, str],
     *,
     user_selects: bool = False,
@@ -241,7 +247,7 @@ def after_crash(
     root: Path,
     me: Owner,
     pane: str | None,
-    cwd: Path,
+    cwd: Path | tuple[Path, ...],
     env: t.Mapping[str, str],
     *,
     launched: str | None = None,

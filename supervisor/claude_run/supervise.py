@@ -58,7 +58,9 @@ class Settings:
     user_args: ClaudeArgs
     system_prompt: str | None
     root: Path
-    cwd: Path
+    cwd: Path | tuple[Path, ...]
+    """Where Claude runs, whose project keeps its conversations: its worktree, then the checkout (Claude
+    moves a worktree's conversations back there when it removes the worktree at an exit)."""
     env: dict[str, str]
     """Claude's environment (the contract of :mod:`claude_shepherd.supervisor.claude_run.agent_env` applied)."""
     policy: CrashPolicy

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from support.waiting import wait_until
 
+from .cli import transcript_path
 from .mock_api import MockAPI, Turn
 from .test_fleet import BIN, Fleet, claude_argv, stop
 from .test_headless import install_hooks, state
@@ -33,7 +34,18 @@ def git(cwd: Path, *args: str) -> str:
 def tree_fleet(world: t.Any, env_for: t.Any) -> t.Iterator[Fleet]:
     shutil.rmtree(world.project / ".git")
     git(world.project, "init", "-q", "-b", "main")
-    git(world.project, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "init")
+    git(
+        world.project,
+        "-c",
+        "user.name=t",
+        "-c",
+        "user.email=t@t",
+        "commit",
+        "-q",
+        "--allow-empty",
+        "-m",
+        "init",
+    )
     env = env_for()
     running = Fleet(world, env, install_hooks(world, env))
     command = running.layout.read_text().split("- A: ", 1)[1].strip()
@@ -60,7 +72,9 @@ def test_the_agents_tools_run_in_its_worktree_and_a_stop_and_start_resume_it_the
     fleet.ready()
     fleet.type("remember the word PINEAPPLE")
     wait_until(lambda: mock_api.pending() == 0, timeout=60, what="the scripted turns")
-    assert last_tool_output(mock_api).splitlines()[:2] == [str(tree), "worktree-A"], last_tool_output(mock_api)
+    assert last_tool_output(mock_api).splitlines()[:2] == [str(tree), "worktree-A"], last_tool_output(
+        mock_api
+    )
     argv = claude_argv(fleet)
     assert argv[argv.index("--worktree") + 1] == "A", argv
     first = wait_until(lambda: state(world, SESSION).get("sessionId"), what="a bound sessionId")
@@ -88,3 +102,39 @@ def test_the_agents_tools_run_in_its_worktree_and_a_stop_and_start_resume_it_the
         env=fleet.env, cwd=fleet.project, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert '"worktree": "A"' in status.stdout and '"branch": "worktree-A"' in status.stdout, status.stdout
+
+
+def test_after_exit_removed_the_unchanged_worktree_a_start_resumes_the_conversation_in_a_new_one(
+    tree_fleet: Fleet, mock_api: MockAPI, world: t.Any
+) -> None:
+    """``/exit`` in an unchanged worktree: the CLI removes it (and its branch) and moves the conversation
+    back to the checkout's project. The next start finds the conversation there and resumes it; the CLI
+    makes the worktree again."""
+    fleet = tree_fleet
+    tree = world.project / ".claude" / "worktrees" / "A"
+    mock_api.script(Turn.bash(f"session activate {SESSION} implement"), Turn.say("noted"))
+    assert fleet.fleet("start", "--no-attach").returncode == 0
+    fleet.ready()
+    fleet.type("remember the word PINEAPPLE")
+    wait_until(lambda: mock_api.pending() == 0, timeout=60, what="the scripted turns")
+    first = wait_until(lambda: state(world, SESSION).get("sessionId"), what="a bound sessionId")
+    fleet.ready()
+    fleet.type("/exit")
+    wait_until(lambda: "Goodbye." in fleet.screen(), timeout=30, what=f"claude-run's end:\n{fleet.screen()}")
+    assert "Worktree removed (no changes)" in fleet.screen()
+    assert not tree.exists() and "worktree-A" not in git(world.project, "branch")
+    assert transcript_path(world.home, world.project, first).is_file(), "moved back to the checkout's project"
+
+    before = len(mock_api.requests)
+    mock_api.script(Turn.bash("pwd"), Turn.say("answered"))
+    again = fleet.fleet("start", "--no-attach")
+    assert again.returncode == 0, again.stdout + again.stderr
+    argv = claude_argv(fleet)
+    assert argv[argv.index("--resume") + 1] == first and argv[argv.index("--worktree") + 1] == "A", argv
+    fleet.ready()
+    fleet.type("what was the word, and where are you?")
+    wait_until(lambda: mock_api.pending() == 0, timeout=60, what="the reply")
+    request = next(r for r in mock_api.requests[before:] if r["body"].get("tools"))
+    assert request["headers"].get("X-Claude-Code-Session-Id") == first, "the same conversation"
+    assert "remember the word PINEAPPLE" in MockAPI.all_text(request["body"])
+    assert last_tool_output(mock_api).splitlines()[0] == str(tree), "in the worktree, made again"

@@ -100,3 +100,23 @@ def test_session_commands_in_a_worktree_find_the_projects_sessions(repo: Path, i
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert f"Sessions in {repo / 'sessions'}:" in done.stdout and "2026_11_22_MINE" in done.stdout
+
+
+def test_a_conversation_moved_back_to_the_checkout_is_resumed_too(
+    fake: FakeClaude, start_run, fleet_tmux: FleetTmux, repo: Path, run_env: dict[str, str]
+) -> None:
+    """Claude moves a worktree's conversations to the checkout's project when it removes the worktree at
+    an exit (tests/e2e/test_fleet_worktree.py): the next start finds them there."""
+    write_state(
+        repo / "sessions" / "2026_11_22_PANE",
+        {"pid": 4_194_304, "pidStart": "old:1", "skill": "implement", "lifecycle": "active",
+         "overflowed": False, "killRequested": False, "fleetPaneId": fleet_tmux.pane_id,
+         "sessionId": SESSION_ID},
+    )  # fmt: skip
+    make_transcript(Path(run_env["CLAUDE_CONFIG_DIR"]), repo, SESSION_ID)
+    fake.plan({"resume": "accept", "steps": [{"exit": 0}]})
+    run = start_run(env={"CLAUDE_RUN_WORKTREE": "alpha"}, pane=fleet_tmux)
+    assert run.wait() == 0, run.text
+    (start,) = fake.wait_starts(1)
+    assert start["argv"][start["argv"].index("--resume") + 1] == SESSION_ID, run.text
+    assert worktree_arg(start["argv"]) == "alpha"
