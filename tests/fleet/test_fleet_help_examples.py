@@ -57,6 +57,7 @@ def test_every_help_example_runs_as_written_against_the_shipped_layout(world: Fl
         "pane-id",
         "doctor",
         "forget",
+        "worktree",
     ]
     assert set(shown) - NEEDS_A_TERMINAL - NEEDS_A_HOST == set(order), shown
     for command in order:
@@ -73,6 +74,8 @@ def test_every_help_example_runs_as_written_against_the_shipped_layout(world: Fl
                 out, err = follow.communicate()
             assert out and not err, (shown[command], out, err)
             continue
+        if command == "worktree":  # agents' worktrees are a repository's: the project is one, as this one is
+            subprocess.run(["git", "init", "-q", str(world.project)], check=True)
         if command == "forget":  # forgets a fleet once it is stopped whole (the stop example stops a pane)
             assert world.fleet("stop", "agents-2x2", socket=False).returncode == 0
         done = world.fleet(*argv[1:], socket=False)
