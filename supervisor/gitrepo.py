@@ -105,9 +105,11 @@ def registered(worktree: Path) -> bool:
     return admin is not None and (admin / "HEAD").is_file()
 
 
-def acquire(common: Path, timeout: float = LOCK_TIMEOUT) -> int | None:
+def acquire(
+    common: Path, timeout: float = LOCK_TIMEOUT, cancelled: t.Callable[[], bool] = lambda: False
+) -> int | None:
     """Take the repository's worktree lock: its descriptor (close it to release), or None when
-    *timeout* passed while another held it.
+    *timeout* passed (or *cancelled* said so) while another held it.
 
     A POSIX record lock (``lockf``), not ``flock``: it belongs to this process alone, so a child
     forked meanwhile (claude-run's watchdog) does not keep it held after we let it go."""
@@ -118,7 +120,7 @@ def acquire(common: Path, timeout: float = LOCK_TIMEOUT) -> int | None:
             fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             return fd
         except (BlockingIOError, PermissionError):  # EAGAIN or EACCES: another holds it
-            if time.monotonic() >= deadline:
+            if time.monotonic() >= deadline or cancelled():
                 os.close(fd)
                 return None
             time.sleep(0.05)

@@ -176,7 +176,9 @@ class Supervisor:
             self.recorded_at_launch = lp.recorded(self.s.root, self.pane_of(), self.me)
             self.launches += 1
             self.launched_at = time.time()
-            with creating(self.s.worktree, self.say):
+            with creating(self.s.worktree, self.say, cancelled=lambda: self.runner.stop_signal is not None):
+                if self.runner.stop_signal is not None:  # it came while we waited for the worktree lock
+                    continue
                 outcome = self.runner.run(self.s.claude, argv, self.s.env)
             next_plan = self.after_exit(plan, outcome)
             if next_plan is None:

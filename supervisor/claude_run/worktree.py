@@ -106,19 +106,22 @@ def _made(worktree: Worktree, deadline: float, ended: threading.Event) -> None:
 
 
 @contextlib.contextmanager
-def creating(worktree: Worktree | None, say: t.Callable[[str], None]) -> t.Iterator[None]:
+def creating(
+    worktree: Worktree | None, say: t.Callable[[str], None], cancelled: t.Callable[[], bool] = lambda: False
+) -> t.Iterator[None]:
     """Around one launch: when its Claude is to create the worktree, hold the repository's lock until it
-    has (or the launch ended), so that creations and our verbs' removals take turns."""
+    has (or the launch ended), so that creations and our verbs' removals take turns. A stop while we
+    wait for the lock (*cancelled*) ends the wait."""
     if worktree is None or gitrepo.registered(worktree.path):
         yield
         return
     try:
-        fd = gitrepo.acquire(worktree.common)
+        fd = gitrepo.acquire(worktree.common, cancelled=cancelled)
     except OSError as exc:
         say(f"WARNING: cannot take the worktree lock in {worktree.common} ({exc.strerror}); going on")
         fd = None
     else:
-        if fd is None:
+        if fd is None and not cancelled():
             say(
                 f"WARNING: the worktree lock in {worktree.common} stayed busy; Claude makes {worktree.name} now"
             )

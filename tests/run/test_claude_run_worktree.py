@@ -3,14 +3,18 @@ keeps them, one sessions root for the project (the stand-in Claude makes worktre
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
+import time
 import typing as t
 from pathlib import Path
 
 import pytest
 from support.claude_run import FakeClaude, FleetTmux, make_transcript, write_state
 
+from claude_shepherd.supervisor import gitrepo
 from claude_shepherd.supervisor.session.paths import sessions_root
 
 SESSION_ID = "5e2a9c4e-1111-2222-3333-444455556666"
@@ -120,3 +124,19 @@ def test_a_conversation_moved_back_to_the_checkout_is_resumed_too(
     (start,) = fake.wait_starts(1)
     assert start["argv"][start["argv"].index("--resume") + 1] == SESSION_ID, run.text
     assert worktree_arg(start["argv"]) == "alpha"
+
+
+def test_a_launch_waits_for_the_repositorys_worktree_lock_and_a_stop_ends_the_wait(
+    fake: FakeClaude, start_run, repo: Path
+) -> None:
+    fake.plan([{"exit": 0}])
+    with gitrepo.repo_lock(gitrepo.common_dir(repo)) as held:
+        assert held
+        run = start_run(env={"CLAUDE_RUN_WORKTREE": "agentA"})
+        run.expect("Starting...")
+        time.sleep(0.5)
+        assert fake.starts() == [], "no Claude makes a worktree while another creation or removal runs"
+        os.kill(run.pid, signal.SIGTERM)
+        assert run.wait(timeout=5) == 128 + signal.SIGTERM, run.text
+    assert fake.starts() == [] and "Stopped by SIGTERM." in run.text
+    assert not (repo / ".claude" / "worktrees" / "agentA").exists()
