@@ -327,6 +327,7 @@ def render(rows: list[PaneStatus], hosts: t.Sequence[str] | None = None) -> None
     from rich.text import Text
 
     table = Table(box=None, header_style="bold", pad_edge=False)
+    trees = any(row.worktree for row in rows)  # the WORKTREE column only where an agent has one
     if hosts is not None:
         table.add_column("HOST", no_wrap=True)
     for column in (
@@ -342,7 +343,7 @@ def render(rows: list[PaneStatus], hosts: t.Sequence[str] | None = None) -> None
         "COST",
         "BUDGET",
         "STATE",
-        "WORKTREE",
+        *(("WORKTREE",) if trees else ()),
     ):
         table.add_column(column, no_wrap=column in ("PANE", "SUPERVISOR", "CLAUDE", "CTX", "COST"))
     for index, row in enumerate(rows):
@@ -364,7 +365,7 @@ def render(rows: list[PaneStatus], hosts: t.Sequence[str] | None = None) -> None
             budget_text(row),
             shown_state(row),
             row.state or "—",
-            worktree_cell(row),
+            *((worktree_cell(row),) if trees else ()),
         )
         texts = [Text(printable(cell)) for cell in cells]
         texts[7].stylize("red" if row.overflowed else "")
