@@ -32,7 +32,7 @@ from claude_shepherd.hooks.tool_call import ToolCall
 from claude_shepherd.supervisor.env import CONFIG_DIR_ENV, PROJECT_DIR_ENV
 from claude_shepherd.supervisor.session.fields import STATE_FILE
 from claude_shepherd.supervisor.session.index import INDEX_DIRNAME
-from claude_shepherd.supervisor.session.paths import project_root, sessions_root
+from claude_shepherd.supervisor.session.paths import project_root, sessions_root, worktree_checkout
 from claude_shepherd.supervisor.session.programs import tmux_path
 
 TYPE_CHECKING = False
@@ -153,6 +153,9 @@ def _protected(cwd: str, root: str, env: t.Mapping[str, str]) -> list[tuple[str,
             (os.path.join(config, name), "a settings file holding the hooks") for name in SETTINGS_FILES
         ]
     projects = {str(project_root(cwd))}
+    checkout = worktree_checkout(cwd)  # an agent worktree's: Claude reads its settings too
+    if checkout is not None:
+        projects.add(str(checkout))
     project_dir = env.get(PROJECT_DIR_ENV, "").strip()
     if project_dir and os.path.isabs(project_dir):
         projects.add(project_dir)

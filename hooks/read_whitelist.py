@@ -145,8 +145,12 @@ def project_dirs(cwd: str, env: t.Mapping[str, str]) -> list[str]:
 
 def project_standard(real: str, project: str) -> bool:
     """Is *real* in *project*'s ``.claude/`` (wherever it links to) or in one of its ``.directives/``
-    folders (no ``.git`` in the way)?"""
-    if is_under(real, os.path.realpath(os.path.join(project, ".claude"))):
+    folders (no ``.git`` in the way)? An agent worktree in ``.claude/worktrees/`` is a checkout, not
+    standards: only its own ``.claude/`` and ``.directives/`` are (it is a project of its own)."""
+    claude_dir = os.path.realpath(os.path.join(project, ".claude"))
+    if is_under(real, os.path.join(claude_dir, "worktrees")):
+        return False
+    if is_under(real, claude_dir):
         return True
     if not is_under(real, project):
         return False

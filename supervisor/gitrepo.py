@@ -17,6 +17,8 @@ import time
 import typing as t
 from pathlib import Path
 
+from claude_shepherd.supervisor.session.paths import worktree_checkout
+
 WORKTREES_DIR = Path(".claude") / "worktrees"
 """Where Claude Code puts ``-w NAME``'s worktree, relative to the repository's top."""
 BRANCH_PREFIX = "worktree-"
@@ -80,11 +82,7 @@ def branch_of(name: str) -> str:
 
 def main_checkout(path: str | Path) -> Path | None:
     """The repository whose ``.claude/worktrees/NAME`` *path* is in (or is), by position alone."""
-    parts = Path(os.path.abspath(path)).parts
-    for i in range(len(parts) - 3, 0, -1):
-        if parts[i : i + 2] == WORKTREES_DIR.parts:
-            return Path(*parts[:i])
-    return None
+    return worktree_checkout(path)
 
 
 def admin_dir(worktree: Path) -> Path | None:

@@ -39,22 +39,22 @@ WORKTREES_PARTS = (".claude", "worktrees")
 
 
 def project_root(start: str | Path) -> Path:
-    """The nearest directory at or above *start* carrying a project marker, else *start*.
-
-    In an agent's worktree (``PROJECT/.claude/worktrees/NAME``, where ``claude -w NAME`` puts it) the
-    project is PROJECT, found by that position alone (no git process): one sessions root per
-    project, whichever worktree its agents run in (docs/DESIGN.md §12).
-    """
+    """The nearest directory at or above *start* carrying a project marker, else *start*."""
     start = Path(os.path.abspath(start))
-    parts = start.parts
-    for i in range(len(parts) - 3, 0, -1):
-        if parts[i] == WORKTREES_PARTS[0] and parts[i + 1] == WORKTREES_PARTS[1]:
-            start = Path(*parts[:i])
-            break
     for candidate in (start, *start.parents):
         if any((candidate / marker).exists() for marker in PROJECT_MARKERS):
             return candidate
     return start
+
+
+def worktree_checkout(start: str | Path) -> Path | None:
+    """The checkout whose agent worktree (``CHECKOUT/.claude/worktrees/NAME``, where ``claude -w NAME``
+    puts it) *start* is in, by position alone (no git process); None outside one."""
+    parts = Path(os.path.abspath(start)).parts
+    for i in range(len(parts) - 3, 0, -1):
+        if parts[i] == WORKTREES_PARTS[0] and parts[i + 1] == WORKTREES_PARTS[1]:
+            return Path(*parts[:i])
+    return None
 
 
 def sessions_root(cwd: str | Path | None = None, env: t.Mapping[str, str] | None = None) -> Path:
@@ -65,7 +65,8 @@ def sessions_root(cwd: str | Path | None = None, env: t.Mapping[str, str] | None
     if configured:
         root = Path(configured).expanduser()
         return Path(os.path.abspath(base / root))
-    return project_root(base) / SESSIONS_DIRNAME
+    # One sessions root per project, whichever agent worktree of it we are in (docs/DESIGN.md §12).
+    return project_root(worktree_checkout(base) or base) / SESSIONS_DIRNAME
 
 
 def resolve_session_dir(arg: str, root: Path, cwd: str | Path | None = None) -> Path:
