@@ -364,7 +364,6 @@ def render(rows: list[PaneStatus], hosts: t.Sequence[str] | None = None) -> None
             f"${row.cost_usd:.2f}" if row.cost_usd is not None else "—",
             budget_text(row),
             shown_state(row),
-            row.state or "—",
             *((worktree_cell(row),) if trees else ()),
         )
         texts = [Text(printable(cell)) for cell in cells]
