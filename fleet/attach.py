@@ -10,10 +10,14 @@ otherwise) and the fleet's client runs in the caller's pane.
 from __future__ import annotations
 
 import os
+import sys
 import typing as t
 from pathlib import Path
 
 from claude_shepherd.supervisor.session.programs import tmux_argv
+
+if t.TYPE_CHECKING:
+    from claude_shepherd.fleet.reports import AttachReport
 
 
 def inside_socket(env: t.Mapping[str, str]) -> str | None:
@@ -48,3 +52,18 @@ def nested_hint(socket: str, env: t.Mapping[str, str] | None = None) -> str | No
         f"Attaching to the fleet inside your tmux ({outer}): keys go to your tmux first; "
         "press its prefix twice to reach the fleet's (C-b C-b d detaches)"
     )
+
+
+def hand_over(report: AttachReport) -> None:
+    """Run *report*'s command in place of this process (the person's terminal is the fleet's now);
+    nothing when it has none (its hint was said)."""
+    if not report.argv:
+        return
+    sys.stdout.flush()
+    sys.stderr.flush()
+    argv = list(report.argv)
+    if not report.program:
+        os.execvp(argv[0], argv)
+    if report.takes_terminal:
+        os.execve(report.program, argv, attach_env())
+    os.execv(report.program, argv)

@@ -15,6 +15,7 @@ A handle says its progress through the printer it was given
 
 from __future__ import annotations
 
+import dataclasses
 import typing as t
 from dataclasses import dataclass
 
@@ -25,6 +26,14 @@ from claude_shepherd.supervisor.tmux_names import NOT_RUNNING, UNKNOWN
 if t.TYPE_CHECKING:
     from claude_shepherd.fleet.doctor import Finding
     from claude_shepherd.fleet.hosts.span import Part
+    from claude_shepherd.fleet.reports import (
+        AttachReport,
+        HostOutcome,
+        LogsReport,
+        RestartReport,
+        StartReport,
+        StopReport,
+    )
     from claude_shepherd.fleet.status import PaneStatus
 
 
@@ -59,23 +68,27 @@ class Agent(t.Protocol):
 class Fleet(t.Protocol):
     """One fleet, on this machine or across hosts (see the module docstring)."""
 
-    def start(self, *, wait: float | None, attach: bool) -> None:
-        """Build the fleet, or reconcile the running one; then attach when *attach* (and a terminal)."""
+    def start(self, *, wait: float | None, attach: bool) -> StartReport | HostsReport:
+        """Build the fleet, or reconcile the running one; the report says how the person is then shown
+        it (attached when *attach* and a terminal, see :func:`claude_shepherd.fleet.attach.hand_over`)."""
 
-    def stop(self, grace: float, labels: t.Sequence[str] | None) -> None:
+    def stop(self, grace: float, labels: t.Sequence[str] | None) -> StopReport | HostsReport:
         """Stop every agent (or those labelled *labels*) so that no process is left."""
 
-    def restart(self, grace: float, labels: t.Sequence[str] | None, wait: float | None) -> None:
+    def restart(
+        self, grace: float, labels: t.Sequence[str] | None, wait: float | None
+    ) -> RestartReport | HostsReport:
         """Stop agents gracefully and start them again, resuming their conversations."""
 
     def status(self) -> StatusReport:
         """One row per pane."""
 
-    def logs(self, label: str, lines: int, follow: bool) -> None:
-        """An agent's claude-run log, then its screen; *follow* keeps printing new lines."""
+    def logs(self, label: str, lines: int, follow: bool) -> LogsReport:
+        """An agent's claude-run log, then its screen. With *follow* these are said at once and new lines
+        after them as they come, until the person interrupts: a report is returned only without it."""
 
-    def attach(self, label: str | None) -> None:
-        """Show the person the fleet, with *label*'s pane selected."""
+    def attach(self, label: str | None) -> AttachReport:
+        """How to show the person the fleet, with *label*'s pane selected (selected already)."""
 
     def doctor(self, fix: bool) -> Said:
         """Find (and with *fix* repair) what is wrong with the fleet."""
@@ -141,6 +154,10 @@ class DoctorReport:
         hint = "" if self.fix else "; run `fleet doctor --fix` to repair"
         return FleetFailure(f"{len(unfixed)} problem(s) {'left' if self.fix else 'found'}{hint}")
 
+    def as_json(self) -> dict[str, t.Any]:
+        findings = [{"kind": f.kind, "message": f.message, "fixed": f.fixed} for f in self.findings]
+        return {"verb": "doctor", "refreshed": self.refreshed, "findings": findings, "fix": self.fix}
+
 
 @dataclass(frozen=True)
 class HostsReport:
@@ -148,9 +165,22 @@ class HostsReport:
 
     said: list[str]
     problems: list[str]
+    hosts: tuple[HostOutcome, ...] = ()
+    """Each host asked, with its own report (``--json``'s document)."""
+    then: AttachReport | None = None
+    """After a start: how the person is shown the fleet (said even when a host failed)."""
+    verb: str = "doctor"
 
     def lines(self) -> list[str]:
-        return self.said
+        return [*self.said, *(self.then.lines() if self.then else ())]
+
+    def as_json(self) -> dict[str, t.Any]:
+        return {
+            "verb": self.verb,
+            "hosts": [dataclasses.asdict(h) for h in self.hosts],
+            "problems": self.problems,
+            **({"then": self.then.as_json()} if self.then else {}),
+        }
 
     def failure(self) -> ShepherdError | None:
         if not self.problems:

@@ -12,13 +12,20 @@ import contextlib
 import dataclasses
 import itertools
 import os
-import sys
 import time
 import typing as t
 
 from claude_shepherd.fleet.handle import PAST, Agent, DoctorReport, StatusReport
 from claude_shepherd.fleet.hosts.part import STDIN
 from claude_shepherd.fleet.output import FleetFailure, Printer, Say, locked
+from claude_shepherd.fleet.reports import (
+    AttachReport,
+    LogsReport,
+    PaneOutcome,
+    RestartReport,
+    StartReport,
+    StopReport,
+)
 from claude_shepherd.fleet.target import Target
 from claude_shepherd.supervisor.errors import NotRunningError, ShepherdError
 from claude_shepherd.supervisor.printable import printable
@@ -60,7 +67,7 @@ class LocalFleet:
 
     # ----------------------------------------------------------------------- start, stop, restart
 
-    def start(self, *, wait: float | None, attach: bool) -> None:
+    def start(self, *, wait: float | None, attach: bool) -> StartReport:
         from claude_shepherd.fleet import builder, known
 
         where = self.where
@@ -82,35 +89,46 @@ class LocalFleet:
             result = builder.start(spec, server)
             if self.layout_arg != STDIN:  # a host's own part is known by the fleet that sent it
                 known.remember(spec)
-            failed = self._report_started(server, result, wait)
-            _refuse_left_alone(result, where.socket)
-            _refuse_not_running(failed, self.layout_arg)
-            if running and not result.changed:
-                say("Nothing to do: every agent is running.")
-        if not self.out.machine:
-            self._show(spec.name, spec.attach and attach, server.tmux_bin)
+            report = StartReport(
+                spec.name,
+                where.socket,
+                self._started(server, result, wait),
+                reconciled=running,
+                changed=result.changed,
+                left_alone=tuple(result.left_alone),
+                again=_again(self.layout_arg),
+            )
+        if self.out.machine or report.failure() is not None:
+            return report
+        return dataclasses.replace(
+            report, then=self._show(spec.name, spec.attach and attach, server.tmux_bin)
+        )
 
-    def stop(self, grace: float, labels: t.Sequence[str] | None) -> None:
+    def stop(self, grace: float, labels: t.Sequence[str] | None) -> StopReport:
         if self._where is None:  # stopping what is stopped succeeds, as systemctl stop does
-            self._say(f"{str(self.missing).split(';')[0].capitalize()}; nothing to stop.")
-            return
+            return StopReport("", nothing=f"{str(self.missing).split(';')[0].capitalize()}; nothing to stop.")
         where = self._where
         server = where.server()
         with locked(where.socket, "fleet stop", self._say):
             try:
                 sessions = where.running_sessions(server)
             except NotRunningError as exc:
-                _refuse_agents_elsewhere(where, server, str(exc))
-                self._say(f"{str(exc)[:1].upper()}{str(exc)[1:]}; nothing to stop.")
-                return
-            self._stop_agents(server, sessions, grace, labels)
+                return StopReport(
+                    where.socket,
+                    nothing=f"{str(exc)[:1].upper()}{str(exc)[1:]}; nothing to stop.",
+                    elsewhere=_agents_elsewhere(where, server, str(exc)),
+                )
+            report = self._stop_agents(server, sessions, grace, labels)
             if (
-                not labels and where.layout is not None
+                not labels and where.layout is not None and report.failure() is None
             ):  # a decoy under the fleet's name is not the whole fleet
-                _refuse_agents_elsewhere(where, server, f"stopped the session named {where.layout.name!r}")
+                done = f"stopped the session named {where.layout.name!r}"
+                report = dataclasses.replace(report, elsewhere=_agents_elsewhere(where, server, done))
+        return report
 
-    def restart(self, grace: float, labels: t.Sequence[str] | None, wait: float | None) -> None:
+    def restart(self, grace: float, labels: t.Sequence[str] | None, wait: float | None) -> RestartReport:
         from claude_shepherd.fleet import builder
+        from claude_shepherd.fleet.usage import notice
 
         where = self.where
         spec = where.require_layout("restart")
@@ -124,19 +142,29 @@ class LocalFleet:
                     f"nothing restarted: {'; '.join(blocked)}; an agent may have relabelled its pane or "
                     "renamed its window; fix that (see `fleet status`) and restart again"
                 )
-            self._stop_agents(server, sessions, grace, chosen)
-            _say_usage(spec, self._say)
+            stopped = self._stop_agents(server, sessions, grace, chosen)
+            if stopped.failure() is not None:
+                return RestartReport(stopped, None)
+            waits = tuple(notice(spec))  # a usage window at its threshold: the agents will wait for its reset
             result = builder.start(spec, server)
             asked = dataclasses.replace(result, panes=tuple(p for p in result.panes if p.action != "running"))
-            failed = self._report_started(server, asked, wait)  # not the panes left running: not asked for
-            _refuse_left_alone(result, spec.socket_name)
-            _refuse_not_running(failed, self.layout_arg)
+            started = StartReport(
+                spec.name,
+                spec.socket_name,
+                self._started(server, asked, wait),  # not the panes left running: not asked for
+                reconciled=True,
+                changed=True,
+                left_alone=tuple(result.left_alone),
+                again=_again(self.layout_arg),
+            )
+        return RestartReport(stopped, started, waits)
 
-    def _report_started(self, server: FleetServer, result: StartResult, wait: float | None) -> list[str]:
-        """Say each pane's outcome, the started agents' once seen running (or not); the names not running."""
+    def _started(
+        self, server: FleetServer, result: StartResult, wait: float | None
+    ) -> tuple[PaneOutcome, ...]:
+        """Each pane's outcome, the started agents' once seen running (or not)."""
         from claude_shepherd.fleet import readiness
 
-        say = self._say
         timeout = readiness.default_wait() if wait is None else wait
         launched = {p.pane_id for p in result.launched}
         outcomes = (
@@ -144,27 +172,26 @@ class LocalFleet:
             if launched and timeout > 0
             else {}
         )
-        width = max((len(p.name) for p in result.panes), default=0)
-        failed: list[str] = []
+        panes = []
         for pane in result.panes:
-            detail = f" ({pane.detail})" if pane.detail else ""
             outcome = outcomes.get(pane.pane_id) if pane.pane_id in launched else None
-            if outcome is None:
-                unchecked = " (not checked: --wait 0)" if pane.pane_id in launched else ""
-                say(f"  {pane.name:<{width}}  {pane.action}{detail}{unchecked}")
-            elif outcome.running:
-                say(f"  {pane.name:<{width}}  {pane.action}{detail}, running ({outcome.detail})")
-            else:
-                failed.append(pane.name)
-                say(f"  {pane.name:<{width}}  {pane.action}{detail}, but NOT RUNNING: {outcome.detail}")
-                for line in outcome.last_lines:
-                    say(f"  {'':<{width}}  | {line}")
-        return failed
+            panes.append(
+                PaneOutcome(
+                    pane.name,
+                    pane.action,
+                    pane.detail,
+                    launched=pane.pane_id in launched,
+                    running=None if outcome is None else outcome.running,
+                    why="" if outcome is None else outcome.detail,
+                    last_lines=() if outcome is None or outcome.running else tuple(outcome.last_lines),
+                )
+            )
+        return tuple(panes)
 
     def _stop_agents(
         self, server: FleetServer, sessions: list[str], grace: float, labels: t.Sequence[str] | None
-    ) -> None:
-        """Stop the agents (all, or those labelled *labels*) and report each; raise on what survived."""
+    ) -> StopReport:
+        """Stop the agents (all, or those labelled *labels*): what each pane's became, and what survived."""
         from claude_shepherd.fleet.stop import stop as stop_fleet
 
         where, say = self.where, self._say
@@ -179,24 +206,16 @@ class LocalFleet:
         result = stop_fleet(
             server, sessions, grace=grace, progress=lambda line: say(f"  {line}"), pane_ids=pane_ids
         )
-        width = max((len(p.name) for p in result.panes), default=0)
-        for pane in result.panes:
-            say(f"  {pane.name:<{width}}  {pane.outcome}")
-        if result.leftovers:
-            pids = ", ".join(str(p.pid) for p in result.leftovers)
-            raise FleetFailure(f"{len(result.leftovers)} process(es) survived SIGKILL: {pids}")
-        if labels:
-            say(
-                f"Stopped in {result.seconds:.1f}s; `fleet start` resumes {'them' if len(labels) > 1 else 'it'}."
-            )
-        else:
-            say(f"Stopped in {result.seconds:.1f}s; no process of the fleet is left.")
-        if result.forced:
-            names = ", ".join(p.name for p in result.forced)
-            raise FleetFailure(
-                f"{len(result.forced)} agent(s) ignored SIGTERM for {grace:g}s and were killed: {names}; "
-                f"their sessions may not have saved their state"
-            )
+        return StopReport(
+            where.socket,
+            tuple(sessions),
+            tuple(labels or ()),
+            tuple(PaneOutcome(p.name, p.outcome) for p in result.panes),
+            seconds=result.seconds,
+            grace=grace,
+            survivors=tuple(p.pid for p in result.leftovers),
+            forced=tuple(p.name for p in result.forced),
+        )
 
     # ----------------------------------------------------------------------- budgets
 
@@ -235,7 +254,7 @@ class LocalFleet:
         rows = collect(server, sessions)
         return StatusReport(f"Fleet {', '.join(repr(s) for s in sessions)} (socket {where.socket})", rows)
 
-    def logs(self, label: str, lines: int, follow: bool) -> None:
+    def logs(self, label: str, lines: int, follow: bool) -> LogsReport:
         from claude_shepherd.fleet.tmux import new_lines, pane_history
         from claude_shepherd.supervisor.claude_run.run_log import log_path, tail
 
@@ -250,17 +269,13 @@ class LocalFleet:
             return [printable(line) for line in pane_history(server, found.pane_id, count)]
 
         kept = tail(path, lines)
-        say(
-            f"==> claude-run's log of {identity}: {path}"
-            + (f" (last {len(kept)} lines) <==" if kept else " (none yet) <==")
-        )
-        for line in kept:
-            say(line)
         shown = history(lines)[-lines:]
-        say(f"==> the screen of {identity} ({found.pane_id}, last {len(shown)} lines) <==")
-        for line in shown:
+        report = LogsReport(identity, str(path), found.pane_id, tuple(kept), tuple(shown))
+        if not follow:
+            return report
+        for line in report.lines():  # what is followed: said at once, then each new line as it comes
             say(line)
-        while follow:
+        while True:
             time.sleep(FOLLOW_INTERVAL)
             now_kept = tail(path, lines + 200)
             for line in new_lines(kept, now_kept):
@@ -271,7 +286,7 @@ class LocalFleet:
                 say(line)
             shown = now
 
-    def attach(self, label: str | None) -> None:
+    def attach(self, label: str | None) -> AttachReport:
         where = self.where
         server = where.server()
         sessions = where.running_sessions(server)
@@ -281,25 +296,28 @@ class LocalFleet:
             session, chosen = found.session, found.pane_id
             server.cmd("select-window", "-t", found.window_id)
             server.cmd("select-pane", "-t", found.pane_id)  # asked for by the person: focus is theirs to move
-        self._show(session, True, server.tmux_bin, chosen)
+        return self._show(session, True, server.tmux_bin, chosen)
 
-    def _show(self, session: str, wanted: bool, tmux: str, pane: str | None = None) -> None:
-        """Show the person the fleet, as the watch's Enter does: switch inside the fleet's tmux, else attach
-        (nested inside another tmux: they asked for it); without a terminal, say the command."""
-        from claude_shepherd.fleet.attach import attach_command, attach_env, nested_hint
+    def _show(self, session: str, wanted: bool, tmux: str, pane: str | None = None) -> AttachReport:
+        """How to show the person the fleet, as the watch's Enter does: switch inside the fleet's tmux,
+        else attach (nested inside another tmux: they asked for it); without a terminal, the command."""
+        from claude_shepherd.fleet.attach import attach_command, nested_hint
 
         socket = self.where.socket
         if not wanted or not (os.isatty(0) and os.isatty(1)):
-            self._say(f"Attach with: tmux -L {socket} attach -t {session}")
-            return
+            return AttachReport(
+                socket, session, pane, hint=f"Attach with: tmux -L {socket} attach -t {session}"
+            )
         argv, takes_terminal = attach_command(tmux, socket, session, pane)
-        hint = nested_hint(socket)
-        if hint:
-            self._say(hint)
-        sys.stdout.flush()
-        if takes_terminal:
-            os.execve(tmux, argv, attach_env())
-        os.execv(tmux, argv)
+        return AttachReport(
+            socket,
+            session,
+            pane,
+            note=nested_hint(socket) or "",
+            argv=tuple(argv),
+            program=tmux,
+            takes_terminal=takes_terminal,
+        )
 
     # ----------------------------------------------------------------------- one agent, for the watch
 
@@ -428,45 +446,32 @@ def _fleet_sockets(mine: str) -> list[str]:
     return sorted({mine, *(server.socket_name for server in live_fleets().servers.values())})
 
 
-def _refuse_not_running(failed: list[str], layout: str | None) -> None:
-    if failed:
-        again = f"fleet start {layout}" if layout and layout != STDIN else "fleet start"
-        raise FleetFailure(
-            f"{len(failed)} agent(s) not running: {', '.join(failed)} (their last lines are above); fix the cause "
-            f"and run `{again}` again, which respawns them"
-        )
+def _again(layout: str | None) -> str:
+    """The start that respawns what did not run, as the person named the fleet."""
+    return f"fleet start {layout}" if layout and layout != STDIN else "fleet start"
 
 
-def _refuse_left_alone(result: StartResult, socket: str) -> None:
-    """Fail when a window was left alone: the person must say which pane is which."""
-    if result.left_alone:
-        raise FleetFailure(
-            f"window {', '.join(result.left_alone)} was left alone (see above): an agent may have relabelled its "
-            f"pane or renamed its window; give each pane its own label (tmux -L {socket} set-option -p -t %N "
-            "@pane_label NAME) and each window its name, or stop the agent that runs elsewhere, and start again"
-        )
-
-
-def _refuse_agents_elsewhere(where: Target, server: FleetServer, done: str) -> None:
+def _agents_elsewhere(where: Target, server: FleetServer, done: str) -> str:
     """Not "nothing to stop" (or "nothing is left") while the layout's agents run on, their session
-    renamed, say."""
+    renamed, say: the failure's words (empty: none runs on)."""
     from claude_shepherd.fleet.builder import look_alikes, running_elsewhere
 
     layout = where.layout
     if layout is None:
-        return
+        return ""
     renamed = look_alikes(layout, server)
     elsewhere = running_elsewhere(layout, server, layout.pane_ids())
-    if renamed or elsewhere:
-        what = (
-            f"session {', '.join(map(repr, renamed))} has its windows, labels and sessions"
-            if renamed
-            else f"the agents of {', '.join(sorted(elsewhere))} still run"
-        )
-        raise FleetFailure(
-            f"{done}, but {what} (was its session renamed? `fleet status --socket {where.socket}` lists every "
-            f"session); rename it back (tmux -L {where.socket} rename-session -t OLD {layout.name}) and stop again"
-        )
+    if not (renamed or elsewhere):
+        return ""
+    what = (
+        f"session {', '.join(map(repr, renamed))} has its windows, labels and sessions"
+        if renamed
+        else f"the agents of {', '.join(sorted(elsewhere))} still run"
+    )
+    return (
+        f"{done}, but {what} (was its session renamed? `fleet status --socket {where.socket}` lists every "
+        f"session); rename it back (tmux -L {where.socket} rename-session -t OLD {layout.name}) and stop again"
+    )
 
 
 def _say_usage(spec: Layout, say: t.Callable[[str], object]) -> None:

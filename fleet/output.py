@@ -1,11 +1,12 @@
 """Where a ``fleet`` verb's words go: one :class:`Printer` per run, made where the CLI is wired.
 
 A verb says lines as it works (a stop's progress is worth seeing while it
-waits) and ends with a report (:mod:`claude_shepherd.fleet.handle`); the printer
-shows both on the terminal, or, for ``--json``, keeps the lines for the one
-JSON object another host's ``fleet`` reads (``exit_code``, ``lines``,
-``error``: hosts of one version talk to each other with it, so its shape does
-not change).
+waits) and ends with a report (:mod:`claude_shepherd.fleet.handle`,
+:mod:`claude_shepherd.fleet.reports`); the printer shows both on the terminal,
+or, for ``--json``, keeps the lines for the one JSON object another host's
+``fleet`` reads (``exit_code``, ``lines``, ``error``: hosts of one version talk
+to each other with it, so these do not change; ``report``, the report's own
+document, is beside them).
 
 Light on purpose: ``fleet --help`` imports it.
 """
@@ -49,7 +50,14 @@ class Said(t.Protocol):
 
     def lines(self) -> t.Iterable[str]: ...
 
-    def failure(self) -> ShepherdError | None: ...
+    def failure(self) -> BaseException | None: ...
+
+
+@t.runtime_checkable
+class Documented(t.Protocol):
+    """A report that is also a JSON document: under ``--json``, the envelope's ``report``."""
+
+    def as_json(self) -> t.Any: ...
 
 
 class Printer:
@@ -57,6 +65,7 @@ class Printer:
 
     def __init__(self) -> None:
         self._kept: list[str] | None = None
+        self._report: t.Any = None
 
     @property
     def machine(self) -> bool:
@@ -82,7 +91,10 @@ class Printer:
         typer.echo(json.dumps(value, indent=2))
 
     def show(self, report: Said) -> None:
-        """*report*'s lines; then its failure, raised (the run's error line and exit status)."""
+        """*report*'s lines; then its failure, raised (the run's error line and exit status). Under
+        ``--json`` its document goes in the envelope too."""
+        if self._kept is not None and isinstance(report, Documented):
+            self._report = report.as_json()
         for line in report.lines():
             self.say(line)
         failure = report.failure()
@@ -109,7 +121,10 @@ class Printer:
         ``fleet`` reads, never a screen."""
         if self._kept is None:
             return None
-        return json.dumps({"exit_code": exit_code, "lines": self._kept, "error": error})
+        answer = {"exit_code": exit_code, "lines": self._kept, "error": error}
+        if self._report is not None:  # beside the three fields a host of this version reads
+            answer["report"] = self._report
+        return json.dumps(answer)
 
 
 def printer_of(ctx: typer.Context) -> Printer:

@@ -23,6 +23,10 @@ def attach(
 
     Example: fleet attach fleet-2x2 --pane SDK
     """
+    from claude_shepherd.fleet.attach import hand_over
     from claude_shepherd.fleet.resolve import resolve  # lazy, as in every verb: keeps `fleet --help` fast
 
-    resolve(printer_of(ctx), layout, socket, verb="attach", here=here).attach(pane)
+    out = printer_of(ctx)
+    report = resolve(out, layout, socket, verb="attach", here=here).attach(pane)
+    out.show(report)
+    hand_over(report)

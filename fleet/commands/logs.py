@@ -29,4 +29,5 @@ def logs(
     """
     from claude_shepherd.fleet.resolve import resolve  # lazy, as in every verb: keeps `fleet --help` fast
 
-    resolve(printer_of(ctx), layout, socket, verb="logs", here=here).logs(pane, lines, follow)
+    out = printer_of(ctx)
+    out.show(resolve(out, layout, socket, verb="logs", here=here).logs(pane, lines, follow))

@@ -33,4 +33,4 @@ def restart(
     from claude_shepherd.fleet.resolve import resolve  # lazy, as in every verb: keeps `fleet --help` fast
 
     out = printer_of(ctx).use_json(as_json)
-    resolve(out, layout, socket, verb="restart", here=here).restart(grace, pane, wait)
+    out.show(resolve(out, layout, socket, verb="restart", here=here).restart(grace, pane, wait))

@@ -25,7 +25,11 @@ def start(
 
     Example: fleet start tmuxinator/fleet-2x2.yml --no-attach
     """
+    from claude_shepherd.fleet.attach import hand_over
     from claude_shepherd.fleet.resolve import resolve  # lazy, as in every verb: keeps `fleet --help` fast
 
     out = printer_of(ctx).use_json(as_json)
-    resolve(out, layout, socket, verb="start").start(wait=wait, attach=not no_attach)
+    report = resolve(out, layout, socket, verb="start").start(wait=wait, attach=not no_attach)
+    out.show(report)
+    if report.then is not None:
+        hand_over(report.then)

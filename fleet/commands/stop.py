@@ -35,4 +35,4 @@ def stop(
     out = printer_of(ctx).use_json(as_json)
     # stopping what is stopped succeeds, as systemctl stop does
     fleet = resolve(out, layout, socket, verb="stop", here=here, lenient=(NotRunningError,))
-    fleet.stop(grace, pane)
+    out.show(fleet.stop(grace, pane))

@@ -14,7 +14,6 @@ import dataclasses
 import math
 import os
 import shlex
-import sys
 import time
 import typing as t
 
@@ -26,7 +25,8 @@ from claude_shepherd.fleet.hosts import answer
 from claude_shepherd.fleet.hosts.part import STDIN
 from claude_shepherd.fleet.hosts.span import Part, Span, keep, remember
 from claude_shepherd.fleet.hosts.transport import LOCAL, HostError, Reply, SshHost, host_timeout
-from claude_shepherd.fleet.output import FleetFailure, Printer, Say
+from claude_shepherd.fleet.output import Printer, Say
+from claude_shepherd.fleet.reports import AttachReport, HostOutcome, LogsReport
 from claude_shepherd.fleet.status import PaneStatus
 from claude_shepherd.supervisor.errors import EXIT_NOT_RUNNING, ShepherdError, UsageError
 from claude_shepherd.supervisor.printable import printable
@@ -42,6 +42,8 @@ class Envelope(t.NamedTuple):
     exit_code: int
     lines: list[str]
     error: str | None
+    report: t.Any = None
+    """Its report's document (see :mod:`claude_shepherd.fleet.reports`), when its verb returns one."""
 
 
 def envelope(reply: Reply) -> Envelope:
@@ -52,26 +54,51 @@ def envelope(reply: Reply) -> Envelope:
     if not isinstance(lines, list) or not isinstance(code, int) or isinstance(code, bool):
         raise HostError(f"{reply.host}: its fleet answered JSON of another shape; is it the same version?")
     error = data.get("error")
-    return Envelope(code, [str(line) for line in lines], error if isinstance(error, str) else None)
+    report = data.get("report")
+    return Envelope(
+        code,
+        [str(line) for line in lines],
+        error if isinstance(error, str) else None,
+        report if isinstance(report, dict) else None,
+    )
+
+
+def _heard(part: Part, reply: Reply, *, not_done: str) -> HostOutcome:
+    """What *part*'s host said it did (its lines, its report) and the problem in one phrase, if any."""
+    if not reply.reached:
+        problem = f"{part.name} did not answer ({reply.problem})"
+        return HostOutcome(part.name, (f"UNREACHABLE: {reply.problem}; {not_done}",), problem)
+    try:
+        answer = envelope(reply)
+    except HostError as exc:
+        return HostOutcome(part.name, (str(exc),), str(exc))
+    if answer.exit_code:
+        error = answer.error or f"exit status {answer.exit_code}"
+        return HostOutcome(
+            part.name, (*answer.lines, f"error: {error}"), f"{part.name}: {error}", answer.report
+        )
+    return HostOutcome(part.name, tuple(answer.lines), None, answer.report)
 
 
 def _tell(say: Say, span: Span, part: Part, reply: Reply, *, not_done: str) -> str | None:
     """Say *reply*'s lines under its host; the problem in one phrase, None when it went well."""
-    pad = f"{part.name:<{span.width}}  "
-    if not reply.reached:
-        say(f"{pad}UNREACHABLE: {reply.problem}; {not_done}")
-        return f"{part.name} did not answer ({reply.problem})"
-    try:
-        answer = envelope(reply)
-    except HostError as exc:
-        say(f"{pad}{exc}")
-        return str(exc)
-    for line in answer.lines:
-        say(f"{pad}{line}")
-    if answer.exit_code:
-        say(f"{pad}error: {answer.error or f'exit status {answer.exit_code}'}")
-        return f"{part.name}: {answer.error or f'exit status {answer.exit_code}'}"
-    return None
+    heard = _heard(part, reply, not_done=not_done)
+    for line in heard.lines:
+        say(f"{part.name:<{span.width}}  {line}")
+    return heard.problem
+
+
+def _hosts(
+    verb: str,
+    span: Span,
+    heard: list[HostOutcome],
+    after: t.Sequence[str] = (),
+    then: AttachReport | None = None,
+) -> HostsReport:
+    """*verb*'s report across hosts: each host's lines under its name, then *after*."""
+    said = [f"{h.host:<{span.width}}  {line}" for h in heard for line in h.lines]
+    problems = [h.problem for h in heard if h.problem]
+    return HostsReport([*said, *after], problems, tuple(heard), then, verb)
 
 
 def _believed(reply: Reply) -> bool:
@@ -80,12 +107,6 @@ def _believed(reply: Reply) -> bool:
         return reply.reached and envelope(reply) is not None
     except HostError:
         return False
-
-
-def _fail(problems: list[str | None]) -> None:
-    found = [p for p in problems if p]
-    if found:
-        raise FleetFailure(f"{len(found)} host(s) did not do all that was asked: {'; '.join(found)}")
 
 
 def _has_window(part: Part, window: str) -> bool:
@@ -110,7 +131,7 @@ class SpanFleet:
 
     # ----------------------------------------------------------------------- start, stop, restart
 
-    def start(self, *, wait: float | None, attach: bool) -> None:
+    def start(self, *, wait: float | None, attach: bool) -> HostsReport:
         """Each host starts its own part; the span is recorded for the verbs that name no LAYOUT."""
         from claude_shepherd.fleet import readiness
 
@@ -139,16 +160,12 @@ class SpanFleet:
             )
         )
         known.remember(layout)
-        problems = [
-            _tell(say, span, p, r, not_done="its agents may not have started") for p, r in zip(parts, replies)
-        ]
-        if layout.attach and attach and not self.out.machine:
-            self._attach(span, None)
-        else:
-            say(f"Attach with: {shlex.join(attach_hint(span, None))}")
-        _fail(problems)
+        not_done = "its agents may not have started"
+        heard = [_heard(p, r, not_done=not_done) for p, r in zip(parts, replies)]
+        wanted = layout.attach and attach and not self.out.machine
+        return _hosts("start", span, heard, then=self._attach(span, None, wanted))
 
-    def stop(self, grace: float, labels: t.Sequence[str] | None) -> None:
+    def stop(self, grace: float, labels: t.Sequence[str] | None) -> HostsReport:
         """Each host stops its own part (or the panes labelled *labels*)."""
         say, span = self._say, self.span
         chosen = span.where(labels) if labels else {p.name: [] for p in span.parts}
@@ -163,18 +180,19 @@ class SpanFleet:
 
         replies = span.each(one, parts)
         not_done = "its agents may still run (`fleet status` shows them once it answers)"
-        problems = [_tell(say, span, p, r, not_done=not_done) for p, r in zip(parts, replies)]
+        heard = [_heard(p, r, not_done=not_done) for p, r in zip(parts, replies)]
+        after = []
         if not labels:  # a host whose answer is believed has stopped its part; one never reached has none
             answered = {p.name for p, r in zip(parts, replies) if _believed(r)}
             left = span.with_parts(p for p in span.parts if p.name not in answered and p.started)
             keep(left)
             if not left.parts:
                 span.each(lambda part: part.host.disconnect(), parts)  # nothing of the fleet is left running
-            elif problems:
-                say(f"`fleet forget {span.layout.name} --host HOST` forgets a host gone for good")
-        _fail(problems)
+            elif any(h.problem for h in heard):
+                after.append(f"`fleet forget {span.layout.name} --host HOST` forgets a host gone for good")
+        return _hosts("stop", span, heard, after)
 
-    def restart(self, grace: float, labels: t.Sequence[str] | None, wait: float | None) -> None:
+    def restart(self, grace: float, labels: t.Sequence[str] | None, wait: float | None) -> HostsReport:
         """Each host restarts its own part's agents (or those labelled *labels*), resuming their conversations."""
         from claude_shepherd.fleet import readiness
 
@@ -193,7 +211,7 @@ class SpanFleet:
 
         replies = span.each(one, parts)
         not_done = "what it was asked may still be going on there"
-        _fail([_tell(self._say, span, p, r, not_done=not_done) for p, r in zip(parts, replies)])
+        return _hosts("restart", span, [_heard(p, r, not_done=not_done) for p, r in zip(parts, replies)])
 
     # ----------------------------------------------------------------------- budgets
 
@@ -241,7 +259,7 @@ class SpanFleet:
             _tell(lines.append, span, p, r, not_done="its budgets may be unchanged")
             for p, r in zip(parts, replies)
         ]
-        return HostsReport(lines, [p for p in problems if p])
+        return HostsReport(lines, [p for p in problems if p], verb="budget")
 
     # ----------------------------------------------------------------------- status
 
@@ -258,10 +276,11 @@ class SpanFleet:
 
     # ----------------------------------------------------------------------- one pane: logs, attach
 
-    def logs(self, label: str, lines: int, follow: bool) -> None:
-        """The pane's host says its log and screen (``-f`` keeps the channel open), and each line it says is
-        shown here as a local pane's is (:meth:`Printer.say`): a host is no more trusted with the terminal
-        than an agent, so no escape, C1 control or bidi mark of its output reaches it."""
+    def logs(self, label: str, lines: int, follow: bool) -> LogsReport:
+        """The pane's host says its log and screen (``-f`` keeps the channel open, each line said as it
+        comes), and each line it says is shown here as a local pane's is (:meth:`Printer.say`): a host is
+        no more trusted with the terminal than an agent, so no escape, C1 control or bidi mark of its
+        output reaches it."""
         span = self.span
         part, bare = _one(span, label)
         args = [
@@ -277,29 +296,33 @@ class SpanFleet:
         ]
         if follow:
             args.append("-f")
-        status = _shown(part.host.terminal(part.host.fleet_argv(args), tty=False), self._say)
-        if status:
-            raise typer.Exit(status)
+        said: list[str] = []
+        status = _shown(
+            part.host.terminal(part.host.fleet_argv(args), tty=False), self._say if follow else said.append
+        )
+        return LogsReport(f"{part.name}/{bare}", said=tuple(said), status=status)
 
-    def attach(self, label: str | None) -> None:
-        self._attach(self.span, label)
+    def attach(self, label: str | None) -> AttachReport:
+        return self._attach(self.span, label, True)
 
-    def _attach(self, span: Span, label: str | None) -> None:
-        """Attach this terminal to the pane's host's fleet (``ssh -t`` for another host)."""
+    def _attach(self, span: Span, label: str | None, wanted: bool) -> AttachReport:
+        """How to attach this terminal to the pane's host's fleet (``ssh -t`` for another host), or, not
+        *wanted* or without a terminal, what the person types to."""
         if label is not None:
             part, bare = _one(span, label)
         else:
             part = span.part(LOCAL) or span.parts[0]
             bare = None
-        args = ["attach", span.layout.name, "--here", "--socket", span.layout.socket_name]
+        socket, session = span.layout.socket_name, span.layout.name
+        if not wanted or not (os.isatty(0) and os.isatty(1)):
+            return AttachReport(
+                socket, session, label, hint=f"Attach with: {shlex.join(attach_hint(span, label))}"
+            )
+        args = ["attach", session, "--here", "--socket", socket]
         if bare:
             args += ["--pane", bare]
-        if not (os.isatty(0) and os.isatty(1)):
-            self._say(f"Attach with: {shlex.join(attach_hint(span, label))}")
-            return
         argv = part.host.terminal(part.host.fleet_argv(args))
-        sys.stdout.flush()
-        os.execvp(argv[0], argv)
+        return AttachReport(socket, session, label, argv=tuple(argv), takes_terminal=True)
 
     # ----------------------------------------------------------------------- doctor
 

@@ -171,3 +171,46 @@ def test_attach_from_inside_another_tmux_attaches_there_as_the_watch_does(world:
         )
     finally:
         world.tmux("kill-server", check=False, socket=outer)
+
+
+def test_start_restart_and_stop_say_what_they_did_as_json(world: FleetWorld) -> None:
+    """``--json``: the lines a person reads, and the verb's report beside them: each pane's outcome."""
+    import json
+
+    world.layout("duo", "  - agents:\n      panes:\n        - A: claude-run\n        - B: claude-run\n")
+    world.plan("A", [{"mark": "ready"}, {"wait": None}], [{"mark": "again"}, {"wait": None}])
+    world.plan("B", [{"mark": "ready"}, {"wait": None}])
+    started = world.fleet("start", "duo", "--no-attach", "--json")
+    assert started.returncode == 0, started.stdout + started.stderr
+    answer = json.loads(started.stdout)
+    assert answer["exit_code"] == 0 and answer["error"] is None
+    report = answer["report"]
+    assert report["verb"] == "start" and report["fleet"] == "duo" and not report["reconciled"]
+    assert {p["name"]: (p["action"], p["running"]) for p in report["panes"]} == {
+        "agents:A": ("started", True),
+        "agents:B": ("started", True),
+    }
+    assert any(line.startswith("  agents:A  started, running (") for line in answer["lines"]), answer
+    world.wait_event("A", "mark", name="ready")
+
+    restarted = json.loads(world.fleet("restart", "duo", "--pane", "A", "--grace", "5", "--json").stdout)
+    assert restarted["exit_code"] == 0, restarted
+    report = restarted["report"]
+    assert report["verb"] == "restart" and report["stopped"]["labels"] == ["A"]
+    assert [p["name"] for p in report["stopped"]["panes"]] == ["duo:agents:A"]
+    assert [(p["name"], p["action"], p["running"]) for p in report["started"]["panes"]] == [
+        ("agents:A", "respawned", True)
+    ]
+    world.wait_event("A", "mark", name="again")
+
+    stopped = json.loads(world.fleet("stop", "duo", "--grace", "5", "--json").stdout)
+    assert stopped["exit_code"] == 0, stopped
+    report = stopped["report"]
+    assert report["verb"] == "stop" and report["sessions"] == ["duo"] and report["survivors"] == []
+    assert sorted(p["name"] for p in report["panes"]) == ["duo:agents:A", "duo:agents:B"]
+    assert all(p["action"].startswith("stopped: supervisor ") for p in report["panes"]), report
+    assert stopped["lines"][-1].endswith("no process of the fleet is left."), stopped
+    assert world.leftovers() == []
+
+    again = json.loads(world.fleet("stop", "duo", "--json").stdout)
+    assert again["exit_code"] == 0 and again["report"]["nothing"] == again["lines"][-1], again
