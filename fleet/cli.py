@@ -17,79 +17,90 @@ Errors are one line, ``fleet: error: ...``. Exit status: 0 done, 1 failed (or
 ``stop`` had to kill an agent that ignored SIGTERM), 2 usage, 3 the fleet is
 not running, 127 tmux is missing.
 
-This module is only the typer app: each verb is a function of its own module in
+This module is the typer app: each verb is a function of its own module in
 :mod:`claude_shepherd.fleet.commands`, wired here in the order ``--help`` lists them, and the
 run's one :class:`~claude_shepherd.fleet.output.Printer` (each verb's ``--json`` switches it).
+The app is made on first use: ``fleet status`` with plain words runs without it
+(:mod:`claude_shepherd.fleet.commands.quick`), and a read-only verb that succeeded ends
+without the interpreter's teardown (:func:`main`).
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import typing as t
 
-import typer
-
-from claude_shepherd.fleet.commands import (
-    attach,
-    budget,
-    doctor,
-    forget,
-    host,
-    logs,
-    ls,
-    pane_id,
-    restart,
-    start,
-    status,
-    stop,
-    watch,
-    worktree,
-)
-from claude_shepherd.fleet.commands.options import PROG
-from claude_shepherd.fleet.output import Printer
-from claude_shepherd.supervisor import __version__
+from claude_shepherd.fleet.output import PROG, Printer
 from claude_shepherd.supervisor.errors import run_main
 
-app = typer.Typer(
-    name=PROG,
-    help="tmux layouts of supervised Claude agents (tmuxinator YAML, one labelled agent per pane).",
-    epilog="Example: fleet start tmuxinator/fleet-2x2.yml",
-    add_completion=True,
-    no_args_is_help=True,
-    rich_markup_mode=None,
-    pretty_exceptions_enable=False,
-)
+if t.TYPE_CHECKING:
+    import typer
+
+READ_ONLY = ("status", "ls", "pane-id", "--help", "--version")
+"""Verbs (and options) that change nothing: once they succeeded, the process may end at once."""
 
 
-def _version(value: bool) -> None:
-    if value:
-        typer.echo(f"{PROG} {__version__}")
-        raise typer.Exit()
+def __getattr__(name: str) -> t.Any:
+    """``app``, the typer app, made when first asked for (``fleet status`` runs without it)."""
+    if name == "app":
+        return _app()
+    raise AttributeError(name)
 
 
-@app.callback()
-def _main(
-    version: t.Annotated[
-        bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version and exit.")
-    ] = False,
-) -> None:
-    """tmux layouts of supervised Claude agents (tmuxinator YAML, one labelled agent per pane)."""
+_made: list[typer.Typer] = []
 
 
-app.command()(start.start)
-app.command()(stop.stop)
-app.command()(attach.attach)
-app.command()(logs.logs)
-app.command()(restart.restart)
-app.command()(status.status)
-app.command()(budget.budget)
-app.command()(ls.ls)
-app.command()(watch.watch)
-app.command("pane-id")(pane_id.pane_id)
-app.command()(doctor.doctor)
-app.command()(forget.forget)
-app.add_typer(host.app, name="host")
-app.add_typer(worktree.app, name="worktree")
+def _app() -> typer.Typer:
+    if _made:
+        return _made[0]
+    import typer
+
+    from claude_shepherd.fleet.commands import (
+        attach,
+        budget,
+        doctor,
+        forget,
+        host,
+        logs,
+        ls,
+        options,
+        pane_id,
+        restart,
+        start,
+        status,
+        stop,
+        watch,
+        worktree,
+    )
+
+    app = typer.Typer(
+        name=PROG,
+        help="tmux layouts of supervised Claude agents (tmuxinator YAML, one labelled agent per pane).",
+        epilog="Example: fleet start tmuxinator/fleet-2x2.yml",
+        add_completion=True,
+        no_args_is_help=True,
+        rich_markup_mode=None,
+        pretty_exceptions_enable=False,
+    )
+
+    app.callback()(options.root)
+    app.command()(start.start)
+    app.command()(stop.stop)
+    app.command()(attach.attach)
+    app.command()(logs.logs)
+    app.command()(restart.restart)
+    app.command()(status.status)
+    app.command()(budget.budget)
+    app.command()(ls.ls)
+    app.command()(watch.watch)
+    app.command("pane-id")(pane_id.pane_id)
+    app.command()(doctor.doctor)
+    app.command()(forget.forget)
+    app.add_typer(host.app, name="host")
+    app.add_typer(worktree.app, name="worktree")
+    _made.append(app)
+    return app
 
 
 # --------------------------------------------------------------------------- entry point
@@ -98,16 +109,21 @@ app.add_typer(worktree.app, name="worktree")
 def run(argv: list[str] | None = None) -> int:
     """Run the CLI; an expected failure is one line on stderr with its exit status."""
     printer = Printer()
+    words = sys.argv[1:] if argv is None else argv
 
     def body() -> int:
-        words = sys.argv[1:] if argv is None else argv
+        from claude_shepherd.fleet.commands.quick import show, status_words
+
+        plain = status_words(words)
+        if plain is not None:
+            return show(printer, plain.layout, plain.socket, plain.as_json)
         if any(w == "--install-completion" or w.startswith("--install-completion=") for w in words):
             # only for this option: the completion module and its argparse stay off every other run
             from claude_shepherd.supervisor.session.completion import refuse_agent
 
             refuse_agent(PROG)
         try:
-            app(args=argv, prog_name=PROG, standalone_mode=True, obj=printer)
+            _app()(args=argv, prog_name=PROG, standalone_mode=True, obj=printer)
         except SystemExit as exc:  # typer's own exits: usage errors, --help, typer.Exit
             return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         return 0
@@ -122,4 +138,15 @@ def run(argv: list[str] | None = None) -> int:
 
 
 def main() -> None:
-    sys.exit(run())
+    words = sys.argv[1:]
+    status = run()
+    if status == 0 and words and words[0] in READ_ONLY:
+        # Nothing is left to do or to keep: skip the interpreter's teardown of every module loaded
+        # (tens of ms), once what was said is out. A stream that cannot be flushed exits the usual way.
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            sys.exit(status)
+        os._exit(0)
+    sys.exit(status)

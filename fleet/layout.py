@@ -832,6 +832,20 @@ def _tmux_flags(text: str, key: str, *, program: bool) -> _TmuxFlags:
 # --------------------------------------------------------------------------- loading
 
 
+_FAST_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+"""libyaml's loader where PyYAML was built with it: the same documents, several times faster."""
+
+
+def _parsed(text: str, loader_class: type[yaml.SafeLoader]) -> tuple[yaml.Node | None, t.Any]:
+    """*text*'s node tree (for the line of each key) and its data, from one parse."""
+    loader = loader_class(text)
+    try:
+        node = loader.get_single_node()
+        return node, None if node is None else loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
 def parse_layout(text: str, source: Path, *, cwd: Path | None = None) -> Layout:
     """Validate tmuxinator YAML *text* (read from *source*) into a :class:`Layout`."""
     cwd = Path.cwd() if cwd is None else cwd
@@ -841,12 +855,14 @@ def parse_layout(text: str, source: Path, *, cwd: Path | None = None) -> Layout:
                 source, number, "", "ERB templates (<% ... %>) are not supported; write the values out"
             )
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark, message = _yaml_problem(exc)
-        where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark is not None else str(source)
-        raise LayoutError(f"{where}: YAML syntax: {message}") from None
+        node, data = _parsed(text, _FAST_LOADER)
+    except Exception:  # the pure-Python loader's error is the one _yaml_problem reads
+        try:
+            node, data = _parsed(text, yaml.SafeLoader)
+        except yaml.YAMLError as exc:
+            mark, message = _yaml_problem(exc)
+            where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark is not None else str(source)
+            raise LayoutError(f"{where}: YAML syntax: {message}") from None
     lines = _line_map(node)
     try:
         data = _whole_characters(data, ())

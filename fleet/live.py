@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import typing as t
-from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -61,6 +60,8 @@ def own_socket_dir() -> Path:
 
 def live_fleets(extra: t.Iterable[FleetServer] = ()) -> Fleet:
     """Every fleet server of this user that answers (sockets ``fleet``/``fleet-*``)."""
+    from concurrent.futures import ThreadPoolExecutor, wait  # off `fleet status`'s path (DESIGN §10)
+
     fleet = Fleet()
     names: list[str] = []
     try:

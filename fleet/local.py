@@ -18,14 +18,6 @@ import typing as t
 from claude_shepherd.fleet.handle import PAST, Agent, DoctorReport, StatusReport
 from claude_shepherd.fleet.hosts.part import STDIN
 from claude_shepherd.fleet.output import FleetFailure, Printer, Say, locked
-from claude_shepherd.fleet.reports import (
-    AttachReport,
-    LogsReport,
-    PaneOutcome,
-    RestartReport,
-    StartReport,
-    StopReport,
-)
 from claude_shepherd.fleet.target import Target
 from claude_shepherd.supervisor.errors import NotRunningError, ShepherdError
 from claude_shepherd.supervisor.printable import printable
@@ -35,6 +27,14 @@ if t.TYPE_CHECKING:
     from claude_shepherd.fleet.budgets import BudgetReport
     from claude_shepherd.fleet.builder import StartResult
     from claude_shepherd.fleet.layout import Layout
+    from claude_shepherd.fleet.reports import (
+        AttachReport,
+        LogsReport,
+        PaneOutcome,
+        RestartReport,
+        StartReport,
+        StopReport,
+    )
     from claude_shepherd.fleet.tmux import FleetServer
 
 FOLLOW_INTERVAL = 0.5
@@ -69,6 +69,7 @@ class LocalFleet:
 
     def start(self, *, wait: float | None, attach: bool) -> StartReport:
         from claude_shepherd.fleet import builder, known
+        from claude_shepherd.fleet.reports import StartReport
 
         where = self.where
         spec = where.require_layout("start")
@@ -105,6 +106,8 @@ class LocalFleet:
         )
 
     def stop(self, grace: float, labels: t.Sequence[str] | None) -> StopReport:
+        from claude_shepherd.fleet.reports import StopReport
+
         if self._where is None:  # stopping what is stopped succeeds, as systemctl stop does
             return StopReport("", nothing=f"{str(self.missing).split(';')[0].capitalize()}; nothing to stop.")
         where = self._where
@@ -128,6 +131,7 @@ class LocalFleet:
 
     def restart(self, grace: float, labels: t.Sequence[str] | None, wait: float | None) -> RestartReport:
         from claude_shepherd.fleet import builder
+        from claude_shepherd.fleet.reports import RestartReport, StartReport
         from claude_shepherd.fleet.usage import notice
 
         where = self.where
@@ -164,6 +168,7 @@ class LocalFleet:
     ) -> tuple[PaneOutcome, ...]:
         """Each pane's outcome, the started agents' once seen running (or not)."""
         from claude_shepherd.fleet import readiness
+        from claude_shepherd.fleet.reports import PaneOutcome
 
         timeout = readiness.default_wait() if wait is None else wait
         launched = {p.pane_id for p in result.launched}
@@ -192,6 +197,7 @@ class LocalFleet:
         self, server: FleetServer, sessions: list[str], grace: float, labels: t.Sequence[str] | None
     ) -> StopReport:
         """Stop the agents (all, or those labelled *labels*): what each pane's became, and what survived."""
+        from claude_shepherd.fleet.reports import PaneOutcome, StopReport
         from claude_shepherd.fleet.stop import stop as stop_fleet
 
         where, say = self.where, self._say
@@ -255,6 +261,7 @@ class LocalFleet:
         return StatusReport(f"Fleet {', '.join(repr(s) for s in sessions)} (socket {where.socket})", rows)
 
     def logs(self, label: str, lines: int, follow: bool) -> LogsReport:
+        from claude_shepherd.fleet.reports import LogsReport
         from claude_shepherd.fleet.tmux import new_lines, pane_history
         from claude_shepherd.supervisor.claude_run.run_log import log_path, tail
 
@@ -302,6 +309,7 @@ class LocalFleet:
         """How to show the person the fleet, as the watch's Enter does: switch inside the fleet's tmux,
         else attach (nested inside another tmux: they asked for it); without a terminal, the command."""
         from claude_shepherd.fleet.attach import attach_command, nested_hint
+        from claude_shepherd.fleet.reports import AttachReport
 
         socket = self.where.socket
         if not wanted or not (os.isatty(0) and os.isatty(1)):

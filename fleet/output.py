@@ -8,24 +8,34 @@ or, for ``--json``, keeps the lines for the one JSON object another host's
 to each other with it, so these do not change; ``report``, the report's own
 document, is beside them).
 
-Light on purpose: ``fleet --help`` imports it.
+Light on purpose (the standard library only): ``fleet --help`` and ``fleet status`` import it.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 import typing as t
-
-import typer
 
 from claude_shepherd.supervisor.errors import ShepherdError
 from claude_shepherd.supervisor.printable import printable
 
 if t.TYPE_CHECKING:
+    import typer
+
     from claude_shepherd.fleet.status import PaneStatus
+
+PROG = "fleet"
+"""The program's name, as its usage and error lines say it."""
 
 Say = t.Callable[[str], None]
 """Where a line goes (a printer's :meth:`Printer.say`, a watch's toast)."""
+
+
+def _echo(text: str) -> None:
+    """One line on stdout, at once (as click's echo: what is said while a verb waits is seen)."""
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
 
 
 class FleetFailure(ShepherdError):
@@ -83,12 +93,12 @@ class Printer:
         if self._kept is not None:
             self._kept.append(printable(line))
         else:
-            typer.echo(printable(line))
+            _echo(printable(line))
 
     def document(self, value: t.Any) -> None:
         """A verb's own JSON document on stdout (``status --json``, ``ls --json``): ASCII, escapes
         ``\\u``-quoted, so it carries no terminal escape either."""
-        typer.echo(json.dumps(value, indent=2))
+        _echo(json.dumps(value, indent=2))
 
     def show(self, report: Said) -> None:
         """*report*'s lines; then its failure, raised (the run's error line and exit status). Under
@@ -103,7 +113,7 @@ class Printer:
 
     def document_line(self, value: t.Any) -> None:
         """*value* as one line of JSON (what ``status --json`` says instead of an error line)."""
-        typer.echo(json.dumps(value))
+        _echo(json.dumps(value))
 
     def status(self, report: Table, as_json: bool = False) -> None:
         """``fleet status``: its rows as one JSON document, or its heading and a table for people."""

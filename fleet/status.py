@@ -10,6 +10,7 @@ cache (:mod:`claude_shepherd.supervisor.session.index`) when it was stale.
 from __future__ import annotations
 
 import math
+import os
 import sys
 import time
 import typing as t
@@ -315,65 +316,88 @@ def _text(value: t.Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def render(rows: list[PaneStatus], hosts: t.Sequence[str] | None = None) -> None:
-    """A table for people (rich comes with typer).
+COLUMNS = ("PANE", "SUPERVISOR", "CLAUDE", "SESSION", "SKILL", "PHASE", "LIFECYCLE", "OVERFLOW", "CTX", "COST",
+           "BUDGET", "STATE")  # fmt: skip
+PIPED_WIDTH = 250
+"""Columns of a table printed to a pipe: it is not cut to 80, a row per pane must stay whole."""
 
-    Every cell is a :class:`rich.text.Text` of :func:`printable` text: agents
-    name their phases and sessions, and neither markup (``[/x]``) nor a
-    terminal escape of theirs may reach the person's screen.
+
+def cells(row: PaneStatus, trees: bool = False) -> list[str]:
+    """*row*'s cells under :data:`COLUMNS` (and WORKTREE, with *trees*), made printable."""
+    name = f"{row.window}:{row.label}" if row.label else f"{row.window}:{row.pane} (no label)"
+    supervisor = str(row.supervisor_pid) if row.supervisor_alive else "—"
+    context = f"{row.context_usage * 100:.0f}%" if row.context_usage is not None else "—"
+    overflow = {True: "yes", False: "no", None: "—"}[row.overflowed]
+    shown = (
+        name,
+        supervisor,
+        str(row.claude_pid) if row.claude_pid else "—",
+        Path(row.session_dir).name if row.session_dir else "—",
+        row.skill or "—",
+        row.phase or "—",
+        row.lifecycle or "—",
+        overflow,
+        context,
+        f"${row.cost_usd:.2f}" if row.cost_usd is not None else "—",
+        budget_text(row),
+        shown_state(row),
+        *((worktree_cell(row),) if trees else ()),
+    )
+    return [printable(cell) for cell in shown]
+
+
+def render(rows: list[PaneStatus], hosts: t.Sequence[str] | None = None) -> None:
+    """A table for people: drawn by rich (colours, the terminal's width), or, to a pipe, by
+    :func:`plain_table` when it draws exactly what rich would (rich then stays unloaded).
+
+    Every cell is :func:`printable` text (as a :class:`rich.text.Text`, never markup): agents
+    name their phases and sessions, and neither markup (``[/x]``) nor a terminal escape of
+    theirs may reach the person's screen.
     """
-    from rich.console import Console  # only when a table is drawn: not for --json or a relay (DESIGN §10)
+    trees = any(row.worktree for row in rows)  # the WORKTREE column only where an agent has one
+    table = [
+        [*([printable(hosts[i])] if hosts is not None else []), *cells(row, trees)]
+        for i, row in enumerate(rows)
+    ]
+    header = [*(["HOST"] if hosts is not None else []), *COLUMNS, *(["WORKTREE"] if trees else [])]
+    piped = not sys.stdout.isatty() and not any(os.environ.get(name) for name in RICH_COLOUR_ENV)
+    lines = plain_table(header, table) if piped else None
+    if lines is not None:
+        sys.stdout.write("".join(f"{line}\n" for line in lines))
+        sys.stdout.flush()
+        return
+    from rich.console import Console  # only for a terminal: not for a pipe, --json or a relay (DESIGN §10)
     from rich.table import Table
     from rich.text import Text
 
-    table = Table(box=None, header_style="bold", pad_edge=False)
-    trees = any(row.worktree for row in rows)  # the WORKTREE column only where an agent has one
-    if hosts is not None:
-        table.add_column("HOST", no_wrap=True)
-    for column in (
-        "PANE",
-        "SUPERVISOR",
-        "CLAUDE",
-        "SESSION",
-        "SKILL",
-        "PHASE",
-        "LIFECYCLE",
-        "OVERFLOW",
-        "CTX",
-        "COST",
-        "BUDGET",
-        "STATE",
-        *(("WORKTREE",) if trees else ()),
-    ):
-        table.add_column(column, no_wrap=column in ("PANE", "SUPERVISOR", "CLAUDE", "CTX", "COST"))
-    for index, row in enumerate(rows):
-        name = f"{row.window}:{row.label}" if row.label else f"{row.window}:{row.pane} (no label)"
-        supervisor = str(row.supervisor_pid) if row.supervisor_alive else "—"
-        context = f"{row.context_usage * 100:.0f}%" if row.context_usage is not None else "—"
-        overflow = {True: "yes", False: "no", None: "—"}[row.overflowed]
-        cells = (
-            name,
-            supervisor,
-            str(row.claude_pid) if row.claude_pid else "—",
-            Path(row.session_dir).name if row.session_dir else "—",
-            row.skill or "—",
-            row.phase or "—",
-            row.lifecycle or "—",
-            overflow,
-            context,
-            f"${row.cost_usd:.2f}" if row.cost_usd is not None else "—",
-            budget_text(row),
-            shown_state(row),
-            *((worktree_cell(row),) if trees else ()),
-        )
-        texts = [Text(printable(cell)) for cell in cells]
-        texts[7].stylize("red" if row.overflowed else "")
-        texts[11].stylize(state_style(row.state))
-        if hosts is not None:
-            texts.insert(0, Text(printable(hosts[index])))
-        table.add_row(*texts)
-    # Piped output is not cut to 80 columns: a row per pane must stay whole.
-    Console(highlight=False, width=None if sys.stdout.isatty() else 250).print(table)
+    drawn = Table(box=None, header_style="bold", pad_edge=False)
+    for column in header:
+        drawn.add_column(column, no_wrap=column in ("HOST", "PANE", "SUPERVISOR", "CLAUDE", "CTX", "COST"))
+    offset = 1 if hosts is not None else 0
+    for row, texts in zip(rows, table):
+        styled = [Text(cell) for cell in texts]
+        styled[offset + 7].stylize("red" if row.overflowed else "")
+        styled[offset + 11].stylize(state_style(row.state))
+        drawn.add_row(*styled)
+    Console(highlight=False, width=None if sys.stdout.isatty() else PIPED_WIDTH).print(drawn)
+
+
+RICH_COLOUR_ENV = ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE")
+"""What makes rich draw a pipe as a terminal: the table is then rich's to draw."""
+
+_PLAIN = frozenset(chr(c) for c in range(0x20, 0x7F)) | {"—"}
+
+
+def plain_table(header: list[str], rows: list[list[str]]) -> list[str] | None:
+    """The lines rich draws for this table on a pipe (no box, two spaces between columns, each cell
+    padded to its column's width), or None where rich might draw otherwise: a character whose width
+    on a screen is not one column, or a table wider than :data:`PIPED_WIDTH` (rich wraps it)."""
+    if any(not _PLAIN.issuperset(cell) for row in rows for cell in row):
+        return None
+    widths = [max(len(cell) for cell in column) for column in zip(header, *rows)]
+    if sum(widths) + 2 * (len(widths) - 1) > PIPED_WIDTH:
+        return None
+    return ["  ".join(cell.ljust(width) for cell, width in zip(line, widths)) for line in (header, *rows)]
 
 
 def budget_text(row: PaneStatus) -> str:

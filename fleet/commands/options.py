@@ -10,9 +10,9 @@ import typing as t
 
 import typer
 
+from claude_shepherd.fleet.output import PROG
+from claude_shepherd.supervisor import __version__
 from claude_shepherd.supervisor.env import FLEET_SOCKET_ENV, FLEET_START_WAIT_ENV, FLEET_STOP_GRACE_ENV
-
-PROG = "fleet"
 
 LayoutArg = t.Annotated[
     str | None,
@@ -56,3 +56,18 @@ MachineOpt = t.Annotated[
     typer.Option("--json", help="Say it as one JSON object (exit_code, lines, error): for scripts, and for "
                                 "`fleet` on another host."),
 ]  # fmt: skip
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"{PROG} {__version__}")
+        raise typer.Exit()
+
+
+VersionOpt = t.Annotated[
+    bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version and exit.")
+]
+
+
+def root(version: VersionOpt = False) -> None:
+    """tmux layouts of supervised Claude agents (tmuxinator YAML, one labelled agent per pane)."""

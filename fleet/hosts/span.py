@@ -18,7 +18,6 @@ import dataclasses
 import json
 import os
 import typing as t
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -118,6 +117,8 @@ class Span:
         chosen = list(self.parts if parts is None else parts)
         if len(chosen) <= 1:
             return [call(p) for p in chosen]
+        from concurrent.futures import ThreadPoolExecutor  # off `fleet status`'s path (DESIGN §10)
+
         with ThreadPoolExecutor(max_workers=min(32, len(chosen))) as pool:
             return list(pool.map(call, chosen))
 

@@ -14,10 +14,9 @@ import dataclasses
 import math
 import os
 import shlex
+import sys
 import time
 import typing as t
-
-import typer
 
 from claude_shepherd.fleet import known
 from claude_shepherd.fleet.handle import PAST, Agent, HostsReport, HostStatus, StatusReport
@@ -518,7 +517,8 @@ def _shown(argv: list[str], say: Say) -> int:
 
 
 def _say_on_stderr(line: str) -> None:
-    typer.echo(printable(line), err=True)
+    sys.stderr.write(printable(line) + "\n")
+    sys.stderr.flush()
 
 
 def attach_hint(span: Span, label: str | None) -> list[str]:

@@ -61,3 +61,30 @@ def test_fleet_help_reads_no_layout() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=False
     )
     assert "LOADED [] 0" in done.stderr, done.stderr
+
+
+def test_fleet_status_runs_without_typer_rich_or_thread_pools(tmp_path: Path) -> None:
+    """`fleet status` is run in loops: its path loads neither typer (nor the pydantic typer coerces
+    options with) nor rich nor concurrent.futures; `fleet status --help` still goes to typer."""
+    probe = (
+        "import sys\n"
+        "from claude_shepherd.fleet.cli import run\n"
+        "status = run(sys.argv[1:])\n"
+        "heavy = ('typer', 'rich', 'concurrent.futures', 'claude_shepherd.fleet.reports')\n"
+        "print('LOADED', [m for m in heavy if m in sys.modules], status, file=sys.stderr)\n"
+    )
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "TMUX_TMPDIR": str(tmp_path)}
+    for words, loaded in (
+        (["status", "--socket", "fleet-none", "--json"], "LOADED [] 3"),
+        (["status", "-L", "fleet-none"], "LOADED [] 3"),
+        (["status", "--help"], "LOADED ['typer'"),
+    ):
+        done = subprocess.run(
+            [sys.executable, "-c", probe, *words],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+            env=env,
+        )
+        assert loaded in done.stderr, (words, done.stderr)
