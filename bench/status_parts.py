@@ -25,22 +25,20 @@ def cpu() -> float:
 
 
 began = cpu()
-from claude_shepherd.fleet.cli import main  # noqa: E402 (its import is what is timed)
+from claude_shepherd.fleet.cli import run  # noqa: E402 (its import is what is timed)
 
 times: dict[str, t.Any] = {"cli_import": cpu() - began}
 argv, out = sys.argv[1:-1], sys.argv[-1]
 
 
 def once() -> None:
-    sys.argv = ["fleet", *argv]
     shown, sys.stdout = sys.stdout, io.StringIO()
     try:
-        main()
-    except SystemExit as exc:
-        if exc.code:
-            raise
+        status = run(list(argv))  # not main(): a read-only verb ends its process there (os._exit)
     finally:
         sys.stdout = shown
+    if status:
+        raise SystemExit(status)
 
 
 def best(work: t.Callable[[t.Any], object], prepare: t.Callable[[], t.Any] = lambda: None) -> float:

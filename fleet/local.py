@@ -253,11 +253,13 @@ class LocalFleet:
 
     def status(self) -> StatusReport:
         from claude_shepherd.fleet.status import collect
+        from claude_shepherd.fleet.tmux import list_panes
 
         where = self.where
         server = where.server()
-        sessions = where.running_sessions(server)
-        rows = collect(server, sessions)
+        panes = list_panes(server)  # one tmux call: a session always has a pane, each pane says its session
+        sessions = where.running_sessions(server, list(dict.fromkeys(p.session for p in panes)))
+        rows = collect(server, sessions, panes)
         return StatusReport(f"Fleet {', '.join(repr(s) for s in sessions)} (socket {where.socket})", rows)
 
     def logs(self, label: str, lines: int, follow: bool) -> LogsReport:

@@ -219,10 +219,15 @@ def find_pane_session(root: Path, pane: PaneInfo, supervisor: pr.Proc | None) ->
     return None
 
 
-def collect(server: FleetServer, sessions: t.Sequence[str] | None = None) -> list[PaneStatus]:
-    """The status of every pane of *sessions* (all sessions of the server when None)."""
-    panes = [p for p in list_panes(server) if sessions is None or p.session in sessions]
-    return pane_rows(server.socket_file(), panes, pr.snapshot(with_env=False))
+def collect(
+    server: FleetServer, sessions: t.Sequence[str] | None = None, listed: t.Sequence[PaneInfo] | None = None
+) -> list[PaneStatus]:
+    """The status of every pane of *sessions* (all sessions of the server when None); *listed*: the
+    server's panes, when they were listed already."""
+    listed = list_panes(server) if listed is None else listed
+    panes = [p for p in listed if sessions is None or p.session in sessions]
+    socket = next((p.socket_path for p in panes if p.socket_path), None) if panes else None
+    return pane_rows(socket or (server.socket_file() if panes else None), panes, pr.snapshot(with_env=False))
 
 
 def pane_rows(socket: str | None, panes: t.Iterable[PaneInfo], table: pr.Table) -> list[PaneStatus]:

@@ -53,9 +53,10 @@ class Target:
             colors=layout.colors if layout else None,
         )
 
-    def running_sessions(self, server: FleetServer) -> list[str]:
-        """The sessions to act on; :class:`NotRunningError` when there are none."""
-        names = server.session_names()
+    def running_sessions(self, server: FleetServer, names: list[str] | None = None) -> list[str]:
+        """The sessions to act on (of *names*, the server's sessions when listed already);
+        :class:`NotRunningError` when there are none."""
+        names = server.session_names() if names is None else names
         wanted = [self.session] if self.session else names
         found = [name for name in wanted if name in names]
         if not found:

@@ -239,6 +239,7 @@ PANE_FIELDS = (
     "pane_current_path",
     "pane_active",
     "window_active",
+    "socket_path",
 )
 
 
@@ -265,6 +266,8 @@ class PaneInfo:
     current_path: str
     active: bool
     window_active: bool
+    socket_path: str = ""
+    """Its server's socket (to tell its processes apart from other servers'), as ``socket_file`` says it."""
 
     @property
     def death(self) -> str:
@@ -344,6 +347,7 @@ def _list_panes(server: FleetServer, session: str | None) -> list[PaneInfo]:
                 current_path=row["pane_current_path"],
                 active=row["pane_active"] == "1",
                 window_active=row["window_active"] == "1",
+                socket_path=row["socket_path"],
             )
         )
     return panes
