@@ -20,14 +20,14 @@ import typing as t
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import psutil
-
 from claude_shepherd.supervisor import proctree
 from claude_shepherd.supervisor.env import SESSIONS_DIR_ENV, SUPERVISOR_PID_ENV, WORKTREE_ENV
 from claude_shepherd.supervisor.session.identity import WATCHDOG_NAME
 from claude_shepherd.supervisor.session.numbers import parse_pid
 
 if t.TYPE_CHECKING:
+    import psutil
+
     from claude_shepherd.fleet.tmux import PaneInfo
 
 SUPERVISOR_SCRIPT = "claude-run"
@@ -83,6 +83,8 @@ class Proc:
 
     def handle(self) -> psutil.Process | None:
         """A psutil handle that is still *this* process (not a reused pid), else None."""
+        import psutil  # for signalling and scans only: `fleet status` reads /proc (DESIGN §10)
+
         try:
             proc = psutil.Process(self.pid)
             if abs(proc.create_time() - self.create_time) > 0.05:
@@ -160,19 +162,97 @@ class Table:
 def env_of(proc: Proc) -> dict[str, str]:
     """*proc*'s environment (the keys the fleet reads), read now when its snapshot left it out: reading
     every process's environment is most of a snapshot's cost, and a status needs only its agents'."""
-    if not proc.env:
-        handle = proc.handle()
-        if handle is not None:
-            try:
-                full = handle.environ()
-                proc.env = {k: full[k] for k in _ENV_KEYS if k in full}
-            except (psutil.Error, OSError):
-                pass
+    if not proc.env and _still(proc):
+        try:
+            with open(f"/proc/{proc.pid}/environ", encoding="utf-8", errors="surrogateescape") as block:
+                full = _environ(block.read())
+        except OSError:
+            return proc.env
+        proc.env = {k: full[k] for k in _ENV_KEYS if k in full}
     return proc.env
+
+
+def cwd_of(proc: Proc) -> str | None:
+    """*proc*'s working directory, while it is still that process (as psutil's ``cwd`` reads it)."""
+    if not _still(proc):
+        return None
+    try:
+        path = os.readlink(f"/proc/{proc.pid}/cwd").split("\x00")[0]
+    except OSError:
+        return None
+    if path.endswith(" (deleted)") and not os.path.exists(path):
+        path = path.removesuffix(" (deleted)")
+    return path
+
+
+# /proc read as psutil reads it, so that a process's start time is the same float either way (a
+# handle is checked against it): `fleet status` reads its panes' trees without importing psutil.
+
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+_boot: list[float] = []
+
+
+def _boot_time() -> float:
+    if not _boot:
+        with open("/proc/stat", "rb") as stat:
+            for line in stat:
+                if line.startswith(b"btime"):
+                    _boot.append(float(line.strip().split()[1]))
+                    break
+            else:
+                raise OSError("/proc/stat has no btime")
+    return _boot[0]
+
+
+def read_proc(pid: int) -> Proc | None:
+    """Process *pid* from /proc (None when it is gone): its parent, name, command line and start time."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            data = stat.read()
+        with open(f"/proc/{pid}/cmdline", encoding="utf-8", errors="surrogateescape") as line:
+            raw = line.read()
+        started = float(data[data.rfind(b")") + 2 :].split()[19]) / _CLOCK_TICKS + _boot_time()
+        ppid = int(data[data.rfind(b")") + 2 :].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    name = data[data.find(b"(") + 1 : data.rfind(b")")].decode("utf-8", "surrogateescape")
+    cmdline = _cmdline(raw)
+    if len(name) >= 15 and cmdline and os.path.basename(cmdline[0]).startswith(name):
+        name = os.path.basename(cmdline[0])  # the kernel keeps 15 characters of it
+    return Proc(pid=pid, ppid=ppid, cmdline=cmdline, create_time=started, name=name)
+
+
+def _cmdline(raw: str) -> list[str]:
+    if not raw:
+        return []
+    sep = "\x00" if raw.endswith("\x00") else " "
+    words = raw.removesuffix(sep).split(sep)
+    if sep == "\x00" and len(words) == 1 and " " in raw:  # a process that rewrote its argv
+        words = raw.removesuffix(sep).split(" ")
+    return words
+
+
+def _environ(block: str) -> dict[str, str]:
+    found: dict[str, str] = {}
+    at = 0
+    while (end := block.find("\x00", at)) > at:
+        equal = block.find("=", at, end)
+        if equal > at:
+            found[block[at:equal]] = block[equal + 1 : end]
+        at = end + 1
+    return found
+
+
+def _still(proc: Proc) -> bool:
+    """*proc*'s pid still names the process that was read (not a reused pid)."""
+    now = read_proc(proc.pid)
+    return now is not None and abs(now.create_time - proc.create_time) <= 0.05
 
 
 def snapshot(*, with_env: bool = True) -> Table:
     """Read every process of the current user (their environment only when asked)."""
+    import psutil  # the scan of every process: stop, doctor and the watch (DESIGN §10)
+
     uid = os.getuid()
     procs: list[Proc] = []
     for proc in psutil.process_iter(["pid", "ppid", "name", "cmdline", "create_time", "uids"]):
@@ -204,6 +284,8 @@ def snapshot(*, with_env: bool = True) -> Table:
 
 def protected_pids() -> set[int]:
     """Ourselves and our ancestors: never signalled, even when ``fleet`` runs inside a fleet pane."""
+    import psutil  # signalling only
+
     pids = {os.getpid()}
     try:
         for parent in psutil.Process().parents():
@@ -274,12 +356,10 @@ def trees(roots: t.Iterable[int]) -> Table:
 
     def children(pid: int) -> list[int]:
         """*pid*'s children, once it is read as a member (a process that is gone has none)."""
-        try:
-            info = psutil.Process(pid).as_dict(["ppid", "name", "cmdline", "create_time"])
-        except psutil.Error:
+        proc = read_proc(pid)
+        if proc is None:
             return []
-        procs.append(Proc(pid=pid, ppid=info["ppid"] or 0, cmdline=list(info["cmdline"] or []),
-                          create_time=info["create_time"] or 0.0, name=info["name"] or ""))  # fmt: skip
+        procs.append(proc)
         return _children(pid)
 
     for _ in walk([pid for pid in roots if pid > 0], children):

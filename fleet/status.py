@@ -197,13 +197,7 @@ def sessions_root_of(pane: PaneInfo, supervisor: pr.Proc | None, claude: pr.Proc
 
 
 def _cwd(proc: pr.Proc | None) -> str | None:
-    handle = proc.handle() if proc else None
-    if handle is None:
-        return None
-    try:
-        return str(handle.cwd())
-    except Exception:  # AccessDenied, gone: the pane's path will do
-        return None
+    return pr.cwd_of(proc) if proc else None  # gone, or not ours to read: the pane's path will do
 
 
 def find_pane_session(root: Path, pane: PaneInfo, supervisor: pr.Proc | None) -> Found | None:
@@ -227,7 +221,8 @@ def collect(
     listed = list_panes(server) if listed is None else listed
     panes = [p for p in listed if sessions is None or p.session in sessions]
     socket = next((p.socket_path for p in panes if p.socket_path), None) if panes else None
-    return pane_rows(socket or (server.socket_file() if panes else None), panes, pr.snapshot(with_env=False))
+    table = pr.trees(p.pid for p in panes if not p.dead)  # only the panes' trees, not every process
+    return pane_rows(socket or (server.socket_file() if panes else None), panes, table)
 
 
 def pane_rows(socket: str | None, panes: t.Iterable[PaneInfo], table: pr.Table) -> list[PaneStatus]:
