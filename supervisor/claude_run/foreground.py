@@ -36,7 +36,7 @@ import time
 import typing as t
 from dataclasses import dataclass
 
-from claude_shepherd.supervisor.claude_run.subreaper import end_processes, leftovers
+from claude_shepherd.supervisor.claude_run.subreaper import HOOK_FINISH, end_processes, is_our_hook, leftovers
 from claude_shepherd.supervisor.claude_run.watchdog import WatchdogHandle
 from claude_shepherd.supervisor.env import WATCHDOG_PID_ENV
 from claude_shepherd.supervisor.proctree import REAP_AFTER_KILL
@@ -233,7 +233,18 @@ class ForegroundRunner:
             _reaped_other(got, code, watchdog)
 
     def _end_leftovers(self, watchdog: WatchdogHandle | None) -> None:
-        """End and reap every child still left but the watchdog: orphans of Claude's tree we adopted."""
+        """End and reap every child still left but the watchdog: orphans of Claude's tree we adopted.
+
+        A hook of ours among them (the StopFailure hook runs detached, so that ``claude -p`` exiting
+        cannot kill it) is first let finish, unless we are stopping: it records why Claude stopped,
+        which decides whether the exit was a crash."""
+        deadline = self.clock() + HOOK_FINISH
+        while self.stop_signal is None and self.clock() < deadline:
+            _reap_exited(watchdog)
+            keep = {watchdog.pid} if watchdog is not None and watchdog.status is None else set()
+            if not any(is_our_hook(pid) for pid in leftovers(keep)):
+                break
+            time.sleep(0.02)
         ended = 0
         for _ in range(LEFTOVER_ROUNDS):
             _reap_exited(watchdog)

@@ -33,6 +33,22 @@ def leftovers(keep: t.Collection[int]) -> list[int]:
     return [pid for pid in live_children(os.getpid()) if pid not in keep]
 
 
+HOOK_FINISH = 5.0
+"""Seconds a hook of ours that Claude left running (StopFailure, detached so that ``claude -p``
+cannot kill it) gets to finish before the sweep ends it: it records why Claude stopped."""
+
+
+def is_our_hook(pid: int) -> bool:
+    """Is *pid* a ``claude-hook EVENT`` run? (By its command line: a process that only claims to be
+    one gets :data:`HOOK_FINISH` seconds more, then is ended like any leftover.)"""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            words = f.read(4096).split(b"\0")
+    except OSError:
+        return False
+    return any(os.path.basename(w) == b"claude-hook" for w in words[:3])
+
+
 def end_processes(pids: t.Iterable[int], grace: float) -> int:
     """End *pids* (our children) and their descendants: SIGTERM, SIGCONT, *grace*, SIGKILL.
 

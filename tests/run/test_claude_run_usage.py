@@ -8,6 +8,8 @@ and ``claude -p`` exits 1.
 from __future__ import annotations
 
 import json
+import os
+import signal
 import time
 from pathlib import Path
 
@@ -94,3 +96,29 @@ def test_ignore_usage_limits_starts_at_once(
     run = start_run("--ignore-usage-limits")
     assert run.wait(timeout=30) == 0
     assert "Not starting Claude yet" not in run.text
+
+
+def test_a_slow_stop_failure_hook_is_let_finish_before_the_leftover_sweep(
+    fake: FakeClaude, start_run, workdir: Path, tmp_path: Path
+) -> None:
+    """``claude -p`` at a limit leaves its StopFailure hook running (detached) and exits 1; claude-run,
+    a subreaper, adopts it. Under load the hook took longer than claude-run's sweep of leftovers, which
+    ended it before it wrote its mark: the exit counted as a crash and claude-run gave up. Here the hook
+    takes 1.5 s and there is no status line reading to fall back on."""
+    slow = tmp_path / "slow" / "claude-hook"
+    slow.parent.mkdir()
+    # as claude -p does not wait for its hooks' output, the stand-in must not: output goes nowhere
+    slow.write_text(f'#!/bin/sh\nexec >/dev/null 2>&1\nsleep 1.5\nexec "{BIN / "claude-hook"}" "$@"\n')
+    slow.chmod(0o755)
+    stop = {"hook_event_name": "StopFailure", "error": "rate_limit", "last_assistant_message": LIMIT_TEXT,
+            "cwd": str(workdir)}  # fmt: skip
+    steps = [
+        {"transcript": SID},
+        {"run": ["setsid", "-f", str(slow), "stop-failure"], "stdin": json.dumps(stop)},
+    ]
+    fake.plan([*steps, {"exit": 1}])
+    run = start_run(env={"CLAUDE_RUN_CRASH_LIMIT": "1"})
+    run.expect("Claude stopped at the five_hour usage limit (the reset Claude printed)", timeout=30)
+    assert "giving up" not in run.text and "leftover" not in run.text, run.text
+    os.kill(run.pid, signal.SIGTERM)  # it waits for the reset Claude printed: hours
+    assert run.wait(timeout=30) == 143, run.text
