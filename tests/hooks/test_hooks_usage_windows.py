@@ -9,16 +9,22 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
+import sys
 import time
+import typing as t
 from pathlib import Path
 
 import pytest
 from support.hooks import hook_env, run
+from support.waiting import wait_until
 
+from claude_shepherd.hooks import usage_turn
 from claude_shepherd.supervisor.session import pane_records, usage_windows
 from claude_shepherd.supervisor.session.identity import start_token
 
 RECORDED = Path(__file__).parent.parent / "e2e" / "recorded"
+BIN = Path(sys.executable).parent
 
 
 def recorded(name: str, project: Path, **changes: object) -> dict:
@@ -189,3 +195,50 @@ def test_an_ordinary_prompt_is_never_held(project: Path, env: dict[str, str]) ->
     done = run("user-prompt-submit", recorded("userpromptsubmit-input", project), env, cwd=project)
     assert (done.returncode, done.stdout) == (0, "")
     assert usage_windows.limited_of(usage_windows.read_agent(root, me())) is not None
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        f"Why did I get this?\n{AUTO_CONTINUE}",  # a person's prompt quoting Claude's
+        f"{AUTO_CONTINUE}\n!touch /tmp/typed-into-the-pane",  # more on a line of its own
+        f"{AUTO_CONTINUE} {'x' * 2000}",  # far longer than Claude's
+    ],
+)
+def test_a_prompt_that_only_quotes_the_auto_continue_is_neither_held_nor_clears_the_mark(
+    project: Path, env: dict[str, str], prompt: str
+) -> None:
+    root, credential = project / "sessions", str(project.parent / "config-a")
+    reset = time.time() - 5
+    usage_windows.note_limited(root, me(), credential, reset, "five_hour", "reading")
+    usage_windows.take_slot(root, credential, "someone else", reset, 3.0)  # ours would be 3 s later
+    began = time.monotonic()
+    done = run("user-prompt-submit", recorded("userpromptsubmit-input", project, prompt=prompt),
+               {**env, "CLAUDE_USAGE_RESUME_INTERVAL": "3"}, cwd=project)  # fmt: skip
+    assert (done.returncode, done.stdout) == (0, "")
+    assert time.monotonic() - began < 1.5, "held like Claude's own auto-continue"
+    assert usage_windows.limited_of(usage_windows.read_agent(root, me())) is not None, "the mark went"
+
+
+def test_in_a_fleet_pane_what_is_typed_at_the_slot_is_the_continue_prompt_never_the_hooks_input(
+    project: Path, env: dict[str, str], fleet_pane: t.Any
+) -> None:
+    """The hold blocks a continue prompt whose slot is further than it may wait and types one back
+    into the pane at the slot: ours, word for word, not what the hook was given."""
+    root, credential = project / "sessions", str(project.parent / "config-a")
+    typed = project / "typed.txt"
+    prompt = f"{AUTO_CONTINUE} And also this."
+    hook = [str(BIN / "claude-hook"), "user-prompt-submit"]
+    # The pane's own shell plays claude-run: the hook runs there, then the shell reads the pane's keys.
+    inner = f'{shlex.join(hook)} > {project}/hook.out; read -r line < /dev/tty; printf %s "$line" > {typed}'
+    full = {**env, "CLAUDE_USAGE_RESUME_INTERVAL": "6"}
+    reset = time.time() - 5
+    agent = fleet_pane.pane_id
+    usage_windows.note_limited(root, agent, credential, reset, "five_hour", "reading")
+    usage_windows.take_slot(root, credential, "someone else", reset, 6.0)  # ours: 6 s after now
+    payload = json.dumps(recorded("userpromptsubmit-input", project, prompt=prompt))
+    fleet_pane.run(["sh", "-c", inner], env=full, cwd=project, input=payload)
+    wait_until(lambda: typed.exists() or None, 10, "the continue prompt typed into the pane")
+    answer = json.loads((project / "hook.out").read_text())
+    assert answer["decision"] == "block", answer
+    assert typed.read_text() == usage_turn.CONTINUE_TEXT
