@@ -143,15 +143,20 @@ class PaneStatus:
         )
 
 
+WINDOW_FIELDS = {"used_percentage": 100.0, "resets_at": 2.0**40, "seen_at": 2.0**40}
+"""A usage window's numbers and the most each may be."""
+
+
 def _windows(value: t.Any) -> dict[str, dict[str, float]] | None:
-    """Usage windows another host sent: numbers only."""
+    """Usage windows another host sent (or a record read here): at most 16, each its known numbers within
+    bounds, named in at most 40 characters; anything else is left out."""
     if not isinstance(value, dict):
         return None
     out = {}
     for name, window in list(value.items())[:16]:
-        if isinstance(name, str) and isinstance(window, dict):
-            fields = {k: float(v) for k, v in window.items() if isinstance(k, str) and isinstance(v, (int, float))
-                      and not isinstance(v, bool) and math.isfinite(v)}  # fmt: skip
+        if isinstance(name, str) and len(name) <= 40 and isinstance(window, dict):
+            fields = {k: float(v) for k, most in WINDOW_FIELDS.items() if isinstance(v := window.get(k), (int, float))
+                      and not isinstance(v, bool) and math.isfinite(v) and 0 <= v <= most}  # fmt: skip
             if "used_percentage" in fields and "resets_at" in fields:
                 out[name] = fields
     return out

@@ -242,3 +242,28 @@ def test_in_a_fleet_pane_what_is_typed_at_the_slot_is_the_continue_prompt_never_
     answer = json.loads((project / "hook.out").read_text())
     assert answer["decision"] == "block", answer
     assert typed.read_text() == usage_turn.CONTINUE_TEXT
+
+
+def test_a_reset_beyond_a_week_is_no_reading_and_parks_nobody_until_then(
+    project: Path, env: dict[str, str]
+) -> None:
+    """A window's reset comes from the API's headers, a printed one from its text: one further ahead
+    than the longest window (a week) would park the agent, and hold its relaunch, for good. It is not
+    believed: no reading is kept of it and the limit it stops at has no known reset."""
+    root, credential = project / "sessions", str(project.parent / "config-a")
+    limited = recorded("statusline-limited.oauth", project)
+    limited["rate_limits"] = {
+        "five_hour": {"used_percentage": 100, "resets_at": time.time() + 10 * 365 * 86400}
+    }
+    run("status-line", limited, env, cwd=project)
+    assert "five_hour" not in (usage_windows.read_credential(root, credential) or {}).get("windows", {})
+    month = time.localtime(time.time() + 40 * 86400)
+    for text in (
+        "You've hit your 5-hour limit",
+        f"You've hit your weekly limit · resets {time.strftime('%b', month)} {month.tm_mday}, 11:48pm (UTC)",
+    ):
+        done = run("stop-failure", recorded("stopfailure-rate-limit.oauth", project,
+                                            last_assistant_message=text), env, cwd=project)  # fmt: skip
+        assert (done.returncode, done.stdout) == (0, "")
+        mark = usage_windows.limited_of(usage_windows.read_agent(root, me()))
+        assert mark is not None and mark["until"] is None, (text, mark)
