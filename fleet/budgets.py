@@ -293,7 +293,8 @@ def resume_interval(env: t.Mapping[str, str] | None = None) -> float:
 
 def resume(layout: Layout, server: FleetServer, say: t.Callable[[str], None]) -> list[str]:
     """Type the resume prompt into each paused agent's pane that is within its budgets now, one at a
-    time, and clear its pause; returns their identities."""
+    time, and clear its pause; returns their identities. An agent paused by its own ``claude-run
+    --budget-usd`` stays paused: no fleet budget raises that one."""
     from claude_shepherd.fleet.tmux import NEXT, list_panes
     from claude_shepherd.supervisor.tmux_names import WORKING, state_commands
 
@@ -303,8 +304,9 @@ def resume(layout: Layout, server: FleetServer, say: t.Callable[[str], None]) ->
     for root in roots(layout):
         for agent in sorted(panes):
             record = spend.gate_record(root, agent)
-            if not record.get("paused"):
-                continue
+            paused = record.get("paused")
+            if not paused or (isinstance(paused, dict) and paused.get("scope") == hook_budgets.AGENT):
+                continue  # not paused, or by its own claude-run --budget-usd, which no fleet budget raises
             held = hook_budgets.limits(root, agent, pane=True, env={}, now=now)
             if any(limit.reached for limit in held):
                 continue

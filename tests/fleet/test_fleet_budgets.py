@@ -147,3 +147,30 @@ def test_a_window_budget_counts_its_agents_together_alerts_once_and_pauses_each(
     assert "`fleet budget duo --window agents --add 1`" in second["stopReason"]
     wait_until(lambda: "A paused" in (alerts.read_text() if alerts.exists() else "") or None, 10, "alerts")
     assert alerts.read_text().splitlines() == ["B budget", "A paused"], "the window's 80 % alerted once"
+
+
+def test_fleet_budget_resumes_no_agent_paused_by_its_own_claude_run_budget(
+    world: FleetWorld, tmp_path: Path
+) -> None:
+    """`claude-run --budget-usd` is the agent's own cap, which `fleet budget` does not change: raising the
+    fleet's budget types it no resume prompt (its hooks would refuse it again) and does not say it went on."""
+    world.layout(
+        "duo",
+        "  - agents:\n      panes:\n        - A: claude-run --budget-usd 1\n        - B: claude-run\n",
+        extra="budget: 10\n",
+    )
+    (world.project / "notes.txt").write_text("notes\n")
+    world.plan("A", [status_line(world, 1.2), tool(world), {"mark": "paused"}, {"wait": None}])
+    world.plan("B", [{"mark": "ready"}, {"wait": None}])
+    started = world.fleet("start", "duo", "--no-attach")
+    assert started.returncode == 0, started.stdout + started.stderr
+    world.wait_event("A", "mark", 30, name="paused")
+    (stopped,) = answers(world, "pre-tool-use")
+    assert stopped["continue"] is False and "this agent's budget ($1.00)" in stopped["stopReason"], stopped
+    assert "the pane's spend so far" in stopped["stopReason"], "a new claude-run in the pane counts on"
+    raised = world.fleet("budget", "duo", "--socket", world.socket, "--add", "5")
+    assert raised.returncode == 0, raised.stdout + raised.stderr
+    assert "Resumed" not in raised.stdout, raised.stdout
+    assert "Your budget was raised" not in world.capture("A").replace("\n", "")
+    row = {r["label"]: r for r in json.loads(world.fleet("status", "--json").stdout)}["A"]
+    assert (row["state"], row["paused"]) == ("paused", True), row
