@@ -81,12 +81,27 @@ def document(layout: Layout, previous: t.Mapping[str, t.Any] | None = None) -> d
 
 
 def current(layout: Layout) -> dict[str, t.Any] | None:
-    """The budgets file as it stands (the first root that has one)."""
+    """The budgets file as it stands (the first root that has one), each budget in it as the hooks read
+    it (``{"usd", "per"}``) or None: a value they would not hold an agent to is no budget here either."""
     for root in roots(layout):
         found = hook_budgets.read_fleet(root, layout.name)
         if found is not None:
-            return found
+            return _as_read(found)
     return None
+
+
+def _as_read(doc: dict[str, t.Any]) -> dict[str, t.Any]:
+    def one(value: t.Any) -> dict[str, t.Any] | None:
+        budget = hook_budgets._budget(value)
+        return None if budget is None else {"usd": budget[0], "per": budget[1]}
+
+    def table(value: t.Any) -> dict[str, t.Any]:
+        return {k: one(v) for k, v in value.items() if isinstance(k, str)} if isinstance(value, dict) else {}
+
+    changed = doc.get("changed")
+    return {**doc, "budget": one(doc.get("budget")), "windows": table(doc.get("windows")),
+            "panes": table(doc.get("panes")),
+            "changed": [c for c in changed if isinstance(c, str)] if isinstance(changed, list) else []}  # fmt: skip
 
 
 def has_budgets(layout: Layout) -> bool:

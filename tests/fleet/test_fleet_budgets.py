@@ -174,3 +174,37 @@ def test_fleet_budget_resumes_no_agent_paused_by_its_own_claude_run_budget(
     assert "Your budget was raised" not in world.capture("A").replace("\n", "")
     row = {r["label"]: r for r in json.loads(world.fleet("status", "--json").stdout)}["A"]
     assert (row["state"], row["paused"]) == ("paused", True), row
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"usd": "5"},
+        {"per": "day"},
+        {"usd": 1e309},
+        {"usd": -1, "per": "day"},
+        {"usd": 5, "per": "ever"},
+        [5],
+        7,
+    ],
+)
+def test_fleet_budget_reads_a_broken_budgets_file_as_the_hooks_do(world: FleetWorld, bad: t.Any) -> None:
+    """A budget the hooks would not hold an agent to (a file changed by hand or by an agent's Bash) is no
+    budget to `fleet budget` either: it shows none, and a change starts from the layout's, in one piece."""
+    world.layout("duo", "  - agents:\n      budget: 1\n      panes:\n        - A: claude-run\n")
+    world.plan("A", [{"mark": "ready"}, {"wait": None}])
+    started = world.fleet("start", "duo", "--no-attach")
+    assert started.returncode == 0, started.stdout + started.stderr
+    path = next((world.project / "sessions" / ".shepherd" / "budgets").glob("duo-*.json"))
+    doc = json.loads(path.read_text())
+    doc["windows"]["agents"] = bad
+    doc["budget"] = bad
+    path.write_text(json.dumps(doc).replace("Infinity", "1e309"))
+    shown = world.fleet("budget", "duo", "--socket", world.socket)
+    assert shown.returncode == 0 and "Traceback" not in shown.stderr, shown.stderr
+    assert shown.stdout.count("no budget") == 3, shown.stdout
+    raised = world.fleet("budget", "duo", "--socket", world.socket, "--window", "agents", "--add", "2")
+    assert raised.returncode == 0 and "Traceback" not in raised.stderr, raised.stderr
+    assert "Budget of window agents: $1.00 -> $3.00 (in effect now)" in raised.stdout, (
+        raised.stdout
+    )  # the layout's
