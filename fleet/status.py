@@ -176,11 +176,12 @@ def usage_of(root: Path, identity: str | None) -> dict[str, t.Any]:
     mark = uw.limited_of(record)
     if mark is not None:
         until = mark.get("until")
-        out["limited_until"] = float(until) if isinstance(until, (int, float)) else None
+        out["limited_until"] = uw.moment(until)
         out["limited_window"] = mark.get("window") if isinstance(mark.get("window"), str) else None
         slots = uw.read_slots(root).get(credential)
-        turn = slots.get("agents", {}).get(identity) if isinstance(slots, dict) else None
-        out["resume_at"] = float(turn) if isinstance(turn, (int, float)) else None
+        agents = slots.get("agents") if isinstance(slots, dict) else None
+        turn = agents.get(identity) if isinstance(agents, dict) else None
+        out["resume_at"] = uw.moment(turn)
     return out
 
 

@@ -109,6 +109,11 @@ def _number(value: t.Any, most: float) -> float | None:
     return value if 0 <= value <= most else None  # NaN fails both comparisons
 
 
+def moment(value: t.Any) -> float | None:
+    """*value* as epoch seconds any clock here can show, else None."""
+    return _number(value, MAX_EPOCH)
+
+
 def _reset(value: t.Any, now: float) -> float | None:
     """A reset as a number of epoch seconds no further than :data:`MAX_AHEAD` from *now*, else None."""
     return _number(value, min(MAX_EPOCH, now + MAX_AHEAD))

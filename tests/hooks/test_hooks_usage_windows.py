@@ -267,3 +267,22 @@ def test_a_reset_beyond_a_week_is_no_reading_and_parks_nobody_until_then(
         assert (done.returncode, done.stdout) == (0, "")
         mark = usage_windows.limited_of(usage_windows.read_agent(root, me()))
         assert mark is not None and mark["until"] is None, (text, mark)
+
+
+def test_a_stored_window_of_any_shape_costs_only_itself_at_a_usage_limit(
+    project: Path, env: dict[str, str]
+) -> None:
+    """The credential's record is the hooks' own; a window in it that is no reading is passed over and
+    the reset Claude printed parks the agent."""
+    root, credential = project / "sessions", str(project.parent / "config-a")
+    path = credential_file(project, credential)
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"credential": credential,
+                                "windows": {"five_hour": {"used_percentage": "100", "resets_at": "soon"}}}))  # fmt: skip
+    at = time.localtime(time.time() + 2 * 3600)
+    text = f"You've hit your 5-hour limit · resets {at.tm_hour % 12 or 12}:{at.tm_min:02d}{'pm' if at.tm_hour >= 12 else 'am'}"
+    done = run("stop-failure", recorded("stopfailure-rate-limit.oauth", project, last_assistant_message=text),
+               env, cwd=project)  # fmt: skip
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    mark = usage_windows.limited_of(usage_windows.read_agent(root, me()))
+    assert mark is not None and mark["source"] == "message", mark
