@@ -117,9 +117,12 @@ def ledgers(root: Path, prefix: str) -> list[dict[str, t.Any]]:
     if fd is None:
         return []
     out: list[dict[str, t.Any]] = []
+    # Only files named for such an agent are read: the folder also keeps a ledger for every claude-run
+    # outside a fleet that ever ran here, and the hooks call this on every tool call.
+    named = _file_name(prefix).rsplit("-", 1)[0].rstrip("_")
     try:
         for name in os.listdir(fd):
-            if not name.endswith(".json") or name.endswith(BUDGET_SUFFIX):
+            if not name.startswith(named) or not name.endswith(".json") or name.endswith(BUDGET_SUFFIX):
                 continue
             try:
                 data = json.loads(read_bytes(name, limit=LEDGER_LIMIT, dir_fd=fd))
