@@ -314,7 +314,10 @@ def resume(layout: Layout, server: FleetServer, say: t.Callable[[str], None]) ->
     from claude_shepherd.supervisor.tmux_names import WORKING, state_commands
 
     now = time.time()
-    panes = {p.identity: p for p in list_panes(server, layout.name) if p.identity and not p.dead}
+    live = [p for p in list_panes(server, layout.name) if p.identity and not p.dead]
+    # An identity two panes carry is nobody's (an agent relabelled its pane to another's): which one the
+    # resume would reach cannot be told, so it is typed into neither.
+    panes = {p.identity: p for p in live if p.identity and sum(q.identity == p.identity for q in live) == 1}
     resumed: list[str] = []
     for root in roots(layout):
         for agent in sorted(panes):

@@ -10,6 +10,7 @@ and the paused agent is typed a resume prompt and goes on; nothing is killed.
 from __future__ import annotations
 
 import json
+import time
 import typing as t
 from pathlib import Path
 
@@ -208,3 +209,25 @@ def test_fleet_budget_reads_a_broken_budgets_file_as_the_hooks_do(world: FleetWo
     assert "Budget of window agents: $1.00 -> $3.00 (in effect now)" in raised.stdout, (
         raised.stdout
     )  # the layout's
+
+
+def test_fleet_budget_types_no_resume_into_a_pane_that_took_a_paused_agents_label(world: FleetWorld) -> None:
+    """An agent's Bash can relabel its own pane to a paused neighbour's label; the identity both carry is
+    nobody's, so raising the budget types the resume prompt into neither pane."""
+    world.layout("duo", "  - agents:\n      panes:\n        - A:\n            budget: 1\n"
+                 "            commands: claude-run\n        - B: claude-run\n")  # fmt: skip
+    (world.project / "notes.txt").write_text("notes\n")
+    world.plan("A", [status_line(world, 1.2), tool(world), {"mark": "paused"}, {"wait": None}])
+    world.plan("B", [{"mark": "ready"}, {"wait": None}])
+    started = world.fleet("start", "duo", "--no-attach")
+    assert started.returncode == 0, started.stdout + started.stderr
+    world.wait_event("A", "mark", 30, name="paused")
+    world.wait_event("B", "mark", 30, name="ready")
+    b = world.panes()["B"]["pane_id"]
+    world.tmux("set-option", "-p", "-t", b, "@pane_label", "A")
+    raised = world.fleet("budget", "duo", "--socket", world.socket, "--pane", "A", "--add", "5")
+    assert raised.returncode == 0, raised.stdout + raised.stderr
+    assert "Resumed" not in raised.stdout, raised.stdout
+    time.sleep(1)
+    screens = world.tmux("capture-pane", "-p", "-t", b)
+    assert "Your budget was raised" not in screens.replace("\n", ""), screens
