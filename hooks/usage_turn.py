@@ -50,7 +50,7 @@ CONTINUE_TEXT = (
 HOLD_MAX = 4.0
 """Seconds the hook itself waits for a slot (inside the hook deadline)."""
 RESUME_AT = "resume-at"
-"""``claude-hook resume-at SOCKET PANE EPOCH``: internal, the process that types :data:`CONTINUE_TEXT`."""
+"""``claude-hook resume-at SOCKET PANE EPOCH ROOT AGENT``: internal, the process that types :data:`CONTINUE_TEXT`."""
 TYPE_SETTLE = 0.5
 
 
@@ -93,9 +93,19 @@ def hold(raw: bytes, env: t.Mapping[str, str], now: float | None = None) -> str 
     main = os.path.join(os.path.dirname(os.path.abspath(__file__)), "__main__.py")
     import sys
 
-    started = socket is not None and spawn_later(
-        [sys.executable, "-I", "-S", main, RESUME_AT, socket, pane, f"{slot:.3f}"], env, 0
-    )
+    argv = [
+        sys.executable,
+        "-I",
+        "-S",
+        main,
+        RESUME_AT,
+        socket or "",
+        pane,
+        f"{slot:.3f}",
+        str(caller.root),
+        agent,
+    ]
+    started = socket is not None and spawn_later(argv, env, 0)
     if not started:
         return None
     import json
@@ -111,11 +121,14 @@ def hold(raw: bytes, env: t.Mapping[str, str], now: float | None = None) -> str 
 def resume_at(args: list[str]) -> int:
     """The detached process: at the slot, type :data:`CONTINUE_TEXT` into the pane (Ctrl-U first: a
     blocked prompt is put back in Claude's input box). A slot more than a day ahead, or not a number,
-    is nobody's: nothing is typed."""
+    is nobody's; and nothing is typed into a pane that is no longer the agent's (relabelled, or its
+    label taken by another pane too), nor for an agent that went on meanwhile (its mark is gone)."""
+    from pathlib import Path
+
     from claude_shepherd.supervisor.session.programs import run_tmux
 
     try:
-        socket, pane, when = args[0], args[1], float(args[2])
+        socket, pane, when, root, agent = args[0], args[1], float(args[2]), Path(args[3]), args[4]
     except (IndexError, ValueError):
         return 2
     delay = when - time.time()
@@ -123,8 +136,25 @@ def resume_at(args: list[str]) -> int:
         return 2
     if delay > 0:
         time.sleep(delay)
+    record = usage_windows.read_agent(root, agent)
+    if record is None or "limited" not in record or _identity(socket, pane) != agent:
+        return 0
     for keys in (["C-u"], ["-l", "--", CONTINUE_TEXT]):
         run_tmux(socket, ["send-keys", "-t", pane, *keys], os.environ)
     time.sleep(TYPE_SETTLE)
     run_tmux(socket, ["send-keys", "-t", pane, "Enter"], os.environ)
     return 0
+
+
+def _identity(socket: str, pane: str) -> str | None:
+    """The fleet identity *pane* carries now, if no other pane of its session carries it too."""
+    from claude_shepherd.supervisor.session.identity import PANE_ID_FORMAT, pane_id_from_parts
+    from claude_shepherd.supervisor.session.programs import run_tmux
+
+    out = run_tmux(socket, ["list-panes", "-s", "-t", pane, "-F", PANE_ID_FORMAT], os.environ)
+    if out is None or out.returncode != 0:
+        return None
+    rows = [row.split("\t", 2) for row in out.stdout.splitlines()]
+    carried = {row[0]: pane_id_from_parts(*row[2].split("\t", 2)) for row in rows if len(row) == 3}
+    mine = carried.get(pane)
+    return mine if mine is not None and list(carried.values()).count(mine) == 1 else None

@@ -286,3 +286,40 @@ def test_a_stored_window_of_any_shape_costs_only_itself_at_a_usage_limit(
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
     mark = usage_windows.limited_of(usage_windows.read_agent(root, me()))
     assert mark is not None and mark["source"] == "message", mark
+
+
+@pytest.mark.parametrize("meanwhile", ["went on", "relabelled"])
+def test_nothing_is_typed_at_the_slot_into_a_pane_that_is_no_longer_the_parked_agents(
+    project: Path, env: dict[str, str], fleet_pane: t.Any, meanwhile: str
+) -> None:
+    """Between the block and the slot the agent may go on by itself (its mark goes), or its pane may
+    carry another label: the continue prompt then reaches nobody."""
+    root, credential = project / "sessions", str(project.parent / "config-a")
+    typed = project / "typed.txt"
+    hook = [str(BIN / "claude-hook"), "user-prompt-submit"]
+    agent = fleet_pane.pane_id
+    if meanwhile == "went on":
+        change = [sys.executable, "-c", "import sys, pathlib; from claude_shepherd.supervisor.session import "
+                  "usage_windows as u; u.clear_limited(pathlib.Path(sys.argv[1]), sys.argv[2])", str(root), agent]  # fmt: skip
+    else:
+        change = [
+            "tmux",
+            "-L",
+            fleet_pane.socket,
+            "set-option",
+            "-p",
+            "-t",
+            fleet_pane.pane,
+            "@pane_label",
+            "Other",
+        ]
+    inner = (f"{shlex.join(hook)} > {project}/hook.out; {shlex.join(change)}; "
+             f"read -t 10 -r line < /dev/tty || line=NOTHING; printf %s \"$line\" > {typed}")  # fmt: skip
+    reset = time.time() - 5
+    usage_windows.note_limited(root, agent, credential, reset, "five_hour", "reading")
+    usage_windows.take_slot(root, credential, "someone else", reset, 6.0)
+    payload = json.dumps(recorded("userpromptsubmit-input", project, prompt=AUTO_CONTINUE))
+    fleet_pane.run(["bash", "-c", inner], env={**env, "CLAUDE_USAGE_RESUME_INTERVAL": "6"}, cwd=project,
+                   input=payload)  # fmt: skip
+    assert json.loads((project / "hook.out").read_text())["decision"] == "block"
+    assert typed.read_text() == "NOTHING"
