@@ -366,10 +366,10 @@ def parse_message(message: str, now: float | None = None) -> tuple[str, float | 
     now = time.time() if now is None else now
     kind = re.search(r"hit your ([\w-]+(?: [\w-]+)*?) limit", message)
     window = (
-        _WINDOW_WORDS.get(kind.group(1), kind.group(1).replace(" ", "_").replace("-", "_"))
+        _WINDOW_WORDS.get(kind.group(1), re.sub(r"[^a-z0-9_]+", "_", kind.group(1).lower())[:40] or "unknown")
         if kind
         else "unknown"
-    )
+    )  # a name as a reading's are: the mark that holds it must stay small enough to be read back
     match = _RESET.search(message)
     if match is None:
         return window, None

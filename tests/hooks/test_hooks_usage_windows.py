@@ -323,3 +323,15 @@ def test_nothing_is_typed_at_the_slot_into_a_pane_that_is_no_longer_the_parked_a
                    input=payload)  # fmt: skip
     assert json.loads((project / "hook.out").read_text())["decision"] == "block"
     assert typed.read_text() == "NOTHING"
+
+
+def test_a_limit_named_at_any_length_parks_the_agent_under_a_short_name(
+    project: Path, env: dict[str, str]
+) -> None:
+    root = project / "sessions"
+    text = "You've hit your " + "Opus " * 5000 + "limit · resets 3:47pm (UTC)"
+    done = run("stop-failure", recorded("stopfailure-rate-limit.oauth", project, last_assistant_message=text),
+               env, cwd=project)  # fmt: skip
+    assert (done.returncode, done.stdout) == (0, "")
+    mark = usage_windows.limited_of(usage_windows.read_agent(root, me()))
+    assert mark is not None and mark["window"] == "opus_" * 8, mark
