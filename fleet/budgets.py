@@ -81,12 +81,27 @@ def document(layout: Layout, previous: t.Mapping[str, t.Any] | None = None) -> d
 
 
 def current(layout: Layout) -> dict[str, t.Any] | None:
-    """The budgets file as it stands (the first root that has one)."""
+    """The budgets file as it stands (the first root that has one), each budget in it as the hooks read
+    it (``{"usd", "per"}``) or None: a value they would not hold an agent to is no budget here either."""
     for root in roots(layout):
         found = hook_budgets.read_fleet(root, layout.name)
         if found is not None:
-            return found
+            return _as_read(found)
     return None
+
+
+def _as_read(doc: dict[str, t.Any]) -> dict[str, t.Any]:
+    def one(value: t.Any) -> dict[str, t.Any] | None:
+        budget = hook_budgets._budget(value)
+        return None if budget is None else {"usd": budget[0], "per": budget[1]}
+
+    def table(value: t.Any) -> dict[str, t.Any]:
+        return {k: one(v) for k, v in value.items() if isinstance(k, str)} if isinstance(value, dict) else {}
+
+    changed = doc.get("changed")
+    return {**doc, "budget": one(doc.get("budget")), "windows": table(doc.get("windows")),
+            "panes": table(doc.get("panes")),
+            "changed": [c for c in changed if isinstance(c, str)] if isinstance(changed, list) else []}  # fmt: skip
 
 
 def has_budgets(layout: Layout) -> bool:
@@ -293,18 +308,23 @@ def resume_interval(env: t.Mapping[str, str] | None = None) -> float:
 
 def resume(layout: Layout, server: FleetServer, say: t.Callable[[str], None]) -> list[str]:
     """Type the resume prompt into each paused agent's pane that is within its budgets now, one at a
-    time, and clear its pause; returns their identities."""
+    time, and clear its pause; returns their identities. An agent paused by its own ``claude-run
+    --budget-usd`` stays paused: no fleet budget raises that one."""
     from claude_shepherd.fleet.tmux import NEXT, list_panes
     from claude_shepherd.supervisor.tmux_names import WORKING, state_commands
 
     now = time.time()
-    panes = {p.identity: p for p in list_panes(server, layout.name) if p.identity and not p.dead}
+    live = [p for p in list_panes(server, layout.name) if p.identity and not p.dead]
+    # An identity two panes carry is nobody's (an agent relabelled its pane to another's): which one the
+    # resume would reach cannot be told, so it is typed into neither.
+    panes = {p.identity: p for p in live if p.identity and sum(q.identity == p.identity for q in live) == 1}
     resumed: list[str] = []
     for root in roots(layout):
         for agent in sorted(panes):
             record = spend.gate_record(root, agent)
-            if not record.get("paused"):
-                continue
+            paused = record.get("paused")
+            if not paused or (isinstance(paused, dict) and paused.get("scope") == hook_budgets.AGENT):
+                continue  # not paused, or by its own claude-run --budget-usd, which no fleet budget raises
             held = hook_budgets.limits(root, agent, pane=True, env={}, now=now)
             if any(limit.reached for limit in held):
                 continue

@@ -143,15 +143,20 @@ class PaneStatus:
         )
 
 
+WINDOW_FIELDS = {"used_percentage": 100.0, "resets_at": 2.0**40, "seen_at": 2.0**40}
+"""A usage window's numbers and the most each may be."""
+
+
 def _windows(value: t.Any) -> dict[str, dict[str, float]] | None:
-    """Usage windows another host sent: numbers only."""
+    """Usage windows another host sent (or a record read here): at most 16, each its known numbers within
+    bounds, named in at most 40 characters; anything else is left out."""
     if not isinstance(value, dict):
         return None
     out = {}
     for name, window in list(value.items())[:16]:
-        if isinstance(name, str) and isinstance(window, dict):
-            fields = {k: float(v) for k, v in window.items() if isinstance(k, str) and isinstance(v, (int, float))
-                      and not isinstance(v, bool) and math.isfinite(v)}  # fmt: skip
+        if isinstance(name, str) and len(name) <= 40 and isinstance(window, dict):
+            fields = {k: float(v) for k, most in WINDOW_FIELDS.items() if isinstance(v := window.get(k), (int, float))
+                      and not isinstance(v, bool) and math.isfinite(v) and 0 <= v <= most}  # fmt: skip
             if "used_percentage" in fields and "resets_at" in fields:
                 out[name] = fields
     return out
@@ -171,11 +176,12 @@ def usage_of(root: Path, identity: str | None) -> dict[str, t.Any]:
     mark = uw.limited_of(record)
     if mark is not None:
         until = mark.get("until")
-        out["limited_until"] = float(until) if isinstance(until, (int, float)) else None
+        out["limited_until"] = uw.moment(until)
         out["limited_window"] = mark.get("window") if isinstance(mark.get("window"), str) else None
         slots = uw.read_slots(root).get(credential)
-        turn = slots.get("agents", {}).get(identity) if isinstance(slots, dict) else None
-        out["resume_at"] = float(turn) if isinstance(turn, (int, float)) else None
+        agents = slots.get("agents") if isinstance(slots, dict) else None
+        turn = agents.get(identity) if isinstance(agents, dict) else None
+        out["resume_at"] = uw.moment(turn)
     return out
 
 

@@ -42,7 +42,10 @@ def raise_command(limit: budgets.Limit, agent: str) -> str:
         return f"fleet budget {shell_word(fleet)} --window {shell_word(limit.name)} {add}"
     if limit.scope == budgets.FLEET:
         return f"fleet budget {shell_word(fleet)} {add}"
-    return "claude-run --budget-usd with more (a new claude-run counts anew)"
+    if agent.startswith("claude-run "):
+        return "a new claude-run, which counts anew (with --budget-usd as needed)"
+    # In a fleet pane the ledger is the pane's: a new claude-run there goes on counting it.
+    return "a larger claude-run --budget-usd in this pane's command (it counts the pane's spend so far)"
 
 
 def reason(limit: budgets.Limit, agent: str) -> str:

@@ -40,7 +40,7 @@ def limit_of(
     if window == "unknown" and at_limit is None:
         return None
     known = windows.get(window) if isinstance(windows.get(window), dict) else None
-    if known is not None and known.get("resets_at", 0) > now and known.get("used_percentage", 0) >= 100:
+    if known is not None and usage_windows.closed({window: known}, 100.0, now) is not None:
         return window, float(known["resets_at"]), "reading"
     if parsed is not None:
         return window, parsed + 60, "message"  # printed to the minute: its end, never too early

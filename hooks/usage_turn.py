@@ -10,13 +10,17 @@ seconds later, 60 by default) and
 
 * within :data:`HOLD_MAX` seconds of its slot, waits for it and lets the prompt through;
 * later than that, in a fleet pane, blocks the prompt (nothing reaches the API) and leaves a process
-  of its own that types the same prompt into the pane at the slot (``claude-hook resume-at``); that
+  of its own that types the continue prompt into the pane at the slot (``claude-hook resume-at``); that
   prompt comes back here at its slot and goes through;
 * outside a fleet there is nobody to type it: the prompt goes through (Claude's jitter is all the
   spread there is).
 
 A hook must answer within its timeout (10 s; our deadline is 6 s), hence the block and the retyping
-rather than one long wait. Standard library only.
+rather than one long wait. Only a prompt that *is* a continue prompt — one line that begins as Claude's
+or claude-run's does — is held: a person's prompt that quotes one, or says more on another line, goes
+through untouched. What is typed back is always our own :data:`CONTINUE_TEXT`, never the text the hook
+was given: keys typed into a pane are input to Claude (a line break sends, a line starting ``!`` runs a
+shell command). Standard library only.
 """
 
 from __future__ import annotations
@@ -34,15 +38,26 @@ if TYPE_CHECKING:
 
 AUTO_CONTINUE = "usage limit has reset. Continue the task"
 """What Claude's own auto-continue prompt says (``Your claude.ai usage limit has reset. Continue …``)."""
+CONTINUE_STARTS = ("Your claude.ai " + AUTO_CONTINUE, "Your " + AUTO_CONTINUE)
+"""How a continue prompt begins: Claude's own auto-continue, and claude-run's after it waited."""
+CONTINUE_MAX = 400
+"""A continue prompt is one short line (Claude's is 150 characters)."""
+CONTINUE_TEXT = (
+    "Your claude.ai usage limit has reset. Continue the task you were working on when the limit was "
+    "reached; do not repeat work that is already complete."
+)
+"""What ``resume-at`` types: Claude's own auto-continue, word for word (CLI 2.1.328)."""
 HOLD_MAX = 4.0
 """Seconds the hook itself waits for a slot (inside the hook deadline)."""
 RESUME_AT = "resume-at"
-"""``claude-hook resume-at SOCKET PANE EPOCH PROMPT``: internal, the process that types the prompt."""
+"""``claude-hook resume-at SOCKET PANE EPOCH ROOT AGENT``: internal, the process that types :data:`CONTINUE_TEXT`."""
 TYPE_SETTLE = 0.5
 
 
 def is_auto_continue(prompt: str) -> bool:
-    return AUTO_CONTINUE in prompt
+    """Is *prompt* a continue prompt (one line, as Claude or claude-run word it), not a prompt that quotes one?"""
+    text = prompt.strip()
+    return len(text) <= CONTINUE_MAX and text.isprintable() and text.startswith(CONTINUE_STARTS)
 
 
 def hold(raw: bytes, env: t.Mapping[str, str], now: float | None = None) -> str | None:
@@ -78,9 +93,19 @@ def hold(raw: bytes, env: t.Mapping[str, str], now: float | None = None) -> str 
     main = os.path.join(os.path.dirname(os.path.abspath(__file__)), "__main__.py")
     import sys
 
-    started = socket is not None and spawn_later(
-        [sys.executable, "-I", "-S", main, RESUME_AT, socket, pane, f"{slot:.3f}", prompt[:2000]], env, 0
-    )
+    argv = [
+        sys.executable,
+        "-I",
+        "-S",
+        main,
+        RESUME_AT,
+        socket or "",
+        pane,
+        f"{slot:.3f}",
+        str(caller.root),
+        agent,
+    ]
+    started = socket is not None and spawn_later(argv, env, 0)
     if not started:
         return None
     import json
@@ -94,19 +119,42 @@ def hold(raw: bytes, env: t.Mapping[str, str], now: float | None = None) -> str 
 
 
 def resume_at(args: list[str]) -> int:
-    """The detached process: at the slot, type the continue prompt into the pane (Ctrl-U first: a
-    blocked prompt is put back in Claude's input box)."""
+    """The detached process: at the slot, type :data:`CONTINUE_TEXT` into the pane (Ctrl-U first: a
+    blocked prompt is put back in Claude's input box). A slot more than a day ahead, or not a number,
+    is nobody's; and nothing is typed into a pane that is no longer the agent's (relabelled, or its
+    label taken by another pane too), nor for an agent that went on meanwhile (its mark is gone)."""
+    from pathlib import Path
+
     from claude_shepherd.supervisor.session.programs import run_tmux
 
     try:
-        socket, pane, when, prompt = args[0], args[1], float(args[2]), args[3]
+        socket, pane, when, root, agent = args[0], args[1], float(args[2]), Path(args[3]), args[4]
     except (IndexError, ValueError):
         return 2
     delay = when - time.time()
+    if not delay <= 24 * 3600.0 or not pane.startswith("%"):  # NaN fails too
+        return 2
     if delay > 0:
         time.sleep(delay)
-    for keys in (["C-u"], ["-l", prompt]):
+    record = usage_windows.read_agent(root, agent)
+    if record is None or "limited" not in record or _identity(socket, pane) != agent:
+        return 0
+    for keys in (["C-u"], ["-l", "--", CONTINUE_TEXT]):
         run_tmux(socket, ["send-keys", "-t", pane, *keys], os.environ)
     time.sleep(TYPE_SETTLE)
     run_tmux(socket, ["send-keys", "-t", pane, "Enter"], os.environ)
     return 0
+
+
+def _identity(socket: str, pane: str) -> str | None:
+    """The fleet identity *pane* carries now, if no other pane of its session carries it too."""
+    from claude_shepherd.supervisor.session.identity import PANE_ID_FORMAT, pane_id_from_parts
+    from claude_shepherd.supervisor.session.programs import run_tmux
+
+    out = run_tmux(socket, ["list-panes", "-s", "-t", pane, "-F", PANE_ID_FORMAT], os.environ)
+    if out is None or out.returncode != 0:
+        return None
+    rows = [row.split("\t", 2) for row in out.stdout.splitlines()]
+    carried = {row[0]: pane_id_from_parts(*row[2].split("\t", 2)) for row in rows if len(row) == 3}
+    mine = carried.get(pane)
+    return mine if mine is not None and list(carried.values()).count(mine) == 1 else None

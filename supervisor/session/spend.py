@@ -54,11 +54,15 @@ MEASURED = "measured"
 UNKNOWN = "unknown"
 PERIODS = ("life", "day", "week")
 BUDGET_SUFFIX = ".budget.json"
+MAX_DOLLARS = 1e9
+"""The most any figure of the ledger says. A reading above it (the client's estimate from the API's token
+counts, which a broken or hostile endpoint could inflate) counts as this much: a figure the ledger could
+not read back would make the agent's spend unknown, and an unknown spend pauses nobody."""
 
 
 def _dollars(value: t.Any) -> float | None:
     """A stored amount, or None when it is not a finite, non-negative number (the file is ours, but be sure)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1e9:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= MAX_DOLLARS:
         return None
     return float(value)
 
@@ -113,9 +117,12 @@ def ledgers(root: Path, prefix: str) -> list[dict[str, t.Any]]:
     if fd is None:
         return []
     out: list[dict[str, t.Any]] = []
+    # Only files named for such an agent are read: the folder also keeps a ledger for every claude-run
+    # outside a fleet that ever ran here, and the hooks call this on every tool call.
+    named = _file_name(prefix).rsplit("-", 1)[0].rstrip("_")
     try:
         for name in os.listdir(fd):
-            if not name.endswith(".json") or name.endswith(BUDGET_SUFFIX):
+            if not name.startswith(named) or not name.endswith(".json") or name.endswith(BUDGET_SUFFIX):
                 continue
             try:
                 data = json.loads(read_bytes(name, limit=LEDGER_LIMIT, dir_fd=fd))
@@ -192,6 +199,7 @@ def add_reading(
     started over) becomes the new base and adds nothing.
     """
     before = before or {}
+    reading = min(reading, MAX_DOLLARS)
     conversations = before.get("conversations")
     conversations = dict(conversations) if isinstance(conversations, dict) else {}
     days = before.get("days")
@@ -202,9 +210,9 @@ def add_reading(
         last = min(baseline(), reading)
     grown = reading - last if reading > last else 0.0
     if grown > 0:
-        total += grown
+        total = min(total + grown, MAX_DOLLARS)
         today = day_of(now)
-        days[today] = round((_dollars(days.get(today)) or 0.0) + grown, 6)
+        days[today] = min(round((_dollars(days.get(today)) or 0.0) + grown, 6), MAX_DOLLARS)
     conversations[conversation] = reading  # last: the most recent
     while len(conversations) > KEEP_CONVERSATIONS:
         conversations.pop(next(iter(conversations)))

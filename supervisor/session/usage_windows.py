@@ -14,7 +14,8 @@ secret. Files under ``<sessions root>/.shepherd/usage/``:
   claude-run's, as :func:`claude_shepherd.supervisor.session.pane_records.spot` names it);
 * ``resume-slots.json``: when each parked agent may go on (:func:`take_slot`).
 
-Windows are merged, never overwritten blindly: an idle agent's status line re-renders the reading of
+A reset more than :data:`MAX_AHEAD` (8 days) ahead is not believed anywhere here: such a window is
+no reading, such a mark's reset is unknown. Windows are merged, never overwritten blindly: an idle agent's status line re-renders the reading of
 its last reply, so within one window period (same ``resets_at``) the use only grows, a later
 ``resets_at`` starts a new period, and a window a reading leaves out is dropped once its reset passed.
 Written only when something changed (the status line runs on every render), never through a link.
@@ -47,6 +48,10 @@ RECORD_LIMIT = 16384
 MAX_WINDOWS = 16
 _WINDOW_NAME = re.compile(r"[a-z0-9_]{1,40}")
 MAX_EPOCH = 2**40
+MAX_AHEAD = 8 * 86400.0
+"""The furthest a reset is believed to lie ahead: the longest window Claude reports is a week. A reading,
+a printed reset or a mark further ahead (a gateway's or a broken clock's) is not believed — it would park
+an agent, and hold claude-run's relaunch, for good — and counts as a reset not known."""
 
 ALERT_PERCENTS: tuple[float, ...] = (80.0, 95.0)
 """Where a window alerts (once per window per reset); ``$CLAUDE_USAGE_ALERTS`` (``80,95``) tunes it."""
@@ -104,9 +109,21 @@ def _number(value: t.Any, most: float) -> float | None:
     return value if 0 <= value <= most else None  # NaN fails both comparisons
 
 
-def windows_of(data: t.Mapping[str, t.Any]) -> dict[str, dict[str, float]] | None:
+def moment(value: t.Any) -> float | None:
+    """*value* as epoch seconds any clock here can show, else None."""
+    return _number(value, MAX_EPOCH)
+
+
+def _reset(value: t.Any, now: float) -> float | None:
+    """A reset as a number of epoch seconds no further than :data:`MAX_AHEAD` from *now*, else None."""
+    return _number(value, min(MAX_EPOCH, now + MAX_AHEAD))
+
+
+def windows_of(data: t.Mapping[str, t.Any], now: float | None = None) -> dict[str, dict[str, float]] | None:
     """The status input's ``rate_limits`` as ``{name: {used_percentage, resets_at}}``; None when it has
-    none (an API key, or no reply yet in this process): then nothing is known, not "nothing used"."""
+    none (an API key, or no reply yet in this process): then nothing is known, not "nothing used".
+    A window whose reset lies further ahead than :data:`MAX_AHEAD` is left out."""
+    now = time.time() if now is None else now
     limits = data.get("rate_limits")
     if not isinstance(limits, dict):
         return None
@@ -115,7 +132,7 @@ def windows_of(data: t.Mapping[str, t.Any]) -> dict[str, dict[str, float]] | Non
         if not isinstance(name, str) or not _WINDOW_NAME.fullmatch(name) or not isinstance(window, dict):
             continue
         used = _number(window.get("used_percentage"), 1000.0)
-        resets = _number(window.get("resets_at"), MAX_EPOCH)
+        resets = _reset(window.get("resets_at"), now)
         if used is None or resets is None:
             continue
         out[name] = {"used_percentage": min(used, 100.0), "resets_at": resets}
@@ -130,12 +147,12 @@ def merge(
     for name, old in before.items():
         if not isinstance(old, dict) or name in reading:
             continue
-        resets = _number(old.get("resets_at"), MAX_EPOCH)
+        resets = _reset(old.get("resets_at"), now)
         if resets is not None and resets > now:  # not in this reading, not reset yet: still true
             out[name] = dict(old)
     for name, new in reading.items():
         old = before.get(name) if isinstance(before.get(name), dict) else None
-        old_resets = _number(old.get("resets_at"), MAX_EPOCH) if old else None
+        old_resets = _reset(old.get("resets_at"), now) if old else None
         old_used = _number(old.get("used_percentage"), 100.0) if old else None
         if old is not None and old_resets is not None and old_used is not None:
             if new["resets_at"] < old_resets - 1 and old_resets > now:
@@ -305,7 +322,7 @@ def note_limited(
     """*agent* hit *window*'s limit; it reopens at *until* (known from *source*: ``reading`` or
     ``message``; None: unknown)."""
     now = time.time() if now is None else now
-    limited = {"until": until, "window": window, "source": source, "since": round(now, 3)}
+    limited = {"until": _reset(until, now), "window": window, "source": source, "since": round(now, 3)}
     record = {"agent": agent, "credential": credential, "limited": limited}
     _write(root, AGENTS_DIRNAME, file_name(agent), record)
     return record
@@ -319,16 +336,17 @@ def clear_limited(root: Path, agent: str) -> None:
 
 
 def limited_of(record: t.Mapping[str, t.Any] | None, now: float | None = None) -> dict[str, t.Any] | None:
-    """The agent's ``limited`` mark while it stands (until its reset plus :data:`LIMITED_GRACE`)."""
+    """The agent's ``limited`` mark while it stands (until its reset plus :data:`LIMITED_GRACE`); its
+    ``until`` is a number within :data:`MAX_AHEAD` of *now*, or None (unknown)."""
     limited = record.get("limited") if record else None
     if not isinstance(limited, dict):
         return None
     now = time.time() if now is None else now
-    until = _number(limited.get("until"), MAX_EPOCH)
-    since = _number(limited.get("since"), MAX_EPOCH) or 0.0
+    until = _reset(limited.get("until"), now)
+    since = _number(limited.get("since"), now + 60) or 0.0  # never a mark from the future
     if until is None:
-        return limited if now - since < LIMITED_GRACE else None
-    return limited if now < until + LIMITED_GRACE else None
+        return {**limited, "until": None} if now - since < LIMITED_GRACE else None
+    return {**limited, "until": until} if now < until + LIMITED_GRACE else None
 
 
 # --------------------------------------------------------------------------- the reset
@@ -348,10 +366,10 @@ def parse_message(message: str, now: float | None = None) -> tuple[str, float | 
     now = time.time() if now is None else now
     kind = re.search(r"hit your ([\w-]+(?: [\w-]+)*?) limit", message)
     window = (
-        _WINDOW_WORDS.get(kind.group(1), kind.group(1).replace(" ", "_").replace("-", "_"))
+        _WINDOW_WORDS.get(kind.group(1), re.sub(r"[^a-z0-9_]+", "_", kind.group(1).lower())[:40] or "unknown")
         if kind
         else "unknown"
-    )
+    )  # a name as a reading's are: the mark that holds it must stay small enough to be read back
     match = _RESET.search(message)
     if match is None:
         return window, None
@@ -373,7 +391,7 @@ def parse_message(message: str, now: float | None = None) -> tuple[str, float | 
             )
     except (OverflowError, ValueError):
         return window, None
-    return window, when
+    return window, when if when <= now + MAX_AHEAD else None
 
 
 def closed(
@@ -387,7 +405,7 @@ def closed(
         if not isinstance(window, dict):
             continue
         used = _number(window.get("used_percentage"), 100.0)
-        resets = _number(window.get("resets_at"), MAX_EPOCH)
+        resets = _reset(window.get("resets_at"), now)
         if used is None or resets is None or used < percent or resets <= now:
             continue
         if worst is None or resets > worst[2]:
@@ -396,9 +414,13 @@ def closed(
 
 
 def clock(epoch: float, now: float | None = None) -> str:
-    """``15:47`` (local time) for a moment within a day, else ``Nov 27 15:47``."""
+    """``15:47`` (local time) for a moment within a day, else ``Nov 27 15:47``; ``?`` for no moment this
+    machine can show (another host may send any number)."""
     now = time.time() if now is None else now
-    local = time.localtime(epoch)
+    try:
+        local = time.localtime(epoch)
+    except (OverflowError, OSError, ValueError):
+        return "?"
     if abs(epoch - now) < 20 * 3600:
         return time.strftime("%H:%M", local)
     return time.strftime("%b %d %H:%M", local)
@@ -463,6 +485,7 @@ def take_slot(
     import fcntl
 
     now = time.time() if now is None else now
+    reset = min(reset, now + MAX_AHEAD) if reset == reset else now  # NaN: no reset known
     try:
         os.makedirs(_dir(root), exist_ok=True)
         fd = os.open(

@@ -10,6 +10,7 @@ and the paused agent is typed a resume prompt and goes on; nothing is killed.
 from __future__ import annotations
 
 import json
+import time
 import typing as t
 from pathlib import Path
 
@@ -147,3 +148,86 @@ def test_a_window_budget_counts_its_agents_together_alerts_once_and_pauses_each(
     assert "`fleet budget duo --window agents --add 1`" in second["stopReason"]
     wait_until(lambda: "A paused" in (alerts.read_text() if alerts.exists() else "") or None, 10, "alerts")
     assert alerts.read_text().splitlines() == ["B budget", "A paused"], "the window's 80 % alerted once"
+
+
+def test_fleet_budget_resumes_no_agent_paused_by_its_own_claude_run_budget(
+    world: FleetWorld, tmp_path: Path
+) -> None:
+    """`claude-run --budget-usd` is the agent's own cap, which `fleet budget` does not change: raising the
+    fleet's budget types it no resume prompt (its hooks would refuse it again) and does not say it went on."""
+    world.layout(
+        "duo",
+        "  - agents:\n      panes:\n        - A: claude-run --budget-usd 1\n        - B: claude-run\n",
+        extra="budget: 10\n",
+    )
+    (world.project / "notes.txt").write_text("notes\n")
+    world.plan("A", [status_line(world, 1.2), tool(world), {"mark": "paused"}, {"wait": None}])
+    world.plan("B", [{"mark": "ready"}, {"wait": None}])
+    started = world.fleet("start", "duo", "--no-attach")
+    assert started.returncode == 0, started.stdout + started.stderr
+    world.wait_event("A", "mark", 30, name="paused")
+    (stopped,) = answers(world, "pre-tool-use")
+    assert stopped["continue"] is False and "this agent's budget ($1.00)" in stopped["stopReason"], stopped
+    assert "the pane's spend so far" in stopped["stopReason"], "a new claude-run in the pane counts on"
+    raised = world.fleet("budget", "duo", "--socket", world.socket, "--add", "5")
+    assert raised.returncode == 0, raised.stdout + raised.stderr
+    assert "Resumed" not in raised.stdout, raised.stdout
+    assert "Your budget was raised" not in world.capture("A").replace("\n", "")
+    row = {r["label"]: r for r in json.loads(world.fleet("status", "--json").stdout)}["A"]
+    assert (row["state"], row["paused"]) == ("paused", True), row
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"usd": "5"},
+        {"per": "day"},
+        {"usd": 1e309},
+        {"usd": -1, "per": "day"},
+        {"usd": 5, "per": "ever"},
+        [5],
+        7,
+    ],
+)
+def test_fleet_budget_reads_a_broken_budgets_file_as_the_hooks_do(world: FleetWorld, bad: t.Any) -> None:
+    """A budget the hooks would not hold an agent to (a file changed by hand or by an agent's Bash) is no
+    budget to `fleet budget` either: it shows none, and a change starts from the layout's, in one piece."""
+    world.layout("duo", "  - agents:\n      budget: 1\n      panes:\n        - A: claude-run\n")
+    world.plan("A", [{"mark": "ready"}, {"wait": None}])
+    started = world.fleet("start", "duo", "--no-attach")
+    assert started.returncode == 0, started.stdout + started.stderr
+    path = next((world.project / "sessions" / ".shepherd" / "budgets").glob("duo-*.json"))
+    doc = json.loads(path.read_text())
+    doc["windows"]["agents"] = bad
+    doc["budget"] = bad
+    path.write_text(json.dumps(doc).replace("Infinity", "1e309"))
+    shown = world.fleet("budget", "duo", "--socket", world.socket)
+    assert shown.returncode == 0 and "Traceback" not in shown.stderr, shown.stderr
+    assert shown.stdout.count("no budget") == 3, shown.stdout
+    raised = world.fleet("budget", "duo", "--socket", world.socket, "--window", "agents", "--add", "2")
+    assert raised.returncode == 0 and "Traceback" not in raised.stderr, raised.stderr
+    assert "Budget of window agents: $1.00 -> $3.00 (in effect now)" in raised.stdout, (
+        raised.stdout
+    )  # the layout's
+
+
+def test_fleet_budget_types_no_resume_into_a_pane_that_took_a_paused_agents_label(world: FleetWorld) -> None:
+    """An agent's Bash can relabel its own pane to a paused neighbour's label; the identity both carry is
+    nobody's, so raising the budget types the resume prompt into neither pane."""
+    world.layout("duo", "  - agents:\n      panes:\n        - A:\n            budget: 1\n"
+                 "            commands: claude-run\n        - B: claude-run\n")  # fmt: skip
+    (world.project / "notes.txt").write_text("notes\n")
+    world.plan("A", [status_line(world, 1.2), tool(world), {"mark": "paused"}, {"wait": None}])
+    world.plan("B", [{"mark": "ready"}, {"wait": None}])
+    started = world.fleet("start", "duo", "--no-attach")
+    assert started.returncode == 0, started.stdout + started.stderr
+    world.wait_event("A", "mark", 30, name="paused")
+    world.wait_event("B", "mark", 30, name="ready")
+    b = world.panes()["B"]["pane_id"]
+    world.tmux("set-option", "-p", "-t", b, "@pane_label", "A")
+    raised = world.fleet("budget", "duo", "--socket", world.socket, "--pane", "A", "--add", "5")
+    assert raised.returncode == 0, raised.stdout + raised.stderr
+    assert "Resumed" not in raised.stdout, raised.stdout
+    time.sleep(1)
+    screens = world.tmux("capture-pane", "-p", "-t", b)
+    assert "Your budget was raised" not in screens.replace("\n", ""), screens

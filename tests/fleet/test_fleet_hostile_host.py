@@ -227,3 +227,25 @@ def test_doctor_shows_what_a_host_says_of_its_version_and_clock_cut_to_a_word(ho
     line = next(line for line in doctor.stdout.splitlines() if line.startswith("remote  reachable"))
     assert "claude-shepherd \ufffd[2J999" in line and len(line) < 200, line[:300]
     assert world.fleet("stop", "duo", "--grace", "5").returncode == 0
+
+
+def test_a_hosts_usage_windows_are_numbers_within_bounds_and_text_on_the_terminal(hostile: Hostile) -> None:
+    """A host's rows name its agents' credential and usage windows: a reset no clock can show, a use
+    of a billion percent and escapes in a window's name cost only those fields, never the command."""
+    row = {**status_row("B", "limited"), "credential": "/home/x/.claude\x1b]52;c;cm0=\x07",
+           "usage_windows": {"five_hour": {"used_percentage": 1e9, "resets_at": 1e300},
+                             "seven_day": {"used_percentage": 40, "resets_at": -1e300},
+                             "evil\x1b[2J": {"used_percentage": 50, "resets_at": 1e12}},
+           "limited_until": 1e300, "resume_at": 1e300}  # fmt: skip
+    hostile.start()
+    hostile.answer_json("status", [row])
+    table = hostile.world.fleet("status", "duo")
+    assert "Traceback" not in table.stderr, table.stderr
+    assert "here:A" in table.stdout and "\x1b" not in table.stdout, table.stdout
+    assert (
+        "usage /home/x/.claude\ufffd]52;c;cm0=\ufffd (1 agent(s)): evil\ufffd[2J 50% (resets " in table.stdout
+    )
+    status = hostile.world.fleet("status", "duo", "--json")
+    b = {r["identity"]: r for r in json.loads(status.stdout)}["remote/duo:there:B"]
+    assert b["usage_windows"] == {"evil\x1b[2J": {"used_percentage": 50.0, "resets_at": 1e12}}, b
+    assert b["limited_until"] is None and b["resume_at"] is None

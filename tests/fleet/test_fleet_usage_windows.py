@@ -106,3 +106,44 @@ def test_fleet_start_into_a_spent_window_says_so_and_the_agents_wait_for_the_res
     wait_until(lambda: world.starts("A") and world.starts("B"), 30, "both agents after the reset")
     firsts = sorted(world.starts(label)[0]["t"] for label in "AB")
     assert firsts[0] >= m0 + 6 - 0.1 and firsts[1] >= firsts[0] + 3 - 0.2, "one at a time after the reset"
+
+
+@pytest.mark.parametrize(
+    "slots, mark, windows",
+    [
+        (
+            {"agents": []},
+            {"until": "15:47", "window": 7, "since": "now"},
+            {"five_hour": {"used_percentage": "100", "resets_at": []}},
+        ),
+        ({"agents": {"duo:agents:A": "soon"}, "reset": None}, {"until": 1e300, "since": "now"}, {"x": 1}),
+        ({"agents": {"duo:agents:A": 1e300}}, {"until": "now", "since": "now"}, {}),
+        ([], [], []),
+    ],
+)
+def test_status_survives_usage_files_of_any_shape(
+    world: FleetWorld, slots: t.Any, mark: t.Any, windows: t.Any
+) -> None:
+    """The usage files are the hooks' (out of the file tools' reach); whatever they hold, `fleet status`
+    shows every row, what it cannot read as unknown."""
+    world.layout("duo", "  - agents:\n      panes:\n        - A: claude-run\n        - B: claude-run\n")
+    reset = time.time() + 3600
+    world.plan("A", [status_line(world, 100, reset), stop_failure(world), *WAIT])
+    world.plan("B", WAIT)
+    started = world.fleet("start", "duo", "--no-attach")
+    assert started.returncode == 0, started.stdout + started.stderr
+    wait_until(lambda: world.events("A", "mark") or None, 20, "A limited")
+    usage = world.project / "sessions" / ".shepherd" / "usage"
+    (credential_file,) = (usage / "credentials").glob("*.json")
+    credential = json.loads(credential_file.read_text())["credential"]
+    credential_file.write_text(json.dumps({"credential": credential, "windows": windows}))
+    for agent in (usage / "agents").glob("*.json"):
+        record = json.loads(agent.read_text())
+        now = time.time()
+        limited = {k: now if v == "now" else v for k, v in mark.items()} if isinstance(mark, dict) else mark
+        agent.write_text(json.dumps({**record, "limited": limited}))
+    (usage / "resume-slots.json").write_text(json.dumps({credential: slots}))
+    for args in (["status", "duo"], ["status", "duo", "--json"]):
+        shown = world.fleet(*args)
+        assert "Traceback" not in shown.stderr and shown.returncode in (0, 1), shown.stderr
+        assert "A" in shown.stdout and "B" in shown.stdout, shown.stdout

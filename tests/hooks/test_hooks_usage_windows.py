@@ -9,16 +9,22 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
+import sys
 import time
+import typing as t
 from pathlib import Path
 
 import pytest
 from support.hooks import hook_env, run
+from support.waiting import wait_until
 
+from claude_shepherd.hooks import usage_turn
 from claude_shepherd.supervisor.session import pane_records, usage_windows
 from claude_shepherd.supervisor.session.identity import start_token
 
 RECORDED = Path(__file__).parent.parent / "e2e" / "recorded"
+BIN = Path(sys.executable).parent
 
 
 def recorded(name: str, project: Path, **changes: object) -> dict:
@@ -189,3 +195,143 @@ def test_an_ordinary_prompt_is_never_held(project: Path, env: dict[str, str]) ->
     done = run("user-prompt-submit", recorded("userpromptsubmit-input", project), env, cwd=project)
     assert (done.returncode, done.stdout) == (0, "")
     assert usage_windows.limited_of(usage_windows.read_agent(root, me())) is not None
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        f"Why did I get this?\n{AUTO_CONTINUE}",  # a person's prompt quoting Claude's
+        f"{AUTO_CONTINUE}\n!touch /tmp/typed-into-the-pane",  # more on a line of its own
+        f"{AUTO_CONTINUE} {'x' * 2000}",  # far longer than Claude's
+    ],
+)
+def test_a_prompt_that_only_quotes_the_auto_continue_is_neither_held_nor_clears_the_mark(
+    project: Path, env: dict[str, str], prompt: str
+) -> None:
+    root, credential = project / "sessions", str(project.parent / "config-a")
+    reset = time.time() - 5
+    usage_windows.note_limited(root, me(), credential, reset, "five_hour", "reading")
+    usage_windows.take_slot(root, credential, "someone else", reset, 3.0)  # ours would be 3 s later
+    began = time.monotonic()
+    done = run("user-prompt-submit", recorded("userpromptsubmit-input", project, prompt=prompt),
+               {**env, "CLAUDE_USAGE_RESUME_INTERVAL": "3"}, cwd=project)  # fmt: skip
+    assert (done.returncode, done.stdout) == (0, "")
+    assert time.monotonic() - began < 1.5, "held like Claude's own auto-continue"
+    assert usage_windows.limited_of(usage_windows.read_agent(root, me())) is not None, "the mark went"
+
+
+def test_in_a_fleet_pane_what_is_typed_at_the_slot_is_the_continue_prompt_never_the_hooks_input(
+    project: Path, env: dict[str, str], fleet_pane: t.Any
+) -> None:
+    """The hold blocks a continue prompt whose slot is further than it may wait and types one back
+    into the pane at the slot: ours, word for word, not what the hook was given."""
+    root, credential = project / "sessions", str(project.parent / "config-a")
+    typed = project / "typed.txt"
+    prompt = f"{AUTO_CONTINUE} And also this."
+    hook = [str(BIN / "claude-hook"), "user-prompt-submit"]
+    # The pane's own shell plays claude-run: the hook runs there, then the shell reads the pane's keys.
+    inner = f'{shlex.join(hook)} > {project}/hook.out; read -r line < /dev/tty; printf %s "$line" > {typed}'
+    full = {**env, "CLAUDE_USAGE_RESUME_INTERVAL": "6"}
+    reset = time.time() - 5
+    agent = fleet_pane.pane_id
+    usage_windows.note_limited(root, agent, credential, reset, "five_hour", "reading")
+    usage_windows.take_slot(root, credential, "someone else", reset, 6.0)  # ours: 6 s after now
+    payload = json.dumps(recorded("userpromptsubmit-input", project, prompt=prompt))
+    fleet_pane.run(["sh", "-c", inner], env=full, cwd=project, input=payload)
+    wait_until(lambda: typed.exists() or None, 10, "the continue prompt typed into the pane")
+    answer = json.loads((project / "hook.out").read_text())
+    assert answer["decision"] == "block", answer
+    assert typed.read_text() == usage_turn.CONTINUE_TEXT
+
+
+def test_a_reset_beyond_a_week_is_no_reading_and_parks_nobody_until_then(
+    project: Path, env: dict[str, str]
+) -> None:
+    """A window's reset comes from the API's headers, a printed one from its text: one further ahead
+    than the longest window (a week) would park the agent, and hold its relaunch, for good. It is not
+    believed: no reading is kept of it and the limit it stops at has no known reset."""
+    root, credential = project / "sessions", str(project.parent / "config-a")
+    limited = recorded("statusline-limited.oauth", project)
+    limited["rate_limits"] = {
+        "five_hour": {"used_percentage": 100, "resets_at": time.time() + 10 * 365 * 86400}
+    }
+    run("status-line", limited, env, cwd=project)
+    assert "five_hour" not in (usage_windows.read_credential(root, credential) or {}).get("windows", {})
+    month = time.localtime(time.time() + 40 * 86400)
+    for text in (
+        "You've hit your 5-hour limit",
+        f"You've hit your weekly limit · resets {time.strftime('%b', month)} {month.tm_mday}, 11:48pm (UTC)",
+    ):
+        done = run("stop-failure", recorded("stopfailure-rate-limit.oauth", project,
+                                            last_assistant_message=text), env, cwd=project)  # fmt: skip
+        assert (done.returncode, done.stdout) == (0, "")
+        mark = usage_windows.limited_of(usage_windows.read_agent(root, me()))
+        assert mark is not None and mark["until"] is None, (text, mark)
+
+
+def test_a_stored_window_of_any_shape_costs_only_itself_at_a_usage_limit(
+    project: Path, env: dict[str, str]
+) -> None:
+    """The credential's record is the hooks' own; a window in it that is no reading is passed over and
+    the reset Claude printed parks the agent."""
+    root, credential = project / "sessions", str(project.parent / "config-a")
+    path = credential_file(project, credential)
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"credential": credential,
+                                "windows": {"five_hour": {"used_percentage": "100", "resets_at": "soon"}}}))  # fmt: skip
+    at = time.localtime(time.time() + 2 * 3600)
+    text = f"You've hit your 5-hour limit · resets {at.tm_hour % 12 or 12}:{at.tm_min:02d}{'pm' if at.tm_hour >= 12 else 'am'}"
+    done = run("stop-failure", recorded("stopfailure-rate-limit.oauth", project, last_assistant_message=text),
+               env, cwd=project)  # fmt: skip
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    mark = usage_windows.limited_of(usage_windows.read_agent(root, me()))
+    assert mark is not None and mark["source"] == "message", mark
+
+
+@pytest.mark.parametrize("meanwhile", ["went on", "relabelled"])
+def test_nothing_is_typed_at_the_slot_into_a_pane_that_is_no_longer_the_parked_agents(
+    project: Path, env: dict[str, str], fleet_pane: t.Any, meanwhile: str
+) -> None:
+    """Between the block and the slot the agent may go on by itself (its mark goes), or its pane may
+    carry another label: the continue prompt then reaches nobody."""
+    root, credential = project / "sessions", str(project.parent / "config-a")
+    typed = project / "typed.txt"
+    hook = [str(BIN / "claude-hook"), "user-prompt-submit"]
+    agent = fleet_pane.pane_id
+    if meanwhile == "went on":
+        change = [sys.executable, "-c", "import sys, pathlib; from claude_shepherd.supervisor.session import "
+                  "usage_windows as u; u.clear_limited(pathlib.Path(sys.argv[1]), sys.argv[2])", str(root), agent]  # fmt: skip
+    else:
+        change = [
+            "tmux",
+            "-L",
+            fleet_pane.socket,
+            "set-option",
+            "-p",
+            "-t",
+            fleet_pane.pane,
+            "@pane_label",
+            "Other",
+        ]
+    inner = (f"{shlex.join(hook)} > {project}/hook.out; {shlex.join(change)}; "
+             f"read -t 10 -r line < /dev/tty || line=NOTHING; printf %s \"$line\" > {typed}")  # fmt: skip
+    reset = time.time() - 5
+    usage_windows.note_limited(root, agent, credential, reset, "five_hour", "reading")
+    usage_windows.take_slot(root, credential, "someone else", reset, 6.0)
+    payload = json.dumps(recorded("userpromptsubmit-input", project, prompt=AUTO_CONTINUE))
+    fleet_pane.run(["bash", "-c", inner], env={**env, "CLAUDE_USAGE_RESUME_INTERVAL": "6"}, cwd=project,
+                   input=payload)  # fmt: skip
+    assert json.loads((project / "hook.out").read_text())["decision"] == "block"
+    assert typed.read_text() == "NOTHING"
+
+
+def test_a_limit_named_at_any_length_parks_the_agent_under_a_short_name(
+    project: Path, env: dict[str, str]
+) -> None:
+    root = project / "sessions"
+    text = "You've hit your " + "Opus " * 5000 + "limit · resets 3:47pm (UTC)"
+    done = run("stop-failure", recorded("stopfailure-rate-limit.oauth", project, last_assistant_message=text),
+               env, cwd=project)  # fmt: skip
+    assert (done.returncode, done.stdout) == (0, "")
+    mark = usage_windows.limited_of(usage_windows.read_agent(root, me()))
+    assert mark is not None and mark["window"] == "opus_" * 8, mark

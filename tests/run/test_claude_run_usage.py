@@ -122,3 +122,19 @@ def test_a_slow_stop_failure_hook_is_let_finish_before_the_leftover_sweep(
     assert "giving up" not in run.text and "leftover" not in run.text, run.text
     os.kill(run.pid, signal.SIGTERM)  # it waits for the reset Claude printed: hours
     assert run.wait(timeout=30) == 143, run.text
+
+
+def test_a_reset_years_ahead_is_not_believed_and_never_holds_the_relaunch(
+    fake: FakeClaude, start_run, workdir: Path, run_env: dict[str, str]
+) -> None:
+    """The windows come from the API's headers: a window "at 100 % until" ten years ahead is no reading
+    (the longest window is a week), so the exit 1 after it is an ordinary one and Claude is relaunched
+    instead of waited for until then; neither start nor relaunch waits for such a window either."""
+    far = time.time() + 10 * 365 * 86400
+    usage_windows.note_reading(workdir / "sessions", run_env["CLAUDE_CONFIG_DIR"],
+                               {"seven_day": {"used_percentage": 100, "resets_at": far}})  # fmt: skip
+    fake.plan(limited(workdir, far, hook=False), [{"exit": 0}])
+    run = start_run(env={"CLAUDE_RUN_CRASH_LIMIT": "3"})
+    assert run.wait(timeout=60) == 0, run.text
+    fake.wait_starts(2)
+    assert "Not starting Claude yet" not in run.text and "usage limit" not in run.text, run.text

@@ -547,6 +547,37 @@ def test_file_tools_cannot_write_another_recorded_sessions_root(
     assert "§CMD_PROTECTED_FILE" in out and "another sessions root" in out, target
 
 
+BUDGET_FILES = [
+    ".shepherd/spend/duo_agents_A-0a1b2c3d.json",  # an agent's ledger: what it spent
+    ".shepherd/spend/duo_agents_A-0a1b2c3d.budget.json",  # whether the gate paused it
+    ".shepherd/budgets/duo-01234567.json",  # the fleet's budgets
+    ".shepherd/usage/agents/duo_agents_A-0a1b2c3d.json",  # its usage-limit mark
+    ".shepherd/usage/credentials/home_.claude-01234567.json",  # a credential's windows
+    ".shepherd/usage/resume-slots.json",  # who goes on when after a reset
+]
+
+
+@pytest.mark.parametrize("target", BUDGET_FILES)
+@pytest.mark.parametrize("where", ["own root", "through own session", "another root"])
+def test_no_file_tool_writes_what_budgets_and_usage_windows_are_measured_by(
+    project: Path, other_root: Path, target: str, where: str
+) -> None:
+    """An agent that could write a ledger, a budget or a mark would raise its budget, lower its spend,
+    or pause and park its neighbours: in its own root, through its own session folder, or elsewhere."""
+    write_state(project, mine())
+    path = {"own root": f"sessions/{target}", "through own session": f"{S}/../{target}",
+            "another root": str(other_root / target)}[where]  # fmt: skip
+    for tool_name, field in (
+        ("Write", "file_path"),
+        ("Edit", "file_path"),
+        ("NotebookEdit", "notebook_path"),
+    ):
+        out = run(
+            "pre-tool-use", tool(project, tool_name, **{field: path}), hook_env(project), cwd=project
+        ).stdout
+        assert "§CMD_PROTECTED_FILE" in out, (tool_name, path)
+
+
 def test_the_registry_of_roots_is_protected_and_protects_no_project_of_the_caller(
     project: Path, other_root: Path, run_session: Run
 ) -> None:

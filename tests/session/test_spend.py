@@ -71,3 +71,17 @@ def test_a_window_and_a_fleet_budget_add_up_every_agents_ledger_in_every_root(tm
         first, "claude-run 1 x", pane=False, env={"CLAUDE_SHEPHERD_BUDGET_USD": "1"}, now=NOON
     )
     assert [(b.scope, b.usd, b.spent) for b in alone] == [("agent", 1.0, None)], "unknown: not held"
+
+
+def test_a_fleets_ledgers_are_found_by_name_among_every_claude_runs(tmp_path: Path) -> None:
+    """The spend folder keeps a ledger per claude-run that ever ran in the root; the hooks look for a
+    fleet's on every tool call, so they are picked out by file name (a fleet's agents, whatever their
+    window and label are made of), never by reading every other ledger."""
+    root, now = tmp_path / "sessions", time.time()
+    fleet = ["duo:agents:A", "duo::x", "duo:a b:c!d", "duo:" + "w" * 100 + ":l", "duo:é:ü"]
+    for agent in [*fleet, "duoX:agents:A", "claude-run 123 abc"]:
+        spend.measure(root, agent, "conv", 0.5, now=now)
+    assert sorted(e["agent"] for e in spend.ledgers(root, "duo:")) == sorted(fleet)
+    folder = root / ".shepherd" / "spend"
+    (folder / "claude-run_9_t-00000000.json").write_text("[" * 100000)  # not a fleet's: never read
+    assert sorted(e["agent"] for e in spend.ledgers(root, "duo:")) == sorted(fleet)
