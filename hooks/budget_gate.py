@@ -32,9 +32,16 @@ if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are ne
 KEEP_ALERTS = 24
 
 
+def raise_by(limit: budgets.Limit) -> float:
+    """How much to raise *limit* by so that it is its own amount above what was spent (however far the
+    spend went past it), to the cent upwards: typed as given, the raise lets the agent go on."""
+    needed = max(limit.usd, limit.spent or 0.0)
+    return -(-round(needed * 100, 6) // 1) / 100
+
+
 def raise_command(limit: budgets.Limit, agent: str) -> str:
-    """The command that raises *limit* (by its own amount)."""
-    add = f"--add {limit.usd:g}"
+    """The command that raises *limit* enough for the agent to go on (see :func:`raise_by`)."""
+    add = f"--add {raise_by(limit):g}"
     fleet = agent.split(":", 1)[0]
     if limit.scope == budgets.PANE:
         return f"fleet budget {shell_word(fleet)} --pane {shell_word(limit.name)} {add}"
