@@ -442,16 +442,28 @@ def usage_lines(rows: t.Sequence[PaneStatus]) -> list[str]:
         lines.append(f"  usage {shown_credential(credential)} ({users} agent(s)): {shown}")
     parked = [row for row in rows if row.limited_until is not None]
     if parked:
-        reopen = max(row.limited_until or 0 for row in parked)
-        turns = ", ".join(
-            f"{row.label or row.pane} {clock(row.resume_at) if row.resume_at else clock(row.limited_until or 0)}"
-            for row in sorted(parked, key=lambda r: r.resume_at or r.limited_until or 0)
-        )
-        lines.append(
-            f"  waiting: {len(parked)} agent(s) at a usage limit until {clock(reopen)}; "
-            f"they go on one at a time: {turns}"
-        )
+        lines.append(waiting_line(parked))
     return lines
+
+
+def waiting_line(parked: t.Sequence[PaneStatus]) -> str:
+    """Who waits for a usage window, and when each goes on: an agent has its time once its slot is
+    taken (when Claude's own auto-continue asks, 30-90 s after the reset, in any order); before
+    that, only the spacing is known, so no two agents are said to go on at the same minute."""
+    from claude_shepherd.supervisor.session.usage_windows import clock, resume_interval
+
+    reopen = max(row.limited_until or 0 for row in parked)
+    slotted = sorted((row for row in parked if row.resume_at), key=lambda r: r.resume_at or 0)
+    waiting = [row for row in parked if not row.resume_at]
+    turns = [f"{row.label or row.pane} {clock(row.resume_at or 0)}" for row in slotted]
+    if waiting:
+        names = ", ".join(row.label or row.pane for row in waiting)
+        spacing = f"{resume_interval():g} s apart, in the order Claude asks"
+        turns.append(f"then {names}, {spacing}" if slotted else f"from {clock(reopen)}, {spacing}: {names}")
+    return (
+        f"  waiting: {len(parked)} agent(s) at a usage limit until {clock(reopen)}; "
+        f"they go on one at a time{':' if slotted else ''} {', '.join(turns)}"
+    )
 
 
 def worktree_cell(row: PaneStatus) -> str:
