@@ -49,7 +49,22 @@ def raise_command(limit: budgets.Limit, agent: str) -> str:
         return f"fleet budget {shell_word(fleet)} --window {shell_word(limit.name)} {add}"
     if limit.scope == budgets.FLEET:
         return f"fleet budget {shell_word(fleet)} {add}"
-    return "claude-run --budget-usd with more (a new claude-run counts anew)"
+    return f"claude-run --budget-usd {limit.usd:g} -- --continue"
+
+
+def _raise_text(limit: budgets.Limit, agent: str) -> str:
+    """What to do, as typed: a fleet's budgets change at once; a claude-run's own is fixed while it runs,
+    and a new one counts anew, continuing the same conversation."""
+    if limit.scope in (budgets.PANE, budgets.WINDOW, budgets.FLEET):
+        return (
+            f"No tool runs and no prompt is sent until it is raised: `{raise_command(limit, agent)}`; "
+            "the conversation is kept and goes on then."
+        )
+    return (
+        "No tool runs and no prompt is sent. A claude-run's budget is fixed while it runs: end this Claude "
+        f"(/exit) and go on in the same conversation under a new budget: `{raise_command(limit, agent)}` "
+        "(with your other Claude arguments)."
+    )
 
 
 def reason(limit: budgets.Limit, agent: str) -> str:
@@ -59,9 +74,7 @@ def reason(limit: budgets.Limit, agent: str) -> str:
     which = whose.get(limit.scope, "this agent's budget")
     return one_line(
         f"PAUSED (budget): {which} ({limit.text()}) is spent "
-        f"(${limit.spent or 0:.2f} measured). No tool runs and no prompt is sent until it is raised: "
-        f"`{raise_command(limit, agent)}`; the conversation is kept and goes on then. "
-        "A `session` command still runs."
+        f"(${limit.spent or 0:.2f} measured). {_raise_text(limit, agent)} A `session` command still runs."
     )
 
 
