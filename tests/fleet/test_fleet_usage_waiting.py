@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from claude_shepherd.fleet.status import PaneStatus, usage_lines
+from claude_shepherd.fleet.status import PaneStatus, shown_state, usage_lines
 from claude_shepherd.supervisor.session.usage_windows import clock
 
 BLANK = PaneStatus(
@@ -44,3 +44,18 @@ def test_agents_with_a_slot_have_their_time_and_the_others_follow(monkeypatch: p
         f"  waiting: 3 agent(s) at a usage limit until {clock(RESET)}; they go on one at a time: "
         f"Docs {clock(RESET)}, API {clock(RESET + 60)}, then SDK, 120 s apart, in the order Claude asks"
     )
+
+
+def test_once_the_window_reopened_nothing_says_until_a_time_gone_by() -> None:
+    before, after = RESET - 60, RESET + 30
+    assert shown_state(parked("SDK"), now=before) == f"limited until {clock(RESET)}"
+    assert shown_state(parked("SDK", RESET + 60), now=before) == (
+        f"limited until {clock(RESET)}, goes on {clock(RESET + 60)}"
+    )
+    assert shown_state(parked("SDK", RESET + 60), now=after) == (
+        f"limited, reopened {clock(RESET)}, goes on {clock(RESET + 60)}"
+    )
+    assert shown_state(parked("SDK"), now=after) == f"limited, reopened {clock(RESET)}, waiting for its turn"
+    past = dataclasses.replace(parked("SDK"), limited_until=time.time() - 120)
+    (line,) = usage_lines([past])
+    assert f"at a usage limit that reopened at {clock(past.limited_until or 0)};" in line, line
