@@ -68,6 +68,7 @@ def document(layout: Layout, previous: t.Mapping[str, t.Any] | None = None) -> d
         if not isinstance(key, str):
             continue
         scope, _, name = key.partition(":")
+        scope = "panes" if scope == "pane" else scope  # the marker earlier versions wrote
         if scope == "fleet":
             doc["budget"] = previous.get("budget") if previous else None
         elif scope in ("windows", "panes") and isinstance(previous.get(scope), dict):  # type: ignore[union-attr]
@@ -76,7 +77,7 @@ def document(layout: Layout, previous: t.Mapping[str, t.Any] | None = None) -> d
             doc[scope][name] = previous[scope].get(name)  # type: ignore[index]
         else:
             continue
-        doc["changed"].append(key)
+        doc["changed"].append(f"{scope}:{name}" if scope != "fleet" else key)
     return doc
 
 
@@ -174,6 +175,8 @@ class BudgetReport:
     changed: str | None
     rows: list[BudgetLine]
     resumed: list[str] = field(default_factory=list)
+    still_paused: list[str] = field(default_factory=list)
+    """A line for each paused agent a budget still holds, naming it and the command that lets it go on."""
 
     def lines(self) -> list[str]:
         out = [self.changed] if self.changed else []
@@ -182,7 +185,7 @@ class BudgetReport:
         )
         out += [f"  {row.text()}" for row in self.rows]
         out += [f"Resumed {agent}: typed the resume prompt into its pane." for agent in self.resumed]
-        return out
+        return out + self.still_paused
 
     def failure(self) -> None:
         return None
@@ -193,6 +196,7 @@ class BudgetReport:
             "changed": self.changed,
             "budgets": [row.as_json() for row in self.rows],
             "resumed": self.resumed,
+            "still_paused": self.still_paused,
         }
 
 
@@ -222,7 +226,7 @@ def change(
                 f"{what} labelled {pane!r} in fleet {layout.name!r}"
                 + ("; add --window W" if matches else f"; labels: {', '.join(labels) or 'none'}")
             )
-        scope, key, table = "pane", matches[0], doc["panes"]
+        scope, key, table = "panes", matches[0], doc["panes"]
         label = f"pane {pane}"
     elif window is not None:
         if window not in doc["windows"]:
@@ -242,7 +246,7 @@ def change(
         assert set_usd is not None
         usd = set_usd
     if not 0 < usd <= hook_budgets.MAX_USD:
-        raise UsageError(f"a budget is more than $0 and at most ${hook_budgets.MAX_USD:g}; got ${usd:g}")
+        raise UsageError(f"a budget is more than $0 and at most ${hook_budgets.MAX_USD:,.0f}; got ${usd:g}")
     period = per or (before.get("per") if isinstance(before, dict) else None) or "life"
     after = {"usd": round(usd, 6), "per": period}
     if table is not None:
@@ -306,11 +310,13 @@ def resume_interval(env: t.Mapping[str, str] | None = None) -> float:
     return RESUME_INTERVAL if value is None else value
 
 
-def resume(layout: Layout, server: FleetServer, say: t.Callable[[str], None]) -> list[str]:
+def resume(layout: Layout, server: FleetServer, say: t.Callable[[str], None]) -> tuple[list[str], list[str]]:
     """Type the resume prompt into each paused agent's pane that is within its budgets now, one at a
-    time, and clear its pause; returns their identities. An agent paused by its own ``claude-run
+    time, and clear its pause; returns their identities, and a line for each agent still held (by
+    which budget, and the command that raises it enough). An agent paused by its own ``claude-run
     --budget-usd`` stays paused: no fleet budget raises that one."""
     from claude_shepherd.fleet.tmux import NEXT, list_panes
+    from claude_shepherd.hooks.budget_gate import raise_command
     from claude_shepherd.supervisor.tmux_names import WORKING, state_commands
 
     now = time.time()
@@ -319,6 +325,7 @@ def resume(layout: Layout, server: FleetServer, say: t.Callable[[str], None]) ->
     # resume would reach cannot be told, so it is typed into neither.
     panes = {p.identity: p for p in live if p.identity and sum(q.identity == p.identity for q in live) == 1}
     resumed: list[str] = []
+    held_back: list[str] = []
     for root in roots(layout):
         for agent in sorted(panes):
             record = spend.gate_record(root, agent)
@@ -326,7 +333,12 @@ def resume(layout: Layout, server: FleetServer, say: t.Callable[[str], None]) ->
             if not paused or (isinstance(paused, dict) and paused.get("scope") == hook_budgets.AGENT):
                 continue  # not paused, or by its own claude-run --budget-usd, which no fleet budget raises
             held = hook_budgets.limits(root, agent, pane=True, env={}, now=now)
-            if any(limit.reached for limit in held):
+            reached = next((limit for limit in held if limit.reached), None)
+            if reached is not None:
+                held_back.append(
+                    f"Still paused: {agent}, at the {reached.scope} budget {reached.text()} "
+                    f"(spent ${reached.spent or 0:.2f}); to let it go on: `{raise_command(reached, agent)}`"
+                )
                 continue
             if resumed:
                 time.sleep(resume_interval())
@@ -335,7 +347,7 @@ def resume(layout: Layout, server: FleetServer, say: t.Callable[[str], None]) ->
             server.run(*(NEXT if word == ";" else word for word in state_commands(pane, WORKING)))
             _type(server, pane, RESUME_PROMPT)
             resumed.append(agent)
-    return resumed
+    return resumed, held_back
 
 
 def _type(server: FleetServer, pane: str, text: str) -> None:

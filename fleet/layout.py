@@ -417,7 +417,7 @@ def _budget(value: t.Any) -> Budget | None:
         if per not in BUDGET_PERIODS:
             raise ValueError(f"per is one of {', '.join(BUDGET_PERIODS)}; got {per!r}")
     if isinstance(usd, bool) or not isinstance(usd, (int, float)) or not 0 < usd <= MAX_BUDGET:
-        raise ValueError(f"{form}, more than 0 and at most {MAX_BUDGET:g}; got {usd!r}")
+        raise ValueError(f"{form}, more than 0 and at most {MAX_BUDGET:,.0f}; got {usd!r}")
     return Budget(usd=float(usd), per=per)
 
 
@@ -452,6 +452,12 @@ class _RawPane(BaseModel):
     @classmethod
     def _forms(cls, value: t.Any) -> t.Any:
         if isinstance(value, dict):
+            if len(value) > 1 and set(map(str, value)) <= set(PANE_KEYS):
+                keys = ", ".join(f"{k}: {value[k]}" for k in value)
+                raise ValueError(
+                    f"a pane's {', '.join(k for k in map(str, value) if k != 'commands')} needs a label: "
+                    f"write `- LABEL: {{{keys}}}`"
+                )
             if len(value) != 1:
                 raise ValueError(
                     f"a labelled pane is one `LABEL: COMMAND` entry, got {len(value)} keys "

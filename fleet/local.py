@@ -239,6 +239,7 @@ class LocalFleet:
         spec = where.require_layout("budget")
         changed: str | None = None
         resumed: list[str] = []
+        still_paused: list[str] = []
         if set_usd is not None or add_usd is not None:
             with locked(where.socket, "fleet budget", self._say):
                 changed = budgets.change(
@@ -246,8 +247,8 @@ class LocalFleet:
                 )
                 server = where.server()
                 if server.has_fleet_session(spec.name):
-                    resumed = budgets.resume(spec, server, self._say)
-        return budgets.BudgetReport(spec.name, changed, budgets.lines(spec), resumed)
+                    resumed, still_paused = budgets.resume(spec, server, self._say)
+        return budgets.BudgetReport(spec.name, changed, budgets.lines(spec), resumed, still_paused)
 
     # ----------------------------------------------------------------------- status, logs, attach
 

@@ -415,16 +415,24 @@ def budget_text(row: PaneStatus) -> str:
     return f"{spent}/${row.budget_usd:.2f}{per} ({row.budget_scope})"
 
 
-def shown_state(row: PaneStatus) -> str:
-    """The STATE cell: the pane's state, or ``limited until 15:47`` (and its turn after the reset)."""
+def shown_state(row: PaneStatus, now: float | None = None) -> str:
+    """The STATE cell: the pane's state, or ``limited until 15:47`` (and its turn after the reset);
+    once the window reopened, ``limited, reopened 15:47`` and the turn it waits for (never an
+    "until" in the past)."""
     if row.limited_until is None or row.state.startswith(("exited", "stopped")):
         return row.state or "—"
     from claude_shepherd.supervisor.session.usage_windows import clock
 
-    text = f"limited until {clock(row.limited_until)}"
-    if row.resume_at is not None and row.resume_at > row.limited_until + 0.5:
-        text += f", goes on {clock(row.resume_at)}"
-    return text
+    now = time.time() if now is None else now
+    if now < row.limited_until:
+        text = f"limited until {clock(row.limited_until)}"
+        if row.resume_at is not None and row.resume_at > row.limited_until + 0.5:
+            text += f", goes on {clock(row.resume_at)}"
+        return text
+    text = f"limited, reopened {clock(row.limited_until)}"
+    if row.resume_at is not None and row.resume_at > now:
+        return text + f", goes on {clock(row.resume_at)}"
+    return text + ", waiting for its turn"
 
 
 def usage_lines(rows: t.Sequence[PaneStatus]) -> list[str]:
@@ -448,16 +456,29 @@ def usage_lines(rows: t.Sequence[PaneStatus]) -> list[str]:
         lines.append(f"  usage {shown_credential(credential)} ({users} agent(s)): {shown}")
     parked = [row for row in rows if row.limited_until is not None]
     if parked:
-        reopen = max(row.limited_until or 0 for row in parked)
-        turns = ", ".join(
-            f"{row.label or row.pane} {clock(row.resume_at) if row.resume_at else clock(row.limited_until or 0)}"
-            for row in sorted(parked, key=lambda r: r.resume_at or r.limited_until or 0)
-        )
-        lines.append(
-            f"  waiting: {len(parked)} agent(s) at a usage limit until {clock(reopen)}; "
-            f"they go on one at a time: {turns}"
-        )
+        lines.append(waiting_line(parked))
     return lines
+
+
+def waiting_line(parked: t.Sequence[PaneStatus]) -> str:
+    """Who waits for a usage window, and when each goes on: an agent has its time once its slot is
+    taken (when Claude's own auto-continue asks, 30-90 s after the reset, in any order); before
+    that, only the spacing is known, so no two agents are said to go on at the same minute."""
+    from claude_shepherd.supervisor.session.usage_windows import clock, resume_interval
+
+    reopen = max(row.limited_until or 0 for row in parked)
+    until = f"until {clock(reopen)}" if time.time() < reopen else f"that reopened at {clock(reopen)}"
+    slotted = sorted((row for row in parked if row.resume_at), key=lambda r: r.resume_at or 0)
+    waiting = [row for row in parked if not row.resume_at]
+    turns = [f"{row.label or row.pane} {clock(row.resume_at or 0)}" for row in slotted]
+    if waiting:
+        names = ", ".join(row.label or row.pane for row in waiting)
+        spacing = f"{resume_interval():g} s apart, in the order Claude asks"
+        turns.append(f"then {names}, {spacing}" if slotted else f"from {clock(reopen)}, {spacing}: {names}")
+    return (
+        f"  waiting: {len(parked)} agent(s) at a usage limit {until}; "
+        f"they go on one at a time{':' if slotted else ''} {', '.join(turns)}"
+    )
 
 
 def worktree_cell(row: PaneStatus) -> str:

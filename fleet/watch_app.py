@@ -297,7 +297,8 @@ class WatchApp(App[None]):
                 f"({', '.join(self.fit.hidden)}): widen"
             )
         if self.gone is not None and not self.query_one(AgentTable).show_cursor:
-            title += f" — {self.gone.name} is gone; ↑/↓ to choose an agent"
+            # its whole identity: another fleet shown may have an agent of the same label
+            title += f" — {self.gone.status.pane_id or self.gone.name} is gone; ↑/↓ to choose an agent"
         return printable(title + silent)
 
     def selected(self) -> w.AgentRow | None:
@@ -311,7 +312,7 @@ class WatchApp(App[None]):
         """:meth:`selected`, or None after telling the person why no key can act."""
         row = self.selected()
         if row is None and self.rows:
-            name = self.gone.name if self.gone is not None else "The agent"
+            name = (self.gone.status.pane_id or self.gone.name) if self.gone is not None else "The agent"
             self.notify(f"{name} is gone from the fleet; choose an agent with ↑/↓ first", severity="warning")
         return row
 

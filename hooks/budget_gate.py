@@ -32,9 +32,16 @@ if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are ne
 KEEP_ALERTS = 24
 
 
+def raise_by(limit: budgets.Limit) -> float:
+    """How much to raise *limit* by so that it is its own amount above what was spent (however far the
+    spend went past it), to the cent upwards: typed as given, the raise lets the agent go on."""
+    needed = max(limit.usd, limit.spent or 0.0)
+    return -(-round(needed * 100, 6) // 1) / 100
+
+
 def raise_command(limit: budgets.Limit, agent: str) -> str:
-    """The command that raises *limit* (by its own amount)."""
-    add = f"--add {limit.usd:g}"
+    """The command that raises *limit* enough for the agent to go on (see :func:`raise_by`)."""
+    add = f"--add {raise_by(limit):g}"
     fleet = agent.split(":", 1)[0]
     if limit.scope == budgets.PANE:
         return f"fleet budget {shell_word(fleet)} --pane {shell_word(limit.name)} {add}"
@@ -43,9 +50,29 @@ def raise_command(limit: budgets.Limit, agent: str) -> str:
     if limit.scope == budgets.FLEET:
         return f"fleet budget {shell_word(fleet)} {add}"
     if agent.startswith("claude-run "):
-        return "a new claude-run, which counts anew (with --budget-usd as needed)"
+        return f"claude-run --budget-usd {limit.usd:g} -- --continue"
     # In a fleet pane the ledger is the pane's: a new claude-run there goes on counting it.
     return "a larger claude-run --budget-usd in this pane's command (it counts the pane's spend so far)"
+
+
+def _raise_text(limit: budgets.Limit, agent: str) -> str:
+    """What to do, as typed: a fleet's budgets change at once; a claude-run's own is fixed while it runs,
+    and a new one outside a fleet counts anew, continuing the same conversation."""
+    if limit.scope in (budgets.PANE, budgets.WINDOW, budgets.FLEET):
+        return (
+            f"No tool runs and no prompt is sent until it is raised: `{raise_command(limit, agent)}`; "
+            "the conversation is kept and goes on then."
+        )
+    if not agent.startswith("claude-run "):
+        return (
+            "No tool runs and no prompt is sent. This pane's claude-run --budget-usd is fixed while it runs "
+            "and counts the pane's spend so far: give the pane's command a larger one and restart the pane."
+        )
+    return (
+        "No tool runs and no prompt is sent. A claude-run's budget is fixed while it runs: end this Claude "
+        f"(/exit) and go on in the same conversation under a new budget: `{raise_command(limit, agent)}` "
+        "(with your other Claude arguments)."
+    )
 
 
 def reason(limit: budgets.Limit, agent: str) -> str:
@@ -55,9 +82,7 @@ def reason(limit: budgets.Limit, agent: str) -> str:
     which = whose.get(limit.scope, "this agent's budget")
     return one_line(
         f"PAUSED (budget): {which} ({limit.text()}) is spent "
-        f"(${limit.spent or 0:.2f} measured). No tool runs and no prompt is sent until it is raised: "
-        f"`{raise_command(limit, agent)}`; the conversation is kept and goes on then. "
-        "A `session` command still runs."
+        f"(${limit.spent or 0:.2f} measured). {_raise_text(limit, agent)} A `session` command still runs."
     )
 
 

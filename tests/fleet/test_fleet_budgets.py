@@ -84,7 +84,7 @@ def test_a_budget_reached_pauses_the_agent_and_raising_it_lets_it_go_on(
     assert allowed.get("continue", True) and nearly.get("continue", True), (allowed, nearly)
     assert stopped["continue"] is False
     assert stopped["hookSpecificOutput"]["permissionDecision"] == "deny"
-    hint = "`fleet budget duo --pane A --add 1`"
+    hint = "`fleet budget duo --pane A --add 1.1`"  # its own $1 above the $1.10 spent
     assert hint in stopped["stopReason"] and "$1.10 measured" in stopped["stopReason"], stopped
     (refused,) = answers(world, "user-prompt-submit")
     assert refused["decision"] == "block" and hint in refused["reason"]
@@ -145,7 +145,7 @@ def test_a_window_budget_counts_its_agents_together_alerts_once_and_pauses_each(
     assert "continue" not in first, "85 % of the window's budget: the call is judged by the other gates"
     assert second["continue"] is False, "B's spend reached the window's budget: A pauses too"
     assert "the budget of window agents ($1.00 a day) is spent ($1.10 measured)" in second["stopReason"]
-    assert "`fleet budget duo --window agents --add 1`" in second["stopReason"]
+    assert "`fleet budget duo --window agents --add 1.1`" in second["stopReason"]
     wait_until(lambda: "A paused" in (alerts.read_text() if alerts.exists() else "") or None, 10, "alerts")
     assert alerts.read_text().splitlines() == ["B budget", "A paused"], "the window's 80 % alerted once"
 
@@ -231,3 +231,50 @@ def test_fleet_budget_types_no_resume_into_a_pane_that_took_a_paused_agents_labe
     time.sleep(1)
     screens = world.tmux("capture-pane", "-p", "-t", b)
     assert "Your budget was raised" not in screens.replace("\n", ""), screens
+
+
+def test_a_spend_far_past_its_budget_gets_hints_that_work_typed_as_given(
+    world: FleetWorld, tmp_path: Path
+) -> None:
+    """The reply that crosses a budget can cost many times the budget (or a resumed conversation
+    arrives with its spend): the hint raises by enough, and a raise that one budget lets go while
+    another still holds the agent says so, with the command for that one."""
+    world.layout(
+        "duo",
+        "  - agents:\n      panes:\n        - A:\n            budget: 0.3\n            commands: claude-run\n",
+        extra="budget: 1\n",
+    )
+    go_on = tmp_path / "go-on"
+    activate = f"CLAUDE_CODE_SESSION_ID={CONVERSATION} session activate sessions/S_A implement"
+    world.plan(
+        "A",
+        [
+            {"run": ["sh", "-c", activate]},
+            status_line(world, 14.4), tool(world),  # 48 times the pane's budget
+            {"mark": "paused"}, {"wait_file": str(go_on), "timeout": 60},
+            tool(world), {"mark": "resumed"}, {"wait": None},
+        ],
+    )  # fmt: skip
+    started = world.fleet("start", "duo", "--no-attach")
+    assert started.returncode == 0, started.stdout + started.stderr
+    world.wait_event("A", "mark", 30, name="paused")
+    (stopped,) = answers(world, "pre-tool-use")
+    hint = "fleet budget duo --pane A --add 14.4"
+    assert f"`{hint}`" in stopped["stopReason"], stopped["stopReason"]
+
+    raised = world.fleet(*hint.split()[1:], "--socket", world.socket)
+    assert raised.returncode == 0, raised.stdout + raised.stderr
+    assert "Budget of pane A: $0.30 -> $14.70 (in effect now)" in raised.stdout, raised.stdout
+    assert "Resumed" not in raised.stdout, "the fleet's $1 budget still holds it"
+    fleet_hint = "fleet budget duo --add 14.4"
+    assert (
+        f"Still paused: duo:agents:A, at the fleet budget $1.00 (spent $14.40); to let it go on: `{fleet_hint}`"
+        in raised.stdout
+    ), raised.stdout
+
+    again = world.fleet(*fleet_hint.split()[1:], "--socket", world.socket)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "Resumed duo:agents:A" in again.stdout and "Still paused" not in again.stdout, again.stdout
+    go_on.touch()
+    world.wait_event("A", "mark", 30, name="resumed")
+    assert answers(world, "pre-tool-use")[-1].get("continue", True), "within every budget: the call runs"

@@ -276,6 +276,10 @@ REJECTED = {
         "name: x\nwindows:\n  - w:\n      panes:\n        - A: c\n          B: d\n",
         ":5: windows[0].w.panes[0]: a labelled pane is one `LABEL: COMMAND` entry, got 2 keys (A, B)",
     ),
+    "budget-on-unlabelled-pane": Bad(
+        "name: x\nwindows:\n  - w:\n      panes:\n        - budget: 2\n          commands: c\n",
+        ":5: windows[0].w.panes[0]: a pane's budget needs a label: write `- LABEL: {{budget: 2, commands: c}}`",
+    ),
     "pane-nested-mapping": Bad(
         "name: x\nwindows:\n  - w:\n      panes:\n        - A: {b: c}\n",
         ":5: windows[0].w.panes[0].b: unknown pane key 'b' (a labelled pane takes commands, budget, worktree)",
@@ -283,12 +287,12 @@ REJECTED = {
     "budget-text": Bad(
         "name: x\nbudget: five\nwindows: [w]\n",
         ":2: budget: is USD as a number (budget: 5) or {{usd: 5, per: life|day|week}}, more than 0 and at "
-        "most 1e+06; got 'five'",
+        "most 1,000,000; got 'five'",
     ),
     "budget-zero": Bad(
         "name: x\nwindows:\n  - w:\n      budget: 0\n      panes: [c]\n",
         ":4: windows[0].w.budget: is USD as a number (budget: 5) or {{usd: 5, per: life|day|week}}, more than 0 "
-        "and at most 1e+06; got 0",
+        "and at most 1,000,000; got 0",
     ),
     "budget-period": Bad(
         "name: x\nwindows:\n  - w:\n      panes:\n        - A: {budget: {usd: 1, per: month}}\n",

@@ -471,9 +471,9 @@ def test_a_key_for_an_agent_that_went_away_acts_on_no_other() -> None:
 
     seen = asyncio.run(scenario())
     assert seen["before"] is not None and seen["before"].name == "B"
-    assert seen["after"] is None and "B is gone" in seen["title"]
+    assert seen["after"] is None and "duo:agents:B is gone" in seen["title"]
     assert seen["acting"] == [] and seen["screens"] == 1, "no stop, restart or log of another agent"
-    assert seen["told"].count("B is gone from the fleet; choose an agent with ↑/↓ first") == 4
+    assert seen["told"].count("duo:agents:B is gone from the fleet; choose an agent with ↑/↓ first") == 4
     assert seen["still"] is None
     assert seen["cursor"] and seen["again"] is not None and "gone" not in seen["title_again"]
 

@@ -45,6 +45,8 @@ def test_the_agent_pauses_at_its_own_budget(fake: FakeClaude, start_run, workdir
     first, second = (json.loads(e["stdout"]) if e["stdout"].strip() else {} for e in ran)
     assert first.get("continue", True), first
     assert second["continue"] is False and "budget ($0.50) is spent ($0.55 measured)" in second["stopReason"]
+    # Its own budget cannot be raised while it runs: the hint is a command that works as typed.
+    assert "`claude-run --budget-usd 0.5 -- --continue`" in second["stopReason"], second["stopReason"]
     assert "--max-budget-usd" not in " ".join(fake.starts()[0]["argv"]), "interactive: the hooks hold it"
 
 
