@@ -349,16 +349,7 @@ def usage_alert(
     pane_fields = dict(zip(ALERT_FIELDS, fields))
     config = alerts.decode(pane_fields[FLEET_NOTIFY_OPTION])
     state = f"usage {window} {percent:g}% ({credential}, resets {clock(resets)})"
-    return alerts.dispatch(
-        alerts.Config(config.command, (state,), config.tmux),
-        state=state,
-        socket=socket,
-        fleet=pane_fields["session_name"],
-        window=pane_fields["window_name"],
-        label=pane_fields[LABEL_OPTION] or pane_fields["pane_id"],
-        tty=pane_fields["pane_tty"],
-        env=env,
-    )
+    return _alert_with(alerts.Config(config.command, (state,), config.tmux), state, socket, pane_fields, env)
 
 
 # --------------------------------------------------------------------------- hook events

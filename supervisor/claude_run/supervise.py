@@ -214,7 +214,14 @@ class Supervisor:
             return None
         self.usage.gone_on()
         self.say("The usage window reopened: going on")
-        next_plan = lp.after_crash(
+        next_plan = self._after_crash(plan)
+        if next_plan.resume and not next_plan.prompt:
+            next_plan.prompt = CONTINUE_PROMPT  # a resumed conversation goes on by itself, as Claude's own
+        return next_plan
+
+    def _after_crash(self, plan: Plan) -> Plan:
+        """The launch after *plan*'s Claude ended by itself (a crash or a usage limit): resume or fresh."""
+        return lp.after_crash(
             self.s.root,
             self.me,
             self.pane_of(),
@@ -224,9 +231,6 @@ class Supervisor:
             recorded_at_launch=self.recorded_at_launch,
             continuing=(plan.session, plan.prompt) if plan.session and plan.prompt else None,
         )
-        if next_plan.resume and not next_plan.prompt:
-            next_plan.prompt = CONTINUE_PROMPT  # a resumed conversation goes on by itself, as Claude's own
-        return next_plan
 
     def _final_status(self, outcome: Outcome) -> int:
         if outcome.stopped_by is not None:
@@ -294,13 +298,4 @@ class Supervisor:
             return None
         if self.runner.stop_signal is not None:
             return None
-        return lp.after_crash(
-            self.s.root,
-            self.me,
-            self.pane_of(),
-            self.s.cwd,
-            self.s.env,
-            launched=plan.resume,
-            recorded_at_launch=self.recorded_at_launch,
-            continuing=(plan.session, plan.prompt) if plan.session and plan.prompt else None,
-        )
+        return self._after_crash(plan)
