@@ -130,7 +130,8 @@ def test_status_survives_usage_files_of_any_shape(
     reset = time.time() + 3600
     world.plan("A", [status_line(world, 100, reset), stop_failure(world), *WAIT])
     world.plan("B", WAIT)
-    started = world.fleet("start", "duo", "--no-attach")
+    # --wait 0: once A read the window at 100 %, B's claude-run rightly holds its launch for the reset
+    started = world.fleet("start", "duo", "--no-attach", "--wait", "0")
     assert started.returncode == 0, started.stdout + started.stderr
     wait_until(lambda: world.events("A", "mark") or None, 20, "A limited")
     usage = world.project / "sessions" / ".shepherd" / "usage"
