@@ -1,5 +1,7 @@
 """The shared fixtures, as pytest plugins: tests import helpers from ``support``, never from a conftest."""
 
+import pytest
+
 pytest_plugins = [
     "support.fixtures",
     "support.claude_run",
@@ -9,3 +11,11 @@ pytest_plugins = [
     "support.sshd",
     "support.tmux_panes",
 ]
+
+LONGEST_FIRST = ("tests/e2e/test_usage_windows.py",)
+"""Modules whose tests wait minutes on the real CLI (Claude's auto-continue comes 30-90 s after a
+reset): run first, so that with ``-n`` the rest of the suite runs beside them, not after them."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    items.sort(key=lambda item: not item.nodeid.startswith(LONGEST_FIRST))  # stable: order kept otherwise
