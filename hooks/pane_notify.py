@@ -287,25 +287,30 @@ def _alert_with(
     )
 
 
+def _own_alert_fields(env: t.Mapping[str, str]) -> tuple[str, dict[str, str]] | None:
+    """The calling fleet pane's socket and :data:`ALERT_FIELDS`, for an alert that is no state change;
+    None outside a fleet pane or when tmux does not answer."""
+    socket = fleet_socket(env)
+    if socket is None:
+        return None
+    out = _tmux(
+        socket,
+        ["display-message", "-p", "-t", env["TMUX_PANE"], _SEP.join(one_line_field(f) for f in ALERT_FIELDS)],
+    )
+    fields = out.stdout.rstrip("\n").split(_SEP) if out is not None and out.returncode == 0 else []
+    return (socket, dict(zip(ALERT_FIELDS, fields))) if len(fields) == len(ALERT_FIELDS) else None
+
+
 def budget_alert(env: t.Mapping[str, str]) -> bool:
     """Alert that the calling fleet pane's agent spent 80 % of a budget (it is no state change: the
     agent works on), where the fleet alerts on ``paused``; True when an alert was started."""
-    socket = fleet_socket(env)
-    if socket is None:
+    found = _own_alert_fields(env)
+    if found is None:
         return False
-    pane = env["TMUX_PANE"]
-    out = _tmux(
-        socket, ["display-message", "-p", "-t", pane, _SEP.join(one_line_field(f) for f in ALERT_FIELDS)]
-    )
-    if out is None or out.returncode != 0:
-        return False
-    fields = out.stdout.rstrip("\n").split(_SEP)
-    if len(fields) != len(ALERT_FIELDS):
-        return False
+    socket, pane_fields = found
     from claude_shepherd.hooks import alerts
     from claude_shepherd.supervisor.tmux_names import BUDGET_ALERT, PAUSED
 
-    pane_fields = dict(zip(ALERT_FIELDS, fields))
     config = alerts.decode(pane_fields[FLEET_NOTIFY_OPTION])
     if PAUSED not in config.on:
         return False
@@ -333,20 +338,13 @@ def usage_alert(
     """A usage window of the pane's credential reached *percent*: alert through the fleet's alert path
     (message, bell, notify command with ``{state}`` = ``usage five_hour 95% …``), whatever states the
     layout alerts on; once per window per reset (the credential's record says which were sent)."""
-    socket = fleet_socket(env)
-    if socket is None:
+    found = _own_alert_fields(env)
+    if found is None:
         return False
-    pane = env["TMUX_PANE"]
-    out = _tmux(
-        socket, ["display-message", "-p", "-t", pane, _SEP.join(one_line_field(f) for f in ALERT_FIELDS)]
-    )
-    fields = out.stdout.rstrip("\n").split(_SEP) if out is not None and out.returncode == 0 else []
-    if len(fields) != len(ALERT_FIELDS):
-        return False
+    socket, pane_fields = found
     from claude_shepherd.hooks import alerts
     from claude_shepherd.supervisor.session.usage_windows import clock
 
-    pane_fields = dict(zip(ALERT_FIELDS, fields))
     config = alerts.decode(pane_fields[FLEET_NOTIFY_OPTION])
     state = f"usage {window} {percent:g}% ({credential}, resets {clock(resets)})"
     return _alert_with(alerts.Config(config.command, (state,), config.tmux), state, socket, pane_fields, env)

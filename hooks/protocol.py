@@ -129,16 +129,7 @@ def deny_and_stop(reason: str) -> str:
     model is not asked again, so nothing more is sent (a deny alone is no pause: the model asks
     again after every denial). *reason* is shown to the person as the stop reason too."""
     return json.dumps(
-        {
-            "continue": False,
-            "stopReason": reason,
-            "hookSpecificOutput": {
-                "hookEventName": PRE_TOOL_USE,
-                "permissionDecision": "deny",
-                "permissionDecisionReason": reason,
-            },
-        },
-        ensure_ascii=False,
+        {"continue": False, "stopReason": reason, **json.loads(deny(reason))}, ensure_ascii=False
     )
 
 

@@ -139,6 +139,18 @@ def takes_keys(tty: str) -> bool:
         os.close(fd)
 
 
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True).stdout
+
+
+def make_git_repo(project: Path) -> Path:
+    """*project* (a world's, whose ``.git`` is a bare marker folder) as a real repository with one commit."""
+    shutil.rmtree(project / ".git")
+    git(project, "init", "-q", "-b", "main")
+    git(project, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "init")
+    return project
+
+
 def transcript_path(home: Path, project: Path, session_id: str) -> Path:
     """Where the CLI keeps a conversation: its project folder names the path with every character
     but letters and digits written ``-``."""

@@ -7,15 +7,13 @@ after ``fleet stop`` + ``fleet start`` the conversation is resumed, in the same 
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import typing as t
-from pathlib import Path
 
 import pytest
 from support.waiting import wait_until
 
-from .cli import transcript_path
+from .cli import git, make_git_repo, transcript_path
 from .mock_api import MockAPI, Turn
 from .test_fleet import BIN, Fleet, claude_argv, stop
 from .test_headless import install_hooks, state
@@ -26,26 +24,9 @@ pytestmark = pytest.mark.slow
 SESSION = "sessions/2026_11_22_TREE"
 
 
-def git(cwd: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True).stdout
-
-
 @pytest.fixture
 def tree_fleet(world: t.Any, env_for: t.Any) -> t.Iterator[Fleet]:
-    shutil.rmtree(world.project / ".git")
-    git(world.project, "init", "-q", "-b", "main")
-    git(
-        world.project,
-        "-c",
-        "user.name=t",
-        "-c",
-        "user.email=t@t",
-        "commit",
-        "-q",
-        "--allow-empty",
-        "-m",
-        "init",
-    )
+    make_git_repo(world.project)
     env = env_for()
     running = Fleet(world, env, install_hooks(world, env))
     command = running.layout.read_text().split("- A: ", 1)[1].strip()

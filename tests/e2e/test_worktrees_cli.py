@@ -15,41 +15,22 @@ requests the CLI sent and reads the tool results it returned):
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import typing as t
 from pathlib import Path
 
 import pytest
 
-from .cli import MODEL, transcript_path
+from .cli import MODEL, git, make_git_repo, transcript_path
 from .mock_api import MockAPI, Turn
 
 pytestmark = pytest.mark.slow
 
 
-def git(cwd: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True).stdout
-
-
 @pytest.fixture
 def repo(world: t.Any) -> Path:
     """The world's project as a real git repository with one commit."""
-    shutil.rmtree(world.project / ".git")
-    git(world.project, "init", "-q", "-b", "main")
-    git(
-        world.project,
-        "-c",
-        "user.name=t",
-        "-c",
-        "user.email=t@t",
-        "commit",
-        "-q",
-        "--allow-empty",
-        "-m",
-        "init",
-    )
-    return world.project
+    return make_git_repo(world.project)
 
 
 def claude_print(
