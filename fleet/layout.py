@@ -33,23 +33,18 @@ around such a pane is only a name.
 
 from __future__ import annotations
 
-import difflib
 import re
 import shlex
 import typing as t
+from dataclasses import dataclass, replace
 from pathlib import Path
-
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from claude_shepherd.supervisor.errors import ShepherdError
 from claude_shepherd.supervisor.session.numbers import parse_count
-from claude_shepherd.supervisor.tmux_names import (
-    ALERT_STATES,
-    DEFAULT_ALERT_ON,
-    FLEET_SOCKET,
-    is_fleet_socket,
-)
+from claude_shepherd.supervisor.tmux_names import DEFAULT_ALERT_ON, FLEET_SOCKET, is_fleet_socket
+
+if t.TYPE_CHECKING:
+    from claude_shepherd.fleet.layout_file import RawLayout, RawWindow
 
 
 class LayoutError(ShepherdError):
@@ -103,7 +98,7 @@ REFUSED_WINDOW_KEYS: dict[str, str] = {
 }
 
 TMUX_LAYOUTS = frozenset({"even-horizontal", "even-vertical", "main-horizontal", "main-vertical", "tiled"})
-_CUSTOM_LAYOUT = re.compile(r"^[0-9a-f]{4},\d+x\d+,\d+,\d+")
+CUSTOM_LAYOUT = re.compile(r"^[0-9a-f]{4},\d+x\d+,\d+,\d+")
 _LABEL_COMMAND = re.compile(
     r"""\btmux\b[^;&|\n]*?\bset(?:-option)?\b[^;&|\n]*?@pane_label\s+(?:"([^"]*)"|'([^']*)'|([^\s;&|]+))"""
 )
@@ -119,11 +114,8 @@ HOST = re.compile(
 # --------------------------------------------------------------------------- the model
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class Budget(_Frozen):
+@dataclass(frozen=True, kw_only=True)
+class Budget:
     """USD an agent (or a window's, or the fleet's agents together) may spend over *per*."""
 
     usd: float
@@ -138,7 +130,8 @@ class Budget(_Frozen):
         return self.usd if self.per == "life" else {"usd": self.usd, "per": self.per}
 
 
-class PaneSpec(_Frozen):
+@dataclass(frozen=True, kw_only=True)
+class PaneSpec:
     """One pane: its label (identity) and the commands it runs."""
 
     label: str | None = None
@@ -157,7 +150,8 @@ class PaneSpec(_Frozen):
         return any(_RUNS_AGENT.search(command) for command in self.commands)
 
 
-class WindowSpec(_Frozen):
+@dataclass(frozen=True, kw_only=True)
+class WindowSpec:
     name: str
     layout: str | None = None
     root: Path
@@ -176,7 +170,8 @@ class WindowSpec(_Frozen):
     """The window's ``worktree:`` as written (each agent pane's own is resolved into :attr:`PaneSpec.worktree`)."""
 
 
-class Layout(_Frozen):
+@dataclass(frozen=True, kw_only=True)
+class Layout:
     """A validated fleet layout; paths are absolute."""
 
     name: str
@@ -248,7 +243,7 @@ class Layout(_Frozen):
     def with_socket(self, socket_name: str) -> Layout:
         if not is_fleet_socket(socket_name):
             raise LayoutError(f"--socket {socket_name!r} is not a fleet socket; use fleet or fleet-NAME")
-        return self.model_copy(update={"socket_name": socket_name})
+        return replace(self, socket_name=socket_name)
 
     @property
     def startup(self) -> WindowSpec:
@@ -300,30 +295,25 @@ class Layout(_Frozen):
         (:mod:`claude_shepherd.fleet.hosts.relay`); the host keeps the alert states and tmux's own
         bell and message. The fleet's budget becomes the host's share (:meth:`budget_share`).
         """
-        windows = tuple(w.model_copy(update={"host": None}) for w in self.windows if w.host == host)
+        windows = tuple(replace(w, host=None) for w in self.windows if w.host == host)
         if not windows:
             raise LayoutError(f"{self.source}: no window runs on {host or 'this machine'}")
         startup = self.startup
         opens_here = startup.host == host
-        part = self.model_copy(
-            update={
-                "budget": self.budget_share(host),
-                "windows": windows,
-                "attach": False,
-                # An index would count this host's windows only: the window is named.
-                "startup_window": startup.name if opens_here and self.startup_window is not None else None,
-                "startup_pane": self.startup_pane if opens_here else None,
-            }
+        part = replace(
+            self,
+            budget=self.budget_share(host),
+            windows=windows,
+            attach=False,
+            # An index would count this host's windows only: the window is named.
+            startup_window=startup.name if opens_here and self.startup_window is not None else None,
+            startup_pane=self.startup_pane if opens_here else None,
         )
         if host is None:
-            return part.model_copy(
-                update={
-                    "root_text": str(self.root),
-                    "windows": tuple(w.model_copy(update={"root_text": str(w.root)}) for w in windows),
-                }
-            ).to_document()
-        return part.model_copy(
-            update={"config_file": None, "tmux_bin": None, "on_project_start": (), "notify_command": None}
+            here = tuple(replace(w, root_text=str(w.root)) for w in windows)
+            return replace(part, root_text=str(self.root), windows=here).to_document()
+        return replace(
+            part, config_file=None, tmux_bin=None, on_project_start=(), notify_command=None
         ).to_document()
 
 
@@ -354,7 +344,7 @@ def pane_script(layout: Layout, window: WindowSpec, pane: PaneSpec) -> str | Non
 # --------------------------------------------------------------------------- the raw file
 
 
-def _commands(value: t.Any, what: str) -> list[str]:
+def commands_value(value: t.Any, what: str) -> list[str]:
     """tmuxinator's command forms: a string, a list of strings, or nothing."""
     if value is None:
         return []
@@ -369,14 +359,14 @@ def _commands(value: t.Any, what: str) -> list[str]:
             if item is None:
                 continue
             if isinstance(item, bool) or not isinstance(item, (str, int, float)):
-                raise ValueError(f"{what}: each command must be a string, got {_kind(item)}")
+                raise ValueError(f"{what}: each command must be a string, got {kind_of(item)}")
             if str(item).strip():
                 out.append(str(item))
         return out
-    raise ValueError(f"{what}: expected a command or a list of commands, got {_kind(value)}")
+    raise ValueError(f"{what}: expected a command or a list of commands, got {kind_of(value)}")
 
 
-def _kind(value: t.Any) -> str:
+def kind_of(value: t.Any) -> str:
     if isinstance(value, dict):
         return "a mapping"
     if isinstance(value, list):
@@ -386,7 +376,7 @@ def _kind(value: t.Any) -> str:
     return f"{type(value).__name__} {value!r}"
 
 
-def _check_name(value: str, what: str) -> str:
+def checked_name(value: str, what: str) -> str:
     if not value.strip():
         raise ValueError(f"{what} is empty")
     if any(ch in value for ch in "\t\n\r\x1f"):
@@ -402,7 +392,7 @@ def _label_in(commands: list[str]) -> str | None:
     return None
 
 
-def _budget(value: t.Any) -> Budget | None:
+def budget_value(value: t.Any) -> Budget | None:
     """``budget: 5`` (USD for the fleet's life) or ``budget: {usd: 5, per: day|week|life}``."""
     form = f"is USD as a number (budget: 5) or {{usd: 5, per: {'|'.join(BUDGET_PERIODS)}}}"
     if value is None:
@@ -441,127 +431,7 @@ def worktree_value(value: t.Any, what: str) -> bool | str | None:
     )
 
 
-class _RawPane(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    label: str | None = None
-    commands: list[str] = []
-    budget: Budget | None = None
-    worktree: bool | str | None = None
-
-    @model_validator(mode="before")
-    @classmethod
-    def _forms(cls, value: t.Any) -> t.Any:
-        if isinstance(value, dict):
-            if len(value) > 1 and set(map(str, value)) <= set(PANE_KEYS):
-                keys = ", ".join(f"{k}: {value[k]}" for k in value)
-                raise ValueError(
-                    f"a pane's {', '.join(k for k in map(str, value) if k != 'commands')} needs a label: "
-                    f"write `- LABEL: {{{keys}}}`"
-                )
-            if len(value) != 1:
-                raise ValueError(
-                    f"a labelled pane is one `LABEL: COMMAND` entry, got {len(value)} keys "
-                    f"({', '.join(map(str, value))})"
-                )
-            ((label, body),) = value.items()
-            if label is None or isinstance(label, (dict, list)):
-                raise ValueError("a pane label must be a name")
-            budget = None
-            worktree = None
-            if isinstance(body, dict):
-                for key in body:
-                    if key not in PANE_KEYS:
-                        raise _KeyProblem(
-                            str(key),
-                            f"unknown pane key {key!r} (a labelled pane takes {', '.join(PANE_KEYS)})",
-                        )
-                try:
-                    budget = _budget(body.get("budget"))
-                except ValueError as exc:
-                    raise _KeyProblem("budget", str(exc)) from None
-                worktree = worktree_value(body.get("worktree"), f"pane {label}: worktree")
-                body = body.get("commands")
-            return {
-                "label": _check_name(str(label), "pane label"),
-                "commands": _commands(body, f"pane {label}"),
-                "budget": budget,
-                "worktree": worktree,
-            }
-        return {"commands": _commands(value, "pane")}
-
-
-class _RawWindow(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    layout: str | None = None
-    root: str | None = None
-    pre: list[str] = []
-    panes: list[_RawPane] | None = None  # None: one pane with a shell
-    host: str | None = None
-    budget: Budget | None = None
-    worktree: bool | str | None = None
-
-    @model_validator(mode="before")
-    @classmethod
-    def _forms(cls, value: t.Any) -> t.Any:
-        # tmuxinator: a window is a command, a list of commands (one pane), nothing (a shell), or a mapping.
-        if value is None or isinstance(value, (str, int, float, list)):
-            return {"panes": [value]}
-        if isinstance(value, dict):
-            for key in value:
-                if key in REFUSED_WINDOW_KEYS:
-                    raise _Refused(str(key), REFUSED_WINDOW_KEYS[key])
-                if key not in WINDOW_KEYS:
-                    close = difflib.get_close_matches(str(key), WINDOW_KEYS, n=1)
-                    hint = f"did you mean {close[0]!r}? " if close else ""
-                    raise _KeyProblem(
-                        str(key),
-                        f"unknown window key {key!r} ({hint}a window takes {', '.join(WINDOW_KEYS)})",
-                    )
-            value = dict(value)
-            if "pre" in value:
-                value["pre"] = _commands(value["pre"], "pre")
-            if "panes" in value and not isinstance(value["panes"], list):
-                raise ValueError(f"panes must be a list, got {_kind(value['panes'])}")
-            if value.get("panes") == []:
-                raise ValueError("panes is empty; give at least one pane")
-            if "budget" in value:
-                try:
-                    value["budget"] = _budget(value["budget"])
-                except ValueError as exc:
-                    raise _KeyProblem("budget", str(exc)) from None
-            if "worktree" in value:
-                value["worktree"] = worktree_value(value["worktree"], "worktree")
-            return value
-        raise ValueError(f"a window must be a command, a list of commands or a mapping, got {_kind(value)}")
-
-    @field_validator("layout")
-    @classmethod
-    def _layout(cls, value: str | None) -> str | None:
-        if value is not None and value not in TMUX_LAYOUTS and not _CUSTOM_LAYOUT.match(value):
-            raise ValueError(
-                f"layout {value!r} is not a tmux layout ({', '.join(sorted(TMUX_LAYOUTS))}, "
-                f"or a layout string from `tmux list-windows`)"
-            )
-        return value
-
-    @field_validator("host", mode="before")
-    @classmethod
-    def _host(cls, value: t.Any) -> t.Any:
-        if value is None:
-            return None
-        if not isinstance(value, str) or not HOST.fullmatch(value):
-            raise ValueError(
-                f"host {value!r} is not [user@]name[:port] (a name from ~/.ssh/config works too); "
-                "omit host for this machine"
-            )
-        if value == "local":
-            raise ValueError(
-                "host 'local' is what fleet calls this machine; omit host for it, or name the host"
-            )
-        return value
-
-
-class _KeyProblem(ValueError):
+class KeyProblem(ValueError):
     """A problem with one key of a mapping: the error's location includes the key."""
 
     def __init__(self, key: str, message: str) -> None:
@@ -569,93 +439,9 @@ class _KeyProblem(ValueError):
         self.key = key
 
 
-class _Refused(_KeyProblem):
+class RefusedKey(KeyProblem):
     def __init__(self, key: str, reason: str) -> None:
         super().__init__(key, f"key {key!r} is not supported: {reason}")
-
-
-class _RawLayout(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    name: str | None = None
-    root: str | None = None
-    socket_name: str | None = None
-    tmux_command: str | None = None
-    tmux_options: str | None = None
-    on_project_start: list[str] = []
-    pre_window: list[str] = []
-    startup_window: str | None = None
-    startup_pane: int | None = Field(None, ge=0)
-    attach: bool = True
-    windows: list[dict[str, _RawWindow]]
-    notify: bool | list[str] | None = None
-    notify_on: list[str] | None = None
-    budget: Budget | None = None
-
-    @model_validator(mode="before")
-    @classmethod
-    def _keys(cls, value: t.Any) -> t.Any:
-        if not isinstance(value, dict):
-            raise ValueError(f"a layout is a YAML mapping (name:, windows:, ...), got {_kind(value)}")
-        for key in value:
-            if key in REFUSED_KEYS:
-                raise _Refused(str(key), REFUSED_KEYS[key])
-            if key not in HONOURED_KEYS:
-                close = difflib.get_close_matches(str(key), HONOURED_KEYS, n=1)
-                hint = f"did you mean {close[0]!r}? " if close else ""
-                raise _KeyProblem(
-                    str(key), f"unknown key {key!r} ({hint}fleet honours: {', '.join(HONOURED_KEYS)})"
-                )
-        value = dict(value)
-        for key in ("on_project_start", "pre_window"):
-            if key in value:
-                value[key] = _commands(value[key], key)
-        for key in ("name", "startup_window"):
-            if isinstance(value.get(key), (int, float)) and not isinstance(value.get(key), bool):
-                value[key] = str(value[key])
-        if "windows" not in value:
-            raise ValueError("windows is missing; a layout needs at least one window")
-        if "budget" in value:
-            try:
-                value["budget"] = _budget(value["budget"])
-            except ValueError as exc:
-                raise _KeyProblem("budget", str(exc)) from None
-        return value
-
-    @field_validator("windows", mode="before")
-    @classmethod
-    def _windows(cls, value: t.Any) -> t.Any:
-        if not isinstance(value, list) or not value:
-            raise ValueError(f"windows must be a non-empty list of `- NAME: ...` entries, got {_kind(value)}")
-        return [{str(k): v for k, v in item.items()} if isinstance(item, dict) else item for item in value]
-
-    @field_validator("notify", mode="before")
-    @classmethod
-    def _notify(cls, value: t.Any) -> t.Any:
-        example = (
-            'a list of arguments, e.g. ["notify-send", "{fleet}", "{label}: {state}"] (never run by a shell)'
-        )
-        if isinstance(value, str):
-            raise ValueError(f"is {example}, or false; got a string")
-        if isinstance(value, list) and (not value or not all(isinstance(a, str) and a for a in value)):
-            raise ValueError(f"is {example}; got {value!r}")
-        return value
-
-    @field_validator("notify_on", mode="before")
-    @classmethod
-    def _notify_on(cls, value: t.Any) -> t.Any:
-        states = [value] if isinstance(value, str) else value
-        if not isinstance(states, list) or not all(s in ALERT_STATES for s in states):
-            raise ValueError(f"lists states that alert, of {', '.join(ALERT_STATES)}; got {value!r}")
-        return states
-
-    @field_validator("name")
-    @classmethod
-    def _name(cls, value: str | None) -> str | None:
-        if value is not None:
-            _check_name(value, "name")
-            if ":" in value or "." in value:
-                raise ValueError(f"name {value!r} is the tmux session name and may not contain ':' or '.'")
-        return value
 
 
 # --------------------------------------------------------------------------- line numbers
@@ -664,27 +450,7 @@ class _RawLayout(BaseModel):
 YamlPath = tuple[str | int, ...]
 
 
-def _line_map(node: yaml.Node | None) -> dict[YamlPath, int]:
-    """YAML path → 1-based line, for every key and list item of the document."""
-    lines: dict[YamlPath, int] = {}
-
-    def walk(n: yaml.Node, path: YamlPath) -> None:
-        lines.setdefault(path, n.start_mark.line + 1)
-        if isinstance(n, yaml.MappingNode):
-            for key_node, value_node in n.value:
-                key = key_node.value if isinstance(key_node, yaml.ScalarNode) else "?"
-                lines[(*path, key)] = key_node.start_mark.line + 1
-                walk(value_node, (*path, key))
-        elif isinstance(n, yaml.SequenceNode):
-            for i, item in enumerate(n.value):
-                walk(item, (*path, i))
-
-    if node is not None:
-        walk(node, ())
-    return lines
-
-
-def _where(loc: t.Sequence[str | int], lines: dict[YamlPath, int]) -> tuple[int | None, str]:
+def where_in(loc: t.Sequence[str | int], lines: dict[YamlPath, int]) -> tuple[int | None, str]:
     """The line of the deepest known prefix of *loc*, and *loc* as ``a.b[0].c``."""
     path: YamlPath = tuple(loc)
     line = None
@@ -698,82 +464,7 @@ def _where(loc: t.Sequence[str | int], lines: dict[YamlPath, int]) -> tuple[int 
     return line, text
 
 
-def _yaml_problem(exc: yaml.YAMLError) -> tuple[t.Any, str]:
-    """Where a YAML syntax error is (the mark to show) and what to fix, in words for a person.
-
-    PyYAML's own text names parser states ("expected <block end>") over
-    several lines; the mark is the spot a person has to change.
-    """
-    problem = str(getattr(exc, "problem", None) or "")
-    context = str(getattr(exc, "context", None) or "")
-    at = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-    opened = getattr(exc, "context_mark", None) or at
-    if "'\\t'" in problem:
-        return at, "a tab indents this line; YAML indents with spaces only"
-    if "cannot start any token" in problem:
-        char = problem.split("'")[1] if problem.count("'") >= 2 else "this character"
-        return at, f"a value cannot start with {char}; put the value in quotes"
-    if "quoted scalar" in context:
-        return opened, "this quote is never closed; close it on the same value or remove it"
-    if "flow sequence" in context or "flow mapping" in context:
-        bracket = "[" if "sequence" in context else "{"
-        return opened, f"this {bracket} is never closed; close it, or put the value in quotes"
-    if "mapping values are not allowed" in problem:
-        return at, (
-            "a 'key: value' where none can start; indent this line like the keys it belongs with, "
-            "or quote a value that contains ': '"
-        )
-    if "could not find expected ':'" in problem:
-        return opened, (
-            "this line is neither 'key: value' nor a '- item'; add the ':' or indent it like the lines "
-            "it belongs with"
-        )
-    if "expected <block end>" in problem or "expected <block" in problem:
-        return at, (
-            "this line is indented differently from the lines it belongs with; line it up with them "
-            "(the '- ' of one list in one column, the keys of one mapping in one column)"
-        )
-    if "undefined alias" in problem:
-        return at, "*NAME refers to no &NAME anchor; put the value in quotes if the * is meant literally"
-    if "another document" in problem:
-        return at, "a second YAML document (---) starts here; a layout is one document"
-    if "unhashable key" in problem:
-        return at, "a key that is a list or a mapping; keys are plain names"
-    first = problem or str(exc).splitlines()[0]
-    return at, f"{first}; check the indentation and quoting here"
-
-
-class _HalfCharacter(ValueError):
-    def __init__(self, path: YamlPath) -> None:
-        super().__init__(
-            "a \\u escape here is half a character (a lone UTF-16 surrogate); escape both halves, "
-            "or write the character itself"
-        )
-        self.path = path
-
-
-def _whole_characters(value: t.Any, path: YamlPath) -> t.Any:
-    """*value* with each ``\\uD83E\\uDD16``-style pair of escapes made the one character it spells.
-
-    JSON escapes a character beyond U+FFFF as two UTF-16 halves (``json.dumps`` does, and each host's
-    part of a layout is sent as JSON); PyYAML reads each half as a character of its own, a string
-    that no file, terminal or tmux can take.
-    """
-    if isinstance(value, str):
-        if not any("\ud800" <= c <= "\udfff" for c in value):
-            return value
-        try:
-            return value.encode("utf-16", "surrogatepass").decode("utf-16")
-        except UnicodeDecodeError:
-            raise _HalfCharacter(path) from None
-    if isinstance(value, list):
-        return [_whole_characters(item, (*path, i)) for i, item in enumerate(value)]
-    if isinstance(value, dict):
-        return {_whole_characters(k, (*path, k)): _whole_characters(v, (*path, k)) for k, v in value.items()}
-    return value
-
-
-def _error(source: Path, line: int | None, key: str, message: str) -> LayoutError:
+def located_error(source: Path, line: int | None, key: str, message: str) -> LayoutError:
     where = f"{source}:{line}" if line else str(source)
     return LayoutError(f"{where}: {key + ': ' if key else ''}{message}")
 
@@ -828,7 +519,7 @@ def _tmux_flags(text: str, key: str, *, program: bool) -> _TmuxFlags:
         elif word == "-u":
             pass  # UTF-8 is always on in tmux >= 3.2
         elif word.startswith("-S"):
-            raise _Refused("-S", REFUSED_KEYS["socket_path"])
+            raise RefusedKey("-S", REFUSED_KEYS["socket_path"])
         else:
             raise ValueError(f"option {word!r} is not supported (fleet passes only -L, -f, -2, -u to tmux)")
         i += 1
@@ -838,64 +529,12 @@ def _tmux_flags(text: str, key: str, *, program: bool) -> _TmuxFlags:
 # --------------------------------------------------------------------------- loading
 
 
-_FAST_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-"""libyaml's loader where PyYAML was built with it: the same documents, several times faster."""
-
-
-def _parsed(text: str, loader_class: type[yaml.SafeLoader]) -> tuple[yaml.Node | None, t.Any]:
-    """*text*'s node tree (for the line of each key) and its data, from one parse."""
-    loader = loader_class(text)
-    try:
-        node = loader.get_single_node()
-        return node, None if node is None else loader.construct_document(node)
-    finally:
-        loader.dispose()
-
-
 def parse_layout(text: str, source: Path, *, cwd: Path | None = None) -> Layout:
     """Validate tmuxinator YAML *text* (read from *source*) into a :class:`Layout`."""
-    cwd = Path.cwd() if cwd is None else cwd
-    for number, row in enumerate(text.splitlines(), 1):
-        if "<%" in row:
-            raise _error(
-                source, number, "", "ERB templates (<% ... %>) are not supported; write the values out"
-            )
-    try:
-        node, data = _parsed(text, _FAST_LOADER)
-    except Exception:  # the pure-Python loader's error is the one _yaml_problem reads
-        try:
-            node, data = _parsed(text, yaml.SafeLoader)
-        except yaml.YAMLError as exc:
-            mark, message = _yaml_problem(exc)
-            where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark is not None else str(source)
-            raise LayoutError(f"{where}: YAML syntax: {message}") from None
-    lines = _line_map(node)
-    try:
-        data = _whole_characters(data, ())
-    except _HalfCharacter as exc:
-        line, key = _where(exc.path, lines)
-        raise _error(source, line, key, str(exc)) from None
-    if data is None:
-        raise _error(source, None, "", "the file is empty; a layout needs name: and windows:")
-    try:
-        raw = _RawLayout.model_validate(data)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = list(err.get("loc", ()))
-        inner = err.get("ctx", {}).get("error")
-        if isinstance(inner, _KeyProblem):
-            loc.append(inner.key)
-        if err.get("type") == "extra_forbidden" and loc:
-            message = f"unknown key {loc[-1]!r}"
-        elif err.get("type") == "missing" and loc:
-            message = "is missing"
-        elif err.get("type") == "dict_type" and loc[:1] == ["windows"]:
-            message = f"a window is one `- NAME: ...` entry, got {_kind(err.get('input'))}"
-        else:
-            message = str(err.get("msg", "is invalid")).removeprefix("Value error, ")
-        line, key = _where(loc, lines)
-        raise _error(source, line, key, message) from None
-    return _build(raw, source, lines, cwd)
+    from claude_shepherd.fleet.layout_file import read  # PyYAML and pydantic: only when a file is parsed
+
+    raw, lines = read(text, source)
+    return _build(raw, source, lines, Path.cwd() if cwd is None else cwd)
 
 
 # --------------------------------------------------------------------------- building, key by key
@@ -907,10 +546,10 @@ def parse_layout(text: str, source: Path, *, cwd: Path | None = None) -> Layout:
 _Fail = t.Callable[[YamlPath, str], t.NoReturn]
 
 
-def _build(raw: _RawLayout, source: Path, lines: dict[YamlPath, int], cwd: Path) -> Layout:
+def _build(raw: RawLayout, source: Path, lines: dict[YamlPath, int], cwd: Path) -> Layout:
     def fail(path: YamlPath, message: str) -> t.NoReturn:
-        line, key = _where(path, lines)
-        raise _error(source, line, key, message)
+        line, key = where_in(path, lines)
+        raise located_error(source, line, key, message)
 
     tmux = _tmux(raw, cwd, fail)
     root = _root(raw.root, cwd)
@@ -933,7 +572,7 @@ def _build(raw: _RawLayout, source: Path, lines: dict[YamlPath, int], cwd: Path)
     )
 
 
-def _name(raw: _RawLayout, source: Path, fail: _Fail) -> str:
+def _name(raw: RawLayout, source: Path, fail: _Fail) -> str:
     name = raw.name or source.stem
     if ":" in name or "." in name:
         fail((), f"the file name {source.name!r} gives session name {name!r}; set name: without ':' or '.'")
@@ -958,7 +597,7 @@ def _root_written(text: str | None) -> dict[str, t.Any]:
     return {} if text is None else {"root": text}
 
 
-def _tmux(raw: _RawLayout, cwd: Path, fail: _Fail) -> dict[str, t.Any]:
+def _tmux(raw: RawLayout, cwd: Path, fail: _Fail) -> dict[str, t.Any]:
     """``socket_name``, ``tmux_command`` and ``tmux_options``: one fleet socket (however many of them name
     it), the tmux config file (which must exist), the tmux program and its colours."""
     sockets: dict[str, YamlPath] = {}
@@ -1013,7 +652,7 @@ def _tmux_written(layout: Layout) -> dict[str, t.Any]:
 
 
 def _commands_written(layout: Layout) -> dict[str, t.Any]:
-    """``on_project_start`` and ``pre_window`` (read by :meth:`_RawLayout._keys`)."""
+    """``on_project_start`` and ``pre_window`` (read by :meth:`RawLayout._keys`)."""
     return {
         key: list(commands)
         for key, commands in (
@@ -1024,7 +663,7 @@ def _commands_written(layout: Layout) -> dict[str, t.Any]:
     }
 
 
-def _startup(raw: _RawLayout, windows: tuple[WindowSpec, ...], fail: _Fail) -> dict[str, t.Any]:
+def _startup(raw: RawLayout, windows: tuple[WindowSpec, ...], fail: _Fail) -> dict[str, t.Any]:
     """``startup_window`` (a window's name, or its index) and ``startup_pane``."""
     if raw.startup_window is not None:
         names = [w.name for w in windows]
@@ -1043,7 +682,7 @@ def _startup_written(layout: Layout) -> dict[str, t.Any]:
     return doc
 
 
-def _notify(raw: _RawLayout) -> dict[str, t.Any]:
+def _notify(raw: RawLayout) -> dict[str, t.Any]:
     """``notify`` (a command, or false for no alert at all) and ``notify_on``."""
     return {
         "notify_command": tuple(raw.notify) if isinstance(raw.notify, list) else None,
@@ -1062,7 +701,7 @@ def _notify_written(layout: Layout) -> dict[str, t.Any]:
     return doc
 
 
-def _windows(raw: _RawLayout, root: Path, lines: dict[YamlPath, int], fail: _Fail) -> t.Iterator[WindowSpec]:
+def _windows(raw: RawLayout, root: Path, lines: dict[YamlPath, int], fail: _Fail) -> t.Iterator[WindowSpec]:
     seen: set[str] = set()
     for i, item in enumerate(raw.windows):
         if len(item) != 1:
@@ -1074,7 +713,7 @@ def _windows(raw: _RawLayout, root: Path, lines: dict[YamlPath, int], fail: _Fai
         ((name, body),) = item.items()
         where: YamlPath = ("windows", i, name)
         try:
-            _check_name(name, "window name")
+            checked_name(name, "window name")
         except ValueError as exc:
             fail(where, str(exc))
         if name in seen:
@@ -1112,7 +751,7 @@ def _window_written(window: WindowSpec) -> dict[str, t.Any]:
     return body
 
 
-def _worktrees(raw: _RawLayout, windows: tuple[WindowSpec, ...], fail: _Fail) -> tuple[WindowSpec, ...]:
+def _worktrees(raw: RawLayout, windows: tuple[WindowSpec, ...], fail: _Fail) -> tuple[WindowSpec, ...]:
     """``worktree:`` of panes and windows, resolved over the whole layout into each pane's name.
 
     A pane's own value wins; a window's applies to its agent panes. ``true`` names the worktree after
@@ -1160,29 +799,25 @@ def _worktrees(raw: _RawLayout, windows: tuple[WindowSpec, ...], fail: _Fail) ->
         names[name] = where
         resolved[(i, j)] = name
     return tuple(
-        window.model_copy(
-            update={
-                "panes": tuple(
-                    pane.model_copy(update={"worktree": resolved.get((i, j))})
-                    for j, pane in enumerate(window.panes)
-                )
-            }
+        replace(
+            window,
+            panes=tuple(replace(pane, worktree=resolved.get((i, j))) for j, pane in enumerate(window.panes)),
         )
         for i, window in enumerate(windows)
     )
 
 
 def _panes(
-    name: str, body: _RawWindow, where: YamlPath, lines: dict[YamlPath, int], fail: _Fail
+    name: str, body: RawWindow, where: YamlPath, lines: dict[YamlPath, int], fail: _Fail
 ) -> t.Iterator[PaneSpec]:
     labels: dict[str, int] = {}
-    shell = [_RawPane.model_construct(label=None, commands=[])]  # no panes: one pane with a shell
-    for j, raw_pane in enumerate(body.panes if body.panes is not None else shell):
+    for j, raw_pane in enumerate(body.panes if body.panes is not None else [None]):  # None: a shell
         pane_path: YamlPath = (*where, "panes", j)
+        commands = raw_pane.commands if raw_pane is not None else []
         # A bash-era pane sets its own label; that label is the identity its sessions are
         # bound to, so it wins over the mapping key (then only tmuxinator's pane title).
-        self_label = _label_in(raw_pane.commands)
-        label = self_label or raw_pane.label
+        self_label = _label_in(commands)
+        label = self_label or (raw_pane.label if raw_pane is not None else None)
         if label:
             if label in labels:
                 fail(
@@ -1193,10 +828,10 @@ def _panes(
             labels[label] = j
         yield PaneSpec(
             label=label,
-            commands=tuple(raw_pane.commands),
+            commands=tuple(commands),
             label_from_command=bool(self_label),
             line=lines.get(pane_path),
-            budget=raw_pane.budget,
+            budget=raw_pane.budget if raw_pane is not None else None,
         )
 
 
@@ -1216,7 +851,7 @@ def _pane_written(pane: PaneSpec, window: WindowSpec) -> t.Any:
 
 
 def load_layout(path: Path, *, cwd: Path | None = None) -> Layout:
-    """Read and validate the layout file at *path*."""
+    """Read and validate the layout file at *path* (checked once for a text: :mod:`.layout_cache`)."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -1225,4 +860,11 @@ def load_layout(path: Path, *, cwd: Path | None = None) -> Layout:
         raise LayoutError(f"{path}: not UTF-8 text") from None
     except OSError as exc:
         raise LayoutError(f"{path}: cannot read ({exc.strerror})") from None
-    return parse_layout(text, path, cwd=cwd)
+    from claude_shepherd.fleet import layout_cache  # it builds these models: imported once they are
+
+    cwd = Path.cwd() if cwd is None else cwd
+    layout = layout_cache.cached(path, text, cwd)
+    if layout is None:
+        layout = parse_layout(text, path, cwd=cwd)
+        layout_cache.keep(path, text, cwd, layout)
+    return layout

@@ -7,6 +7,7 @@ every form. Documents go through JSON, as each host's part does on its way there
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import typing as t
 from pathlib import Path
@@ -15,7 +16,7 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pydantic import BaseModel
+from support.every_layout import EVERY_KEY, LAYOUTS, WORKTREES
 
 from claude_shepherd.fleet.hosts import part as pt
 from claude_shepherd.fleet.layout import (
@@ -31,116 +32,6 @@ from claude_shepherd.supervisor.tmux_names import ALERT_STATES
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "tmuxinator"
 EXAMPLES = Path(__file__).parents[2] / "tmuxinator"
 
-EVERY_KEY = """\
-name: every-key
-root: proj
-socket_name: fleet-every
-tmux_command: "'/opt/my tmux/tmux-3.4' -u"
-tmux_options: -f tmux.conf -2
-on_project_start: [mkdir -p logs, echo ready]
-pre_window: export X=1
-startup_window: api
-startup_pane: 1
-attach: false
-notify: [notify-send, "{fleet}", "{label}: {state}"]
-notify_on: [needs-you, error, needs-you]
-windows:
-  - api:
-      layout: main-vertical
-      root: /srv/api
-      pre: [export Y=2, cd sub]
-      panes:
-        - claude-run
-        - [cd api, claude-run --agent api]
-        - SDK: claude-run --agent sdk
-        - API:
-            - export Z=3
-            - claude-run
-        - EMPTY:
-        -
-        - tmux set-option -p @pane_label SELF; claude-run
-        - NAME: tmux set -p @pane_label "BASH ERA" && claude-run
-        - PAID:
-            budget: {usd: 1.5, per: day}
-            commands: [export Z=4, claude-run]
-        - NOCMD:
-            budget: 2
-        - BASHPAID:
-            budget: {usd: 3, per: life}
-            commands: tmux set -p @pane_label "BASH PAID" && claude-run
-  - shell:
-  - one: htop
-  - two: [cd logs, tail -f x.log]
-  - home:
-      root: ~/work
-      budget: {usd: 10, per: week}
-      panes: [claude-run]
-  - remote:
-      host: dev@buildbox:2222
-      root: proj
-      pre: export R=1
-      worktree: true
-      panes:
-        - B: claude-run
-  - remote-two:
-      host: dev@buildbox:2222
-      layout: tiled
-  - gpu:
-      host: "[::1]:22"
-      panes:
-        - G: claude-run 🤖 --description "Owns ✓"
-budget: 25
-"""
-
-VARIANTS = {
-    "eight colours, a socket from tmux_command, notify false, startup by index": (
-        EVERY_KEY.replace("tmux_options: -f tmux.conf -2", "tmux_options: '-8'")
-        .replace("\"'/opt/my tmux/tmux-3.4' -u\"", "tmux -L fleet-every -f tmux.conf")
-        .replace('notify: [notify-send, "{fleet}", "{label}: {state}"]', "notify: false")
-        .replace("startup_window: api", "startup_window: '5'")
-        .replace("budget: 25", "budget: {usd: 0.5, per: day}")
-    ),
-    "no root, no socket, no notify, a notify_on of one state, startup on another host": (
-        EVERY_KEY.replace("root: proj\n", "", 1)
-        .replace("socket_name: fleet-every\n", "")
-        .replace('notify: [notify-send, "{fleet}", "{label}: {state}"]\n', "")
-        .replace("notify_on: [needs-you, error, needs-you]", "notify_on: error")
-        .replace("startup_window: api", "startup_window: remote")
-        .replace("budget: 25\n", "")
-    ),
-    "an empty root, tmux_options only, no startup, attach": (
-        EVERY_KEY.replace("root: proj\n", "root: ''\n", 1)
-        .replace("tmux_command: \"'/opt/my tmux/tmux-3.4' -u\"\n", "")
-        .replace("startup_window: api\nstartup_pane: 1\n", "")
-        .replace("attach: false", "attach: true")
-        .replace("notify_on: [needs-you, error, needs-you]", "notify_on: []")
-    ),
-}
-WORKTREES = EVERY_KEY.replace(
-    '        - G: claude-run 🤖 --description "Owns ✓"\n',
-    '        - G: claude-run 🤖 --description "Owns ✓"\n'
-    + """  - trees:
-      worktree: true
-      panes:
-        - T1: claude-run
-        - B: claude-run
-        - T2:
-            commands: claude-run --agent t2
-            budget: 1
-            worktree: own-tree
-        - T3:
-            commands: [claude-run]
-            worktree: false
-        - SDK: claude-run
-        - LOG: tail -f x.log
-  - single:
-      worktree: one-tree
-      panes: [htop, claude-run]
-""",
-)
-VARIANTS["worktrees: windows' and panes', named, inherited, refused"] = WORKTREES
-LAYOUTS = {"every key": EVERY_KEY, **VARIANTS}
-
 
 def parse(text: str, tmp_path: Path, source: str = "every.yml") -> Layout:
     (tmp_path / "tmux.conf").touch()
@@ -152,17 +43,18 @@ def sent(document: dict[str, t.Any], tmp_path: Path) -> Layout:
     return parse_layout(json.dumps(document), Path("<stdin>"), cwd=tmp_path)
 
 
-M = t.TypeVar("M", bound=BaseModel)
+M = t.TypeVar("M")
 
 
 def unsourced(model: M) -> M:
     """*model* with :data:`PROVENANCE` (where it was read from: file and lines) blanked, at every depth."""
-    update: dict[str, t.Any] = {name: None for name in PROVENANCE if name in type(model).model_fields}
-    for name in type(model).model_fields:
+    names = [field.name for field in dataclasses.fields(model)]  # type: ignore[arg-type]
+    update: dict[str, t.Any] = {name: None for name in PROVENANCE if name in names}
+    for name in names:
         value = getattr(model, name)
-        if isinstance(value, tuple) and value and all(isinstance(v, BaseModel) for v in value):
+        if isinstance(value, tuple) and value and all(dataclasses.is_dataclass(v) for v in value):
             update[name] = tuple(unsourced(v) for v in value)
-    return model.model_copy(update=update)
+    return dataclasses.replace(model, **update)  # type: ignore[type-var]
 
 
 def test_the_layouts_here_set_every_key_the_parser_honours() -> None:
@@ -208,7 +100,7 @@ def check_part(layout: Layout, host: str | None, cwd: Path) -> None:
     here = host is None
     # This machine's part carries absolute roots; another host's the roots as written, resolved there.
     windows = tuple(
-        w.model_copy(update={"host": None, "root_text": str(w.root) if here else w.root_text})
+        dataclasses.replace(w, host=None, root_text=str(w.root) if here else w.root_text)
         for w in layout.windows
         if w.host == host
     )
@@ -228,7 +120,7 @@ def check_part(layout: Layout, host: str | None, cwd: Path) -> None:
     }
     if not here:  # what only this machine has, or runs where the person is (the notify command)
         same |= {"config_file": None, "tmux_bin": None, "on_project_start": (), "notify_command": None}
-    assert unsourced(part) == unsourced(layout.model_copy(update=same))
+    assert unsourced(part) == unsourced(dataclasses.replace(layout, **same))
     assert not part.spans_hosts
 
 
