@@ -16,8 +16,6 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import psutil
-
 from claude_shepherd.supervisor import gitrepo
 from claude_shepherd.supervisor.errors import ShepherdError, UsageError
 
@@ -192,6 +190,8 @@ def _stashes_of(repo: Path, entry: Entry) -> list[str]:
 def users_of(path: Path) -> tuple[str, ...]:
     """Processes whose working directory is in *path* (an agent, its tools, a person's shell), but
     this one and its ancestors (the person asking from there)."""
+    import psutil  # only here, where every process is scanned (DESIGN §10): not on fleet status's path
+
     real = os.path.realpath(path)
     mine = {os.getpid(), *(p.pid for p in psutil.Process().parents())}
     found = []

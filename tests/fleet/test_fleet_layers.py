@@ -88,3 +88,38 @@ def test_fleet_status_runs_without_typer_rich_or_thread_pools(tmp_path: Path) ->
             env=env,
         )
         assert loaded in done.stderr, (words, done.stderr)
+
+
+def test_fleet_status_of_a_layout_checked_before_loads_no_yaml_nor_pydantic(tmp_path: Path) -> None:
+    """The first `fleet status LAYOUT` parses the file (PyYAML, pydantic); the next ones read the checked
+    layout kept for that text and say the same, until the file changes."""
+    probe = (
+        "import sys\n"
+        "from claude_shepherd.fleet.cli import run\n"
+        "status = run(sys.argv[1:])\n"
+        "heavy = ('yaml', 'pydantic', 'claude_shepherd.fleet.layout_file')\n"
+        "print('LOADED', [m for m in heavy if m in sys.modules], status, file=sys.stderr)\n"
+    )
+    layout = tmp_path / "cached.yml"
+    layout.write_text(
+        "name: cached\nsocket_name: fleet-none\nwindows:\n  - main:\n      panes:\n        - A: claude-run\n"
+    )
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "TMUX_TMPDIR": str(tmp_path)}
+
+    def status() -> tuple[str, str]:
+        done = subprocess.run(
+            [sys.executable, "-c", probe, "status", str(layout), "--json"],
+            capture_output=True, text=True, timeout=60, check=False, env=env, cwd=tmp_path,
+        )  # fmt: skip
+        return done.stdout, done.stderr.splitlines()[-1]
+
+    first, parsed = status()
+    again, kept = status()
+    assert parsed.startswith("LOADED ['yaml', 'pydantic', 'claude_shepherd.fleet.layout_file']"), parsed
+    assert kept.startswith("LOADED []") and again == first and "'cached'" in first, (kept, again, first)
+    layout.write_text(layout.read_text().replace("name: cached", "name: renamed"))
+    changed, parsed = status()
+    assert parsed.startswith("LOADED ['yaml'") and "fleet 'renamed' is not running" in changed, (
+        parsed,
+        changed,
+    )
