@@ -45,6 +45,8 @@ class Proc:
     create_time: float
     env: dict[str, str] = field(default_factory=dict)
     name: str = ""
+    cwd: str | None = field(default=None, compare=False, repr=False)
+    """Its working directory once :func:`cwd_of` read it (``""``: it could not be read)."""
 
     @property
     def is_tmux_server(self) -> bool:
@@ -165,15 +167,21 @@ def env_of(proc: Proc) -> dict[str, str]:
     if not proc.env and _still(proc):
         try:
             with open(f"/proc/{proc.pid}/environ", encoding="utf-8", errors="surrogateescape") as block:
-                full = _environ(block.read())
+                proc.env = _environ(block.read(), _ENV_KEYS)
         except OSError:
             return proc.env
-        proc.env = {k: full[k] for k in _ENV_KEYS if k in full}
     return proc.env
 
 
 def cwd_of(proc: Proc) -> str | None:
-    """*proc*'s working directory, while it is still that process (as psutil's ``cwd`` reads it)."""
+    """*proc*'s working directory, while it is still that process (as psutil's ``cwd`` reads it); read
+    once for a snapshot, as its environment is."""
+    if proc.cwd is None:
+        proc.cwd = _read_cwd(proc) or ""
+    return proc.cwd or None
+
+
+def _read_cwd(proc: Proc) -> str | None:
     if not _still(proc):
         return None
     try:
@@ -207,12 +215,10 @@ def _boot_time() -> float:
 def read_proc(pid: int) -> Proc | None:
     """Process *pid* from /proc (None when it is gone): its parent, name, command line and start time."""
     try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            data = stat.read()
+        data = _stat(pid)
         with open(f"/proc/{pid}/cmdline", encoding="utf-8", errors="surrogateescape") as line:
             raw = line.read()
-        started = float(data[data.rfind(b")") + 2 :].split()[19]) / _CLOCK_TICKS + _boot_time()
-        ppid = int(data[data.rfind(b")") + 2 :].split()[1])
+        started, ppid = _started(data), int(data[data.rfind(b")") + 2 :].split()[1])
     except (OSError, ValueError, IndexError):
         return None
     name = data[data.find(b"(") + 1 : data.rfind(b")")].decode("utf-8", "surrogateescape")
@@ -232,21 +238,41 @@ def _cmdline(raw: str) -> list[str]:
     return words
 
 
-def _environ(block: str) -> dict[str, str]:
+def _environ(block: str, keys: t.Iterable[str]) -> dict[str, str]:
+    """*keys* of an environ block, as a dict of its whole (NUL-ended ``KEY=value`` entries, up to the first
+    empty one) would hold them, the last of each: found by search, not by reading every entry."""
+    if block.startswith("\x00"):
+        return {}
+    empty = block.find("\x00\x00")
+    ended = (
+        block[: empty + 1] if empty >= 0 else block[: block.rfind("\x00") + 1]
+    )  # an entry not ended is none
+    entries = "\x00" + ended
     found: dict[str, str] = {}
-    at = 0
-    while (end := block.find("\x00", at)) > at:
-        equal = block.find("=", at, end)
-        if equal > at:
-            found[block[at:equal]] = block[equal + 1 : end]
-        at = end + 1
+    for key in keys:
+        at = entries.rfind(f"\x00{key}=")
+        if at >= 0:
+            start = at + len(key) + 2
+            found[key] = entries[start : entries.find("\x00", start)]
     return found
+
+
+def _stat(pid: int) -> bytes:
+    with open(f"/proc/{pid}/stat", "rb") as stat:
+        return stat.read()
+
+
+def _started(data: bytes) -> float:
+    """The start time in a ``/proc/PID/stat`` line, as psutil's ``create_time`` gives it."""
+    return float(data[data.rfind(b")") + 2 :].split()[19]) / _CLOCK_TICKS + _boot_time()
 
 
 def _still(proc: Proc) -> bool:
     """*proc*'s pid still names the process that was read (not a reused pid)."""
-    now = read_proc(proc.pid)
-    return now is not None and abs(now.create_time - proc.create_time) <= 0.05
+    try:
+        return abs(_started(_stat(proc.pid)) - proc.create_time) <= 0.05
+    except (OSError, ValueError, IndexError):
+        return False
 
 
 def snapshot(*, with_env: bool = True) -> Table:
@@ -347,24 +373,28 @@ def _children(pid: int) -> list[int]:
 
 
 def trees(roots: t.Iterable[int]) -> Table:
-    """The processes under *roots* (themselves included), read from /proc: enough to find each pane's
-    supervisor and Claude without reading every process. A whole snapshot where /proc has no
+    """The processes under *roots* (themselves included), read from /proc down to each supervisor's
+    children: enough to find each pane's supervisor and Claude without reading every process, nor
+    what Claude runs (its tools, MCP servers and shells). A whole snapshot where /proc has no
     children lists."""
     if not os.path.exists(f"/proc/{os.getpid()}/task/{os.getpid()}/children"):
         return snapshot(with_env=False)
-    procs: list[Proc] = []
+    read: dict[int, Proc] = {}
 
     def children(pid: int) -> list[int]:
         """*pid*'s children, once it is read as a member (a process that is gone has none)."""
         proc = read_proc(pid)
         if proc is None:
             return []
-        procs.append(proc)
+        read[pid] = proc
+        parent = read.get(proc.ppid)
+        if parent is not None and parent.is_supervisor:
+            return []  # Claude, or the watchdog: what they run tells nothing of the agent
         return _children(pid)
 
     for _ in walk([pid for pid in roots if pid > 0], children):
         pass
-    return Table(procs)
+    return Table(read.values())
 
 
 class Processes(t.Protocol):
