@@ -14,7 +14,6 @@ server is never touched.
 
 from __future__ import annotations
 
-import difflib
 import functools
 import os
 import re
@@ -385,6 +384,8 @@ def new_lines(before: list[str], after: list[str]) -> list[str]:
     up with *before* in order are the new output and the redrawn rows — never
     the whole history again because a row at the bottom changed.
     """
+    import difflib  # `fleet logs -f` alone: not on `fleet status`'s path (DESIGN §10)
+
     matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
     return [
         line

@@ -13,7 +13,6 @@ import os
 import sys
 import typing as t
 from pathlib import Path
-from socket import gethostname
 
 from claude_shepherd.fleet.layout import Layout, LayoutError, load_layout, parse_layout
 from claude_shepherd.supervisor.session.private_dir import private_dir
@@ -66,4 +65,4 @@ def read_document(stream: t.IO[str] | None = None) -> Layout:
 def this_machine() -> str:
     """This machine's name in the files it keeps of fleets across hosts: a home shared with another
     host (NFS) then holds both machines' files side by side."""
-    return "".join(c if c.isalnum() or c in "-_" else "_" for c in gethostname()) or "localhost"
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in os.uname().nodename) or "localhost"

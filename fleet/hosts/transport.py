@@ -23,7 +23,6 @@ import selectors
 import shlex
 import signal
 import subprocess
-import tempfile
 import time
 import typing as t
 from dataclasses import dataclass
@@ -344,6 +343,8 @@ class SshHost:
     def _start_master(self, timeout: float) -> Reply | None:
         argv = [*self.ssh, *self._options(timeout), "-o", "ControlMaster=yes",
                 "-o", f"ControlPersist={CONTROL_PERSIST}", "-N", "-f", self.destination]  # fmt: skip
+        import tempfile  # only where a connection is opened: not on `fleet status`'s path (DESIGN §10)
+
         started = time.monotonic()
         with tempfile.TemporaryFile() as said:
             try:
