@@ -22,11 +22,15 @@ import signal
 import time
 import typing as t
 from dataclasses import dataclass
+from pathlib import Path
 
 from claude_shepherd.supervisor.env import FLEET_TMUX_TIMEOUT_ENV as TIMEOUT_ENV
 from claude_shepherd.supervisor.errors import EXIT_FAILURE, EXIT_NOT_FOUND, ProgramMissingError, ShepherdError
 from claude_shepherd.supervisor.session.numbers import PID_MAX, parse_count, parse_decimal
+from claude_shepherd.supervisor.session.private_dir import private_dir
 from claude_shepherd.supervisor.session.programs import run, run_tmux
+from claude_shepherd.supervisor.session.roots import registry_dir
+from claude_shepherd.supervisor.session.store import write_atomic
 from claude_shepherd.supervisor.tmux_names import (
     AGENT_OPTION,
     CONTEXT_OPTION,
@@ -93,6 +97,9 @@ def find_tmux(tmux_bin: str | None = None) -> str:
         raise TmuxMissingError(
             f"{name} not found on PATH; install tmux {MIN_VERSION[0]}.{MIN_VERSION[1]} or newer"
         )
+    binary = _binary(path)
+    if binary is not None and binary in _checked():
+        return path
     try:
         out = run([path, "-V"], timeout=default_timeout(), strict=True)
     except OSError as exc:  # TimeoutError included
@@ -103,7 +110,45 @@ def find_tmux(tmux_bin: str | None = None) -> str:
         raise TmuxMissingError(
             f"{path} is {out.stdout.strip()}; the fleet needs tmux {MIN_VERSION[0]}.{MIN_VERSION[1]} or newer"
         )
+    if binary is not None:
+        _remember_checked(binary)
     return path
+
+
+# A tmux binary found recent enough is not asked again (``tmux -V`` is a process, as much as the one call
+# `fleet status` makes): the file it was, by inode, size and modification time, is kept in the private
+# state folder; a binary replaced or upgraded since is asked afresh.
+
+_CHECKED_KEPT = 8
+
+
+def _binary(path: str) -> str | None:
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return f"{os.path.realpath(path)}\x00{found.st_ino}\x00{found.st_size}\x00{found.st_mtime_ns}"
+
+
+def _checked_file() -> str:
+    top = registry_dir(os.environ)
+    return os.path.join(private_dir(os.path.join(top, "parsed"), within=top), "tmux-checked")
+
+
+def _checked() -> list[str]:
+    try:
+        with open(_checked_file(), encoding="utf-8", errors="surrogateescape") as kept:
+            return kept.read(64 * 1024).split("\n")
+    except (OSError, ShepherdError):
+        return []
+
+
+def _remember_checked(binary: str) -> None:
+    try:
+        kept = [line for line in _checked() if line and line != binary][-(_CHECKED_KEPT - 1) :]
+        write_atomic(Path(_checked_file()), "\n".join([*kept, binary]) + "\n")
+    except (OSError, ShepherdError):
+        pass
 
 
 @dataclass
