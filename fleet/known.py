@@ -19,8 +19,8 @@ import typing as t
 from dataclasses import dataclass
 from pathlib import Path
 
+from claude_shepherd.fleet.hosts import LOCAL
 from claude_shepherd.fleet.hosts.part import this_machine
-from claude_shepherd.fleet.hosts.transport import LOCAL
 from claude_shepherd.fleet.layout import Layout
 from claude_shepherd.supervisor.session.private_dir import private_dir
 from claude_shepherd.supervisor.session.roots import registry_dir

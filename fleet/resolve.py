@@ -11,15 +11,19 @@ stdin) and ``--here`` never fan out again.
 
 from __future__ import annotations
 
+import typing as t
+
 from claude_shepherd.fleet import target
 from claude_shepherd.fleet.handle import Agent, Fleet
+from claude_shepherd.fleet.hosts import LOCAL
 from claude_shepherd.fleet.hosts.part import STDIN
-from claude_shepherd.fleet.hosts.span import Span, remembered, remembered_named
-from claude_shepherd.fleet.hosts.transport import LOCAL
 from claude_shepherd.fleet.local import LocalFleet
 from claude_shepherd.fleet.lookup import LayoutNotFoundError
 from claude_shepherd.fleet.output import Printer
 from claude_shepherd.supervisor.errors import ShepherdError, UsageError
+
+if t.TYPE_CHECKING:
+    from claude_shepherd.fleet.hosts.span import Span
 
 LAYOUT_VERBS = ("start", "restart")
 """The verbs that need the fleet's layout, not only its running sessions."""
@@ -67,6 +71,7 @@ def of_row(row: Agent) -> Fleet:
     out = Printer()  # a key's action returns what to tell the person: it says no line
     if row.host == LOCAL:
         return LocalFleet(out, target.Target(row.socket))
+    from claude_shepherd.fleet.hosts.span import remembered
     from claude_shepherd.fleet.hosts.span_fleet import SpanFleet
 
     for span in remembered():
@@ -83,8 +88,13 @@ def _span(loaded: target.Loaded, layout_arg: str | None, socket: str | None) -> 
     here by that fleet name; with no LAYOUT, the one recorded span, when no
     other fleet runs here.
     """
+    if loaded is not None and not isinstance(loaded, LayoutNotFoundError) and not loaded.spans_hosts:
+        return None
+    # What only a fleet across hosts needs, and `fleet status` of this machine's fleet never loads (DESIGN §10).
+    from claude_shepherd.fleet.hosts.span import Span, remembered, remembered_named
+
     if loaded is not None and not isinstance(loaded, LayoutNotFoundError):
-        return Span.of(loaded) if loaded.spans_hosts else None
+        return Span.of(loaded)
     if layout_arg is not None:
         return remembered_named(layout_arg, socket)
     spans = [s for s in remembered() if socket is None or s.layout.socket_name == socket]

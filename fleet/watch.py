@@ -19,8 +19,8 @@ from pathlib import Path
 from rich.cells import cell_len, set_cell_size
 
 from claude_shepherd.fleet import procs as pr
+from claude_shepherd.fleet.hosts import LOCAL
 from claude_shepherd.fleet.hosts.relay import Relay
-from claude_shepherd.fleet.hosts.transport import LOCAL
 from claude_shepherd.fleet.live import live_fleets
 from claude_shepherd.fleet.resolve import of_row
 from claude_shepherd.fleet.status import PaneStatus, pane_rows, shown_state, usage_lines, worktree_cell

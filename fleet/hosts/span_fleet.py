@@ -20,10 +20,10 @@ import typing as t
 
 from claude_shepherd.fleet import known
 from claude_shepherd.fleet.handle import PAST, Agent, HostsReport, HostStatus, StatusReport
-from claude_shepherd.fleet.hosts import answer
+from claude_shepherd.fleet.hosts import LOCAL, answer
 from claude_shepherd.fleet.hosts.part import STDIN
 from claude_shepherd.fleet.hosts.span import Part, Span, keep, remember
-from claude_shepherd.fleet.hosts.transport import LOCAL, HostError, Reply, SshHost, host_timeout
+from claude_shepherd.fleet.hosts.transport import HostError, Reply, SshHost, host_timeout
 from claude_shepherd.fleet.output import Printer, Say
 from claude_shepherd.fleet.reports import AttachReport, HostOutcome, LogsReport
 from claude_shepherd.fleet.status import PaneStatus

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from claude_shepherd.fleet.environment import scripts_dir
-from claude_shepherd.fleet.hosts import answer
+from claude_shepherd.fleet.hosts import LOCAL, answer
 from claude_shepherd.fleet.hosts.answer import MAX_ANSWER
 from claude_shepherd.fleet.live import own_socket_dir
 from claude_shepherd.supervisor.env import (
@@ -42,8 +42,6 @@ from claude_shepherd.supervisor.errors import ShepherdError
 from claude_shepherd.supervisor.session.numbers import parse_decimal
 from claude_shepherd.supervisor.session.private_dir import private_dir
 
-LOCAL = "local"
-"""The name this machine goes by wherever hosts are listed."""
 DEFAULT_TIMEOUT = 10.0
 """Seconds a host has to answer (connect and reply) before it is reported unreachable."""
 REMOTE_HOME = ".local/share/claude-shepherd"
