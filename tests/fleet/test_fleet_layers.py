@@ -92,12 +92,14 @@ def test_fleet_status_runs_without_typer_rich_or_thread_pools(tmp_path: Path) ->
 
 def test_fleet_status_of_a_layout_checked_before_loads_no_yaml_nor_pydantic(tmp_path: Path) -> None:
     """The first `fleet status LAYOUT` parses the file (PyYAML, pydantic); the next ones read the checked
-    layout kept for that text and say the same, until the file changes."""
+    layout kept for that text and say the same, until the file changes. A fleet of this machine alone
+    loads nothing of fleets across hosts, nor psutil."""
     probe = (
         "import sys\n"
         "from claude_shepherd.fleet.cli import run\n"
         "status = run(sys.argv[1:])\n"
-        "heavy = ('yaml', 'pydantic', 'claude_shepherd.fleet.layout_file')\n"
+        "heavy = ('yaml', 'pydantic', 'claude_shepherd.fleet.layout_file', 'claude_shepherd.fleet.hosts.span',\n"
+        "         'claude_shepherd.fleet.hosts.transport', 'psutil')\n"
         "print('LOADED', [m for m in heavy if m in sys.modules], status, file=sys.stderr)\n"
     )
     layout = tmp_path / "cached.yml"
