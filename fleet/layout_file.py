@@ -42,6 +42,19 @@ from claude_shepherd.fleet.layout import (
 from claude_shepherd.supervisor.tmux_names import ALERT_STATES
 
 
+def _honoured(
+    mapping: dict[t.Any, t.Any], refused: dict[str, str], honoured: tuple[str, ...], what: str, takes: str
+) -> None:
+    """Each key of *mapping* is honoured; else the reason it is not, or the key it likely misspells."""
+    for key in mapping:
+        if key in refused:
+            raise RefusedKey(str(key), refused[key])
+        if key not in honoured:
+            close = difflib.get_close_matches(str(key), honoured, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise KeyProblem(str(key), f"unknown {what} {key!r} ({hint}{takes} {', '.join(honoured)})")
+
+
 class RawPane(BaseModel):
     model_config = ConfigDict(extra="forbid")
     label: str | None = None
@@ -108,16 +121,7 @@ class RawWindow(BaseModel):
         if value is None or isinstance(value, (str, int, float, list)):
             return {"panes": [value]}
         if isinstance(value, dict):
-            for key in value:
-                if key in REFUSED_WINDOW_KEYS:
-                    raise RefusedKey(str(key), REFUSED_WINDOW_KEYS[key])
-                if key not in WINDOW_KEYS:
-                    close = difflib.get_close_matches(str(key), WINDOW_KEYS, n=1)
-                    hint = f"did you mean {close[0]!r}? " if close else ""
-                    raise KeyProblem(
-                        str(key),
-                        f"unknown window key {key!r} ({hint}a window takes {', '.join(WINDOW_KEYS)})",
-                    )
+            _honoured(value, REFUSED_WINDOW_KEYS, WINDOW_KEYS, "window key", "a window takes")
             value = dict(value)
             if "pre" in value:
                 value["pre"] = commands_value(value["pre"], "pre")
@@ -184,15 +188,7 @@ class RawLayout(BaseModel):
     def _keys(cls, value: t.Any) -> t.Any:
         if not isinstance(value, dict):
             raise ValueError(f"a layout is a YAML mapping (name:, windows:, ...), got {kind_of(value)}")
-        for key in value:
-            if key in REFUSED_KEYS:
-                raise RefusedKey(str(key), REFUSED_KEYS[key])
-            if key not in HONOURED_KEYS:
-                close = difflib.get_close_matches(str(key), HONOURED_KEYS, n=1)
-                hint = f"did you mean {close[0]!r}? " if close else ""
-                raise KeyProblem(
-                    str(key), f"unknown key {key!r} ({hint}fleet honours: {', '.join(HONOURED_KEYS)})"
-                )
+        _honoured(value, REFUSED_KEYS, HONOURED_KEYS, "key", "fleet honours:")
         value = dict(value)
         for key in ("on_project_start", "pre_window"):
             if key in value:
