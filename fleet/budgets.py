@@ -259,7 +259,7 @@ def change(
     write(layout, doc)
     was = f"${before_usd:.2f}" if before_usd is not None else "none"
     per_text = {"day": " a day", "week": " a week"}.get(period, "")
-    return f"Budget of {label}: {was} -> ${usd:.2f}{per_text} (in effect now)"
+    return f"Budget of {label}: {was} -> ${usd:.2f}{per_text}"
 
 
 def _spent(ledgers: list[dict[str, t.Any]], per: str, now: float) -> float | None:

@@ -247,7 +247,10 @@ class LocalFleet:
                 )
                 server = where.server()
                 if server.has_fleet_session(spec.name):
+                    changed += " (in effect now)"
                     resumed, still_paused = budgets.resume(spec, server, self._say)
+                else:  # kept over the layout's budget by the next start
+                    changed += f" (the fleet is stopped: in effect once `fleet start {spec.name}` starts it)"
         return budgets.BudgetReport(spec.name, changed, budgets.lines(spec), resumed, still_paused)
 
     # ----------------------------------------------------------------------- status, logs, attach

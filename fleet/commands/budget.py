@@ -21,11 +21,11 @@ def budget(
     ] = None,
     set_usd: t.Annotated[
         float | None,
-        typer.Option("--set", metavar="USD", min=0, show_default=False, help="Set the budget to USD."),
+        typer.Option("--set", metavar="USD", show_default=False, help="Set the budget to USD."),
     ] = None,
     add_usd: t.Annotated[
         float | None,
-        typer.Option("--add", metavar="USD", min=0, show_default=False, help="Raise the budget by USD."),
+        typer.Option("--add", metavar="USD", show_default=False, help="Raise the budget by USD."),
     ] = None,
     per: t.Annotated[
         str | None,
@@ -48,6 +48,10 @@ def budget(
 
     if set_usd is not None and add_usd is not None:
         raise UsageError("give --set USD or --add USD, not both")
+    if add_usd is not None and not add_usd > 0:
+        raise UsageError(
+            f"--add takes the USD to add, more than 0; to lower a budget, --set it; got {add_usd:g}"
+        )
     if per is not None and per not in ("life", "day", "week"):
         raise UsageError(f"--per is life, day or week; got {per!r}")
     if per is not None and set_usd is None:

@@ -10,6 +10,7 @@ and the paused agent is typed a resume prompt and goes on; nothing is killed.
 from __future__ import annotations
 
 import json
+import re
 import time
 import typing as t
 from pathlib import Path
@@ -278,3 +279,28 @@ def test_a_spend_far_past_its_budget_gets_hints_that_work_typed_as_given(
     go_on.touch()
     world.wait_event("A", "mark", 30, name="resumed")
     assert answers(world, "pre-tool-use")[-1].get("continue", True), "within every budget: the call runs"
+
+
+def test_a_budget_changed_while_the_fleet_is_stopped_says_so_and_holds_from_the_next_start(
+    world: FleetWorld,
+) -> None:
+    """No agent runs to hold: the line says the change waits for the start its hint names, and that
+    start keeps it over the layout's; an amount to add that is not one is refused in one line."""
+    world.layout("duo", "  - agents:\n      panes:\n        - A: claude-run\n", extra="budget: 1\n")
+    raised = world.fleet("budget", "duo", "--socket", world.socket, "--add", "2")
+    assert (raised.returncode, raised.stderr) == (0, ""), raised.stderr
+    assert (
+        "Budget of fleet duo: $1.00 -> $3.00 (the fleet is stopped: in effect once `fleet start duo` starts it)"
+        in raised.stdout
+    ), raised.stdout
+    for amount in ("-5", "0"):
+        refused = world.fleet("budget", "duo", "--socket", world.socket, "--add", amount)
+        assert (refused.returncode, refused.stderr) == (
+            2,
+            f"fleet: error: --add takes the USD to add, more than 0; to lower a budget, --set it; got {amount}\n",
+        )
+    world.plan("A", [{"wait": None}])
+    started = world.fleet("start", "duo", "--no-attach")
+    assert started.returncode == 0, started.stdout + started.stderr
+    shown = world.fleet("budget", "duo", "--socket", world.socket)
+    assert re.search(r"^  fleet  duo +\$3\.00 ", shown.stdout, re.M), shown.stdout

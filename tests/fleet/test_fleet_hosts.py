@@ -485,11 +485,11 @@ def test_a_fleet_budget_across_hosts_is_held_as_each_hosts_share_and_changed_the
     """No host sees another's ledgers: each holds its share of the fleet's budget (one of two labelled
     panes: half), a fleet change goes to every host as its share, a pane's to its host alone."""
     started(world, remote, extra="budget: 10\n")
-    shown = world.fleet("budget", "duo")
+    shown = world.fleet("budget", "duo", "--socket", world.socket)
     assert shown.returncode == 0, shown.stdout + shown.stderr
     assert re.search(r"^local +  fleet  duo +\$5\.00 ", shown.stdout, re.M), shown.stdout
     assert re.search(r"^remote +  fleet  duo +\$5\.00 ", shown.stdout, re.M), shown.stdout
-    raised = world.fleet("budget", "duo", "--add", "4")
+    raised = world.fleet("budget", "duo", "--socket", world.socket, "--add", "4")
     assert raised.returncode == 0, raised.stdout + raised.stderr
     assert re.search(
         r"^local +Budget of fleet duo: \$5\.00 -> \$7\.00 \(in effect now\)$", raised.stdout, re.M
@@ -497,7 +497,7 @@ def test_a_fleet_budget_across_hosts_is_held_as_each_hosts_share_and_changed_the
     assert re.search(
         r"^remote +Budget of fleet duo: \$5\.00 -> \$7\.00 \(in effect now\)$", raised.stdout, re.M
     )
-    pane = world.fleet("budget", "duo", "--pane", "B", "--set", "3")
+    pane = world.fleet("budget", "duo", "--socket", world.socket, "--pane", "B", "--set", "3")
     assert pane.returncode == 0, pane.stdout + pane.stderr
     assert re.search(r"^remote +Budget of pane B: none -> \$3\.00 \(in effect now\)$", pane.stdout, re.M)
     assert not re.search(r"^local +Budget", pane.stdout, re.M), "the pane's host alone"
