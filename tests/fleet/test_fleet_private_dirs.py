@@ -110,3 +110,23 @@ def test_the_hooks_keep_no_stamps_in_another_users_folder(other_account: SshHost
         assert os.listdir(shared / "claude-shepherd") == []
     finally:
         shutil.rmtree(shared)
+
+
+def _stamp_dir(runtime: Path) -> str:
+    code = "from claude_shepherd.hooks import pane_notify; print(pane_notify._stamp_dir())"
+    done = subprocess.run([sys.executable, "-c", code], env={**os.environ, "XDG_RUNTIME_DIR": str(runtime)},
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    return done.stdout.strip()
+
+
+def test_the_hooks_make_their_folders_in_the_runtime_folder_never_the_runtime_folder(tmp_path: Path) -> None:
+    """``$XDG_RUNTIME_DIR`` is the login's, made by the system: a hook whose one is missing goes without its
+    stamps instead of making it (and every folder above it) with whatever mode the umask gives."""
+    runtime = tmp_path / "run" / "user" / "1000"
+    assert _stamp_dir(runtime) == "None"
+    assert not (tmp_path / "run").exists()
+
+    runtime.mkdir(parents=True, mode=0o700)
+    assert _stamp_dir(runtime) == str(runtime / "claude-shepherd" / "pane-notify")
+    for folder in (runtime / "claude-shepherd", runtime / "claude-shepherd" / "pane-notify"):
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700

@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 from support.hooks import activate, hook_env, run, tool
 
+from claude_shepherd.supervisor.session.roots import registry_dir
+
 TAG = "§CMD_PROTECTED_FILE"
 
 
@@ -48,6 +50,11 @@ def _operator_code(project: Path) -> dict[str, str]:
         ),
         "the record `fleet host add` left": str(Path(sys.prefix).parent / "installed.json"),
         "the alert stamps' fallback": f"/tmp/claude-shepherd-{os.getuid()}/pane-notify/0-1.alert-exited",
+        # what every fleet verb reads back instead of the layout file (its commands run at `fleet start`)
+        "a checked layout the fleet keeps": os.path.join(registry_dir(os.environ), "parsed", "0123abcd.json"),
+        "the record of a tmux found recent enough": os.path.join(
+            registry_dir(os.environ), "parsed", "tmux-checked"
+        ),
     }
 
 
