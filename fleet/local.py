@@ -263,7 +263,10 @@ class LocalFleet:
         server = where.server()
         panes = list_panes(server)  # one tmux call: a session always has a pane, each pane says its session
         sessions = where.running_sessions(server, list(dict.fromkeys(p.session for p in panes)))
-        rows = collect(server, sessions, panes)
+        layout = where.layout
+        trees = {f"{layout.name}:{w.name}:{p.label}": (p.worktree, w.root) for w in layout.windows
+                 for p in w.panes if p.label and p.worktree} if layout is not None else {}  # fmt: skip
+        rows = collect(server, sessions, panes, trees)
         return StatusReport(f"Fleet {', '.join(repr(s) for s in sessions)} (socket {where.socket})", rows)
 
     def logs(self, label: str, lines: int, follow: bool) -> LogsReport:

@@ -220,24 +220,37 @@ def find_pane_session(root: Path, pane: PaneInfo, supervisor: pr.Proc | None) ->
 
 
 def collect(
-    server: FleetServer, sessions: t.Sequence[str] | None = None, listed: t.Sequence[PaneInfo] | None = None
+    server: FleetServer,
+    sessions: t.Sequence[str] | None = None,
+    listed: t.Sequence[PaneInfo] | None = None,
+    worktrees: t.Mapping[str, tuple[str, Path]] | None = None,
 ) -> list[PaneStatus]:
     """The status of every pane of *sessions* (all sessions of the server when None); *listed*: the
-    server's panes, when they were listed already."""
+    server's panes, when they were listed already; *worktrees*: the worktree the layout gives each
+    agent (by pane identity: its name and the window's root), for the rows of agents not running."""
     listed = list_panes(server) if listed is None else listed
     panes = [p for p in listed if sessions is None or p.session in sessions]
     socket = next((p.socket_path for p in panes if p.socket_path), None) if panes else None
     table = pr.trees(p.pid for p in panes if not p.dead)  # only the panes' trees, not every process
-    return pane_rows(socket or (server.socket_file() if panes else None), panes, table)
+    return pane_rows(socket or (server.socket_file() if panes else None), panes, table, worktrees)
 
 
-def pane_rows(socket: str | None, panes: t.Iterable[PaneInfo], table: pr.Table) -> list[PaneStatus]:
+def pane_rows(
+    socket: str | None,
+    panes: t.Iterable[PaneInfo],
+    table: pr.Table,
+    worktrees: t.Mapping[str, tuple[str, Path]] | None = None,
+) -> list[PaneStatus]:
     """The status of *panes* of the server at *socket*, from one process-table snapshot."""
     rows: list[PaneStatus] = []
     deadline = time.monotonic() + wt.STATUS_BUDGET
     for pane in sorted(panes, key=lambda p: (p.session, p.window_index, p.pane_index)):
         _, supervisor, claude = table.agent_of(socket, pane)
-        tree = _tree_of(supervisor, claude, deadline)
+        if supervisor is not None:
+            tree = _tree_of(supervisor, claude, deadline)
+        else:  # no agent runs there: its worktree is where the layout puts it, in the window's repository
+            name, root = (worktrees or {}).get(pane.identity or "", (None, None))
+            tree = _tree_at(wt.agent_tree(name, None, str(root) if root else None), deadline)
         root = sessions_root_of(pane, supervisor, claude)
         found = find_pane_session(root, pane, supervisor)
         spending = _spending(root, pane.identity)
@@ -303,11 +316,15 @@ def _spending(root: Path, identity: str | None) -> dict[str, t.Any]:
     return out
 
 
-def _tree_of(supervisor: pr.Proc | None, claude: pr.Proc | None, deadline: float) -> wt.AgentTree | None:
-    """The agent's worktree, its branch and what is unsaved in it: one ``git status``, within the
+def _tree_of(supervisor: pr.Proc, claude: pr.Proc | None, deadline: float) -> wt.AgentTree | None:
+    """The running agent's worktree, its branch and what is unsaved in it."""
+    asked = pr.env_of(supervisor).get(WORKTREE_ENV)
+    return _tree_at(wt.agent_tree(asked, _cwd(claude), _cwd(supervisor)), deadline)
+
+
+def _tree_at(where: tuple[str, Path] | None, deadline: float) -> wt.AgentTree | None:
+    """What is unsaved in the worktree *where* (its name and path): one ``git status``, within the
     status's shared *deadline*."""
-    asked = pr.env_of(supervisor).get(WORKTREE_ENV) if supervisor is not None else None
-    where = wt.agent_tree(asked, _cwd(claude), _cwd(supervisor))
     if where is None:
         return None
     return wt.unsaved_in(*where, timeout=min(wt.STATUS_TIMEOUT, deadline - time.monotonic()))

@@ -207,7 +207,13 @@ FOUR = "  - agents:\n      layout: tiled\n      worktree: true\n      panes:\n" 
 def status_rows(world: FleetWorld, name: str) -> dict[str, dict[str, t.Any]]:
     done = world.fleet("status", name, "--json")
     assert done.returncode == 0, done.stderr
-    return {row["label"]: row for row in json.loads(done.stdout)}
+    return status_rows_any(world, name, done.stdout)
+
+
+def status_rows_any(world: FleetWorld, name: str, out: str | None = None) -> dict[str, dict[str, t.Any]]:
+    """The rows of ``fleet status --json``, whatever its exit status (a dead agent makes it 1)."""
+    out = world.fleet("status", name, "--json").stdout if out is None else out
+    return {row["label"]: row for row in json.loads(out)}
 
 
 @pytest.mark.slow
@@ -263,6 +269,18 @@ def test_four_agents_each_in_its_own_worktree_through_a_crash_and_a_stop_and_sta
     assert all(
         len([e for e in world.events(label, "worktree") if e.get("created")]) == 1 for label in "ABCD"
     ), "each worktree was made once and found again after"
+
+    # An agent that is not running (its claude-run killed): its row still names its worktree and the work in it.
+    supervisor = int(world.panes()["C"]["pane_pid"])
+    (trees["C"] / "draft.md").write_text("C's unsaved work\n")
+    os.kill(supervisor, signal.SIGKILL)
+    rows = wait_until(
+        lambda: (r := status_rows_any(world, "four"))["C"]["state"].startswith("exited") and r,
+        15,
+        "C's pane dead",
+    )
+    assert (rows["C"]["worktree"], rows["C"]["branch"]) == ("C", "worktree-C"), rows["C"]
+    assert rows["C"]["unsaved"] == "1 untracked file (draft.md)", rows["C"]
 
 
 @pytest.mark.slow
