@@ -7,7 +7,7 @@ tool call on. ``fleet budget`` changes one of them at once, in the same files; t
 are kept over the layout's by later starts (the file names them in ``changed``). After a change,
 every agent that is paused and now within all its budgets goes on by itself: its pane is typed a
 resume prompt (Ctrl-U first: a prompt refused while paused is still in the input box), one agent at
-a time, :data:`RESUME_INTERVAL` seconds apart, since each resume re-sends a whole context.
+a time, ``$FLEET_RESUME_INTERVAL`` seconds apart, since each resume re-sends a whole context.
 """
 
 from __future__ import annotations
@@ -30,9 +30,6 @@ RESUME_PROMPT = (
     "Your budget was raised: continue the task you were working on when it paused; "
     "do not repeat work that is already complete."
 )
-RESUME_INTERVAL_ENV = "FLEET_RESUME_INTERVAL"
-RESUME_INTERVAL = 5.0
-"""Seconds between two paused agents' resumes (``$FLEET_RESUME_INTERVAL``)."""
 TYPED_WAIT = 5.0
 """Seconds the resume prompt may take to show in the pane before Enter is pressed anyway."""
 
@@ -303,13 +300,6 @@ def paused_anywhere(layout: Layout, agent: str) -> bool:
 # --------------------------------------------------------------------------- the resume
 
 
-def resume_interval(env: t.Mapping[str, str] | None = None) -> float:
-    from claude_shepherd.supervisor.session.numbers import parse_decimal
-
-    value = parse_decimal((os.environ if env is None else env).get(RESUME_INTERVAL_ENV, ""), maximum=3600)
-    return RESUME_INTERVAL if value is None else value
-
-
 def resume(layout: Layout, server: FleetServer, say: t.Callable[[str], None]) -> tuple[list[str], list[str]]:
     """Type the resume prompt into each paused agent's pane that is within its budgets now, one at a
     time, and clear its pause; returns their identities, and a line for each agent still held (by
@@ -341,7 +331,7 @@ def resume(layout: Layout, server: FleetServer, say: t.Callable[[str], None]) ->
                 )
                 continue
             if resumed:
-                time.sleep(resume_interval())
+                time.sleep(hook_budgets.resume_interval(os.environ))
             spend.write_gate_record(root, agent, {k: v for k, v in record.items() if k != "paused"})
             pane = panes[agent].pane_id
             server.run(*(NEXT if word == ";" else word for word in state_commands(pane, WORKING)))

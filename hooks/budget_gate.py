@@ -14,7 +14,9 @@ is recorded ``paused`` first (its gate record, then its pane's state, which
 the border, ``fleet status`` and ``fleet watch`` show), then the hooks refuse
 with a line naming the budget, what was spent and the command that raises it.
 At 80 % the fleet is alerted once per budget (and day or week). Within its
-budgets again (raised, or a new day), the record is cleared. Standard library only.
+budgets again (raised, or a new day), the record is cleared; in a fleet pane, an agent paused at a
+budget per day or week is typed a resume prompt when it renews (:mod:`.budget_renewal`). Standard
+library only.
 """
 
 from __future__ import annotations
@@ -109,6 +111,13 @@ def check(caller: Caller, env: t.Mapping[str, str], now: float | None = None) ->
         paused = {**reached.as_json(), "raise": raise_command(reached, agent), "since": now}
         before = record.get("paused")
         if not isinstance(before, dict) or before.get("raise") != paused["raise"]:
+            from claude_shepherd.hooks import budget_renewal
+
+            renews = before.get("renews") if isinstance(before, dict) else None
+            if renews is None or renews != budget_renewal.renewal(reached, now):  # one ask per renewal
+                renews = budget_renewal.ask(caller, env, reached, agent, now)
+            if renews is not None:
+                paused["renews"] = renews
             spend.write_gate_record(caller.root, agent, {**record, "paused": paused})
         from claude_shepherd.hooks import pane_notify
         from claude_shepherd.supervisor.tmux_names import PAUSED

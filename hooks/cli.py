@@ -112,6 +112,12 @@ def main(argv: list[str] | None = None) -> int:
         from claude_shepherd.hooks.usage_turn import resume_at
 
         return resume_at(args[1:])
+    if (
+        command == "budget-renews"
+    ):  # internal: resumes a paused agent when its budget renews (hooks.budget_renewal)
+        from claude_shepherd.hooks.budget_renewal import main as renewal_main
+
+        return renewal_main(args[1:])
     if command in SETUP_COMMANDS:
         from claude_shepherd.hooks.install import main as setup_main
 

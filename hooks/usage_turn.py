@@ -25,7 +25,6 @@ shell command). Standard library only.
 
 from __future__ import annotations
 
-import os
 import time
 
 from claude_shepherd.hooks.locate import claimant, locate
@@ -51,7 +50,6 @@ HOLD_MAX = 4.0
 """Seconds the hook itself waits for a slot (inside the hook deadline)."""
 RESUME_AT = "resume-at"
 """``claude-hook resume-at SOCKET PANE EPOCH ROOT AGENT``: internal, the process that types :data:`CONTINUE_TEXT`."""
-TYPE_SETTLE = 0.5
 
 
 def is_auto_continue(prompt: str) -> bool:
@@ -85,27 +83,13 @@ def hold(raw: bytes, env: t.Mapping[str, str], now: float | None = None) -> str 
             time.sleep(wait)
         usage_windows.clear_limited(caller.root, agent)
         return None
+    from claude_shepherd.hooks import pane_typing
     from claude_shepherd.supervisor.session.identity import fleet_socket
-    from claude_shepherd.supervisor.session.programs import spawn_later
 
     socket = fleet_socket(env)
     pane = env.get("TMUX_PANE", "")
-    main = os.path.join(os.path.dirname(os.path.abspath(__file__)), "__main__.py")
-    import sys
-
-    argv = [
-        sys.executable,
-        "-I",
-        "-S",
-        main,
-        RESUME_AT,
-        socket or "",
-        pane,
-        f"{slot:.3f}",
-        str(caller.root),
-        agent,
-    ]
-    started = socket is not None and spawn_later(argv, env, 0)
+    args = [socket or "", pane, f"{slot:.3f}", str(caller.root), agent]
+    started = socket is not None and pane_typing.spawn(RESUME_AT, args, env)
     if not started:
         return None
     import json
@@ -119,42 +103,20 @@ def hold(raw: bytes, env: t.Mapping[str, str], now: float | None = None) -> str 
 
 
 def resume_at(args: list[str]) -> int:
-    """The detached process: at the slot, type :data:`CONTINUE_TEXT` into the pane (Ctrl-U first: a
-    blocked prompt is put back in Claude's input box). A slot more than a day ahead, or not a number,
-    is nobody's; and nothing is typed into a pane that is no longer the agent's (relabelled, or its
-    label taken by another pane too), nor for an agent that went on meanwhile (its mark is gone)."""
+    """The detached process: at the slot, type :data:`CONTINUE_TEXT` into the pane
+    (:func:`.pane_typing.type_prompt`: only while it is the agent's). A slot too far ahead, or not a
+    number, is nobody's; nothing is typed for an agent that went on meanwhile (its mark is gone)."""
     from pathlib import Path
 
-    from claude_shepherd.supervisor.session.programs import run_tmux
+    from claude_shepherd.hooks import pane_typing
 
     try:
         socket, pane, when, root, agent = args[0], args[1], float(args[2]), Path(args[3]), args[4]
     except (IndexError, ValueError):
         return 2
-    delay = when - time.time()
-    if not delay <= 24 * 3600.0 or not pane.startswith("%"):  # NaN fails too
+    if not pane.startswith("%") or not pane_typing.wait_for(when):
         return 2
-    if delay > 0:
-        time.sleep(delay)
     record = usage_windows.read_agent(root, agent)
-    if record is None or "limited" not in record or _identity(socket, pane) != agent:
-        return 0
-    for keys in (["C-u"], ["-l", "--", CONTINUE_TEXT]):
-        run_tmux(socket, ["send-keys", "-t", pane, *keys], os.environ)
-    time.sleep(TYPE_SETTLE)
-    run_tmux(socket, ["send-keys", "-t", pane, "Enter"], os.environ)
+    if record is not None and "limited" in record:
+        pane_typing.type_prompt(socket, pane, agent, CONTINUE_TEXT)
     return 0
-
-
-def _identity(socket: str, pane: str) -> str | None:
-    """The fleet identity *pane* carries now, if no other pane of its session carries it too."""
-    from claude_shepherd.supervisor.session.identity import PANE_ID_FORMAT, pane_id_from_parts
-    from claude_shepherd.supervisor.session.programs import run_tmux
-
-    out = run_tmux(socket, ["list-panes", "-s", "-t", pane, "-F", PANE_ID_FORMAT], os.environ)
-    if out is None or out.returncode != 0:
-        return None
-    rows = [row.split("\t", 2) for row in out.stdout.splitlines()]
-    carried = {row[0]: pane_id_from_parts(*row[2].split("\t", 2)) for row in rows if len(row) == 3}
-    mine = carried.get(pane)
-    return mine if mine is not None and list(carried.values()).count(mine) == 1 else None

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 
 from claude_shepherd.supervisor.env import BUDGET_USD_ENV
 from claude_shepherd.supervisor.session import root_gitignore, spend
@@ -40,6 +41,14 @@ ALERT_AT = 0.8
 MAX_USD = 1e6
 
 FLEET, WINDOW, PANE, AGENT = "fleet", "window", "pane", "agent"
+RESUME_INTERVAL_ENV = "FLEET_RESUME_INTERVAL"
+RESUME_INTERVAL = 5.0
+"""Seconds between two paused agents going on (``$FLEET_RESUME_INTERVAL``): each re-sends a whole context."""
+
+
+def resume_interval(env: t.Mapping[str, str]) -> float:
+    value = parse_decimal(env.get(RESUME_INTERVAL_ENV, ""), maximum=3600)
+    return RESUME_INTERVAL if value is None else value
 
 
 def _budget(value: t.Any) -> tuple[float, str] | None:
@@ -116,6 +125,15 @@ class Limit:
 
     def as_json(self) -> dict[str, t.Any]:
         return {"scope": self.scope, "name": self.name, "usd": self.usd, "per": self.per, "spent": self.spent}
+
+    def renews_at(self, now: float) -> float | None:
+        """When a budget per day or week starts its next period, as its spend is counted (local midnight;
+        Monday's for a week); None for a budget over a life."""
+        if self.per not in ("day", "week"):
+            return None
+        today = time.localtime(now)
+        ahead = 1 if self.per == "day" else 7 - today.tm_wday
+        return time.mktime((today.tm_year, today.tm_mon, today.tm_mday + ahead, 0, 0, 0, 0, 0, -1))
 
 
 def env_budget(env: t.Mapping[str, str]) -> float | None:

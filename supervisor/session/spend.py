@@ -73,9 +73,12 @@ def day_of(when: float) -> str:
 
 
 def week_days(now: float) -> set[str]:
-    """The local days of the week (Monday first) up to and including *now*'s day."""
-    weekday = time.localtime(now).tm_wday
-    return {day_of(now - 86400 * back) for back in range(weekday + 1)}
+    """The local days of the week (Monday first) up to and including *now*'s day: counted by the
+    calendar, since a day that changes the clock (daylight saving) is 23 or 25 hours long."""
+    today = time.localtime(now)
+    noons = (time.mktime((today.tm_year, today.tm_mon, today.tm_mday - back, 12, 0, 0, 0, 0, -1))
+             for back in range(today.tm_wday + 1))  # fmt: skip
+    return {day_of(noon) for noon in noons}
 
 
 # --------------------------------------------------------------------------- reading

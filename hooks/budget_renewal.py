@@ -1,0 +1,84 @@
+"""A day's or week's budget renews: an agent it paused in a fleet pane goes on by itself.
+
+When the budget gate (:mod:`.budget_gate`) pauses an agent in a fleet pane at a budget per day or
+week, it leaves one process of its own (``claude-hook budget-renews``) that waits for the budget's next
+period — local midnight, Monday's for a week, as the spend is counted — and for the agent's turn:
+agents that go on at the same moment go one at a time, ``$FLEET_RESUME_INTERVAL`` (5 s) apart, since
+each resume re-sends a whole context (the slots are the usage windows' own,
+:func:`~claude_shepherd.supervisor.session.usage_windows.take_slot`). Then it types the resume prompt
+into the pane (:mod:`.pane_typing`), only if the agent is still paused, within every budget it is held
+to now (another, say its budget for life, may still hold it) and the pane still its. The prompt
+goes through the gate like any, which lifts the pause. Outside a fleet nobody can type: the next
+prompt a person sends goes through. Standard library only.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from claude_shepherd.hooks import pane_typing
+from claude_shepherd.supervisor.session import budgets, spend, usage_windows
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import typing as t
+
+    from claude_shepherd.hooks.locate import Caller
+
+COMMAND = "budget-renews"
+"""``claude-hook budget-renews SOCKET PANE EPOCH ROOT AGENT PER``: internal, the process that types the prompt."""
+QUEUE = "budget renewal"
+"""The slots' name for agents going on as their budgets renew (one queue per moment: every budget of a
+day renews at the same midnight)."""
+PROMPT = (
+    "Your {period} budget renewed: continue the task you were working on when it paused; "
+    "do not repeat work that is already complete."
+)
+PERIODS = {"day": "daily", "week": "weekly"}
+
+
+def renewal(limit: budgets.Limit, now: float) -> str | None:
+    """Names *limit*'s next renewal (``day:EPOCH``), None when it has none (a budget for life)."""
+    renews = limit.renews_at(now)
+    return None if renews is None else f"{limit.per}:{renews:.0f}"
+
+
+def ask(caller: Caller, env: t.Mapping[str, str], limit: budgets.Limit, agent: str, now: float) -> str | None:
+    """Leave the process that resumes *agent* when *limit* renews; the :func:`renewal` it waits for
+    (what the gate record keeps, so that one pause asks once), or None when nothing will type it."""
+    from claude_shepherd.supervisor.session.identity import fleet_socket
+
+    renews = limit.renews_at(now)
+    socket, pane = fleet_socket(env), env.get("TMUX_PANE", "")
+    if renews is None or socket is None or caller.pane is None or not pane.startswith("%"):
+        return None
+    slot = usage_windows.take_slot(caller.root, QUEUE, agent, renews, budgets.resume_interval(env), now)
+    args = [socket, pane, f"{slot:.3f}", str(caller.root), agent, limit.per]
+    return renewal(limit, now) if pane_typing.spawn(COMMAND, args, env) else None
+
+
+def main(args: list[str]) -> int:
+    """The detached process: at its slot, the resume prompt, if the agent is to go on."""
+    from pathlib import Path
+
+    try:
+        socket, pane, when, root, agent, per = (
+            args[0],
+            args[1],
+            float(args[2]),
+            Path(args[3]),
+            args[4],
+            args[5],
+        )
+    except (IndexError, ValueError):
+        return 2
+    if per not in PERIODS or not pane.startswith("%") or not pane_typing.wait_for(when):
+        return 2
+    if not spend.gate_record(root, agent).get("paused"):
+        return 0  # raised meanwhile (`fleet budget` resumed it), or it went on
+    held = budgets.limits(root, agent, pane=True, env=os.environ, now=time.time())
+    if any(limit.reached for limit in held):
+        return 0  # another budget still holds it: raising that one resumes it
+    pane_typing.type_prompt(socket, pane, agent, PROMPT.format(period=PERIODS[per]))
+    return 0

@@ -1,0 +1,71 @@
+"""A prompt typed into a fleet pane's Claude, later, by a detached process of the hooks.
+
+A parked agent goes on after its usage window reopens (:mod:`.usage_turn`), a paused one when its
+day's or week's budget renews (:mod:`.budget_renewal`): in a fleet pane a process of ours waits for the
+moment and types the prompt, as a person would. It types only into the pane that still carries the
+agent's identity (a relabelled pane, or a label two panes carry, is nobody's), Ctrl-U first (a refused
+prompt is put back in Claude's input box), the text as literal keys, and Enter once it has shown. What
+is typed is always our own text, never anything an agent gave: keys typed into a pane are input to
+Claude (a line break sends, a line starting ``!`` runs a shell command). Standard library only.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import typing as t
+
+TYPE_SETTLE = 0.5
+"""Seconds between the text and its Enter, for Claude's input box to show it."""
+LATEST = 8 * 86400.0
+"""The furthest ahead a moment to type is believed (a week's budget renews within 7 days)."""
+
+
+def spawn(command: str, args: list[str], env: t.Mapping[str, str]) -> bool:
+    """Leave ``claude-hook COMMAND ARGS`` running detached (True when it started)."""
+    from claude_shepherd.supervisor.session.programs import spawn_later
+
+    main = os.path.join(os.path.dirname(os.path.abspath(__file__)), "__main__.py")
+    return spawn_later([sys.executable, "-I", "-S", main, command, *args], env, 0)
+
+
+def wait_for(when: float) -> bool:
+    """Sleep until epoch *when*; False (at once) for a moment nobody waits for: not a number, or
+    further ahead than :data:`LATEST`."""
+    delay = when - time.time()
+    if not delay <= LATEST:  # NaN fails too
+        return False
+    if delay > 0:
+        time.sleep(delay)
+    return True
+
+
+def type_prompt(socket: str, pane: str, agent: str, text: str) -> bool:
+    """Type *text* into *pane* and send it, if the pane is still *agent*'s; True when it was typed."""
+    from claude_shepherd.supervisor.session.programs import run_tmux
+
+    if not pane.startswith("%") or identity_of(socket, pane) != agent:
+        return False
+    for keys in (["C-u"], ["-l", "--", text]):
+        run_tmux(socket, ["send-keys", "-t", pane, *keys], os.environ)
+    time.sleep(TYPE_SETTLE)
+    run_tmux(socket, ["send-keys", "-t", pane, "Enter"], os.environ)
+    return True
+
+
+def identity_of(socket: str, pane: str) -> str | None:
+    """The fleet identity *pane* carries now, if no other pane of its session carries it too."""
+    from claude_shepherd.supervisor.session.identity import PANE_ID_FORMAT, pane_id_from_parts
+    from claude_shepherd.supervisor.session.programs import run_tmux
+
+    out = run_tmux(socket, ["list-panes", "-s", "-t", pane, "-F", PANE_ID_FORMAT], os.environ)
+    if out is None or out.returncode != 0:
+        return None
+    rows = [row.split("\t", 2) for row in out.stdout.splitlines()]
+    carried = {row[0]: pane_id_from_parts(*row[2].split("\t", 2)) for row in rows if len(row) == 3}
+    mine = carried.get(pane)
+    return mine if mine is not None and list(carried.values()).count(mine) == 1 else None

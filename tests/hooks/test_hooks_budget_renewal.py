@@ -1,0 +1,144 @@
+"""An agent paused at a day's or week's budget in a fleet pane goes on by itself when the budget renews.
+
+The gate leaves one ``claude-hook budget-renews`` per pause, for the next period as the spend counts it;
+that process types the resume prompt into the pane (a real tmux pane here, whose shell reads it) only
+while the agent is paused, within every budget it is held to, and the pane's.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import signal
+import subprocess
+import sys
+import time
+import typing as t
+from pathlib import Path
+
+import psutil
+import pytest
+from support.hooks import hook_env
+from support.waiting import wait_until
+
+from claude_shepherd.hooks import budget_renewal
+from claude_shepherd.supervisor.session import budgets, spend
+
+BIN = Path(sys.executable).parent
+CONVERSATION = "0b1b7cc9-6911-4d5b-9a77-b8d720a2c2c5"
+DAY = 86400.0
+
+
+@pytest.fixture
+def local_time(monkeypatch: pytest.MonkeyPatch) -> t.Iterator[t.Callable[[str], None]]:
+    def use(zone: str) -> None:
+        monkeypatch.setenv("TZ", zone)
+        time.tzset()
+
+    yield use
+    monkeypatch.undo()
+    time.tzset()
+
+
+@pytest.mark.parametrize("zone", ["UTC", "Europe/Berlin", "America/New_York", "Australia/Lord_Howe"])
+@pytest.mark.parametrize("per", ["day", "week"])
+def test_a_budget_renews_at_the_first_moment_its_spend_counts_anew(
+    local_time: t.Callable[[str], None], zone: str, per: str
+) -> None:
+    """At the first moment of the next local day (Monday's for a week), across daylight saving changes
+    too: what the ledger counts as the new period, no sooner, no later."""
+    local_time(zone)
+    for start in (time.mktime((2026, 10, 24, 12, 0, 0, 0, 0, -1)), time.mktime((2026, 3, 28, 23, 59, 0, 0, 0, -1)),
+                  1795000000.0, time.mktime((2026, 11, 29, 23, 59, 59, 0, 0, -1))):  # fmt: skip
+        limit = budgets.Limit(budgets.PANE, "A", 1.0, per, 1.0)
+        renews = limit.renews_at(start)
+        assert renews is not None and start < renews <= start + 8 * DAY, (zone, start)
+        same = spend.day_of if per == "day" else (lambda when: min(spend.week_days(when)))
+        assert same(renews - 1) == same(start) != same(renews), (zone, time.ctime(start), time.ctime(renews))
+        assert time.localtime(renews)[3:6] == (0, 0, 0)
+    assert budgets.Limit(budgets.PANE, "A", 1.0, "life", 1.0).renews_at(time.time()) is None
+
+
+def pane_budget(
+    root: Path, agent: str, per: str = "day", fleet_budget: dict[str, t.Any] | None = None
+) -> None:
+    fleet, window, _ = agent.split(":")
+    budgets.write_fleet(root, fleet, {"roots": [str(root)], "budget": fleet_budget, "windows": {window: None},
+                                      "panes": {agent: {"usd": 1.0, "per": per}}, "changed": []})  # fmt: skip
+
+
+def test_a_pause_at_a_day_budget_leaves_one_process_for_the_renewal_and_the_agents_turn(
+    project: Path, fleet_pane: t.Any
+) -> None:
+    root, agent = project / "sessions", fleet_pane.pane_id
+    pane_budget(root, agent)
+    env = hook_env(project)
+    line = json.dumps({"session_id": CONVERSATION, "cwd": str(project), "cost": {"total_cost_usd": 2.0}})
+    call = json.dumps({"session_id": CONVERSATION, "cwd": str(project), "transcript_path": "/none.jsonl",
+                       "hook_event_name": "PreToolUse", "tool_name": "Read",
+                       "tool_input": {"file_path": str(project / "notes.txt")}})  # fmt: skip
+    for _ in range(2):  # paused twice: asked once
+        assert (
+            fleet_pane.run(
+                [str(BIN / "claude-hook"), "status-line"], env=env, cwd=project, input=line
+            ).returncode
+            == 0
+        )
+        denied = fleet_pane.run([str(BIN / "claude-hook"), "pre-tool-use"], env=env, cwd=project, input=call)
+        assert json.loads(denied.stdout)["continue"] is False, denied.stdout
+    renews = budgets.Limit(budgets.PANE, "SDK", 1.0, "day", 2.0).renews_at(time.time())
+    paused = spend.gate_record(root, agent)["paused"]
+    assert paused["renews"] == f"day:{renews:.0f}", paused
+    waiting = [p for p in psutil.process_iter(["cmdline"])
+               if budget_renewal.COMMAND in (p.info["cmdline"] or []) and agent in p.info["cmdline"]]  # fmt: skip
+    try:
+        assert len(waiting) == 1, [p.info["cmdline"] for p in waiting]
+        args = waiting[0].info["cmdline"]
+        at = args.index(budget_renewal.COMMAND)
+        assert args[at + 1 :] == [
+            fleet_pane.socket_path,
+            fleet_pane.pane,
+            f"{renews:.3f}",
+            str(root),
+            agent,
+            "day",
+        ]
+    finally:
+        for proc in waiting:
+            proc.send_signal(signal.SIGKILL)
+
+
+@pytest.mark.parametrize("meanwhile", ["nothing", "raised", "held by another budget", "relabelled"])
+def test_at_the_renewal_the_resume_prompt_is_typed_only_to_a_paused_agent_within_its_budgets(
+    project: Path, fleet_pane: t.Any, meanwhile: str
+) -> None:
+    root, agent = project / "sessions", fleet_pane.pane_id
+    now = time.time()
+    pane_budget(
+        root,
+        agent,
+        fleet_budget={"usd": 1.0, "per": "life"} if meanwhile == "held by another budget" else None,
+    )
+    spend.measure(root, agent, CONVERSATION, 2.0, now=now - 2 * DAY)  # spent on another day: within today's
+    if meanwhile != "raised":
+        spend.write_gate_record(root, agent, {"paused": {"scope": "pane", "per": "day", "renews": "day:0"}})
+    if meanwhile == "relabelled":
+        fleet_pane.tmux("set-option", "-p", "-t", fleet_pane.pane, "@pane_label", "Other")
+    typed = project / "typed.txt"
+    renews = [str(BIN / "claude-hook"), budget_renewal.COMMAND, fleet_pane.socket_path, fleet_pane.pane,
+              f"{time.time() + 1:.3f}", str(root), agent, "day"]  # fmt: skip
+    inner = (
+        f'{shlex.join(renews)} & read -t 6 -r line < /dev/tty || line=NOTHING; printf %s "$line" > {typed}'
+    )
+    fleet_pane.run(["bash", "-c", inner], env=hook_env(project), cwd=project)
+    wait_until(lambda: typed.exists() or None, 15, "the pane's shell to read what was typed")
+    expected = budget_renewal.PROMPT.format(period="daily") if meanwhile == "nothing" else "NOTHING"
+    assert typed.read_text() == expected
+
+
+def test_a_renewal_nobody_waits_for_is_refused() -> None:
+    """Not a number, further ahead than a week's renewal, or not a pane: nothing waits, nothing is typed."""
+    for args in (["%1", "nan"], ["%1", str(time.time() + 30 * DAY)], ["1", str(time.time())]):
+        argv = [str(BIN / "claude-hook"), budget_renewal.COMMAND, "/tmp/none", *args, "/tmp", "a:b:c", "day"]
+        done = subprocess.run(argv, capture_output=True, timeout=10, check=False)
+        assert done.returncode == 2, args
