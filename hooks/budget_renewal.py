@@ -73,10 +73,17 @@ def main(args: list[str]) -> int:
         )
     except (IndexError, ValueError):
         return 2
-    if per not in PERIODS or not pane.startswith("%") or not pane_typing.wait_for(when):
-        return 2
-    if not spend.gate_record(root, agent).get("paused"):
-        return 0  # raised meanwhile (`fleet budget` resumed it), or it went on
+    if per not in PERIODS or not pane.startswith("%") or not when - time.time() <= pane_typing.LATEST:
+        return 2  # NaN fails too
+
+    def wanted() -> bool:  # not raised meanwhile (`fleet budget` resumed it), nor its pane gone
+        return (
+            bool(spend.gate_record(root, agent).get("paused"))
+            and pane_typing.identity_of(socket, pane) == agent
+        )
+
+    if not pane_typing.wait_for(when, wanted) or not spend.gate_record(root, agent).get("paused"):
+        return 0
     held = budgets.limits(root, agent, pane=True, env=os.environ, now=time.time())
     if any(limit.reached for limit in held):
         return 0  # another budget still holds it: raising that one resumes it

@@ -23,6 +23,9 @@ TYPE_SETTLE = 0.5
 """Seconds between the text and its Enter, for Claude's input box to show it."""
 LATEST = 8 * 86400.0
 """The furthest ahead a moment to type is believed (a week's budget renews within 7 days)."""
+CHECK_EVERY = 10.0
+"""Seconds between two looks, during a long wait, at whether it is still wanted (the fleet may have
+stopped, the agent been resumed): a process of ours never outlives what it waits for by more."""
 
 
 def spawn(command: str, args: list[str], env: t.Mapping[str, str]) -> bool:
@@ -33,14 +36,16 @@ def spawn(command: str, args: list[str], env: t.Mapping[str, str]) -> bool:
     return spawn_later([sys.executable, "-I", "-S", main, command, *args], env, 0)
 
 
-def wait_for(when: float) -> bool:
-    """Sleep until epoch *when*; False (at once) for a moment nobody waits for: not a number, or
-    further ahead than :data:`LATEST`."""
-    delay = when - time.time()
-    if not delay <= LATEST:  # NaN fails too
+def wait_for(when: float, still: t.Callable[[], bool] | None = None) -> bool:
+    """Sleep until epoch *when*, True then; False for a moment nobody waits for (not a number, or
+    further ahead than :data:`LATEST`), or as soon as *still* (asked every :data:`CHECK_EVERY` seconds
+    of a long wait) says there is nothing to wait for any more."""
+    if not when - time.time() <= LATEST:  # NaN fails too
         return False
-    if delay > 0:
-        time.sleep(delay)
+    while (left := when - time.time()) > 0:
+        time.sleep(min(left, CHECK_EVERY) if still is not None else left)
+        if still is not None and left > CHECK_EVERY and not still():
+            return False
     return True
 
 

@@ -90,7 +90,7 @@ def test_a_pause_at_a_day_budget_leaves_one_process_for_the_renewal_and_the_agen
     paused = spend.gate_record(root, agent)["paused"]
     assert paused["renews"] == f"day:{renews:.0f}", paused
     waiting = [p for p in psutil.process_iter(["cmdline"])
-               if budget_renewal.COMMAND in (p.info["cmdline"] or []) and agent in p.info["cmdline"]]  # fmt: skip
+               if budget_renewal.COMMAND in (p.info["cmdline"] or []) and fleet_pane.socket_path in p.info["cmdline"]]  # fmt: skip
     try:
         assert len(waiting) == 1, [p.info["cmdline"] for p in waiting]
         args = waiting[0].info["cmdline"]
@@ -142,3 +142,28 @@ def test_a_renewal_nobody_waits_for_is_refused() -> None:
         argv = [str(BIN / "claude-hook"), budget_renewal.COMMAND, "/tmp/none", *args, "/tmp", "a:b:c", "day"]
         done = subprocess.run(argv, capture_output=True, timeout=10, check=False)
         assert done.returncode == 2, args
+
+
+@pytest.mark.parametrize("gone", ["the fleet stopped", "the agent was resumed"])
+def test_a_renewal_waiting_for_nothing_ends_within_seconds(
+    project: Path, fleet_pane: t.Any, gone: str
+) -> None:
+    """Its fleet stopped (the pane is no more), or the agent resumed by a raise: the process waiting for
+    tomorrow's renewal is not left behind until then."""
+    root, agent = project / "sessions", fleet_pane.pane_id
+    pane_budget(root, agent)
+    spend.write_gate_record(root, agent, {"paused": {"scope": "pane", "per": "day"}})
+    argv = [str(BIN / "claude-hook"), budget_renewal.COMMAND, fleet_pane.socket_path, fleet_pane.pane,
+            f"{time.time() + DAY:.3f}", str(root), agent, "day"]  # fmt: skip
+    waiting = subprocess.Popen(argv, env=hook_env(project))
+    try:
+        time.sleep(1)
+        assert waiting.poll() is None, "it waits while the agent is paused in its pane"
+        if gone == "the fleet stopped":
+            fleet_pane.kill()
+        else:
+            spend.write_gate_record(root, agent, {})
+        assert waiting.wait(timeout=budget_renewal.pane_typing.CHECK_EVERY + 5) == 0
+    finally:
+        waiting.kill()
+        waiting.wait()
