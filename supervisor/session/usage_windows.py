@@ -169,7 +169,7 @@ def _dict(value: t.Any) -> dict[str, t.Any]:
 
 
 def _folder(folder: str | None = None) -> str:
-    return os.path.join(USAGE_DIRNAME, folder) if folder else USAGE_DIRNAME
+    return f"{USAGE_DIRNAME}/{folder}" if folder else USAGE_DIRNAME
 
 
 def _dir(root: Path, folder: str | None = None) -> str:
