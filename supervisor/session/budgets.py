@@ -22,12 +22,8 @@ import os
 import time
 
 from claude_shepherd.supervisor.env import BUDGET_USD_ENV
-from claude_shepherd.supervisor.session import root_gitignore, spend
-from claude_shepherd.supervisor.session.index import INDEX_DIRNAME
+from claude_shepherd.supervisor.session import index_records, spend
 from claude_shepherd.supervisor.session.numbers import parse_decimal
-from claude_shepherd.supervisor.session.pane_records import _file_name
-from claude_shepherd.supervisor.session.safe_fs import UnsafeFileError, open_dir, read_bytes
-from claude_shepherd.supervisor.session.store import write_atomic_at
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -66,29 +62,15 @@ def _budget(value: t.Any) -> tuple[float, str] | None:
 
 def read_fleet(root: Path, fleet: str) -> dict[str, t.Any] | None:
     """The budgets ``fleet start`` wrote for *fleet* in *root*, or None when it wrote none."""
-    try:
-        fd = open_dir(root / INDEX_DIRNAME / BUDGETS_DIRNAME)
-    except (OSError, UnsafeFileError):
-        return None
-    try:
-        data = json.loads(read_bytes(_file_name(fleet), limit=BUDGETS_LIMIT, dir_fd=fd))
-    except (OSError, UnsafeFileError, ValueError, RecursionError):
-        return None
-    finally:
-        os.close(fd)
-    return data if isinstance(data, dict) and data.get("fleet") == fleet else None
+    return index_records.read(
+        root, BUDGETS_DIRNAME, index_records.file_name(fleet), BUDGETS_LIMIT, ("fleet", fleet)
+    )
 
 
 def write_fleet(root: Path, fleet: str, document: t.Mapping[str, t.Any]) -> None:
     """Write *fleet*'s budgets into *root* (raises OSError when it cannot)."""
-    directory = root / INDEX_DIRNAME / BUDGETS_DIRNAME
-    root_gitignore.ensure(str(root / root_gitignore.GITIGNORE))
-    directory.mkdir(parents=True, exist_ok=True)
-    fd = open_dir(directory)
-    try:
-        write_atomic_at(fd, _file_name(fleet), json.dumps({**document, "fleet": fleet}, indent=1) + "\n")
-    finally:
-        os.close(fd)
+    text = json.dumps({**document, "fleet": fleet}, indent=1) + "\n"
+    index_records.put(root, BUDGETS_DIRNAME, index_records.file_name(fleet), text)
 
 
 # --------------------------------------------------------------------------- an agent's limits

@@ -23,20 +23,15 @@ changes, never through a link.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
-import re
-import zlib
-from pathlib import Path
 
-from claude_shepherd.supervisor.session import root_gitignore
-from claude_shepherd.supervisor.session.index import INDEX_DIRNAME
-from claude_shepherd.supervisor.session.safe_fs import UnsafeFileError, open_dir, read_bytes
-from claude_shepherd.supervisor.session.store import write_atomic_at
+from claude_shepherd.supervisor.session import index_records
+from claude_shepherd.supervisor.session.safe_fs import UnsafeFileError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import typing as t
+    from pathlib import Path
 
 PANES_DIRNAME = "panes"
 RUNS_DIRNAME = "runs"
@@ -53,51 +48,31 @@ def spot(pane: str | None, supervisor: tuple[int, str | None] | None) -> tuple[s
     return None
 
 
-def _file_name(pane: str) -> str:
-    """A file name for a pane identity (labels may hold anything): readable part plus a checksum."""
-    readable = re.sub(r"[^A-Za-z0-9._-]+", "_", pane)[:80]
-    return f"{readable}-{zlib.crc32(pane.encode()):08x}.json"
+_file_name = index_records.file_name
+"""A file name for a pane identity (labels may hold anything)."""
 
 
 def read(root: Path, pane: str, folder: str = PANES_DIRNAME) -> dict[str, t.Any] | None:
     """The pane's record (or another *folder*'s), or None when there is none (or it is unreadable)."""
-    try:
-        fd = open_dir(root / INDEX_DIRNAME / folder)
-    except (OSError, UnsafeFileError):
-        return None
-    try:
-        data = json.loads(read_bytes(_file_name(pane), limit=RECORD_LIMIT, dir_fd=fd))
-    except (OSError, UnsafeFileError, ValueError, RecursionError):
-        return None
-    finally:
-        os.close(fd)
-    return data if isinstance(data, dict) and data.get("pane") == pane else None
+    return index_records.read(root, folder, _file_name(pane), RECORD_LIMIT, ("pane", pane))
 
 
 def forget(root: Path, pane: str, folder: str = PANES_DIRNAME) -> None:
     """Remove a record (claude-run's own, when it ends); nothing when there is none."""
-    try:
-        fd = open_dir(root / INDEX_DIRNAME / folder)
-    except (OSError, UnsafeFileError):
-        return
-    try:
-        os.unlink(_file_name(pane), dir_fd=fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+    index_records.forget(root, folder, _file_name(pane))
 
 
 def forget_runs(root: Path, dead: t.Callable[[int, str], bool]) -> None:
     """Remove the records of the claude-runs *dead* says are gone (``dead(pid, start token)``)."""
-    try:
-        fd = open_dir(root / INDEX_DIRNAME / RUNS_DIRNAME)
-    except (OSError, UnsafeFileError):
+    fd = index_records.opened(root, RUNS_DIRNAME)
+    if fd is None:
         return
     try:
         for name in os.listdir(fd):
+            data = index_records.load(fd, name, RECORD_LIMIT)
+            if data is None:
+                continue
             try:
-                data = json.loads(read_bytes(name, limit=RECORD_LIMIT, dir_fd=fd))
                 _, pid, token = data["pane"].split(" ", 2)
                 gone = dead(int(pid), token)
             except (
@@ -141,17 +116,5 @@ def note(
     record = {"pane": pane, "conversation": conversation_id, "overflowed": overflowed or was_overflowed}
     if before == record:
         return record
-    try:
-        directory = root / INDEX_DIRNAME / folder
-        root_gitignore.ensure(str(root / root_gitignore.GITIGNORE))
-        directory.mkdir(parents=True, exist_ok=True)
-        fd = open_dir(directory)
-    except (OSError, UnsafeFileError):
-        return record
-    try:
-        write_atomic_at(fd, _file_name(pane), json.dumps(record) + "\n")
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+    index_records.write(root, folder, _file_name(pane), record)
     return record

@@ -31,11 +31,8 @@ import json
 import os
 import time
 
-from claude_shepherd.supervisor.session import root_gitignore
-from claude_shepherd.supervisor.session.index import INDEX_DIRNAME
-from claude_shepherd.supervisor.session.pane_records import _file_name
-from claude_shepherd.supervisor.session.safe_fs import UnsafeFileError, open_dir, read_bytes
-from claude_shepherd.supervisor.session.store import write_atomic_at
+from claude_shepherd.supervisor.session import index_records
+from claude_shepherd.supervisor.session.index_records import file_name as _file_name
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -84,39 +81,14 @@ def week_days(now: float) -> set[str]:
 # --------------------------------------------------------------------------- reading
 
 
-def _open(root: Path, create: bool = False) -> int | None:
-    directory = root / INDEX_DIRNAME / SPEND_DIRNAME
-    try:
-        if create:
-            root_gitignore.ensure(str(root / root_gitignore.GITIGNORE))
-            directory.mkdir(parents=True, exist_ok=True)
-        return open_dir(directory)
-    except (OSError, UnsafeFileError):
-        return None
-
-
-def _load(fd: int, name: str, agent: str) -> dict[str, t.Any] | None:
-    try:
-        data = json.loads(read_bytes(name, limit=LEDGER_LIMIT, dir_fd=fd))
-    except (OSError, UnsafeFileError, ValueError, RecursionError):
-        return None
-    return data if isinstance(data, dict) and data.get("agent") == agent else None
-
-
 def read(root: Path, agent: str) -> dict[str, t.Any] | None:
     """*agent*'s ledger, or None when nothing was measured (or it is unreadable)."""
-    fd = _open(root)
-    if fd is None:
-        return None
-    try:
-        return _load(fd, _file_name(agent), agent)
-    finally:
-        os.close(fd)
+    return index_records.read(root, SPEND_DIRNAME, _file_name(agent), LEDGER_LIMIT, ("agent", agent))
 
 
 def ledgers(root: Path, prefix: str) -> list[dict[str, t.Any]]:
     """The ledgers of every agent whose identity starts with *prefix* (a fleet's: ``NAME:``)."""
-    fd = _open(root)
+    fd = index_records.opened(root, SPEND_DIRNAME)
     if fd is None:
         return []
     out: list[dict[str, t.Any]] = []
@@ -127,12 +99,14 @@ def ledgers(root: Path, prefix: str) -> list[dict[str, t.Any]]:
         for name in os.listdir(fd):
             if not name.startswith(named) or not name.endswith(".json") or name.endswith(BUDGET_SUFFIX):
                 continue
-            try:
-                data = json.loads(read_bytes(name, limit=LEDGER_LIMIT, dir_fd=fd))
-            except (OSError, UnsafeFileError, ValueError, RecursionError):
-                continue
-            agent = data.get("agent") if isinstance(data, dict) else None
-            if isinstance(agent, str) and agent.startswith(prefix) and name == _file_name(agent):
+            data = index_records.load(fd, name, LEDGER_LIMIT)
+            agent = data.get("agent") if data is not None else None
+            if (
+                data is not None
+                and isinstance(agent, str)
+                and agent.startswith(prefix)
+                and name == _file_name(agent)
+            ):
                 out.append(data)
     finally:
         os.close(fd)
@@ -244,16 +218,15 @@ def measure(
     Written only when it changed; best effort (the status line never fails over it).
     """
     now = time.time() if now is None else now
-    fd = _open(root, create=True)
-    before = _load(fd, _file_name(agent), agent) if fd is not None else None
+    fd = index_records.opened(root, SPEND_DIRNAME, create=True)
+    name = _file_name(agent)
+    before = index_records.load(fd, name, LEDGER_LIMIT, ("agent", agent)) if fd is not None else None
     after = add_reading(before, agent, conversation, reading, now, lambda: transcript_cost(transcript))
     if fd is None:
         return after
     try:
         if after != before:
-            write_atomic_at(fd, _file_name(agent), json.dumps(after) + "\n")
-    except OSError:
-        pass
+            index_records.write_at(fd, name, after)
     finally:
         os.close(fd)
     return after
@@ -269,28 +242,22 @@ def _budget_name(agent: str) -> str:
 def gate_record(root: Path, agent: str) -> dict[str, t.Any]:
     """What the budget gate recorded for *agent*: ``alerted`` (keys of budgets that alerted at 80 %)
     and ``paused`` (the budget that paused it, or absent); empty when nothing."""
-    fd = _open(root)
-    if fd is None:
-        return {}
-    try:
-        return _load(fd, _budget_name(agent), agent) or {}
-    finally:
-        os.close(fd)
+    return index_records.read(root, SPEND_DIRNAME, _budget_name(agent), LEDGER_LIMIT, ("agent", agent)) or {}
 
 
 def write_gate_record(root: Path, agent: str, record: t.Mapping[str, t.Any]) -> bool:
     """Replace *agent*'s gate record (removed when it says nothing); False when it could not be written."""
-    fd = _open(root, create=True)
+    name = _budget_name(agent)
+    if record.get("alerted") or record.get("paused"):
+        return index_records.write(root, SPEND_DIRNAME, name, {**record, "agent": agent})
+    fd = index_records.opened(root, SPEND_DIRNAME, create=True)
     if fd is None:
         return False
     try:
-        if not record.get("alerted") and not record.get("paused"):
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(_budget_name(agent), dir_fd=fd)
-            return True
-        write_atomic_at(fd, _budget_name(agent), json.dumps({**record, "agent": agent}) + "\n")
-        return True
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(name, dir_fd=fd)
     except OSError:
         return False
     finally:
         os.close(fd)
+    return True

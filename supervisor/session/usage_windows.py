@@ -28,12 +28,9 @@ import json
 import os
 import re
 import time
-import zlib
 
 from claude_shepherd.supervisor.env import CONFIG_DIR_ENV
-from claude_shepherd.supervisor.session.index import INDEX_DIRNAME
-from claude_shepherd.supervisor.session.safe_fs import UnsafeFileError, open_dir, read_bytes
-from claude_shepherd.supervisor.session.store import write_atomic_at
+from claude_shepherd.supervisor.session import index_records
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -87,8 +84,7 @@ def credential_of(env: t.Mapping[str, str]) -> str:
 
 def file_name(name: str) -> str:
     """A file name for *name* (a path, an identity): a readable part and a checksum."""
-    readable = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_.")[:80] or "x"
-    return f"{readable}-{zlib.crc32(name.encode()):08x}.json"
+    return index_records.file_name(name, tidy=True)
 
 
 def shown_credential(path: str, home: str | None = None) -> str:
@@ -172,46 +168,26 @@ def _dict(value: t.Any) -> dict[str, t.Any]:
     return value if isinstance(value, dict) else {}
 
 
+def _folder(folder: str | None = None) -> str:
+    return f"{USAGE_DIRNAME}/{folder}" if folder else USAGE_DIRNAME
+
+
 def _dir(root: Path, folder: str | None = None) -> str:
-    parts = [str(root), INDEX_DIRNAME, USAGE_DIRNAME] + ([folder] if folder else [])
-    return os.path.join(*parts)
+    return index_records.folder_path(root, _folder(folder))
 
 
-def _read(root: Path, folder: str | None, name: str) -> dict[str, t.Any] | None:
-    try:
-        fd = open_dir(_dir(root, folder))
-    except (OSError, UnsafeFileError):
-        return None
-    try:
-        data = json.loads(read_bytes(name, limit=RECORD_LIMIT, dir_fd=fd))
-    except (OSError, UnsafeFileError, ValueError, RecursionError):
-        return None
-    finally:
-        os.close(fd)
-    return data if isinstance(data, dict) else None
+def _read(
+    root: Path, folder: str | None, name: str, where: tuple[str, str] | None = None
+) -> dict[str, t.Any] | None:
+    return index_records.read(root, _folder(folder), name, RECORD_LIMIT, where)
 
 
 def _write(root: Path, folder: str | None, name: str, record: t.Mapping[str, t.Any]) -> bool:
-    from claude_shepherd.supervisor.session import root_gitignore
-
-    try:
-        root_gitignore.ensure(os.path.join(str(root), root_gitignore.GITIGNORE))
-        os.makedirs(_dir(root, folder), exist_ok=True)
-        fd = open_dir(_dir(root, folder))
-    except (OSError, UnsafeFileError):
-        return False
-    try:
-        write_atomic_at(fd, name, json.dumps(record, sort_keys=True) + "\n")
-        return True
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
+    return index_records.write(root, _folder(folder), name, json.dumps(record, sort_keys=True) + "\n")
 
 
 def read_credential(root: Path, credential: str) -> dict[str, t.Any] | None:
-    data = _read(root, CREDENTIALS_DIRNAME, file_name(credential))
-    return data if data is not None and data.get("credential") == credential else None
+    return _read(root, CREDENTIALS_DIRNAME, file_name(credential), ("credential", credential))
 
 
 def read_credentials(root: Path) -> list[dict[str, t.Any]]:
@@ -233,8 +209,7 @@ def read_credentials(root: Path) -> list[dict[str, t.Any]]:
 
 
 def read_agent(root: Path, agent: str) -> dict[str, t.Any] | None:
-    data = _read(root, AGENTS_DIRNAME, file_name(agent))
-    return data if data is not None and data.get("agent") == agent else None
+    return _read(root, AGENTS_DIRNAME, file_name(agent), ("agent", agent))
 
 
 def note_reading(
