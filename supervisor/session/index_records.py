@@ -50,9 +50,9 @@ def open_folder(root: Path | str, folder: str, *, create: bool = False) -> int:
     """A descriptor of *root*'s *folder*, never through a link; *create* makes it (and the root's
     ``.gitignore``) first. Raises OSError or :class:`UnsafeFileError` when it cannot."""
     path = folder_path(root, folder)
-    if create:
-        root_gitignore.ensure(os.path.join(root, root_gitignore.GITIGNORE))
+    if create:  # the folder first: a root it makes gets its .gitignore from this very write
         os.makedirs(path, exist_ok=True)
+        root_gitignore.ensure(os.path.join(root, root_gitignore.GITIGNORE))
     return open_dir(path)
 
 

@@ -13,8 +13,7 @@ from claude_shepherd.supervisor.session.safe_fs import UnsafeFileError
 
 
 def test_a_write_makes_the_folder_and_the_roots_gitignore_and_reads_back(tmp_path: Path) -> None:
-    root = tmp_path / "sessions"
-    root.mkdir()
+    root = tmp_path / "sessions"  # not made yet: the first write makes it, with its .gitignore
     name = index_records.file_name("fleet:window:A label")
     assert index_records.write(root, "things/deep", name, {"key": "fleet:window:A label", "n": 1})
     assert (
