@@ -55,6 +55,14 @@ def _honoured(
             raise KeyProblem(str(key), f"unknown {what} {key!r} ({hint}{takes} {', '.join(honoured)})")
 
 
+def _budget_key(value: t.Any) -> Budget | None:
+    """A ``budget:`` as written, checked (a problem names the key)."""
+    try:
+        return budget_value(value)
+    except ValueError as exc:
+        raise KeyProblem("budget", str(exc)) from None
+
+
 class RawPane(BaseModel):
     model_config = ConfigDict(extra="forbid")
     label: str | None = None
@@ -89,10 +97,7 @@ class RawPane(BaseModel):
                             str(key),
                             f"unknown pane key {key!r} (a labelled pane takes {', '.join(PANE_KEYS)})",
                         )
-                try:
-                    budget = budget_value(body.get("budget"))
-                except ValueError as exc:
-                    raise KeyProblem("budget", str(exc)) from None
+                budget = _budget_key(body.get("budget"))
                 worktree = worktree_value(body.get("worktree"), f"pane {label}: worktree")
                 body = body.get("commands")
             return {
@@ -130,10 +135,7 @@ class RawWindow(BaseModel):
             if value.get("panes") == []:
                 raise ValueError("panes is empty; give at least one pane")
             if "budget" in value:
-                try:
-                    value["budget"] = budget_value(value["budget"])
-                except ValueError as exc:
-                    raise KeyProblem("budget", str(exc)) from None
+                value["budget"] = _budget_key(value["budget"])
             if "worktree" in value:
                 value["worktree"] = worktree_value(value["worktree"], "worktree")
             return value
@@ -199,10 +201,7 @@ class RawLayout(BaseModel):
         if "windows" not in value:
             raise ValueError("windows is missing; a layout needs at least one window")
         if "budget" in value:
-            try:
-                value["budget"] = budget_value(value["budget"])
-            except ValueError as exc:
-                raise KeyProblem("budget", str(exc)) from None
+            value["budget"] = _budget_key(value["budget"])
         return value
 
     @field_validator("windows", mode="before")
