@@ -2,8 +2,9 @@
 
 A remote agent's hooks alert on its own host (that tmux's clients, bell), where
 nobody may be looking. The watch sees every remote row once per refresh; when
-an agent's state *changes into* one its fleet alerts on, the relay runs the
-fleet's notify command here — the same command, values and timeout as a local
+an agent's state *changes into* one its fleet alerts on, or its spend reaches
+80 % of a budget (``budget``, where the fleet alerts on ``paused``, as a local
+pane's hook does), the relay runs the fleet's notify command here — the same command, values and timeout as a local
 pane's (:mod:`claude_shepherd.hooks.alerts`), ``{host}`` naming the host, at
 most once per :data:`~claude_shepherd.hooks.pane_notify.ALERT_COOLDOWN` per
 agent and state — and says one line for the watch to show and ring.
@@ -33,7 +34,9 @@ from claude_shepherd.hooks import alerts
 from claude_shepherd.hooks.pane_notify import ALERT_COOLDOWN
 from claude_shepherd.supervisor.errors import ShepherdError
 from claude_shepherd.supervisor.printable import printable
-from claude_shepherd.supervisor.tmux_names import ALERT_STATES, EXITED
+from claude_shepherd.supervisor.session import spend
+from claude_shepherd.supervisor.session.budgets import ALERT_AT
+from claude_shepherd.supervisor.tmux_names import ALERT_STATES, BUDGET_ALERT, EXITED, PAUSED
 
 MAX_ALERTS = 5
 """Notify commands one refresh starts at most: past it, the first four and one summary of the rest."""
@@ -63,6 +66,7 @@ class Relay:
         self.clock = clock
         self.run = run or _run_detached
         self.seen: dict[tuple[str, str, str, str], str] = {}
+        self.nearly: dict[tuple[str, str, str, str], tuple[t.Any, ...] | None] = {}
         self.sent: dict[tuple[tuple[str, str, str, str], str], float] = {}
 
     def see(self, looks: t.Iterable[Look]) -> list[str]:
@@ -87,15 +91,24 @@ class Relay:
             state = EXITED if row.state.startswith(EXITED) else row.state
             before = self.seen.get(key)
             self.seen[key] = state
-            if before is None or before == state or state not in layout.notify_on:
+            nearly, was = _nearly(row, time.time()), self.nearly.get(key)
+            self.nearly[key] = nearly
+            if before is None:
                 continue  # the first look is no transition: the watch shows what is, it does not page
-            now = self.clock()
-            if now - self.sent.get((key, state), -math.inf) < ALERT_COOLDOWN:
-                continue
-            self.sent[(key, state)] = now
             session = Path(row.session_dir).name if row.session_dir else ""
-            due.append(_Alert(layout, part.name, row.label, state, session))
+            if before != state and state in layout.notify_on and self._due(key, state):
+                due.append(_Alert(layout, part.name, row.label, state, session))
+            if nearly not in (None, was) and PAUSED in layout.notify_on and self._due(key, BUDGET_ALERT):
+                due.append(_Alert(layout, part.name, row.label, BUDGET_ALERT, session))  # as a local pane's
         return due
+
+    def _due(self, key: tuple[str, str, str, str], state: str) -> bool:
+        """Is *key*'s alert of *state* out of its cooldown (then it is sent now)?"""
+        now = self.clock()
+        if now - self.sent.get((key, state), -math.inf) < ALERT_COOLDOWN:
+            return False
+        self.sent[(key, state)] = now
+        return True
 
     def _give(self, alert: _Alert) -> str:
         self._notify(alert.layout, alert.host, alert.label, alert.state, alert.session)
@@ -116,6 +129,16 @@ class Relay:
         if command:
             values = {"fleet": layout.name, "label": label, "state": state, "session": session, "host": host}
             self.run(alerts.substitute(command, values))
+
+
+def _nearly(row: PaneStatus, now: float) -> tuple[t.Any, ...] | None:
+    """The budget *row*'s agent spent 80 % of, in its current day or week (what a local pane's hook
+    alerts on once), or None."""
+    usd, spent = row.budget_usd, row.budget_spent
+    if usd is None or spent is None or not spent >= usd * ALERT_AT:
+        return None
+    period = {"day": spend.day_of(now), "week": min(spend.week_days(now))}.get(row.budget_per or "", "")
+    return (row.budget_scope, usd, row.budget_per, period)
 
 
 def _urgency(alert: _Alert) -> int:

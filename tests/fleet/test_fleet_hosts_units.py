@@ -255,6 +255,36 @@ def test_the_relay_alerts_here_once_per_transition_with_the_fleets_command_and_c
         assert relay.see([(quiet, Span.of(quiet).parts[1], [remote_row("B", state)])]) == []
 
 
+def test_a_remote_agent_at_80_percent_of_a_budget_is_alerted_here_once_as_a_local_pane_is(
+    tmp_path: Path,
+) -> None:
+    """The host's own hook alerts only its tmux; the relay gives it here, once per budget and day, where
+    the fleet alerts on paused."""
+    spec = layout(tmp_path, SPAN.replace("notify_on: [needs-you, error]", "notify_on: [needs-you, paused]"))
+    box = Span.of(spec).parts[1]
+    ran: list[list[str]] = []
+    relay = Relay(clock=lambda: 100.0, run=ran.append)
+
+    def look(spent: float | None, usd: float = 10.0) -> list[str]:
+        row = remote_row(
+            "B", "working", budget_usd=usd, budget_spent=spent, budget_per="day", budget_scope="pane"
+        )
+        return relay.see([(spec, box, [row])])
+
+    assert look(8.5) == [], "the first look is what is"
+    assert look(None) == [] and look(5.0) == []
+    assert look(8.0) == ["dev@buildbox:2222/B spent 80 % of a budget"]
+    assert ran == [["notify-send", "B: budget"]]
+    assert look(9.5) == [], "once per budget and day"
+    assert look(9.5, usd=11.0) == [], "a raised budget alerts again only past its own cooldown"
+    quiet = Relay(clock=lambda: 100.0, run=ran.append)
+    for spent in (5.0, 9.0):
+        row = remote_row(
+            "B", "working", budget_usd=10.0, budget_spent=spent, budget_per="day", budget_scope="pane"
+        )
+        assert quiet.see([(layout(tmp_path, SPAN), box, [row])]) == [], "paused not alerted on: nor is 80 %"
+
+
 def remote_row(
     label: str, state: str, window: str = "there", session: str = "duo", **more: t.Any
 ) -> PaneStatus:
