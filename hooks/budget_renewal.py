@@ -63,15 +63,9 @@ def main(args: list[str]) -> int:
     from pathlib import Path
 
     try:
-        socket, pane, when, root, agent, per = (
-            args[0],
-            args[1],
-            float(args[2]),
-            Path(args[3]),
-            args[4],
-            args[5],
-        )
-    except (IndexError, ValueError):
+        socket, pane, at, folder, agent, per = args
+        when, root = float(at), Path(folder)
+    except ValueError:  # too few or too many, or not a number
         return 2
     if per not in PERIODS or not pane.startswith("%") or not when - time.time() <= pane_typing.LATEST:
         return 2  # NaN fails too
