@@ -204,10 +204,11 @@ def stop(
 
 def _lone_server(server: FleetServer, sessions: t.Sequence[str], procs: pr.Processes) -> pr.Proc | None:
     """The tmux server's process when *sessions* are all it has, so that closing them ends it; None
-    when it keeps another session (another fleet may share the socket) or is not found."""
-    listed = server.cmd("list-sessions", "-F", "#{pid} #{session_name}")
-    rows = [line.split(" ", 1) for line in listed.stdout if " " in line] if listed.returncode == 0 else []
-    if not rows or any(name not in sessions for _, name in rows):
+    when it keeps another session (another fleet may share the socket), is set to outlive its last
+    one (``exit-empty`` off), or is not found."""
+    listed = server.cmd("list-sessions", "-F", "#{pid} #{exit-empty} #{session_name}")
+    rows = [line.split(" ", 2) for line in listed.stdout] if listed.returncode == 0 else []
+    if not rows or any(len(row) < 3 or row[2] not in sessions or row[1] != "1" for row in rows):
         return None
     try:
         pid = int(rows[0][0])

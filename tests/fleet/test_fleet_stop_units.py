@@ -202,3 +202,15 @@ def test_a_tmux_server_that_keeps_another_session_is_not_waited_for(
     assert result.seconds == pytest.approx(1.0, abs=0.2)
     assert procs.signals(tmux_server) == []
     assert tmux("list-sessions", "-F", "#{session_name}") == "another-fleet", "the other fleet runs on"
+
+
+def test_a_tmux_server_set_to_outlive_its_last_session_is_not_waited_for(
+    scripted_fleet: ScriptedFleet, tmux: Tmux
+) -> None:
+    server, panes, procs = scripted_fleet.server, scripted_fleet.panes, scripted_fleet.procs
+    procs.agent(panes[0].pid, on_term=1.0)
+    tmux("set-option", "-s", "exit-empty", "off")
+    scripted_server(procs, tmux)
+    result, _ = run_stop(server, procs)
+    assert result.server_pid is None and result.lingering == []
+    assert result.seconds == pytest.approx(1.0, abs=0.2)
