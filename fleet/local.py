@@ -198,6 +198,7 @@ class LocalFleet:
     ) -> StopReport:
         """Stop the agents (all, or those labelled *labels*): what each pane's became, and what survived."""
         from claude_shepherd.fleet.reports import PaneOutcome, StopReport
+        from claude_shepherd.fleet.stop import SERVER_WAIT
         from claude_shepherd.fleet.stop import stop as stop_fleet
 
         where, say = self.where, self._say
@@ -221,6 +222,9 @@ class LocalFleet:
             grace=grace,
             survivors=tuple(p.pid for p in result.leftovers),
             forced=tuple(p.name for p in result.forced),
+            lingering=tuple(result.still_running),
+            lingering_pids=tuple(p.pid for p in result.lingering),
+            server_wait=SERVER_WAIT,
         )
 
     # ----------------------------------------------------------------------- budgets

@@ -158,6 +158,11 @@ class StopReport:
     """Processes still there after SIGKILL."""
     forced: tuple[str, ...] = ()
     """Agents that ignored SIGTERM for the grace and were killed."""
+    lingering: tuple[str, ...] = ()
+    """The tmux server whose last session was closed, or what its hooks started, still running
+    (each with its PID) when the stop gave up waiting for them, *server_wait* seconds later."""
+    lingering_pids: tuple[int, ...] = ()
+    server_wait: float = 0.0
     nothing: str = ""
     """Why nothing was stopped (no fleet running), said instead of the panes."""
     elsewhere: str = ""
@@ -169,7 +174,7 @@ class StopReport:
             return [] if self.elsewhere else [self.nothing]
         width = _width(self.panes)
         lines = [line for pane in self.panes for line in pane.lines(width)]
-        if self.survivors:
+        if self.survivors or self.lingering:  # the failure says what is left
             return lines
         if self.labels:
             it = "them" if len(self.labels) > 1 else "it"
@@ -180,6 +185,12 @@ class StopReport:
         if self.survivors:
             pids = ", ".join(map(str, self.survivors))
             return FleetFailure(f"{len(self.survivors)} process(es) survived SIGKILL: {pids}")
+        if self.lingering:
+            return FleetFailure(
+                f"{'; '.join(self.lingering)} still ran {self.server_wait:g}s after the fleet's session "
+                f"closed (tmux's, ending by themselves: `ps -p {','.join(map(str, self.lingering_pids))}` "
+                "shows what still runs)"
+            )
         if self.forced:
             return FleetFailure(
                 f"{len(self.forced)} agent(s) ignored SIGTERM for {self.grace:g}s and were killed: "

@@ -14,7 +14,11 @@ children survived as orphans (R7). Here, for every pane:
    of every process found in it before (re-parented orphans too) — until
    nothing is; a process is the pane's only by descent, never because its
    environment names the pane (an agent can write that);
-4. kill the tmux session, and check once more.
+4. kill the tmux session, and check once more;
+5. when that closed the server's last session, wait (up to :data:`SERVER_WAIT`) for the server
+   to exit and for what its hooks started (``claude-hook pane-died`` of the panes just closed) to
+   end: "no process is left" is said only then, and what outlives the wait is reported instead.
+   A server that keeps other sessions (another fleet on the socket) is not waited for.
 
 The processes and the clock are parameters (``procs``, ``clock``, ``sleep``): the fast tests run
 these decisions on scripted processes and a fake clock, the slow ones on real fleets.
@@ -37,6 +41,7 @@ KILL_ROUNDS = 5
 KILL_WAIT = 0.5
 SETTLE = 0.5
 REAP_WAIT = 2.0
+SERVER_WAIT = 5.0
 
 
 @dataclass
@@ -79,10 +84,23 @@ class StopResult:
     leftovers: list[pr.Proc]
     grace: float
     seconds: float
+    lingering: list[pr.Proc] = field(default_factory=list)
+    """The tmux server whose last session was closed, and what its hooks started, still running
+    :data:`SERVER_WAIT` seconds later (not signalled: they are tmux's, and end by themselves)."""
+    server_pid: int | None = None
+    """The tmux server the stop closed the last session of (None: it keeps other sessions, or none ran)."""
 
     @property
     def forced(self) -> list[PaneStop]:
         return [p for p in self.panes if p.ignored_term]
+
+    @property
+    def still_running(self) -> list[str]:
+        """:attr:`lingering`, each named with its PID."""
+        return [
+            f"the fleet's tmux server (pid {p.pid})" if p.pid == self.server_pid else f"pid {p.describe()}"
+            for p in self.lingering
+        ]
 
 
 def _members(table: pr.Table, report: PaneStop, *, pane_gone: bool = False) -> list[pr.Proc]:
@@ -164,11 +182,73 @@ def stop(
             server,
             [set_if_still_dead(r.pane.pane_id, str(r.pane.pid), STOPPED) for r in reports if not r.pane.dead],
         )
-    else:
+    lone = None if pane_ids is not None else _lone_server(server, sessions, procs)
+    jobs = [] if lone is None else _hook_jobs(procs, lone, reports)
+    if pane_ids is None:
         for name in sessions:
             server.cmd("kill-session", "-t", f"={name}")
     leftovers = _kill_rounds(procs, reports, panes_gone=pane_ids is None)
-    return StopResult(list(sessions), reports, leftovers, grace, clock() - started)
+    # 5. The server exits by itself once its last session is closed, a moment later: the hooks of the
+    # panes it just closed may still run.
+    lingering = [] if lone is None else _wait_server_gone(procs, lone, jobs, reports, clock=clock)
+    return StopResult(
+        list(sessions),
+        reports,
+        leftovers,
+        grace,
+        clock() - started,
+        lingering=lingering,
+        server_pid=None if lone is None else lone.pid,
+    )
+
+
+def _lone_server(server: FleetServer, sessions: t.Sequence[str], procs: pr.Processes) -> pr.Proc | None:
+    """The tmux server's process when *sessions* are all it has, so that closing them ends it; None
+    when it keeps another session (another fleet may share the socket), is set to outlive its last
+    one (``exit-empty`` off), or is not found."""
+    listed = server.cmd("list-sessions", "-F", "#{pid} #{exit-empty} #{session_name}")
+    rows = [line.split(" ", 2) for line in listed.stdout] if listed.returncode == 0 else []
+    if not rows or any(len(row) < 3 or row[2] not in sessions or row[1] != "1" for row in rows):
+        return None
+    try:
+        pid = int(rows[0][0])
+    except ValueError:
+        return None
+    return procs.trees([pid]).by_pid.get(pid)
+
+
+def _hook_jobs(procs: pr.Processes, tmux_server: pr.Proc, reports: list[PaneStop]) -> list[pr.Proc]:
+    """What the server runs besides its panes' processes — the jobs its hooks started (``run-shell
+    -b``), and theirs — while it is still *tmux_server* (not a reused pid)."""
+    table = procs.trees([tmux_server.pid])
+    if table.same(tmux_server) is None:
+        return []
+    panes = {r.pane.pid for r in reports}
+    tops = [pid for pid in table.children.get(tmux_server.pid, []) if pid not in panes]
+    return [member for top in tops for member in table.descendants(top)]
+
+
+def _wait_server_gone(
+    procs: pr.Processes,
+    tmux_server: pr.Proc,
+    jobs: list[pr.Proc],
+    reports: list[PaneStop],
+    timeout: float = SERVER_WAIT,
+    *,
+    clock: t.Callable[[], float],
+) -> list[pr.Proc]:
+    """Wait until *tmux_server* has exited and every job its hooks started (*jobs*, and any found
+    while it lives: re-parented when it exits, they are followed by identity) has ended; return
+    those still running after *timeout*, the server first."""
+    deadline = clock() + timeout
+    known = {(p.pid, p.create_time): p for p in [tmux_server, *jobs]}
+    while True:
+        for job in _hook_jobs(procs, tmux_server, reports):
+            known.setdefault((job.pid, job.create_time), job)
+        left = procs.alive(list(known.values()))
+        if not left or clock() >= deadline:
+            return left
+        procs.wait_gone(left, min(0.1, max(0.0, deadline - clock())))
 
 
 def _mark(server: FleetServer, commands: list[list[str]]) -> None:

@@ -14,7 +14,9 @@ import pytest
 from support.procs import FakeProcesses, ScriptedFleet
 from support.tmux_panes import Tmux
 
-from claude_shepherd.fleet.stop import KILL_ROUNDS, SETTLE, StopResult, stop
+from claude_shepherd.fleet.procs import Proc
+from claude_shepherd.fleet.reports import StopReport
+from claude_shepherd.fleet.stop import KILL_ROUNDS, SERVER_WAIT, SETTLE, StopResult, stop
 from claude_shepherd.fleet.tmux import FleetServer, PaneInfo, list_panes
 from claude_shepherd.supervisor.tmux_names import PANE_OPTION, STOPPED
 
@@ -134,3 +136,81 @@ def test_stopping_some_panes_signals_only_theirs_and_keeps_the_session(
     assert [p.pane_id for p in list_panes(server)] == [p.pane_id for p in panes], "the session stays"
     assert tmux.option(panes[1].pane_id, PANE_OPTION) == STOPPED, "the stopped pane says so"
     assert tmux.option(panes[0].pane_id, PANE_OPTION) == ""
+
+
+def scripted_server(procs: FakeProcesses, tmux: Tmux) -> tuple[Proc, Proc]:
+    """The fixture's real tmux server as the stop finds it (through ``#{pid}``), scripted, and a
+    pane-died hook's job it runs (``run-shell -b``: it outlives the server, re-parented)."""
+    server = procs.spawn(1, ["tmux", "-L", tmux.socket], pid=int(tmux.pid), real=False, name="tmux: server")
+    hook = procs.spawn(server.pid, ["python", "claude-hook", "pane-died", "%1"], outlives_parent=True)
+    return server, hook
+
+
+def test_closing_the_last_session_waits_for_the_tmux_server_and_its_hooks_jobs_to_exit(
+    scripted_fleet: ScriptedFleet, tmux: Tmux
+) -> None:
+    server, panes, procs = scripted_fleet.server, scripted_fleet.panes, scripted_fleet.procs
+    procs.agent(panes[0].pid, on_term=1.0)
+    tmux_server, hook = scripted_server(procs, tmux)
+    procs.exit(tmux_server, after=3.0)  # still running the hooks of the panes it just closed
+    procs.exit(hook, after=3.5)
+    result, _ = run_stop(server, procs)
+    assert procs.alive([tmux_server, hook]) == [], "nothing of the fleet runs when stop returns"
+    assert result.seconds == pytest.approx(3.5, abs=0.2)
+    assert result.lingering == [] and result.server_pid == tmux_server.pid
+
+
+def test_a_tmux_server_that_outlives_the_wait_is_reported_with_its_pid_not_claimed_gone(
+    scripted_fleet: ScriptedFleet, tmux: Tmux
+) -> None:
+    server, panes, procs = scripted_fleet.server, scripted_fleet.panes, scripted_fleet.procs
+    procs.agent(panes[0].pid, on_term=1.0)
+    tmux_server, hook = scripted_server(procs, tmux)  # neither ever exits
+    result, _ = run_stop(server, procs)
+    assert [p.pid for p in result.lingering] == [tmux_server.pid, hook.pid]
+    assert result.still_running == [
+        f"the fleet's tmux server (pid {tmux_server.pid})",
+        f"pid {hook.pid} (python claude-hook pane-died %1)",
+    ]
+    assert result.seconds == pytest.approx(1.0 + SERVER_WAIT, abs=0.2), "the wait is bounded"
+    assert procs.signals(tmux_server) == [] and procs.signals(hook) == [], "tmux's, not ours to kill"
+    said = StopReport(  # as `fleet stop` reports it: not "no process of the fleet is left", but a failure
+        tmux.socket,
+        ("s",),
+        seconds=result.seconds,
+        lingering=tuple(result.still_running),
+        lingering_pids=tuple(p.pid for p in result.lingering),
+        server_wait=SERVER_WAIT,
+    )
+    assert not any("no process of the fleet is left" in line for line in said.lines())
+    assert str(said.failure()) == (
+        f"the fleet's tmux server (pid {tmux_server.pid}); pid {hook.pid} (python claude-hook pane-died %1) "
+        f"still ran {SERVER_WAIT:g}s after the fleet's session closed (tmux's, ending by themselves: "
+        f"`ps -p {tmux_server.pid},{hook.pid}` shows what still runs)"
+    )
+
+
+def test_a_tmux_server_that_keeps_another_session_is_not_waited_for(
+    scripted_fleet: ScriptedFleet, tmux: Tmux
+) -> None:
+    server, panes, procs = scripted_fleet.server, scripted_fleet.panes, scripted_fleet.procs
+    procs.agent(panes[0].pid, on_term=1.0)
+    tmux("new-session", "-d", "-s", "another-fleet", "sleep 600")
+    tmux_server, _ = scripted_server(procs, tmux)
+    result, _ = run_stop(server, procs)
+    assert result.server_pid is None and result.lingering == []
+    assert result.seconds == pytest.approx(1.0, abs=0.2)
+    assert procs.signals(tmux_server) == []
+    assert tmux("list-sessions", "-F", "#{session_name}") == "another-fleet", "the other fleet runs on"
+
+
+def test_a_tmux_server_set_to_outlive_its_last_session_is_not_waited_for(
+    scripted_fleet: ScriptedFleet, tmux: Tmux
+) -> None:
+    server, panes, procs = scripted_fleet.server, scripted_fleet.panes, scripted_fleet.procs
+    procs.agent(panes[0].pid, on_term=1.0)
+    tmux("set-option", "-s", "exit-empty", "off")
+    scripted_server(procs, tmux)
+    result, _ = run_stop(server, procs)
+    assert result.server_pid is None and result.lingering == []
+    assert result.seconds == pytest.approx(1.0, abs=0.2)

@@ -245,6 +245,29 @@ def test_stop_kills_a_supervisor_that_ignores_sigterm_and_says_so(world: FleetWo
     assert world.leftovers() == [], [p.cmdline() for p in world.leftovers()]
 
 
+def test_stop_returns_only_once_the_fleets_tmux_server_and_its_hooks_jobs_are_gone(
+    world: FleetWorld,
+) -> None:
+    """The server exits by itself once its last session is closed, but only after the pane-died hooks
+    of the panes it just closed: here slow ones, one that holds the server up (``run-shell``) and one
+    that outlives it (``run-shell -b``), as a loaded machine makes ``claude-hook pane-died``."""
+    two_panes(world, "A", "B")
+    for label in ("A", "B"):
+        world.plan(label, [{"mark": "ready"}, {"wait": None}])
+    assert world.fleet("start", "duo", "--no-attach").returncode == 0
+    for label in ("A", "B"):
+        world.wait_event(label, "mark", name="ready")
+    world.tmux("set-hook", "-g", "pane-died[43]", "run-shell -b 'sleep 1.5'")
+    world.tmux("set-hook", "-g", "pane-died[44]", "run-shell 'sleep 0.5'")
+    server_pid = int(world.tmux("display-message", "-p", "#{pid}"))
+
+    stop = world.fleet("stop", "--grace", "5")
+    assert stop.returncode == 0, stop.stdout + stop.stderr
+    assert not psutil.pid_exists(server_pid) or psutil.Process(server_pid).status() == psutil.STATUS_ZOMBIE
+    assert world.leftovers() == [], [p.cmdline() for p in world.leftovers()]
+    assert stop.stdout.rstrip().endswith("no process of the fleet is left."), stop.stdout
+
+
 def test_bad_input_is_one_line_with_the_right_exit_status(world: FleetWorld) -> None:
     two_panes(world, "A")
     stopped = world.fleet("stop", "duo")  # stopping what is stopped succeeds, as systemctl stop does

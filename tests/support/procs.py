@@ -90,10 +90,12 @@ class FakeProcesses:
         on_hup: float | None = 0.0,
         on_kill: float | None = 0.0,
         outlives_parent: bool = False,
+        real: bool | None = None,
     ) -> Proc:
         """A running process (*pid*: a real pane's, replacing what was scripted for it, else a new one) that exits *on_term*, *on_hup*,
-        *on_kill* seconds after that signal (None: never)."""
-        real = pid is not None
+        *on_kill* seconds after that signal (None: never). *real* (by default: when *pid* is given): its
+        scripted exit kills the real process *pid*; a real pid given only to be found (a tmux server's) is not."""
+        real = pid is not None if real is None else real
         if pid is None:
             pid, self._next = self._next, self._next + 1
         proc = Proc(pid=pid, ppid=ppid, cmdline=list(cmdline), name=name or cmdline[0],
