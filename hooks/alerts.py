@@ -160,9 +160,8 @@ def dispatch(
     main = os.path.join(os.path.dirname(os.path.abspath(__file__)), "__main__.py")
     # The interpreter starts after a short sleep: started at once, its start-up competes for the CPU
     # with the hook's own exit, which the agent waits for (measured in bench/bench_fleet.py).
-    return spawn_later(
-        [sys.executable, "-I", "-S", main, ALERT_COMMAND, json.dumps(payload)], env, START_DELAY
-    )
+    argv = [sys.executable, "-I", "-S", main, ALERT_COMMAND, json.dumps(payload)]
+    return spawn_later(argv, env, START_DELAY) is not None
 
 
 def main(args: list[str]) -> int:

@@ -109,15 +109,17 @@ def check(caller: Caller, env: t.Mapping[str, str], now: float | None = None) ->
     if reached is not None:
         text = reason(reached, agent)
         paused = {**reached.as_json(), "raise": raise_command(reached, agent), "since": now}
-        before = record.get("paused")
-        if not isinstance(before, dict) or before.get("raise") != paused["raise"]:
+        was = record.get("paused")
+        before: dict[str, t.Any] = was if isinstance(was, dict) else {}
+        renews = before.get("renews")
+        if reached.per != "life":  # one process waits for the renewal while the agent is paused
             from claude_shepherd.hooks import budget_renewal
 
-            renews = before.get("renews") if isinstance(before, dict) else None
-            if renews is None or renews != budget_renewal.renewal(reached, now):  # one ask per renewal
+            if not budget_renewal.waiting(renews, reached, now):
                 renews = budget_renewal.ask(caller, env, reached, agent, now)
-            if renews is not None:
-                paused["renews"] = renews
+        if renews is not None:
+            paused["renews"] = renews
+        if before.get("raise") != paused["raise"] or before.get("renews") != renews:
             spend.write_gate_record(caller.root, agent, {**record, "paused": paused})
         from claude_shepherd.hooks import pane_notify
         from claude_shepherd.supervisor.tmux_names import PAUSED

@@ -44,18 +44,33 @@ def renewal(limit: budgets.Limit, now: float) -> str | None:
     return None if renews is None else f"{limit.per}:{renews:.0f}"
 
 
-def ask(caller: Caller, env: t.Mapping[str, str], limit: budgets.Limit, agent: str, now: float) -> str | None:
-    """Leave the process that resumes *agent* when *limit* renews; the :func:`renewal` it waits for
-    (what the gate record keeps, so that one pause asks once), or None when nothing will type it."""
-    from claude_shepherd.supervisor.session.identity import fleet_socket
+def waiting(asked: t.Any, limit: budgets.Limit, now: float) -> bool:
+    """Does the process *asked* (what :func:`ask` gave, kept in the gate record) still wait for *limit*'s
+    renewal? Not once it ended: claude-run ended it as the fleet stopped, say."""
+    from claude_shepherd.supervisor.session.identity import start_token
 
-    renews = limit.renews_at(now)
+    if not isinstance(asked, dict) or asked.get("at") != renewal(limit, now):
+        return False
+    pid = asked.get("pid")
+    return isinstance(pid, int) and pid > 0 and start_token(pid) == asked.get("token")
+
+
+def ask(
+    caller: Caller, env: t.Mapping[str, str], limit: budgets.Limit, agent: str, now: float
+) -> dict[str, t.Any] | None:
+    """Leave the process that resumes *agent* when *limit* renews; which renewal it waits for and which
+    process it is (what the gate record keeps, so that a pause asks once while it waits), or None
+    when nothing will type it."""
+    from claude_shepherd.supervisor.session.identity import fleet_socket, start_token
+
+    at = renewal(limit, now)
     socket, pane = fleet_socket(env), env.get("TMUX_PANE", "")
+    renews = limit.renews_at(now)
     if renews is None or socket is None or caller.pane is None or not pane.startswith("%"):
         return None
     slot = usage_windows.take_slot(caller.root, QUEUE, agent, renews, budgets.resume_interval(env), now)
-    args = [socket, pane, f"{slot:.3f}", str(caller.root), agent, limit.per]
-    return renewal(limit, now) if pane_typing.spawn(COMMAND, args, env) else None
+    pid = pane_typing.spawn(COMMAND, [socket, pane, f"{slot:.3f}", str(caller.root), agent, limit.per], env)
+    return None if pid is None else {"at": at, "pid": pid, "token": start_token(pid)}
 
 
 def main(args: list[str]) -> int:

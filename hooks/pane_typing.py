@@ -28,12 +28,32 @@ CHECK_EVERY = 10.0
 stopped, the agent been resumed): a process of ours never outlives what it waits for by more."""
 
 
-def spawn(command: str, args: list[str], env: t.Mapping[str, str]) -> bool:
-    """Leave ``claude-hook COMMAND ARGS`` running detached (True when it started)."""
+TYPISTS = ("resume-at", "budget-renews")
+"""The ``claude-hook`` commands that wait, detached, to type into a pane."""
+_MAIN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "__main__.py")
+
+
+def spawn(command: str, args: list[str], env: t.Mapping[str, str]) -> int | None:
+    """Leave ``claude-hook COMMAND ARGS`` running detached; its pid, or None when it did not start."""
     from claude_shepherd.supervisor.session.programs import spawn_later
 
-    main = os.path.join(os.path.dirname(os.path.abspath(__file__)), "__main__.py")
-    return spawn_later([sys.executable, "-I", "-S", main, command, *args], env, 0)
+    return spawn_later([sys.executable, "-I", "-S", _MAIN, command, *args], env, 0)
+
+
+def is_typist(argv: t.Sequence[str]) -> bool:
+    """Is *argv* (a process's command line) one of ours that :func:`spawn` left to wait and type?
+
+    claude-run, a subreaper, adopts it when the hook that left it exits, and lets it be when it
+    relaunches Claude in the same pane: it ends by itself once it typed or is not wanted (at most
+    :data:`CHECK_EVERY` seconds after). A process that only claims to be one runs our code with its
+    arguments, which types only our own text, only to a paused or parked agent in its own pane.
+    """
+    return (
+        len(argv) >= 5
+        and os.path.realpath(argv[0]) == os.path.realpath(sys.executable)
+        and list(argv[1:4]) == ["-I", "-S", _MAIN]
+        and argv[4] in TYPISTS
+    )
 
 
 def wait_for(when: float, still: t.Callable[[], bool] | None = None) -> bool:
@@ -63,14 +83,18 @@ def type_prompt(socket: str, pane: str, agent: str, text: str) -> bool:
 
 
 def identity_of(socket: str, pane: str) -> str | None:
-    """The fleet identity *pane* carries now, if no other pane of its session carries it too."""
+    """The fleet identity *pane* carries now, if it runs (a dead pane types nowhere) and no other pane
+    of its session carries it too."""
     from claude_shepherd.supervisor.session.identity import PANE_ID_FORMAT, pane_id_from_parts
     from claude_shepherd.supervisor.session.programs import run_tmux
 
-    out = run_tmux(socket, ["list-panes", "-s", "-t", pane, "-F", PANE_ID_FORMAT], os.environ)
+    out = run_tmux(
+        socket, ["list-panes", "-s", "-t", pane, "-F", "#{pane_dead}\t" + PANE_ID_FORMAT], os.environ
+    )
     if out is None or out.returncode != 0:
         return None
-    rows = [row.split("\t", 2) for row in out.stdout.splitlines()]
-    carried = {row[0]: pane_id_from_parts(*row[2].split("\t", 2)) for row in rows if len(row) == 3}
-    mine = carried.get(pane)
-    return mine if mine is not None and list(carried.values()).count(mine) == 1 else None
+    rows = [row.split("\t", 3) for row in out.stdout.splitlines()]
+    carried = {row[1]: (row[0], pane_id_from_parts(*row[3].split("\t", 2))) for row in rows if len(row) == 4}
+    dead, mine = carried.get(pane, ("1", None))
+    others = [identity for _, identity in carried.values()]
+    return mine if mine is not None and dead == "0" and others.count(mine) == 1 else None

@@ -89,7 +89,7 @@ def hold(raw: bytes, env: t.Mapping[str, str], now: float | None = None) -> str 
     socket = fleet_socket(env)
     pane = env.get("TMUX_PANE", "")
     args = [socket or "", pane, f"{slot:.3f}", str(caller.root), agent]
-    started = socket is not None and pane_typing.spawn(RESUME_AT, args, env)
+    started = socket is not None and pane_typing.spawn(RESUME_AT, args, env) is not None
     if not started:
         return None
     import json

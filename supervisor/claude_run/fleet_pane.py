@@ -64,4 +64,4 @@ def nudge_reaping(env: t.Mapping[str, str], *, delay: float = NUDGE_DELAY) -> bo
     tmux = tmux_path(env)
     if socket is None or tmux is None:
         return False
-    return spawn_later(tmux_argv(tmux, socket, REAP_NUDGE), {"PATH": "/usr/bin:/bin"}, delay)
+    return spawn_later(tmux_argv(tmux, socket, REAP_NUDGE), {"PATH": "/usr/bin:/bin"}, delay) is not None

@@ -36,7 +36,13 @@ import time
 import typing as t
 from dataclasses import dataclass
 
-from claude_shepherd.supervisor.claude_run.subreaper import HOOK_FINISH, end_processes, is_our_hook, leftovers
+from claude_shepherd.supervisor.claude_run.subreaper import (
+    HOOK_FINISH,
+    end_processes,
+    is_our_hook,
+    leftovers,
+    our_typists,
+)
 from claude_shepherd.supervisor.claude_run.watchdog import WatchdogHandle
 from claude_shepherd.supervisor.env import WATCHDOG_PID_ENV
 from claude_shepherd.supervisor.proctree import REAP_AFTER_KILL
@@ -237,19 +243,22 @@ class ForegroundRunner:
 
         A hook of ours among them (the StopFailure hook runs detached, so that ``claude -p`` exiting
         cannot kill it) is first let finish, unless we are stopping: it records why Claude stopped,
-        which decides whether the exit was a crash."""
+        which decides whether the exit was a crash. A process of the hooks that waits to type into
+        this pane (a parked agent's slot, a paused one's budget renewal) is let be, unless we are
+        stopping: the next Claude in the pane is the agent it waits for."""
         deadline = self.clock() + HOOK_FINISH
+        typists = set() if self.stop_signal is not None else our_typists()
         while self.stop_signal is None and self.clock() < deadline:
             _reap_exited(watchdog)
             keep = {watchdog.pid} if watchdog is not None and watchdog.status is None else set()
-            if not any(is_our_hook(pid) for pid in leftovers(keep)):
+            if not any(is_our_hook(pid) for pid in leftovers(keep | typists)):
                 break
             time.sleep(0.02)
         ended = 0
         for _ in range(LEFTOVER_ROUNDS):
             _reap_exited(watchdog)
             keep = {watchdog.pid} if watchdog is not None and watchdog.status is None else set()
-            pids = leftovers(keep)
+            pids = leftovers(keep | typists)
             if not pids:
                 break
             ended += end_processes(pids, self.grace)

@@ -33,6 +33,22 @@ def leftovers(keep: t.Collection[int]) -> list[int]:
     return [pid for pid in live_children(os.getpid()) if pid not in keep]
 
 
+def our_typists() -> set[int]:
+    """Our children that the hooks left waiting to type into this pane (:func:`is_typist`)."""
+    from claude_shepherd.hooks.pane_typing import is_typist
+
+    found = set()
+    for pid in live_children(os.getpid()):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                words = [w.decode("utf-8", "surrogateescape") for w in f.read(65536).split(b"\0")]
+        except OSError:
+            continue
+        if is_typist(words):
+            found.add(pid)
+    return found
+
+
 HOOK_FINISH = 5.0
 """Seconds a hook of ours that Claude left running (StopFailure, detached so that ``claude -p``
 cannot kill it) gets to finish before the sweep ends it: it records why Claude stopped."""

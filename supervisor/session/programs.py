@@ -179,9 +179,10 @@ def tmux_path(env: t.Mapping[str, str] | None = None) -> str | None:
     return _cache[key]
 
 
-def spawn_later(argv: list[str], env: t.Mapping[str, str], delay: float) -> bool:
+def spawn_later(argv: list[str], env: t.Mapping[str, str], delay: float) -> int | None:
     """Start *argv* *delay* seconds from now, in a session of its own with no input or output, and
-    never wait for it (True when it was started).
+    never wait for it; its pid (it execs *argv* after the sleep, in the same process), or None when
+    it could not be started.
 
     posix_spawn rather than subprocess (importing subprocess costs a hook ~7 ms) and a shell's
     ``sleep`` rather than a timer of ours: the caller exits at once, and the new process outlives it
@@ -191,15 +192,14 @@ def spawn_later(argv: list[str], env: t.Mapping[str, str], delay: float) -> bool
     full = ["/bin/sh", "-c", later, *argv]
     nowhere = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)]
     try:
-        os.posix_spawn(full[0], full, dict(env), file_actions=nowhere, setsid=True)
+        return os.posix_spawn(full[0], full, dict(env), file_actions=nowhere, setsid=True)
     except NotImplementedError:  # no POSIX_SPAWN_SETSID on this system
         import subprocess
 
         try:
-            subprocess.Popen(full, env=dict(env), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+            return subprocess.Popen(full, env=dict(env), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.DEVNULL, start_new_session=True).pid  # fmt: skip
         except OSError:
-            return False
+            return None
     except OSError:
-        return False
-    return True
+        return None

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import shlex
-import signal
 import subprocess
 import sys
 import time
@@ -70,6 +69,8 @@ def pane_budget(
 def test_a_pause_at_a_day_budget_leaves_one_process_for_the_renewal_and_the_agents_turn(
     project: Path, fleet_pane: t.Any
 ) -> None:
+    """Paused again while it waits: no second process. Ended (claude-run ends it as the fleet stops):
+    the next paused call leaves a new one."""
     root, agent = project / "sessions", fleet_pane.pane_id
     pane_budget(root, agent)
     env = hook_env(project)
@@ -77,23 +78,23 @@ def test_a_pause_at_a_day_budget_leaves_one_process_for_the_renewal_and_the_agen
     call = json.dumps({"session_id": CONVERSATION, "cwd": str(project), "transcript_path": "/none.jsonl",
                        "hook_event_name": "PreToolUse", "tool_name": "Read",
                        "tool_input": {"file_path": str(project / "notes.txt")}})  # fmt: skip
-    for _ in range(2):  # paused twice: asked once
-        assert (
-            fleet_pane.run(
-                [str(BIN / "claude-hook"), "status-line"], env=env, cwd=project, input=line
-            ).returncode
-            == 0
-        )
+
+    def paused_call() -> None:
+        hook = [str(BIN / "claude-hook"), "status-line"]
+        assert fleet_pane.run(hook, env=env, cwd=project, input=line).returncode == 0
         denied = fleet_pane.run([str(BIN / "claude-hook"), "pre-tool-use"], env=env, cwd=project, input=call)
         assert json.loads(denied.stdout)["continue"] is False, denied.stdout
+
+    def waiting() -> list[psutil.Process]:
+        return [p for p in psutil.process_iter(["cmdline"]) if budget_renewal.COMMAND in (p.info["cmdline"] or [])
+                and fleet_pane.socket_path in p.info["cmdline"]]  # fmt: skip
+
     renews = budgets.Limit(budgets.PANE, "SDK", 1.0, "day", 2.0).renews_at(time.time())
-    paused = spend.gate_record(root, agent)["paused"]
-    assert paused["renews"] == f"day:{renews:.0f}", paused
-    waiting = [p for p in psutil.process_iter(["cmdline"])
-               if budget_renewal.COMMAND in (p.info["cmdline"] or []) and fleet_pane.socket_path in p.info["cmdline"]]  # fmt: skip
     try:
-        assert len(waiting) == 1, [p.info["cmdline"] for p in waiting]
-        args = waiting[0].info["cmdline"]
+        paused_call()
+        paused_call()
+        (first,) = waiting()
+        args = first.info["cmdline"]
         at = args.index(budget_renewal.COMMAND)
         assert args[at + 1 :] == [
             fleet_pane.socket_path,
@@ -103,9 +104,19 @@ def test_a_pause_at_a_day_budget_leaves_one_process_for_the_renewal_and_the_agen
             agent,
             "day",
         ]
+        asked = spend.gate_record(root, agent)["paused"]["renews"]
+        assert (asked["at"], asked["pid"]) == (f"day:{renews:.0f}", first.pid), asked
+        first.kill()
+        first.wait(10)
+        paused_call()
+        (second,) = waiting()
+        assert (
+            second.pid != first.pid
+            and spend.gate_record(root, agent)["paused"]["renews"]["pid"] == second.pid
+        )
     finally:
-        for proc in waiting:
-            proc.send_signal(signal.SIGKILL)
+        for proc in waiting():
+            proc.kill()
 
 
 @pytest.mark.parametrize("meanwhile", ["nothing", "raised", "held by another budget", "relabelled"])

@@ -369,6 +369,32 @@ def test_a_stopped_supervisor_leaves_no_daemon_of_claudes_behind(fake: FakeClaud
     assert "Ended 1 leftover process of Claude's." in run.text
 
 
+def test_a_process_the_hooks_left_to_type_outlives_a_relaunch_of_claude_but_not_a_stop(
+    fake: FakeClaude, start_run, tmp_path: Path
+) -> None:
+    """A paused agent's budget renewal (or a parked one's slot) waits, detached, for the next Claude in
+    the pane: adopted by claude-run, it is let be by the sweep after a crash, and ended by a stop."""
+    import sys
+
+    import claude_shepherd.hooks
+
+    marker = tmp_path / "no-root-here"
+    typist = [sys.executable, "-I", "-S", str(Path(claude_shepherd.hooks.__file__).parent / "__main__.py"),
+              "budget-renews", "/nowhere", "%1", f"{time.time() + 3600:.3f}", str(marker), "a:b:c", "day"]  # fmt: skip
+    fake.plan(
+        [{"run": ["sh", "-c", 'exec setsid -f "$@" </dev/null >/dev/null 2>&1', "sh", *typist]}, {"exit": 1}],
+        [{"mark": "second"}, {"wait": None}],
+    )
+    run = start_run()
+    fake.wait_event("mark", name="second")
+    (waiting,) = [p for p in psutil.process_iter(["cmdline"]) if str(marker) in (p.info["cmdline"] or [])]
+    assert waiting.ppid() == run.pid and "leftover" not in run.text, run.text
+    os.kill(run.pid, signal.SIGTERM)  # as fleet stop does
+    assert run.wait() == 143
+    assert not alive(waiting.pid, start_token(waiting.pid) or "gone"), "a stop leaves nothing waiting"
+    assert "Ended 1 leftover process of Claude's." in run.text
+
+
 def test_an_adopted_orphan_that_exits_is_reaped_while_claude_runs(fake: FakeClaude, start_run) -> None:
     fake.plan([{"spawn": {"daemon": True}}, {"mark": "ready"}, {"wait": None}])
     run = start_run()
