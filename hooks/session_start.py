@@ -55,6 +55,10 @@ def run(raw: bytes, env: t.Mapping[str, str]) -> str:
         where = pane_records.spot(caller.pane, claimant(env, caller.pid, caller.token))
         if where is not None:
             pane_records.note(caller.root, where[0], session_id, folder=where[1])
+            if caller.pane is not None:  # a paused agent started again goes on when its budget renews
+                from claude_shepherd.hooks import budget_renewal
+
+                budget_renewal.started_paused(caller, env, where[0])
         found = caller.found
         if found is not None:  # the R1 guard is checked under the lock, in bind()
             owner = (caller.pid, caller.token)

@@ -247,18 +247,20 @@ class ForegroundRunner:
         this pane (a parked agent's slot, a paused one's budget renewal) is let be, unless we are
         stopping: the next Claude in the pane is the agent it waits for."""
         deadline = self.clock() + HOOK_FINISH
-        typists = set() if self.stop_signal is not None else our_typists()
+
+        def kept() -> set[int]:
+            keep = {watchdog.pid} if watchdog is not None and watchdog.status is None else set()
+            return keep | (our_typists() if self.stop_signal is None else set())
+
         while self.stop_signal is None and self.clock() < deadline:
             _reap_exited(watchdog)
-            keep = {watchdog.pid} if watchdog is not None and watchdog.status is None else set()
-            if not any(is_our_hook(pid) for pid in leftovers(keep | typists)):
+            if not any(is_our_hook(pid) for pid in leftovers(kept())):
                 break
             time.sleep(0.02)
         ended = 0
         for _ in range(LEFTOVER_ROUNDS):
             _reap_exited(watchdog)
-            keep = {watchdog.pid} if watchdog is not None and watchdog.status is None else set()
-            pids = leftovers(keep | typists)
+            pids = leftovers(kept())
             if not pids:
                 break
             ended += end_processes(pids, self.grace)

@@ -178,3 +178,41 @@ def test_a_renewal_waiting_for_nothing_ends_within_seconds(
     finally:
         waiting.kill()
         waiting.wait()
+
+
+@pytest.mark.parametrize("budget", ["renewed meanwhile", "still spent"])
+def test_a_paused_agent_started_again_goes_on_when_its_budget_renews_or_at_once(
+    project: Path, fleet_pane: t.Any, budget: str
+) -> None:
+    """The fleet was stopped (its process waiting for the renewal ended with it) and started again: the
+    resumed Claude's SessionStart leaves one anew — typing at once when the day turned meanwhile."""
+    root, agent = project / "sessions", fleet_pane.pane_id
+    pane_budget(root, agent)
+    now = time.time()
+    spend.measure(root, agent, CONVERSATION, 2.0, now=now - (2 * DAY if budget == "renewed meanwhile" else 0))
+    gone = {"at": "day:0", "pid": 1, "token": "not init's"}
+    spend.write_gate_record(
+        root, agent, {"paused": {"scope": "pane", "name": "SDK", "per": "day", "renews": gone}}
+    )
+    typed = project / "typed.txt"
+    start = json.dumps({"session_id": CONVERSATION, "cwd": str(project), "hook_event_name": "SessionStart",
+                        "source": "resume", "transcript_path": "/none.jsonl"})  # fmt: skip
+    hook = [str(BIN / "claude-hook"), "session-start"]
+    inner = f'{shlex.join(hook)}; read -t 6 -r line < /dev/tty || line=NOTHING; printf %s "$line" > {typed}'
+    try:
+        fleet_pane.run(["bash", "-c", inner], env=hook_env(project), cwd=project, input=start)
+        asked = spend.gate_record(root, agent)["paused"]["renews"]
+        assert asked["pid"] != 1, asked
+        if budget == "renewed meanwhile":
+            assert typed.read_text() == budget_renewal.PROMPT.format(period="daily")
+        else:
+            assert typed.read_text() == "NOTHING"
+            renews = budgets.Limit(budgets.PANE, "SDK", 1.0, "day", 2.0).renews_at(time.time())
+            assert asked["at"] == f"day:{renews:.0f}" and psutil.pid_exists(asked["pid"]), asked
+    finally:
+        for proc in psutil.process_iter(["cmdline"]):
+            if (
+                budget_renewal.COMMAND in (proc.info["cmdline"] or [])
+                and fleet_pane.socket_path in proc.info["cmdline"]
+            ):
+                proc.kill()

@@ -382,13 +382,22 @@ def test_a_process_the_hooks_left_to_type_outlives_a_relaunch_of_claude_but_not_
     typist = [sys.executable, "-I", "-S", str(Path(claude_shepherd.hooks.__file__).parent / "__main__.py"),
               "budget-renews", "/nowhere", "%1", f"{time.time() + 3600:.3f}", str(marker), "a:b:c", "day"]  # fmt: skip
     fake.plan(
-        [{"run": ["sh", "-c", 'exec setsid -f "$@" </dev/null >/dev/null 2>&1', "sh", *typist]}, {"exit": 1}],
+        [{"run": ["sh", "-c", 'exec setsid -f "$@" </dev/null >/dev/null 2>&1', "sh", *typist]},
+         {"wait_file": str(tmp_path / "go")}, {"exit": 1}],
         [{"mark": "second"}, {"wait": None}],
-    )
+    )  # fmt: skip
     run = start_run()
+
+    def adopted() -> psutil.Process | None:
+        found = [
+            p for p in psutil.process_iter(["cmdline", "ppid"]) if str(marker) in (p.info["cmdline"] or [])
+        ]
+        return found[0] if found and found[0].info["ppid"] == run.pid else None
+
+    waiting = wait_until(adopted, 15, "the typist, adopted by claude-run")
+    (tmp_path / "go").touch()  # Claude crashes; claude-run relaunches it
     fake.wait_event("mark", name="second")
-    (waiting,) = [p for p in psutil.process_iter(["cmdline"]) if str(marker) in (p.info["cmdline"] or [])]
-    assert waiting.ppid() == run.pid and "leftover" not in run.text, run.text
+    assert waiting.is_running() and "leftover" not in run.text, run.text
     os.kill(run.pid, signal.SIGTERM)  # as fleet stop does
     assert run.wait() == 143
     assert not alive(waiting.pid, start_token(waiting.pid) or "gone"), "a stop leaves nothing waiting"
