@@ -5,8 +5,8 @@ checking a layout key by key costs PyYAML and pydantic, about three times
 the rest of the verb. The parse is a function of the file's text, the working
 directory (relative roots and config files) and the home directory (``~``),
 so its result is kept with all three and used again only while they are the
-same, and while the model has the shape it was written with: any other entry
-is parsed afresh. The config file the layout names must still exist (the
+same, and while the model has the shape it was written with and the parser is
+the same code: any other entry is parsed afresh. The config file the layout names must still exist (the
 parse refuses one that does not).
 
 One entry per layout file and working directory, in the fleet's private state
@@ -81,7 +81,21 @@ def _name(path: Path, cwd: Path) -> str:
 
 
 def _key(path: Path, text: str, cwd: Path) -> list[str]:
-    return [SHAPE, str(path), str(cwd), os.environ.get("HOME", ""), text]
+    return [SHAPE, _parser(), str(path), str(cwd), os.environ.get("HOME", ""), text]
+
+
+def _parser() -> str:
+    """The parser's own files, by size and modification time: what another version of it checked (it may
+    have let through what this one refuses) is parsed afresh."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    marks = []
+    for name in ("layout.py", "layout_file.py"):
+        try:
+            found = os.stat(os.path.join(here, name))
+        except OSError:
+            return "?"
+        marks.append(f"{found.st_size}:{found.st_mtime_ns}")
+    return ",".join(marks)
 
 
 # --------------------------------------------------------------------------- the models from JSON

@@ -18,7 +18,7 @@ import os
 import time
 
 from claude_shepherd.hooks import pane_typing
-from claude_shepherd.supervisor.session import budgets, spend, usage_windows
+from claude_shepherd.supervisor.session import budgets, index_records, spend, usage_windows
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -36,6 +36,8 @@ PROMPT = (
     "do not repeat work that is already complete."
 )
 PERIODS = {"day": "daily", "week": "weekly"}
+START_SETTLE = 10.0
+"""Seconds after a Claude started that a budget renewed meanwhile is typed: its input box is ready then."""
 
 
 def renewal(limit: budgets.Limit, now: float) -> str | None:
@@ -51,8 +53,8 @@ def waiting(asked: t.Any, limit: budgets.Limit, now: float) -> bool:
 
     if not isinstance(asked, dict) or asked.get("at") != renewal(limit, now):
         return False
-    pid = asked.get("pid")
-    return isinstance(pid, int) and pid > 0 and start_token(pid) == asked.get("token")
+    pid, token = asked.get("pid"), asked.get("token")
+    return type(pid) is int and pid > 0 and isinstance(token, str) and start_token(pid) == token
 
 
 def ask(
@@ -96,7 +98,7 @@ def started_paused(caller: Caller, env: t.Mapping[str, str], agent: str, now: fl
     )
     if waiting(paused.get("renews"), limit, now):
         return
-    asked = ask(caller, env, limit, agent, now, renews=None if reached is not None else now)
+    asked = ask(caller, env, limit, agent, now, renews=None if reached is not None else now + START_SETTLE)
     if asked is not None:
         spend.write_gate_record(caller.root, agent, {**record, "paused": {**paused, "renews": asked}})
 
@@ -112,6 +114,9 @@ def main(args: list[str]) -> int:
         return 2
     if per not in PERIODS or not pane.startswith("%") or not when - time.time() <= pane_typing.LATEST:
         return 2  # NaN fails too
+    folder = index_records.folder_path(root, spend.SPEND_DIRNAME)
+    if pane_typing.only_one(os.path.join(folder, index_records.file_name(agent) + ".typist.lock")) is None:
+        return 0  # another waits for this agent already (two hooks at once each left one)
 
     def wanted() -> bool:  # not raised meanwhile (`fleet budget` resumed it), nor its pane gone
         return (

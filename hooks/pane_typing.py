@@ -56,6 +56,23 @@ def is_typist(argv: t.Sequence[str]) -> bool:
     )
 
 
+def only_one(path: str) -> int | None:
+    """Hold the lock at *path* for the life of this process (its descriptor), or None when another
+    process holds it: one typist per agent, however many hooks that ran at once left one."""
+    import fcntl
+
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
 def wait_for(when: float, still: t.Callable[[], bool] | None = None) -> bool:
     """Sleep until epoch *when*, True then; False for a moment nobody waits for (not a number, or
     further ahead than :data:`LATEST`), or as soon as *still* (asked every :data:`CHECK_EVERY` seconds

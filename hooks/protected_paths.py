@@ -134,9 +134,12 @@ def _protected(cwd: str, root: str, env: t.Mapping[str, str]) -> list[tuple[str,
     from claude_shepherd.supervisor.session.roots import registry_dir
 
     state = "claude-shepherd's state (the registry of sessions roots, pane logs, the fleet's scripts)"
-    found: list[tuple[str, str]] = [
-        (os.path.join(root, INDEX_DIRNAME), "the session index"),
-        (registry_dir(env), state),
+    found: list[tuple[str, str]] = [(os.path.join(root, INDEX_DIRNAME), "the session index")]
+    # The folder this environment names, and the default one: `fleet` may run where $XDG_STATE_HOME is
+    # not what Claude's environment says (a status bar, cron, another terminal).
+    found += [
+        (folder, state)
+        for folder in sorted({registry_dir(env), registry_dir({"HOME": home}), registry_dir({})})
     ]
     found += _code_paths()
     found += [(os.path.join(bindir, s), "claude-shepherd's installed commands") for s in OUR_SCRIPTS]

@@ -84,11 +84,12 @@ def test_a_config_file_gone_since_is_refused_as_the_parse_refuses_it(tmp_path: P
     [
         lambda entry: "{not json",
         lambda entry: json.dumps({**entry, "key": ["another shape", *entry["key"][1:]]}),
+        lambda entry: json.dumps({**entry, "key": [entry["key"][0], "another parser", *entry["key"][2:]]}),
         lambda entry: json.dumps({**entry, "layout": {**entry["layout"], "windows": 5}}),
         lambda entry: json.dumps({**entry, "layout": {**entry["layout"], "unknown_field": 1}}),
         lambda entry: json.dumps({**entry, "layout": {**entry["layout"], "name": "forged"}})[:-40],
     ],
-    ids=["not json", "other models", "wrong type", "unknown field", "cut short"],
+    ids=["not json", "other models", "another parser", "wrong type", "unknown field", "cut short"],
 )
 def test_an_entry_that_does_not_read_back_whole_is_parsed_afresh(tmp_path: Path, state: Path, damage) -> None:  # type: ignore[no-untyped-def]
     path = tmp_path / "cached.yml"

@@ -119,7 +119,9 @@ def test_a_pause_at_a_day_budget_leaves_one_process_for_the_renewal_and_the_agen
             proc.kill()
 
 
-@pytest.mark.parametrize("meanwhile", ["nothing", "raised", "held by another budget", "relabelled"])
+@pytest.mark.parametrize(
+    "meanwhile", ["nothing", "raised", "held by another budget", "relabelled", "two left"]
+)
 def test_at_the_renewal_the_resume_prompt_is_typed_only_to_a_paused_agent_within_its_budgets(
     project: Path, fleet_pane: t.Any, meanwhile: str
 ) -> None:
@@ -138,12 +140,13 @@ def test_at_the_renewal_the_resume_prompt_is_typed_only_to_a_paused_agent_within
     typed = project / "typed.txt"
     renews = [str(BIN / "claude-hook"), budget_renewal.COMMAND, fleet_pane.socket_path, fleet_pane.pane,
               f"{time.time() + 1:.3f}", str(root), agent, "day"]  # fmt: skip
-    inner = (
-        f'{shlex.join(renews)} & read -t 6 -r line < /dev/tty || line=NOTHING; printf %s "$line" > {typed}'
-    )
+    twice = f"{shlex.join(renews)} & " if meanwhile == "two left" else ""  # two hooks at once each left one
+    inner = f'{twice}{shlex.join(renews)} & read -t 6 -r line < /dev/tty || line=NOTHING; printf %s "$line" > {typed}'
     fleet_pane.run(["bash", "-c", inner], env=hook_env(project), cwd=project)
     wait_until(lambda: typed.exists() or None, 15, "the pane's shell to read what was typed")
-    expected = budget_renewal.PROMPT.format(period="daily") if meanwhile == "nothing" else "NOTHING"
+    expected = (
+        budget_renewal.PROMPT.format(period="daily") if meanwhile in ("nothing", "two left") else "NOTHING"
+    )
     assert typed.read_text() == expected
 
 
@@ -185,7 +188,7 @@ def test_a_paused_agent_started_again_goes_on_when_its_budget_renews_or_at_once(
     project: Path, fleet_pane: t.Any, budget: str
 ) -> None:
     """The fleet was stopped (its process waiting for the renewal ended with it) and started again: the
-    resumed Claude's SessionStart leaves one anew — typing at once when the day turned meanwhile."""
+    resumed Claude's SessionStart leaves one anew — typing once Claude is up when the day turned meanwhile."""
     root, agent = project / "sessions", fleet_pane.pane_id
     pane_budget(root, agent)
     now = time.time()
@@ -198,7 +201,7 @@ def test_a_paused_agent_started_again_goes_on_when_its_budget_renews_or_at_once(
     start = json.dumps({"session_id": CONVERSATION, "cwd": str(project), "hook_event_name": "SessionStart",
                         "source": "resume", "transcript_path": "/none.jsonl"})  # fmt: skip
     hook = [str(BIN / "claude-hook"), "session-start"]
-    inner = f'{shlex.join(hook)}; read -t 6 -r line < /dev/tty || line=NOTHING; printf %s "$line" > {typed}'
+    inner = f'{shlex.join(hook)}; read -t 20 -r line < /dev/tty || line=NOTHING; printf %s "$line" > {typed}'
     try:
         fleet_pane.run(["bash", "-c", inner], env=hook_env(project), cwd=project, input=start)
         asked = spend.gate_record(root, agent)["paused"]["renews"]

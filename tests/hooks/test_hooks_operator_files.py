@@ -72,6 +72,20 @@ def test_file_tools_cannot_write_what_the_operator_runs(project: Path, what: str
     assert reason.startswith(TAG) and "is refused" in reason, reason
 
 
+def test_the_default_state_folder_is_refused_where_claudes_environment_names_another(project: Path) -> None:
+    """`fleet` may run where $XDG_STATE_HOME is not what Claude's environment says (a status bar, cron,
+    another terminal): the folder it would use then, under the home, is refused as well."""
+    activate(project)
+    env = hook_env(project, XDG_STATE_HOME=str(project.parent / "elsewhere"))
+    home = Path(env["HOME"])
+    for path in (home / ".local/state/claude-shepherd/parsed/0123abcd.json", project.parent / "elsewhere" /
+                 "claude-shepherd" / "parsed" / "tmux-checked"):  # fmt: skip
+        out = run(
+            "pre-tool-use", tool(project, "Write", file_path=str(path), content="x"), env, cwd=project
+        ).stdout
+        assert out and "is refused" in json.loads(out)["hookSpecificOutput"]["permissionDecisionReason"], path
+
+
 def test_an_ordinary_file_and_a_layout_like_name_elsewhere_stay_writable(project: Path) -> None:
     activate(project)
     for path in ("src/tmuxinator.yml", "docs/git/config", "notes/ssh/config"):
