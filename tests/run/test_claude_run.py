@@ -378,7 +378,8 @@ def test_a_process_the_hooks_left_to_type_outlives_a_relaunch_of_claude_but_not_
 
     import claude_shepherd.hooks
 
-    marker = tmp_path / "no-root-here"
+    marker = tmp_path / "sessions"
+    (marker / ".shepherd" / "spend").mkdir(parents=True)  # where it keeps its lock
     typist = [sys.executable, "-I", "-S", str(Path(claude_shepherd.hooks.__file__).parent / "__main__.py"),
               "budget-renews", "/nowhere", "%1", f"{time.time() + 3600:.3f}", str(marker), "a:b:c", "day"]  # fmt: skip
     fake.plan(
