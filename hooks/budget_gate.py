@@ -115,8 +115,8 @@ def check(caller: Caller, env: t.Mapping[str, str], now: float | None = None) ->
         if reached.per != "life":  # one process waits for the renewal while the agent is paused
             from claude_shepherd.hooks import budget_renewal
 
-            if not budget_renewal.waiting(renews, reached, now):
-                renews = budget_renewal.ask(caller, env, reached, agent, now)
+            if not budget_renewal.waiting(renews, reached.per, now):
+                renews = budget_renewal.ask(caller, env, reached.per, agent, now)
         if renews is not None:
             paused["renews"] = renews
         if before.get("raise") != paused["raise"] or before.get("renews") != renews:

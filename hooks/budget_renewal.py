@@ -40,50 +40,45 @@ START_SETTLE = 10.0
 """Seconds after a Claude started that a budget renewed meanwhile is typed: its input box is ready then."""
 
 
-def renewal(limit: budgets.Limit, now: float) -> str | None:
-    """Names *limit*'s next renewal (``day:EPOCH``), None when it has none (a budget for life)."""
-    renews = limit.renews_at(now)
-    return None if renews is None else f"{limit.per}:{renews:.0f}"
+def renewal(per: str, now: float) -> str | None:
+    """Names the next renewal of a budget *per* day or week (``day:EPOCH``); None for one over a life."""
+    renews = budgets.renews_at(per, now)
+    return None if renews is None else f"{per}:{renews:.0f}"
 
 
-def waiting(asked: t.Any, limit: budgets.Limit, now: float) -> bool:
-    """Does the process *asked* (what :func:`ask` gave, kept in the gate record) still wait for *limit*'s
-    renewal? Not once it ended: claude-run ended it as the fleet stopped, say."""
+def waiting(asked: t.Any, per: str, now: float) -> bool:
+    """Does the process *asked* (what :func:`ask` gave, kept in the gate record) still wait for the
+    next renewal of a budget *per* day or week? Not once it ended: claude-run ended it as the fleet
+    stopped, say."""
     from claude_shepherd.supervisor.session.identity import start_token
 
-    if not isinstance(asked, dict) or asked.get("at") != renewal(limit, now):
+    if not isinstance(asked, dict) or asked.get("at") != renewal(per, now):
         return False
     pid, token = asked.get("pid"), asked.get("token")
     return type(pid) is int and pid > 0 and isinstance(token, str) and start_token(pid) == token
 
 
 def ask(
-    caller: Caller,
-    env: t.Mapping[str, str],
-    limit: budgets.Limit,
-    agent: str,
-    now: float,
-    renews: float | None = None,
+    caller: Caller, env: t.Mapping[str, str], per: str, agent: str, now: float, renews: float | None = None
 ) -> dict[str, t.Any] | None:
-    """Leave the process that resumes *agent* when *limit* renews (at *renews*, when it renewed
-    already); which renewal it waits for and which process it is (what the gate record keeps, so that
-    a pause asks once while it waits), or None when nothing will type it."""
+    """Leave the process that resumes *agent* when its budget *per* day or week renews (at *renews*,
+    when it renewed already); which renewal it waits for and which process it is (what the gate record
+    keeps, so that a pause asks once while it waits), or None when nothing will type it."""
     from claude_shepherd.supervisor.session.identity import fleet_socket, start_token
 
-    at = renewal(limit, now)
     socket, pane = fleet_socket(env), env.get("TMUX_PANE", "")
-    renews = limit.renews_at(now) if renews is None else renews
+    renews = budgets.renews_at(per, now) if renews is None else renews
     if renews is None or socket is None or caller.pane is None or not pane.startswith("%"):
         return None
     slot = usage_windows.take_slot(caller.root, QUEUE, agent, renews, budgets.resume_interval(env), now)
-    pid = pane_typing.spawn(COMMAND, [socket, pane, f"{slot:.3f}", str(caller.root), agent, limit.per], env)
-    return None if pid is None else {"at": at, "pid": pid, "token": start_token(pid)}
+    pid = pane_typing.spawn(COMMAND, [socket, pane, f"{slot:.3f}", str(caller.root), agent, per], env)
+    return None if pid is None else {"at": renewal(per, now), "pid": pid, "token": start_token(pid)}
 
 
 def started_paused(caller: Caller, env: t.Mapping[str, str], agent: str, now: float | None = None) -> None:
     """A Claude starts in the pane of *agent* while it is paused at a day's or week's budget, its
     process gone (the fleet was stopped, the pane respawned): one waits again, for the renewal, or
-    types at once when the budget renewed meanwhile (the resumed Claude waits for a prompt)."""
+    types once Claude is up when the budget renewed meanwhile (the resumed Claude waits for a prompt)."""
     record = spend.gate_record(caller.root, agent)
     paused = record.get("paused")
     if not isinstance(paused, dict) or paused.get("per") not in PERIODS:
@@ -91,14 +86,10 @@ def started_paused(caller: Caller, env: t.Mapping[str, str], agent: str, now: fl
     now = time.time() if now is None else now
     held = budgets.limits(caller.root, agent, pane=True, env=env, now=now)
     reached = next((limit for limit in held if limit.reached), None)
-    if reached is not None and reached.per not in PERIODS:
-        return  # a budget for life holds it: raising that one resumes it
-    limit = reached or budgets.Limit(
-        str(paused.get("scope")), str(paused.get("name")), 1.0, paused["per"], None
-    )
-    if waiting(paused.get("renews"), limit, now):
-        return
-    asked = ask(caller, env, limit, agent, now, renews=None if reached is not None else now + START_SETTLE)
+    per = reached.per if reached is not None else str(paused["per"])
+    if per not in PERIODS or waiting(paused.get("renews"), per, now):
+        return  # a budget for life holds it (raising that one resumes it), or one waits already
+    asked = ask(caller, env, per, agent, now, renews=None if reached is not None else now + START_SETTLE)
     if asked is not None:
         spend.write_gate_record(caller.root, agent, {**record, "paused": {**paused, "renews": asked}})
 

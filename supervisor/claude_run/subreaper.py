@@ -37,16 +37,16 @@ def our_typists() -> set[int]:
     """Our children that the hooks left waiting to type into this pane (:func:`is_typist`)."""
     from claude_shepherd.hooks.pane_typing import is_typist
 
-    found = set()
-    for pid in live_children(os.getpid()):
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                words = [w.decode("utf-8", "surrogateescape") for w in f.read(65536).split(b"\0")]
-        except OSError:
-            continue
-        if is_typist(words):
-            found.add(pid)
-    return found
+    return {pid for pid in live_children(os.getpid()) if is_typist(_cmdline(pid))}
+
+
+def _cmdline(pid: int) -> list[str]:
+    """*pid*'s command line ([] when it is gone)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return [w.decode("utf-8", "surrogateescape") for w in f.read(65536).split(b"\0")]
+    except OSError:
+        return []
 
 
 HOOK_FINISH = 5.0
@@ -57,12 +57,7 @@ cannot kill it) gets to finish before the sweep ends it: it records why Claude s
 def is_our_hook(pid: int) -> bool:
     """Is *pid* a ``claude-hook EVENT`` run? (By its command line: a process that only claims to be
     one gets :data:`HOOK_FINISH` seconds more, then is ended like any leftover.)"""
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            words = f.read(4096).split(b"\0")
-    except OSError:
-        return False
-    return any(os.path.basename(w) == b"claude-hook" for w in words[:3])
+    return any(os.path.basename(w) == "claude-hook" for w in _cmdline(pid)[:3])
 
 
 def end_processes(pids: t.Iterable[int], grace: float) -> int:

@@ -109,13 +109,17 @@ class Limit:
         return {"scope": self.scope, "name": self.name, "usd": self.usd, "per": self.per, "spent": self.spent}
 
     def renews_at(self, now: float) -> float | None:
-        """When a budget per day or week starts its next period, as its spend is counted (local midnight;
-        Monday's for a week); None for a budget over a life."""
-        if self.per not in ("day", "week"):
-            return None
-        today = time.localtime(now)
-        ahead = 1 if self.per == "day" else 7 - today.tm_wday
-        return time.mktime((today.tm_year, today.tm_mon, today.tm_mday + ahead, 0, 0, 0, 0, 0, -1))
+        return renews_at(self.per, now)
+
+
+def renews_at(per: str, now: float) -> float | None:
+    """When a budget *per* day or week starts its next period, as its spend is counted (local midnight;
+    Monday's for a week); None for a budget over a life."""
+    if per not in ("day", "week"):
+        return None
+    today = time.localtime(now)
+    ahead = 1 if per == "day" else 7 - today.tm_wday
+    return time.mktime((today.tm_year, today.tm_mon, today.tm_mday + ahead, 0, 0, 0, 0, 0, -1))
 
 
 def env_budget(env: t.Mapping[str, str]) -> float | None:

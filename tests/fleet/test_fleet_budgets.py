@@ -50,6 +50,17 @@ def answers(world: FleetWorld, event: str) -> list[dict[str, t.Any]]:
     return [json.loads(e["stdout"]) if e["stdout"].strip() else {} for e in ran]
 
 
+def start_with_a_paused(world: FleetWorld, windows: str, extra: str = "") -> None:
+    """Fleet 'duo' of *windows* started: A spends $1.20 and is paused by a tool call, B waits."""
+    world.layout("duo", windows, extra=extra)
+    (world.project / "notes.txt").write_text("notes\n")
+    world.plan("A", [status_line(world, 1.2), tool(world), {"mark": "paused"}, {"wait": None}])
+    world.plan("B", [{"mark": "ready"}, {"wait": None}])
+    started = world.fleet("start", "duo", "--no-attach")
+    assert started.returncode == 0, started.stdout + started.stderr
+    world.wait_event("A", "mark", 30, name="paused")
+
+
 def test_a_budget_reached_pauses_the_agent_and_raising_it_lets_it_go_on(
     world: FleetWorld, tmp_path: Path
 ) -> None:
@@ -156,17 +167,10 @@ def test_fleet_budget_resumes_no_agent_paused_by_its_own_claude_run_budget(
 ) -> None:
     """`claude-run --budget-usd` is the agent's own cap, which `fleet budget` does not change: raising the
     fleet's budget types it no resume prompt (its hooks would refuse it again) and does not say it went on."""
-    world.layout(
-        "duo",
-        "  - agents:\n      panes:\n        - A: claude-run --budget-usd 1\n        - B: claude-run\n",
+    start_with_a_paused(
+        world, "  - agents:\n      panes:\n        - A: claude-run --budget-usd 1\n        - B: claude-run\n",
         extra="budget: 10\n",
-    )
-    (world.project / "notes.txt").write_text("notes\n")
-    world.plan("A", [status_line(world, 1.2), tool(world), {"mark": "paused"}, {"wait": None}])
-    world.plan("B", [{"mark": "ready"}, {"wait": None}])
-    started = world.fleet("start", "duo", "--no-attach")
-    assert started.returncode == 0, started.stdout + started.stderr
-    world.wait_event("A", "mark", 30, name="paused")
+    )  # fmt: skip
     (stopped,) = answers(world, "pre-tool-use")
     assert stopped["continue"] is False and "this agent's budget ($1.00)" in stopped["stopReason"], stopped
     assert "the pane's spend so far" in stopped["stopReason"], "a new claude-run in the pane counts on"
@@ -215,14 +219,8 @@ def test_fleet_budget_reads_a_broken_budgets_file_as_the_hooks_do(world: FleetWo
 def test_fleet_budget_types_no_resume_into_a_pane_that_took_a_paused_agents_label(world: FleetWorld) -> None:
     """An agent's Bash can relabel its own pane to a paused neighbour's label; the identity both carry is
     nobody's, so raising the budget types the resume prompt into neither pane."""
-    world.layout("duo", "  - agents:\n      panes:\n        - A:\n            budget: 1\n"
-                 "            commands: claude-run\n        - B: claude-run\n")  # fmt: skip
-    (world.project / "notes.txt").write_text("notes\n")
-    world.plan("A", [status_line(world, 1.2), tool(world), {"mark": "paused"}, {"wait": None}])
-    world.plan("B", [{"mark": "ready"}, {"wait": None}])
-    started = world.fleet("start", "duo", "--no-attach")
-    assert started.returncode == 0, started.stdout + started.stderr
-    world.wait_event("A", "mark", 30, name="paused")
+    start_with_a_paused(world, "  - agents:\n      panes:\n        - A:\n            budget: 1\n"
+                               "            commands: claude-run\n        - B: claude-run\n")  # fmt: skip
     world.wait_event("B", "mark", 30, name="ready")
     b = world.panes()["B"]["pane_id"]
     world.tmux("set-option", "-p", "-t", b, "@pane_label", "A")
