@@ -157,10 +157,11 @@ def dispatch(
 
     payload = {"command": config.command, "tmux": config.tmux, "state": state, "socket": socket, "fleet": fleet,
                "window": window, "label": label, "tty": tty}  # fmt: skip
-    main = os.path.join(os.path.dirname(os.path.abspath(__file__)), "__main__.py")
     # The interpreter starts after a short sleep: started at once, its start-up competes for the CPU
     # with the hook's own exit, which the agent waits for (measured in bench/bench_fleet.py).
-    argv = [sys.executable, "-I", "-S", main, ALERT_COMMAND, json.dumps(payload)]
+    from claude_shepherd.hooks import MAIN
+
+    argv = [sys.executable, "-I", "-S", MAIN, ALERT_COMMAND, json.dumps(payload)]
     return spawn_later(argv, env, START_DELAY) is not None
 
 

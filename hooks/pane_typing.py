@@ -15,6 +15,8 @@ import os
 import sys
 import time
 
+from claude_shepherd.hooks import MAIN
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import typing as t
@@ -30,14 +32,13 @@ stopped, the agent been resumed): a process of ours never outlives what it waits
 
 TYPISTS = ("resume-at", "budget-renews")
 """The ``claude-hook`` commands that wait, detached, to type into a pane."""
-_MAIN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "__main__.py")
 
 
 def spawn(command: str, args: list[str], env: t.Mapping[str, str]) -> int | None:
     """Leave ``claude-hook COMMAND ARGS`` running detached; its pid, or None when it did not start."""
     from claude_shepherd.supervisor.session.programs import spawn_later
 
-    return spawn_later([sys.executable, "-I", "-S", _MAIN, command, *args], env, 0)
+    return spawn_later([sys.executable, "-I", "-S", MAIN, command, *args], env, 0)
 
 
 def is_typist(argv: t.Sequence[str]) -> bool:
@@ -51,7 +52,7 @@ def is_typist(argv: t.Sequence[str]) -> bool:
     return (
         len(argv) >= 5
         and os.path.realpath(argv[0]) == os.path.realpath(sys.executable)
-        and list(argv[1:4]) == ["-I", "-S", _MAIN]
+        and list(argv[1:4]) == ["-I", "-S", MAIN]
         and argv[4] in TYPISTS
     )
 

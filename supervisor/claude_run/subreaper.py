@@ -55,9 +55,17 @@ cannot kill it) gets to finish before the sweep ends it: it records why Claude s
 
 
 def is_our_hook(pid: int) -> bool:
-    """Is *pid* a ``claude-hook EVENT`` run? (By its command line: a process that only claims to be
-    one gets :data:`HOOK_FINISH` seconds more, then is ended like any leftover.)"""
-    return any(os.path.basename(w) == "claude-hook" for w in _cmdline(pid)[:3])
+    """Is *pid* a run of our hooks: ``claude-hook EVENT``, or installed as ``python -I -S
+    …/hooks/__main__.py EVENT``? (By its command line: a process that only claims to be one gets
+    :data:`HOOK_FINISH` seconds more, then is ended like any leftover.)"""
+    from claude_shepherd.hooks import MAIN
+
+    words = _cmdline(pid)
+    if any(os.path.basename(w) == "claude-hook" for w in words[:3]):
+        return True
+    return (
+        len(words) > 4 and words[1:3] == ["-I", "-S"] and os.path.realpath(words[3]) == os.path.realpath(MAIN)
+    )
 
 
 def end_processes(pids: t.Iterable[int], grace: float) -> int:

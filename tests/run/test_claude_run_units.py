@@ -443,3 +443,26 @@ def test_restarts_spread_over_time_are_not_a_loop(tmp_path: Path) -> None:
         tmp_path, [works_then_restarts] * 4 + [quits(0)], restart_limit=3, restart_window=600.0
     )
     assert sup.run() == 0 and len(runner.argvs) == 5
+
+
+def test_a_hook_is_known_as_ours_in_the_form_claude_hook_install_writes_too(tmp_path: Path) -> None:
+    """`claude-hook install` writes ``python -I -S …/hooks/__main__.py EVENT`` (``setsid -f`` before the
+    StopFailure one): that process is ours and is let finish, as ``claude-hook EVENT`` is; the same
+    words naming another file are not."""
+    import subprocess
+    import sys
+
+    from claude_shepherd.hooks import MAIN
+    from claude_shepherd.supervisor.claude_run.subreaper import is_our_hook
+
+    elsewhere = tmp_path / "hooks" / "__main__.py"
+    elsewhere.parent.mkdir()
+    elsewhere.write_text("import sys; sys.stdin.read()\n")
+    procs = [subprocess.Popen([sys.executable, "-I", "-S", str(path), "stop-failure"], stdin=subprocess.PIPE)
+             for path in (MAIN, elsewhere)]  # fmt: skip
+    try:
+        assert [is_our_hook(p.pid) for p in procs] == [True, False]
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.communicate()
