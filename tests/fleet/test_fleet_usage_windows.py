@@ -89,7 +89,8 @@ def test_fleet_start_into_a_spent_window_says_so_and_the_agents_wait_for_the_res
     from claude_shepherd.supervisor.session import usage_windows
 
     world.layout("duo", "  - agents:\n      panes:\n        - A: claude-run\n        - B: claude-run\n")
-    reset, m0 = time.time() + 6, time.monotonic()  # the stand-in logs monotonic times
+    # the reset far enough ahead that a loaded machine's start and status come before it
+    reset, m0 = time.time() + 15, time.monotonic()  # the stand-in logs monotonic times
     reading = {"five_hour": {"used_percentage": 97, "resets_at": reset}}
     usage_windows.note_reading(world.project / "sessions", str(world.config), reading)
     for label in "AB":
@@ -103,9 +104,9 @@ def test_fleet_start_into_a_spent_window_says_so_and_the_agents_wait_for_the_res
     rows = {row["label"]: row for row in json.loads(world.fleet("status", "--json").stdout)}
     assert rows["A"]["limited_until"] == pytest.approx(reset, abs=0.01), "status says what they wait for"
     assert world.starts("A") == [] and world.starts("B") == [], "started into a spent window"
-    wait_until(lambda: world.starts("A") and world.starts("B"), 30, "both agents after the reset")
+    wait_until(lambda: world.starts("A") and world.starts("B"), 60, "both agents after the reset")
     firsts = sorted(world.starts(label)[0]["t"] for label in "AB")
-    assert firsts[0] >= m0 + 6 - 0.1 and firsts[1] >= firsts[0] + 3 - 0.2, "one at a time after the reset"
+    assert firsts[0] >= m0 + 15 - 0.1 and firsts[1] >= firsts[0] + 3 - 0.2, "one at a time after the reset"
 
 
 @pytest.mark.parametrize(
