@@ -4,9 +4,11 @@ Claude Code makes an agent's worktree (``claude -w NAME``: ``.claude/worktrees/N
 ``worktree-NAME``); nothing of ours removes one on its own — not ``fleet stop``, not a crash, not
 ``fleet doctor --fix`` unless it is provably empty. :func:`remove` is the one way, asked for by name
 (``fleet worktree remove``), and it refuses a worktree holding any of :class:`Work` unless forced. Even
-forced, commits stay reachable: the branch is deleted only when no commit on it is on no other branch.
-Every removal holds the repository's worktree lock (:func:`claude_shepherd.supervisor.gitrepo.repo_lock`),
-the one claude-run holds while its Claude creates a worktree.
+forced, commits stay reachable: a branch holding a commit on no other branch is never deleted, whether
+its worktree's folder is there or gone. Every removal holds the repository's worktree lock
+(:func:`claude_shepherd.supervisor.gitrepo.repo_lock`), the one claude-run holds while its Claude
+creates a worktree. No git runs in a folder whose ``.git`` does not point into this repository
+(:func:`claude_shepherd.supervisor.gitrepo.trusted_worktree`): an agent writes its worktree's files.
 """
 
 from __future__ import annotations
@@ -55,11 +57,15 @@ class Work:
     stashes: tuple[str, ...] = ()
     known: bool = True
     problem: str = ""
+    ignored: tuple[str, ...] = ()
+    """Files and folders git ignores (an agent's notes, a build, a copied ``.env``): work too."""
 
     @property
     def empty(self) -> bool:
         """Provably nothing to lose."""
-        return self.known and not (self.changed or self.untracked or self.unique_commits or self.stashes)
+        return self.known and not (
+            self.changed or self.untracked or self.ignored or self.unique_commits or self.stashes
+        )
 
     def describe(self) -> str:
         if not self.known:
@@ -71,6 +77,8 @@ class Work:
             parts.append(_count(len(self.changed), "uncommitted change") + _some(self.changed))
         if self.untracked:
             parts.append(_count(len(self.untracked), "untracked file") + _some(self.untracked))
+        if self.ignored:
+            parts.append(_count(len(self.ignored), "ignored file") + _some(self.ignored))
         if self.unique_commits:
             parts.append(_count(self.unique_commits, "commit") + " on no other branch")
         if self.stashes:
@@ -137,37 +145,46 @@ def agent_entries(repo: Path) -> list[Entry]:
 
 
 def work_in(repo: Path, entry: Entry, timeout: float = STATUS_TIMEOUT) -> Work:
-    """What *entry* holds: uncommitted changes, untracked files, commits on no other branch, stashes."""
+    """What *entry* holds: uncommitted changes, untracked and ignored files, commits on no other branch,
+    stashes. Unknown, without running git in it, when it is not a worktree of *repo*."""
     changed: list[str] = []
     untracked: list[str] = []
+    ignored: list[str] = []
     try:
-        status = gitrepo.git(
-            entry.path, "status", "--porcelain=v1", "-z", "--untracked-files=all", timeout=timeout
-        )
-        records = status.split("\0")
-        i = 0
-        while i < len(records):
-            record = records[i]
-            i += 1
-            if len(record) < 4:
-                continue
-            code, path = record[:2], record[3:]
-            if code[0] in "RC":
-                i += 1  # the rename's source path follows
-            (untracked if code == "??" else changed).append(path)
-        unique = _unique_commits(entry)
+        if not entry.prunable:
+            gitrepo.trusted_worktree(entry.path)
+            status = gitrepo.git(
+                entry.path, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignored=matching",
+                timeout=timeout,
+            )  # fmt: skip
+            records = status.split("\0")
+            i = 0
+            while i < len(records):
+                record = records[i]
+                i += 1
+                if len(record) < 4:
+                    continue
+                code, path = record[:2], record[3:]
+                if code[0] in "RC":
+                    i += 1  # the rename's source path follows
+                {"??": untracked, "!!": ignored}.get(code, changed).append(path)
+        unique = unique_commits(repo, entry)
         stashes = _stashes_of(repo, entry)
     except gitrepo.GitError as exc:
         return Work(known=False, problem=str(exc))
-    return Work(tuple(changed), tuple(untracked), unique, tuple(stashes))
+    return Work(tuple(changed), tuple(untracked), unique, tuple(stashes), ignored=tuple(ignored))
 
 
-def _unique_commits(entry: Entry) -> int:
-    """Commits of the worktree's HEAD and branch on no other branch, tag or remote."""
-    tips = ["HEAD"] + ([f"refs/heads/{entry.branch}"] if entry.branch else [])
+def unique_commits(repo: Path, entry: Entry) -> int:
+    """Commits of the worktree's HEAD and branch on no other branch, tag or remote (asked of *repo*: the
+    worktree's folder may be gone, and its HEAD is in git's list)."""
+    tips = [entry.head] if entry.head and not entry.prunable else []
+    tips += [f"refs/heads/{entry.branch}"] if entry.branch else []
+    if not tips:
+        return 0
     exclude = [f"--exclude={entry.branch}"] if entry.branch else []
     text = gitrepo.git(
-        entry.path, "rev-list", "--count", *tips, "--not", *exclude, "--branches", "--tags", "--remotes"
+        repo, "rev-list", "--count", *tips, "--not", *exclude, "--branches", "--tags", "--remotes"
     )
     return int(text.strip() or 0)
 
@@ -216,7 +233,12 @@ def size_of(path: Path, timeout: float = SIZE_TIMEOUT) -> str:
 
 
 def repository(where: Path) -> Path:
-    """The main checkout of the repository *where* is in (from inside a worktree too)."""
+    """The main checkout of the repository *where* is in: the checkout holding ``.claude/worktrees/NAME``
+    when *where* is inside one (by position: git is not run in an agent's folder to ask), else git's
+    answer from *where*."""
+    top = gitrepo.main_checkout(where)
+    if top is not None:
+        return top
     try:
         common = gitrepo.common_dir(where)
     except gitrepo.GitError as exc:
@@ -226,8 +248,7 @@ def repository(where: Path) -> Path:
 
 def inspect(repo: Path, *, users: bool = True) -> list[Worktree]:
     return [
-        Worktree(e, repo, work_in(repo, e) if not e.prunable else Work(), users_of(e.path) if users else ())
-        for e in agent_entries(repo)
+        Worktree(e, repo, work_in(repo, e), users_of(e.path) if users else ()) for e in agent_entries(repo)
     ]
 
 
@@ -242,8 +263,9 @@ def find(repo: Path, name: str) -> Entry:
 def remove(repo: Path, name: str, *, force: bool = False) -> str:
     """Remove agent worktree *name* of *repo*, under the repository's lock; the line saying what was done.
 
-    Refused while a process runs in it, and (unless *force*) while it holds any :class:`Work` or git
-    cannot say what it holds. Its branch goes only when no commit of it would become unreachable.
+    Refused while a process runs in it, when it is not a worktree of *repo* (even forced: nothing is run
+    or deleted in it), and (unless *force*) while it holds any :class:`Work` or git cannot say what it
+    holds. Its branch goes only when no commit of it would become unreachable.
     """
     common = gitrepo.common_dir(repo)
     with gitrepo.repo_lock(common) as held:
@@ -252,13 +274,21 @@ def remove(repo: Path, name: str, *, force: bool = False) -> str:
                 f"the worktree lock of {repo} stayed busy ({common / gitrepo.LOCK_FILE}); try again"
             )
         entry = find(repo, name)  # under the lock: what is decided on is what is removed
+        if not entry.prunable:
+            try:
+                gitrepo.trusted_worktree(entry.path, common)
+            except gitrepo.Untrusted as exc:
+                raise WorktreeError(
+                    f"{exc}; nothing was removed: look at what it points to, then point it back with "
+                    f"git -C {repo} worktree repair {entry.path}"
+                ) from None
         running = users_of(entry.path)
         if running:
             raise WorktreeError(
                 f"worktree {name} is in use by {', '.join(running)}; stop the agent that runs in it "
                 f"first (fleet status shows which), then remove it"
             )
-        work = work_in(repo, entry) if not entry.prunable else Work()
+        work = work_in(repo, entry)
         if not work.empty and not force:
             raise WorktreeError(
                 f"worktree {name} ({entry.path}) holds {work.describe()}; commit or move that work, or "
@@ -267,23 +297,37 @@ def remove(repo: Path, name: str, *, force: bool = False) -> str:
         if entry.locked:
             gitrepo.git(repo, "worktree", "unlock", str(entry.path))
         try:
-            gitrepo.git(repo, "worktree", "remove", *(["--force"] if force else []), str(entry.path))
+            if entry.prunable:
+                gitrepo.git(repo, "worktree", "prune")
+            else:
+                gitrepo.git(repo, "worktree", "remove", *(["--force"] if force else []), str(entry.path))
         except gitrepo.GitError as exc:
-            if entry.locked:
+            if entry.locked and not entry.prunable:
                 gitrepo.git(repo, "worktree", "lock", str(entry.path))
             raise WorktreeError(f"git would not remove worktree {name}: {exc}") from None
-        kept = ""
-        if entry.branch:
-            if (work.known and work.unique_commits == 0) or entry.prunable:
-                try:
-                    gitrepo.git(repo, "branch", "-D", entry.branch)
-                except gitrepo.GitError as exc:
-                    kept = f"; its branch {entry.branch} is kept ({exc})"
-            else:
-                kept = f"; its branch {entry.branch} is kept (commits on no other branch)"
-        dropped = Work(work.changed, work.untracked)  # commits keep their branch, stashes stay in the stash
+        kept = _branch_after_removal(repo, entry, work)
+        dropped = Work(work.changed, work.untracked, ignored=work.ignored)  # commits keep their branch
         lost = f", discarding {dropped.describe()}" if not dropped.empty else ""
-        return f"removed worktree {name} ({entry.path}){lost}{kept}"
+        gone = " (its folder was already gone)" if entry.prunable else ""
+        return f"removed worktree {name} ({entry.path}){gone}{lost}{kept}"
+
+
+def _branch_after_removal(repo: Path, entry: Entry, work: Work) -> str:
+    """Delete the removed worktree's branch when no commit of it is on it alone; what was done with it."""
+    if not entry.branch:
+        return ""
+    if not work.known:
+        return f"; its branch {entry.branch} is kept (what is on it could not be told: {work.problem})"
+    if work.unique_commits:
+        return (
+            f"; its branch {entry.branch} is kept: it holds {_count(work.unique_commits, 'commit')} on no "
+            f"other branch (claude-run -w {entry.name} goes on from it)"
+        )
+    try:
+        gitrepo.git(repo, "branch", "-D", entry.branch)
+    except gitrepo.GitError as exc:
+        return f"; its branch {entry.branch} is kept ({exc})"
+    return ""
 
 
 def stale_entries(repo: Path) -> list[Entry]:
@@ -340,10 +384,12 @@ def agent_tree(
 
 
 def unsaved_in(name: str, path: Path, timeout: float) -> AgentTree:
-    """One ``git status`` of *path*: its branch, and what is not committed (within *timeout*)."""
+    """One ``git status`` of *path*: its branch, and what is not committed (within *timeout*); unknown,
+    without running git there, when *path* is not a worktree of the repository holding it."""
     if timeout <= 0 or not path.is_dir():
         return AgentTree(name, path)
     try:
+        gitrepo.trusted_worktree(path)
         out = gitrepo.git(
             path, "status", "--porcelain=v1", "-z", "--branch", "--untracked-files=all", timeout=timeout
         )

@@ -61,7 +61,8 @@ Steps (one key each, plus options)
 
 ``-w NAME`` / ``--worktree NAME`` does what Claude Code does (tests/e2e/test_worktrees_cli.py pins
 it): in a git repository, ``.claude/worktrees/NAME`` of its top on a new branch ``worktree-NAME``
-from HEAD (``git worktree add``), locked (``git worktree lock``); the same NAME again finds it; then
+from HEAD (``git worktree add``; a ``worktree-NAME`` left without its worktree is reset to HEAD, as
+Claude Code does), locked (``git worktree lock``); the same NAME again finds it; then
 it runs there (``cwd`` in the log, transcripts under that folder). Outside a repository it exits 1.
 
 Log events: ``start`` (n, pid, ppid, pgid, sid, foreground — whether we own
@@ -169,9 +170,9 @@ def enter_worktree(name: str) -> None:
     path = Path(top.stdout.strip()) / ".claude" / "worktrees" / name
     if not (path / ".git").exists():
         began = time.monotonic()
-        made = git("worktree", "add", "-b", f"worktree-{name}", str(path), "HEAD")
-        if made.returncode != 0:
-            made = git("worktree", "add", str(path), f"worktree-{name}")
+        # Claude Code (2.1.328 and 2.1.332) resets a kept ``worktree-NAME`` to HEAD when its worktree
+        # is gone (tests/e2e/test_worktrees_cli.py pins it): -B, as it does.
+        made = git("worktree", "add", "-B", f"worktree-{name}", str(path), "HEAD")
         if made.returncode != 0:
             print(f"Error: cannot create worktree {name}: {made.stderr.strip()}", file=sys.stderr, flush=True)
             log("worktree", name=name, error=made.stderr)

@@ -11,7 +11,14 @@ stay in it) and adds two things:
   Claude keeps it (:attr:`Worktree.path` is the launch's ``cwd`` for that question);
 * while a launch's Claude creates the worktree, claude-run holds the repository's worktree lock
   (:func:`claude_shepherd.supervisor.gitrepo.repo_lock`), so agents starting together, and our own
-  verbs, create and remove worktrees one at a time.
+  verbs, create and remove worktrees one at a time;
+* before a launch, a folder in the worktree's place must be a worktree of this repository
+  (:func:`claude_shepherd.supervisor.gitrepo.trusted_worktree`), or Claude is not started in it; and
+  when the branch ``worktree-NAME`` is there without its worktree (removed with its commits kept),
+  claude-run makes the worktree again on that branch: Claude Code's ``-w NAME`` would reset the branch
+  to HEAD, leaving its commits in the reflog only, and reuses a worktree it finds;
+* the repository's ``.git/info/exclude`` gets ``/.claude/worktrees/``, so the worktrees never show in
+  the project's ``git status`` and nothing is committed into the user's files for it.
 
 The fleet asks for a worktree through ``$CLAUDE_RUN_WORKTREE`` (the pane's command exports it); a
 user's own ``-w NAME`` / ``--worktree NAME`` works the same. claude-run never removes a worktree.
@@ -90,7 +97,54 @@ def locate(name: str, cwd: Path) -> Worktree:
             f"worktree {name}: {cwd} is not in a git repository ({exc}); run `git init` there, or run "
             f"this agent without a worktree"
         ) from None
-    return Worktree(name, gitrepo.worktree_path(top, name), common)
+    place = Worktree(name, gitrepo.worktree_path(top, name), common)
+    with contextlib.suppress(OSError):
+        gitrepo.exclude_worktrees(common)
+    return place
+
+
+def check(worktree: Worktree) -> None:
+    """Refuse, in one line, a folder in the worktree's place that is not a worktree of this repository:
+    Claude would run git there, and so would we."""
+    if os.path.lexists(worktree.path / ".git"):
+        try:
+            gitrepo.trusted_worktree(worktree.path, worktree.common)
+        except gitrepo.Untrusted as exc:
+            raise WorktreeError(
+                f"worktree {worktree.name}: {exc}; Claude is not started in it. Look at what it points "
+                f"to, then point it back with git -C {worktree.path.parents[2]} worktree repair {worktree.path}"
+            ) from None
+
+
+def restore(worktree: Worktree, say: t.Callable[[str], None]) -> None:
+    """Make the worktree again on its branch when the branch is there and the worktree is not (held under
+    the repository's lock): Claude Code's ``-w NAME`` would reset the branch to HEAD, and it reuses a
+    worktree it finds. Its stale entry in git's list (a folder deleted by hand) is pruned first."""
+    if gitrepo.registered(worktree.path):
+        return
+    top = worktree.path.parents[2]
+    branch = gitrepo.branch_of(worktree.name)
+    try:
+        gitrepo.git(top, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}")
+    except gitrepo.GitError:
+        return  # no branch: Claude makes both
+    if os.path.lexists(worktree.path):
+        raise WorktreeError(
+            f"worktree {worktree.name}: {worktree.path} is in the way of its branch {branch}, which Claude "
+            f"Code would reset; move that folder away, then start this agent again"
+        )
+    try:
+        for stale in gitrepo.stale_entries_at(worktree.common, worktree.path):
+            if (stale / "locked").exists():
+                gitrepo.git(top, "worktree", "unlock", str(worktree.path))
+        gitrepo.git(top, "worktree", "prune")
+        gitrepo.git(top, "worktree", "add", "--quiet", str(worktree.path), branch, filters=True)
+    except gitrepo.GitError as exc:
+        raise WorktreeError(
+            f"worktree {worktree.name}: cannot make it again on its branch {branch} ({exc}); Claude Code "
+            f"would reset that branch, so this agent is not started: fix the worktree, then start it again"
+        ) from None
+    say(f"Worktree {worktree.name}: made again on its branch {branch} (kept when its worktree went)")
 
 
 def _made(worktree: Worktree, deadline: float, ended: threading.Event) -> None:
@@ -112,6 +166,8 @@ def creating(
     """Around one launch: when its Claude is to create the worktree, hold the repository's lock until it
     has (or the launch ended), so that creations and our verbs' removals take turns. A stop while we
     wait for the lock (*cancelled*) ends the wait."""
+    if worktree is not None:
+        check(worktree)
     if worktree is None or gitrepo.registered(worktree.path):
         yield
         return
@@ -126,6 +182,12 @@ def creating(
                 f"WARNING: the worktree lock in {worktree.common} stayed busy; Claude makes {worktree.name} now"
             )
     ended = threading.Event()
+    try:
+        restore(worktree, say)
+    except BaseException:
+        if fd is not None:
+            os.close(fd)
+        raise
 
     def hold() -> None:
         deadline = time.monotonic() + CREATE_DEADLINE

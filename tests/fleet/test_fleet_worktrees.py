@@ -136,7 +136,7 @@ def test_forced_removal_drops_the_files_but_keeps_a_branch_with_commits_of_its_o
     done = fleet(repo, "worktree", "remove", "A", "--force")
     assert done.returncode == 0, done.stderr
     assert "discarding 1 untracked file (scratch)" in done.stdout
-    assert "its branch worktree-A is kept (commits on no other branch)" in done.stdout
+    assert "its branch worktree-A is kept: it holds 1 commit on no other branch" in done.stdout
     assert not tree.exists()
     assert git(repo, "log", "-1", "--format=%s", "worktree-A").strip() == "add f"
 

@@ -140,3 +140,97 @@ def test_a_launch_waits_for_the_repositorys_worktree_lock_and_a_stop_ends_the_wa
         assert run.wait(timeout=5) == 128 + signal.SIGTERM, run.text
     assert fake.starts() == [] and "Stopped by SIGTERM." in run.text
     assert not (repo / ".claude" / "worktrees" / "agentA").exists()
+
+
+# --------------------------------------------------------------------------- no commit lost, nothing planted
+
+
+def _agent_commit(repo: Path, name: str) -> str:
+    """A worktree as ``claude -w NAME`` leaves it, with a commit of the agent's, then removed by hand with
+    its branch kept (as ``fleet worktree remove`` keeps a branch holding commits of its own)."""
+    tree = repo / ".claude" / "worktrees" / name
+    git(repo, "worktree", "add", "-q", "-b", f"worktree-{name}", str(tree))
+    git(repo, "worktree", "lock", "--reason", "claude agent", str(tree))
+    (tree / "work.txt").write_text("the agent's work\n")
+    git(tree, "add", "work.txt")
+    git(tree, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "the agent's commit")
+    sha = git(tree, "rev-parse", "HEAD").strip()
+    subprocess.run(["rm", "-rf", str(tree)], check=True)  # the folder deleted; git's entry left stale
+    return sha
+
+
+def test_a_branch_kept_without_its_worktree_is_made_a_worktree_again_so_claude_keeps_its_commits(
+    fake: FakeClaude, start_run, repo: Path
+) -> None:
+    sha = _agent_commit(repo, "agentA")
+    fake.plan([{"exit": 0}])
+    run = start_run(env={"CLAUDE_RUN_WORKTREE": "agentA"})
+    assert run.wait() == 0, run.text
+    (start,) = fake.wait_starts(1)
+    tree = repo / ".claude" / "worktrees" / "agentA"
+    assert start["cwd"] == str(tree)
+    assert git(repo, "rev-parse", "worktree-agentA").strip() == sha, "Claude's -w reset the branch"
+    assert (tree / "work.txt").read_text() == "the agent's work\n"
+    assert "Worktree agentA: made again on its branch worktree-agentA" in run.text, run.text
+
+
+def test_a_folder_in_the_way_of_a_kept_branch_refuses_the_agent_in_one_line(
+    fake: FakeClaude, start_run, repo: Path
+) -> None:
+    sha = _agent_commit(repo, "agentA")
+    (repo / ".claude" / "worktrees" / "agentA").mkdir()
+    run = start_run(env={"CLAUDE_RUN_WORKTREE": "agentA"})
+    assert run.wait() == 1, run.text
+    assert "is in the way of its branch worktree-agentA" in run.text, run.text
+    assert not fake.starts(), "no Claude was started to reset the branch"
+    assert git(repo, "rev-parse", "worktree-agentA").strip() == sha
+
+
+def plant(repo: Path, name: str, mark: Path) -> Path:
+    """What an agent's file tools could write before the gate refused it: a git folder of its own whose
+    ``core.fsmonitor`` runs a command, and its worktree's ``.git`` file pointed at it."""
+    cache = repo / "notes" / "cache"
+    for sub in ("objects", "refs"):
+        (cache / sub).mkdir(parents=True, exist_ok=True)
+    (cache / "HEAD").write_text("ref: refs/heads/main\n")
+    (cache / "config").write_text(
+        f'[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tfsmonitor = "touch {mark}; false"\n'
+    )
+    tree = repo / ".claude" / "worktrees" / name
+    (tree / ".git").write_text(f"gitdir: {cache}\n")
+    return tree
+
+
+def test_claude_is_never_started_in_a_worktree_whose_git_file_points_elsewhere(
+    fake: FakeClaude, start_run, repo: Path, tmp_path: Path
+) -> None:
+    fake.plan([{"exit": 0}])
+    first = start_run(env={"CLAUDE_RUN_WORKTREE": "agentA"})
+    assert first.wait() == 0, first.text
+    mark = tmp_path / "PLANT-RAN"
+    tree = plant(repo, "agentA", mark)
+    subprocess.run(["git", "status"], cwd=tree, capture_output=True)
+    assert mark.exists(), "control: the plant runs its command at a plain git status"
+    mark.unlink()
+
+    run = start_run(env={"CLAUDE_RUN_WORKTREE": "agentA"})
+    assert run.wait() == 1, run.text
+    line = f"not a worktree of this repository: its .git points to {repo / 'notes' / 'cache'}"
+    assert line in run.text and "Claude is not started in it" in run.text, run.text
+    assert len(fake.starts()) == 1, "the second claude-run started no Claude"
+    assert not mark.exists(), "nothing of ours ran the planted command"
+
+
+def test_agents_worktrees_stay_out_of_the_projects_git_status(
+    fake: FakeClaude, start_run, repo: Path
+) -> None:
+    fake.plan([{"exit": 0}])
+    run = start_run(env={"CLAUDE_RUN_WORKTREE": "agentA"})
+    assert run.wait() == 0, run.text
+    assert (repo / ".claude" / "worktrees" / "agentA").is_dir()
+    assert git(repo, "status", "--porcelain", "--untracked-files=all") == ""
+    assert git(repo, "show", "HEAD", "--stat", "--format=") == "", "nothing was committed"
+    assert (repo / ".git" / "info" / "exclude").read_text().count(gitrepo.EXCLUDE_LINE) == 1
+    again = start_run(env={"CLAUDE_RUN_WORKTREE": "agentB"})
+    assert again.wait() == 0, again.text
+    assert (repo / ".git" / "info" / "exclude").read_text().count(gitrepo.EXCLUDE_LINE) == 1
