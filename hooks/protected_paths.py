@@ -32,7 +32,12 @@ from claude_shepherd.hooks.tool_call import ToolCall
 from claude_shepherd.supervisor.env import CONFIG_DIR_ENV, PROJECT_DIR_ENV
 from claude_shepherd.supervisor.session.fields import STATE_FILE
 from claude_shepherd.supervisor.session.index import INDEX_DIRNAME
-from claude_shepherd.supervisor.session.paths import project_root, sessions_root, worktree_checkout
+from claude_shepherd.supervisor.session.paths import (
+    git_pointer,
+    project_root,
+    sessions_root,
+    worktree_checkout,
+)
 from claude_shepherd.supervisor.session.programs import tmux_path
 
 TYPE_CHECKING = False
@@ -73,10 +78,13 @@ LAYOUT_FOLDERS = frozenset({"tmuxinator", ".tmuxinator"})
 """Folders ``fleet`` finds layouts in by name (and ``./tmuxinator`` wherever it is run): a layout's
 ``on_project_start``, ``pre_window``, panes and ``notify`` run as the person who starts the fleet."""
 GIT_CODE = frozenset({"config", "config.worktree", "hooks"})
-"""What of a git folder runs code at the next git command (``core.fsmonitor``, ``core.pager``
-and the filters of ``config``; ``hooks/``): Claude Code's own git calls and the person's included.
-Anywhere below a ``.git`` (or bare ``NAME.git``) folder: a submodule's ``.git/modules/NAME/`` and a
-worktree's ``.git/worktrees/NAME/`` are git folders too."""
+"""What of a bare ``NAME.git`` folder runs code at the next git command (``core.fsmonitor``,
+``core.pager`` and the filters of ``config``; ``hooks/``): Claude Code's own git calls and the
+person's included."""
+DOT_GIT = ".git"
+"""Any file or folder of this name: a ``.git`` folder holds the configuration and hooks git runs, and a
+``.git`` file (``gitdir: PATH``) tells git which folder's configuration to trust. Everything below
+one is git's: a submodule's ``.git/modules/NAME/`` and a worktree's ``.git/worktrees/NAME/`` too."""
 INSTALL_RECORD = "installed.json"
 """claude_shepherd.fleet.hosts.install.RECORD (the fleet's modules are not the hooks' to import)."""
 TAG = "§CMD_PROTECTED_FILE"
@@ -222,10 +230,45 @@ def _runs_code(path: str) -> str | None:
     parts = path.split(os.sep)
     if LAYOUT_FOLDERS.intersection(parts[:-1]):
         return f"a fleet layout ({OPERATOR_CODE}: its commands run at the next `fleet start`)"
+    if DOT_GIT in parts:
+        return f"git's own files ({OPERATOR_CODE}: a .git file or folder says which configuration git runs)"
     for at, part in enumerate(parts[:-1]):
         if part.endswith(".git") and GIT_CODE.intersection(parts[at + 1 :]):
             return f"git's configuration or hooks ({OPERATOR_CODE})"
     return None
+
+
+def _git_folders(starts: t.Iterable[str], projects: t.Iterable[str]) -> list[tuple[str, str]]:
+    """The git folders that ``.git`` files point to, wherever they lie (``--separate-git-dir``, a
+    worktree's admin folder, a submodule's), with the ``commondir`` each names: everything in them is
+    git's configuration, hooks and objects, whatever the folder is called. The ``.git`` files looked at
+    are those of every folder above *starts* and of every agent worktree of *projects*."""
+    files: set[str] = set()
+    for start in starts:
+        folder = start
+        while True:
+            files.add(os.path.join(folder, DOT_GIT))
+            parent = os.path.dirname(folder)
+            if parent == folder:
+                break
+            folder = parent
+    for project in projects:
+        try:
+            names = os.listdir(os.path.join(project, ".claude", "worktrees"))
+        except OSError:
+            continue
+        files.update(os.path.join(project, ".claude", "worktrees", name, DOT_GIT) for name in names[:256])
+    kind = f"a git folder a .git file points to ({OPERATOR_CODE}: git runs its configuration and hooks)"
+    found = []
+    for file in files:
+        folder = git_pointer(file, "gitdir:")
+        if folder is None:
+            continue
+        found.append((folder, kind))
+        common = git_pointer(os.path.join(folder, "commondir"))
+        if common is not None:
+            found.append((common, kind))
+    return found
 
 
 def _session_skill(config: str) -> list[tuple[str, str]]:
@@ -306,8 +349,13 @@ def protected_reason(call: ToolCall, caller: Caller, cwd: str, env: t.Mapping[st
     project = _own_project(env)
     own_roots = _roots_of(project, env) if project else roots
     here = {*own_roots, *project}
+    forms = _forms(path, cwd, home)
     protected = _protected(cwd, root, env)
-    for form in _forms(path, cwd, home):
+    starts = {cwd, *project, *(os.path.dirname(form) for form in forms)}
+    checkout = worktree_checkout(cwd)
+    projects = {*project, str(project_root(cwd)), *([str(checkout)] if checkout is not None else [])}
+    protected += _git_folders(starts, projects)
+    for form in forms:
         what = None
         name = os.path.basename(form)
         if name == STATE_FILE or name.startswith(STATE_FILE + "."):

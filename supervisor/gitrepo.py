@@ -22,12 +22,11 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import stat
 import time
 import typing as t
 from pathlib import Path
 
-from claude_shepherd.supervisor.session.paths import worktree_checkout
+from claude_shepherd.supervisor.session.paths import git_pointer, worktree_checkout
 
 WORKTREES_DIR = Path(".claude") / "worktrees"
 """Where Claude Code puts ``-w NAME``'s worktree, relative to the repository's top."""
@@ -36,8 +35,6 @@ BRANCH_PREFIX = "worktree-"
 LOCK_FILE = "claude-shepherd-worktrees.lock"
 LOCK_TIMEOUT = 60.0
 GIT_TIMEOUT = 20.0
-GITFILE_LIMIT = 4096
-"""Bytes of a ``.git`` file (``gitdir: PATH``) or an admin folder's ``gitdir``/``commondir`` we read."""
 
 NEUTRALISED: tuple[tuple[str, str, str], ...] = (
     ("core.fsmonitor", "false", "the program git asks which files changed (status, add, worktree remove)"),
@@ -176,24 +173,8 @@ def main_checkout(path: str | Path) -> Path | None:
 
 
 def _pointer(file: Path, prefix: str = "") -> Path | None:
-    """The folder a ``.git`` file (``gitdir: PATH``), ``commondir`` or ``gitdir`` file names, made absolute
-    against the file's folder; None when it is no regular file of that form."""
-    try:
-        fd = os.open(file, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        text = os.read(fd, GITFILE_LIMIT).decode("utf-8", "replace")
-    finally:
-        os.close(fd)
-    if not text.startswith(prefix):
-        return None
-    value = text[len(prefix) :].strip()
-    if not value or "\n" in value or "\0" in value:
-        return None
-    return Path(os.path.normpath(file.parent / value))
+    found = git_pointer(file, prefix)
+    return Path(found) if found is not None else None
 
 
 def checkout_common(top: Path) -> Path | None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from pathlib import Path
 
 from claude_shepherd.supervisor.env import SESSIONS_DIR_ENV
@@ -55,6 +56,34 @@ def worktree_checkout(start: str | Path) -> Path | None:
         if parts[i] == WORKTREES_PARTS[0] and parts[i + 1] == WORKTREES_PARTS[1]:
             return Path(*parts[:i])
     return None
+
+
+GITFILE_LIMIT = 4096
+"""Bytes read of a ``.git`` file (``gitdir: PATH``) or a git folder's ``commondir``/``gitdir`` file."""
+
+
+def git_pointer(file: str | Path, prefix: str = "") -> str | None:
+    """The folder a ``.git`` file (*prefix* ``gitdir:``), a ``commondir`` or an admin folder's ``gitdir``
+    names, made absolute against the file's folder (not resolved); None when *file* is no small regular
+    file of that form (a link, a FIFO, a folder are none)."""
+    try:
+        fd = os.open(file, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        text = os.read(fd, GITFILE_LIMIT).decode("utf-8", "replace")
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if not text.startswith(prefix):
+        return None
+    value = text[len(prefix) :].strip()
+    if not value or "\n" in value or "\0" in value:
+        return None
+    return os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(file)), value))
 
 
 def sessions_root(cwd: str | Path | None = None, env: t.Mapping[str, str] | None = None) -> Path:

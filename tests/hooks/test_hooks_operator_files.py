@@ -42,6 +42,10 @@ def _operator_code(project: Path) -> dict[str, str]:
         "a nested submodule's git hook": ".git/modules/a/modules/b/hooks/pre-commit",
         "a worktree's git config": ".git/worktrees/w/config.worktree",
         "a bare repository's config": "mirror.git/config",
+        "a worktree's .git file (which repository git trusts there)": ".claude/worktrees/A/.git",
+        "a .git file anywhere": "notes/sub/.git",
+        "a .git folder's objects": ".git/objects/ab/cdef",
+        "the repository's info/exclude": ".git/info/exclude",
         "a tmux plugin": "~/.tmux/plugins/tpm/tpm",
         "the user's git config": "~/.gitconfig",
         "fish's start-up": "~/.config/fish/config.fish",
@@ -92,6 +96,69 @@ def test_an_ordinary_file_and_a_layout_like_name_elsewhere_stay_writable(project
         out = run("pre-tool-use", tool(project, "Write", file_path=path, content="x"), hook_env(project),
                   cwd=project).stdout  # fmt: skip
         assert out == "", (path, out)
+
+
+@pytest.mark.parametrize("active", [False, True], ids=["before-activation", "active"])
+def test_no_file_tool_points_a_worktree_at_a_git_folder_of_the_agents_making(
+    project: Path, active: bool
+) -> None:
+    """The plant: a git folder of the agent's own (its ``config`` runs a program), and the worktree's
+    ``.git`` file pointed at it. The folder's files are ordinary files until a ``.git`` file points there;
+    the pointing is refused, before a session is active and after."""
+    if active:
+        activate(project)
+    env = hook_env(project)
+    tree = project / ".claude" / "worktrees" / "A"
+    tree.mkdir(parents=True)
+    (tree / ".git").write_text(f"gitdir: {project}/.git/worktrees/A\n")
+    writes = {
+        "notes/cache/config": '[core]\n\tfsmonitor = "touch PWNED; false"\n',
+        "notes/cache/HEAD": "ref: refs/heads/main\n",
+        str(tree / ".git"): f"gitdir: {project}/notes/cache\n",
+        str(tree / "sub" / ".git"): f"gitdir: {project}/notes/cache\n",
+    }
+    answers = {}
+    for path, content in writes.items():
+        out = run(
+            "pre-tool-use", tool(project, "Write", file_path=path, content=content), env, cwd=project
+        ).stdout
+        answers[path] = json.loads(out)["hookSpecificOutput"]["permissionDecisionReason"] if out else ""
+    for path in (str(tree / ".git"), str(tree / "sub" / ".git")):
+        assert answers[path].startswith(TAG) and "git's own files" in answers[path], answers
+    if active:
+        assert answers["notes/cache/config"] == "" and answers["notes/cache/HEAD"] == "", answers
+
+
+def test_what_a_git_file_points_to_is_gits_whatever_the_folder_is_called(
+    project: Path, tmp_path: Path
+) -> None:
+    """``git init --separate-git-dir``: the project's ``.git`` is a file and the repository's config and hooks
+    live in a folder of any name; a worktree's admin folder names its common folder in ``commondir``."""
+    activate(project)
+    gits = tmp_path / "gits" / "proj"
+    (gits / "hooks").mkdir(parents=True)
+    (gits / "worktrees" / "A").mkdir(parents=True)
+    (gits / "worktrees" / "A" / "commondir").write_text("../..\n")
+    (project / ".git").write_text(f"gitdir: {gits}\n")
+    tree = project / ".claude" / "worktrees" / "A"
+    tree.mkdir(parents=True)
+    (tree / ".git").write_text(f"gitdir: {gits / 'worktrees' / 'A'}\n")
+    env = hook_env(project)
+    for path in (
+        gits / "config",
+        gits / "hooks" / "post-checkout",
+        gits / "worktrees" / "A" / "config.worktree",
+    ):
+        for cwd in (project, tree):
+            out = run(
+                "pre-tool-use", tool(project, "Write", file_path=str(path), content="x"), env, cwd=cwd
+            ).stdout
+            assert out, f"Write of {path} from {cwd} was allowed"
+            reason = json.loads(out)["hookSpecificOutput"]["permissionDecisionReason"]
+            assert "a git folder a .git file points to" in reason, reason
+    out = run("pre-tool-use", tool(project, "Write", file_path=str(tmp_path / "gits" / "notes.md"), content="x"),
+              env, cwd=project).stdout  # fmt: skip
+    assert out == "", "beside the git folder is no git folder"
 
 
 # --------------------------------------------------------------------------- process-relative paths
