@@ -550,6 +550,19 @@ def find_worktrees(projects: t.Iterable[Path], layouts: t.Sequence[Layout]) -> l
         except gitrepo.GitError as exc:
             findings.append(Finding("worktree", f"{repo}: cannot list its worktrees ({exc})"))
             continue
+        try:
+            kept = wt.kept_branches(repo)
+        except gitrepo.GitError as exc:
+            kept = []
+            findings.append(Finding("worktree", f"{repo}: cannot list its agents' branches ({exc})"))
+        for branch, count in kept:
+            name = branch.removeprefix(gitrepo.BRANCH_PREFIX)
+            findings.append(
+                Finding("worktree", f"branch {branch} of {repo} holds {count} commit{'s' * (count != 1)} on no "
+                                    f"other branch and has no worktree: a plain claude -w {name} would reset "
+                                    f"it to HEAD (claude-run and fleet start make its worktree again; or "
+                                    f"git -C {repo} worktree add {gitrepo.WORKTREES_DIR / name} {branch})")
+            )  # fmt: skip
         stale = wt.stale_entries(repo)
         if stale:
             findings.append(
@@ -561,6 +574,13 @@ def find_worktrees(projects: t.Iterable[Path], layouts: t.Sequence[Layout]) -> l
                 )
             )
         for tree in trees:
+            if tree.work.foreign:
+                findings.append(
+                    Finding("worktree", f"worktree {tree.name}: {tree.work.problem}; nothing of ours runs git "
+                                        f"in it: look at what it points to, then point it back with "
+                                        f"git -C {repo} worktree repair {tree.entry.path}")
+                )  # fmt: skip
+                continue
             if tree.entry.prunable or tree.name in named or tree.users:
                 continue
             state = tree.work.describe()

@@ -59,6 +59,8 @@ class Work:
     problem: str = ""
     ignored: tuple[str, ...] = ()
     """Files and folders git ignores (an agent's notes, a build, a copied ``.env``): work too."""
+    foreign: bool = False
+    """Its ``.git`` does not point into this repository: git was not run in it (``problem`` says where)."""
 
     @property
     def empty(self) -> bool:
@@ -170,6 +172,8 @@ def work_in(repo: Path, entry: Entry, timeout: float = STATUS_TIMEOUT) -> Work:
                 {"??": untracked, "!!": ignored}.get(code, changed).append(path)
         unique = unique_commits(repo, entry)
         stashes = _stashes_of(repo, entry)
+    except gitrepo.Untrusted as exc:
+        return Work(known=False, problem=str(exc), foreign=True)
     except gitrepo.GitError as exc:
         return Work(known=False, problem=str(exc))
     return Work(tuple(changed), tuple(untracked), unique, tuple(stashes), ignored=tuple(ignored))
@@ -289,9 +293,11 @@ def remove(repo: Path, name: str, *, force: bool = False) -> str:
                 f"first (fleet status shows which), then remove it"
             )
         work = work_in(repo, entry)
-        if not work.empty and not force:
+        # A stale entry's folder is gone: pruning it loses nothing, and its branch stays if it holds work.
+        at_stake = Work(known=work.known, problem=work.problem) if entry.prunable else work
+        if not at_stake.empty and not force:
             raise WorktreeError(
-                f"worktree {name} ({entry.path}) holds {work.describe()}; commit or move that work, or "
+                f"worktree {name} ({entry.path}) holds {at_stake.describe()}; commit or move that work, or "
                 f"remove it anyway with fleet worktree remove {name} --repo {repo} --force"
             )
         if entry.locked:
@@ -328,6 +334,25 @@ def _branch_after_removal(repo: Path, entry: Entry, work: Work) -> str:
     except gitrepo.GitError as exc:
         return f"; its branch {entry.branch} is kept ({exc})"
     return ""
+
+
+def kept_branches(repo: Path) -> list[tuple[str, int]]:
+    """Claude's ``worktree-NAME`` branches that have no worktree and hold commits on no other branch, with
+    how many: a plain ``claude -w NAME`` would reset such a branch to HEAD (claude-run makes its worktree
+    again first)."""
+    live = {e.branch for e in entries(repo) if e.branch and not e.prunable}
+    heads = gitrepo.git(
+        repo, "for-each-ref", "--format=%(refname:short)", f"refs/heads/{gitrepo.BRANCH_PREFIX}*"
+    )
+    kept = []
+    for branch in heads.split():
+        if branch in live:
+            continue
+        name = branch.removeprefix(gitrepo.BRANCH_PREFIX)
+        count = unique_commits(repo, Entry(repo / gitrepo.WORKTREES_DIR / name, branch=branch, prunable=True))
+        if count:
+            kept.append((branch, count))
+    return kept
 
 
 def stale_entries(repo: Path) -> list[Entry]:

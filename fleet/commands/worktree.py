@@ -62,8 +62,10 @@ def ls(ctx: typer.Context, repo: RepoOpt = None, as_json: MachineOpt = False) ->
     out.say(f"Agent worktrees of {where}:")
     for w in found:
         if w.entry.prunable:
+            kept = f"; its branch holds {w.work.describe()}" if not w.work.empty else ""
             out.say(
-                f"  {w.name}  {w.entry.branch or 'detached'}  stale: its folder is gone (fleet doctor --fix prunes it)"
+                f"  {w.name}  {w.entry.branch or 'detached'}  stale: its folder is gone{kept} "
+                "(fleet doctor --fix prunes the entry, never the branch)"
             )
             continue
         used = f"; in use by {', '.join(w.users)}" if w.users else ""

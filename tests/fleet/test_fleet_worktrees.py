@@ -196,6 +196,104 @@ def test_doctor_fix_removes_only_provably_empty_worktrees_and_prunes_stale_entri
     assert "worktree-gone" in git(repo, "branch"), "pruning an entry keeps its branch"
 
 
+def doctor_env(tmp_path: Path) -> dict[str, str]:
+    return {"PATH": f"{BIN}:/usr/bin:/bin", "HOME": str(tmp_path), "LANG": "C.UTF-8",
+            "TMUX_TMPDIR": str(tmp_path), "CLAUDE_CONFIG_DIR": str(tmp_path / "cc")}  # fmt: skip
+
+
+@pytest.mark.parametrize("force", [False, True], ids=["plain", "forced"])
+def test_a_branch_with_commits_of_its_own_is_kept_when_its_worktrees_folder_is_gone(
+    tmp_path: Path, force: bool
+) -> None:
+    repo = make_repo(tmp_path / "repo")
+    tree = add_tree(repo, "A")
+    commit(tree, "f")
+    subprocess.run(["rm", "-rf", str(tree)], check=True)
+    listed = fleet(repo, "worktree", "ls")
+    assert "stale: its folder is gone; its branch holds 1 commit on no other branch" in listed.stdout, (
+        listed.stdout
+    )
+    done = fleet(repo, "worktree", "remove", "A", *(["--force"] if force else []))
+    assert done.returncode == 0, done.stderr
+    assert "(its folder was already gone)" in done.stdout, done.stdout
+    assert "its branch worktree-A is kept: it holds 1 commit on no other branch" in done.stdout, done.stdout
+    assert git(repo, "log", "-1", "--format=%s", "worktree-A").strip() == "add f"
+    assert agent_trees(repo) == []
+    found = fleet(repo, "doctor", env=doctor_env(tmp_path))
+    assert (
+        f"branch worktree-A of {repo} holds 1 commit on no other branch and has no worktree: a plain "
+        "claude -w A would reset it to HEAD"
+    ) in found.stdout, found.stdout
+
+
+def test_files_git_ignores_are_work_a_removal_lists_and_keeps(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    (repo / ".gitignore").write_text("*.log\nbuild/\n")
+    git(repo, "add", ".gitignore")
+    git(repo, "commit", "-qm", "ignore logs")
+    tree = add_tree(repo, "A")
+    (tree / "findings.log").write_text("an agent's notes\n")
+    (tree / "build").mkdir()
+    (tree / "build" / "out.bin").write_text("x")
+    listed = fleet(repo, "worktree", "ls")
+    assert "2 ignored files (build/, findings.log)" in listed.stdout, listed.stdout
+    refused = fleet(repo, "worktree", "remove", "A")
+    assert refused.returncode == 1 and "holds 2 ignored files (build/, findings.log)" in refused.stderr
+    assert (tree / "findings.log").is_file()
+    forced = fleet(repo, "worktree", "remove", "A", "--force")
+    assert forced.returncode == 0 and "discarding 2 ignored files (build/, findings.log)" in forced.stdout
+
+
+def plant(repo: Path, tree: Path, mark: Path) -> None:
+    """What an agent's file tools wrote before the gate refused it (hooks/protected_paths.py): a git folder
+    of its own whose configuration runs a command, and its worktree's ``.git`` file pointed at it."""
+    cache = repo / "notes" / "cache"
+    for sub in ("objects", "refs"):
+        (cache / sub).mkdir(parents=True, exist_ok=True)
+        (cache / sub / ".keep").write_text("")
+    (cache / "HEAD").write_text("ref: refs/heads/main\n")
+    (cache / "config").write_text(
+        "[core]\n\trepositoryformatversion = 0\n\tbare = false\n"
+        f'\tfsmonitor = "touch {mark}; false"\n\thooksPath = {cache}/hooks\n'
+        f'[filter "x"]\n\tclean = "touch {mark}; cat"\n'
+    )
+    (cache / "hooks").mkdir()
+    (cache / "hooks" / "reference-transaction").write_text(f"#!/bin/sh\ntouch {mark}\n")
+    (cache / "hooks" / "reference-transaction").chmod(0o755)
+    (tree / ".gitattributes").write_text("* filter=x\n")
+    (tree / ".git").write_text(f"gitdir: {cache}\n")
+
+
+def test_no_verb_runs_git_in_a_worktree_whose_git_file_points_elsewhere(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    tree = add_tree(repo, "A")
+    mark = tmp_path / "PLANT-RAN"
+    plant(repo, tree, mark)
+    subprocess.run(["git", "status"], cwd=tree, capture_output=True)
+    assert mark.exists(), "control: a plain git status in the worktree runs the planted command"
+    mark.unlink()
+    said = f"not a worktree of this repository: its .git points to {repo / 'notes' / 'cache'}"
+
+    listed = fleet(repo, "worktree", "ls")
+    assert listed.returncode == 0 and said in listed.stdout, listed.stdout + listed.stderr
+    listed_inside = fleet(tree, "worktree", "ls")
+    assert said in listed_inside.stdout, "from inside the worktree, its checkout's repository"
+    found = fleet(repo, "doctor", env=doctor_env(tmp_path))
+    assert f"worktree A: {tree}: {said}" in found.stdout and "worktree repair" in found.stdout, found.stdout
+    for force in ([], ["--force"]):
+        refused = fleet(repo, "worktree", "remove", "A", *force)
+        assert refused.returncode == 1 and said in refused.stderr, refused.stderr
+        assert refused.stderr.count("\n") == 1 and "nothing was removed" in refused.stderr
+    assert (tree / ".gitattributes").is_file(), "nothing in it was deleted"
+    assert not mark.exists(), "no verb ran the planted command"
+
+    hint = refused.stderr.split("point it back with ", 1)[1].strip()
+    assert hint == f"git -C {repo} worktree repair {tree}"
+    subprocess.run(hint.split(), check=True, capture_output=True)  # the hint, as typed
+    assert not mark.exists()
+    assert gitrepo.registered(tree), "the hint points the worktree back"
+
+
 # --------------------------------------------------------------------------- a fleet of agents in worktrees
 
 
@@ -316,3 +414,31 @@ def test_two_fleets_starting_at_once_in_one_repository_make_their_worktrees_in_t
         assert agent_trees(repo) == list("ABCDEFGH")
     finally:
         subprocess.run(["tmux", "-L", other_socket, "kill-server"], env=world.env, capture_output=True)
+
+
+@pytest.mark.slow
+def test_fleet_status_of_a_worktree_fleet_runs_no_git_in_a_planted_worktree(
+    world: FleetWorld, tmp_path: Path
+) -> None:
+    repo = make_repo(world.project)
+    world.layout(
+        "one",
+        "  - agents:\n      worktree: true\n      panes:\n        - A: claude-run\n        - B: claude-run\n",
+    )
+    for label in "AB":
+        world.plan(label, [{"mark": "ready"}, {"wait": None}])
+    started = world.fleet("start", "one", "--no-attach")
+    assert started.returncode == 0, started.stdout + started.stderr
+    for label in "AB":
+        world.wait_event(label, "mark", name="ready")
+    tree = repo / ".claude" / "worktrees" / "A"
+    mark = tmp_path / "PLANT-RAN"
+    plant(repo, tree, mark)
+    (repo / ".claude" / "worktrees" / "B" / "notes.md").write_text("B's\n")
+    rows = status_rows(world, "one")
+    assert not mark.exists(), "fleet status ran git in the planted worktree"
+    assert rows["A"]["worktree"] == "A" and rows["A"]["unsaved"] is None, rows["A"]
+    assert rows["B"]["unsaved"] == "1 untracked file (notes.md)", "the other worktree is looked at as before"
+    text = world.fleet("status", "one")
+    assert "A?" in text.stdout or "worktree-A?" in text.stdout, text.stdout
+    assert not mark.exists()
