@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 import typing as t
 from pathlib import Path
 
@@ -25,6 +26,7 @@ from .cli import MODEL, git, make_git_repo, transcript_path
 from .mock_api import MockAPI, Turn
 
 pytestmark = pytest.mark.slow
+BIN = Path(sys.executable).parent
 
 
 @pytest.fixture
@@ -100,3 +102,52 @@ def test_a_conversation_in_a_worktree_resumes_in_it_with_or_without_w(
     assert bare.returncode == 0, bare.stdout + bare.stderr
     assert "remember MANGO" in str(mock_api.requests[-2]["body"]["messages"][0])
     assert last_tool_output(mock_api).splitlines()[0] == str(worktree), "without -w too, in the worktree"
+
+
+def _kept_branch(repo: Path, claude_bin: Path, env: dict[str, str], api: MockAPI, name: str) -> str:
+    """An agent's worktree made by the CLI, a commit of the agent's in it, then its folder removed and its
+    branch kept (as ``fleet worktree remove`` keeps a branch holding commits of its own)."""
+    api.script(Turn.say("made"))
+    made = claude_print(claude_bin, repo, env, "-w", name, "start")
+    assert made.returncode == 0, made.stdout + made.stderr
+    tree = repo / ".claude" / "worktrees" / name
+    (tree / "work.txt").write_text("the agent's work\n")
+    git(tree, "add", "work.txt")
+    git(tree, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "the agent's commit")
+    sha = git(tree, "rev-parse", "HEAD").strip()
+    git(repo, "worktree", "remove", "--force", "--force", str(tree))
+    return sha
+
+
+def test_w_resets_a_branch_kept_without_its_worktree_to_head(
+    repo: Path, mock_api: MockAPI, env_for, claude_bin: Path
+) -> None:
+    """Pinned: what claude-run guards against (a plain ``claude -w NAME`` loses the branch's commits)."""
+    env = env_for()
+    sha = _kept_branch(repo, claude_bin, env, mock_api, "agentK")
+    mock_api.script(Turn.say("again"))
+    again = claude_print(claude_bin, repo, env, "-w", "agentK", "again")
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert git(repo, "rev-parse", "worktree-agentK").strip() == git(repo, "rev-parse", "main").strip() != sha
+
+
+def test_claude_run_makes_the_worktree_again_so_the_cli_keeps_the_branchs_commits(
+    repo: Path, mock_api: MockAPI, env_for, claude_bin: Path
+) -> None:
+    env = env_for()
+    sha = _kept_branch(repo, claude_bin, env, mock_api, "agentR")
+    mock_api.script(Turn.bash("pwd; git log -1 --format=%s; cat work.txt"), Turn.say("here"))
+    argv = [str(BIN / "claude-run"), "--", "-p", "--dangerously-skip-permissions", "--model", MODEL,
+            "-w", "agentR", "go on"]  # fmt: skip
+    done = subprocess.run(argv, env=env, cwd=repo, capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Worktree agentR: made again on its branch worktree-agentR" in done.stdout + done.stderr
+    assert git(repo, "rev-parse", "worktree-agentR").strip() == sha
+    tree = repo / ".claude" / "worktrees" / "agentR"
+    assert last_tool_output(mock_api).splitlines()[:3] == [
+        str(tree),
+        "the agent's commit",
+        "the agent's work",
+    ]
+    assert "locked" in git(repo, "worktree", "list", "--porcelain"), "the CLI took it as its own"
+    assert git(repo, "status", "--porcelain") == "", "the worktrees stay out of the project's git status"
