@@ -1,7 +1,7 @@
 """``claude-hook pre-tool-use``: every PreToolUse rule in one process, in a fixed order.
 
 0. the budget gate: an agent at its budget is paused (every call but a ``session`` command is
-   denied and the turn ended: :mod:`claude_shepherd.hooks.budget_gate`);
+   denied, and every call ends the turn: :mod:`claude_shepherd.hooks.budget_gate`);
    protected files: no Write/Edit of the state, the index, another session,
    our code, the shell snapshots or the settings that hold our hooks;
    a ``session restart``/``dehydrate`` the Bash tool would return from (background, short timeout);
@@ -36,6 +36,7 @@ from claude_shepherd.hooks.protocol import (
     deny_and_stop,
     one_line,
     parse_input,
+    stop_after,
 )
 from claude_shepherd.hooks.tool_call import ToolCall, classify
 from claude_shepherd.supervisor import tmux_names
@@ -60,11 +61,9 @@ def failure_reason(problem: str) -> str:
     )
 
 
-def budget_stop(call: ToolCall, caller: Caller, env: t.Mapping[str, str]) -> str | None:
-    """The budget gate's refusal (every call but a ``session`` command); a gate that fails refuses
-    nothing: no cost it could not read stops an agent."""
-    if call.is_session_command:
-        return None
+def budget_stop(caller: Caller, env: t.Mapping[str, str]) -> str | None:
+    """The budget gate's pause, if the agent is at a budget; a gate that fails pauses nothing: no cost
+    it could not read stops an agent."""
     try:
         return budget_gate.check(caller, env)
     except Exception:
@@ -73,9 +72,20 @@ def budget_stop(call: ToolCall, caller: Caller, env: t.Mapping[str, str]) -> str
 
 def decide(call: ToolCall, cwd: str, config: hook_config.Config, env: t.Mapping[str, str]) -> str:
     caller = locate(cwd, env)
-    paused = budget_stop(call, caller, env)
-    if paused is not None:
+    paused = budget_stop(caller, env)
+    if paused is not None and not call.is_session_command:
         return deny_and_stop(paused)
+    # A paused agent's lone `session` command runs (it may be what saves its work), and ends the turn:
+    # a model that asks only for `session` calls gets no more requests than one that asks for anything.
+    answer = _decide(call, caller, cwd, config, env)
+    if paused is None:
+        return answer
+    return stop_after(paused, answer)
+
+
+def _decide(
+    call: ToolCall, caller: Caller, cwd: str, config: hook_config.Config, env: t.Mapping[str, str]
+) -> str:
     reason = (
         protected_reason(call, caller, cwd, env)
         or restart_returns_reason(call, env)

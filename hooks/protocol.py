@@ -133,6 +133,13 @@ def deny_and_stop(reason: str) -> str:
     )
 
 
+def stop_after(reason: str, answer: str = "") -> str:
+    """*answer* (a PreToolUse output; "" lets the call run) that also ends the turn (``continue: false``):
+    the model is not asked again after this call, whatever it was told."""
+    decided = json.loads(answer) if answer else {}
+    return json.dumps({**decided, "continue": False, "stopReason": reason}, ensure_ascii=False)
+
+
 def block_prompt(reason: str) -> str:
     """The UserPromptSubmit output that refuses the prompt: nothing is sent; interactively the prompt
     goes back into the input box."""

@@ -67,3 +67,19 @@ def test_a_ledger_the_hooks_cannot_read_never_hangs_them_and_pauses_nobody(proje
     began = time.monotonic()
     assert not stops(project, env), "unknown spend pauses nobody (docs/SECURITY.md: it fails open)"
     assert time.monotonic() - began < 5
+
+
+@pytest.mark.parametrize("command", ["session find", "session log --help", "session phase --help"])
+def test_a_paused_agents_lone_session_command_runs_and_ends_the_turn(project: Path, command: str) -> None:
+    """A model that asks only for `session` calls while paused gets no more requests than one that asks
+    for anything: each call that passes also ends the turn (continue: false, no deny)."""
+    env = hook_env(project, **{BUDGET_USD_ENV: "1"})
+    run("status-line", status_line(project, 0.5), env, cwd=project)
+    done = run("pre-tool-use", tool(project, "Bash", command=command), env, cwd=project)
+    assert done.stdout == "", "within the budget a session command passes as before"
+    run("status-line", status_line(project, 2.0), env, cwd=project)
+    done = run("pre-tool-use", tool(project, "Bash", command=command), env, cwd=project)
+    answer = json.loads(done.stdout)
+    assert answer["continue"] is False and answer["stopReason"].startswith("PAUSED (budget)"), answer
+    assert "permissionDecision" not in json.dumps(answer), "the session command itself runs"
+    assert stops(project, env), "any other call is refused and ends the turn, as before"
