@@ -205,8 +205,9 @@ def change(
     set_usd: float | None,
     add_usd: float | None,
     per: str | None = None,
+    remove: bool = False,
 ) -> str:
-    """Set or raise one budget in the fleet's files; returns the line that says what changed."""
+    """Set, raise or remove one budget in the fleet's files; returns the line that says what changed."""
     doc = document(layout, current(layout))
     if pane is not None:
         matches = [
@@ -237,15 +238,19 @@ def change(
         label = f"fleet {layout.name}"
     before = table.get(key) if table is not None else doc.get("budget")
     before_usd = before["usd"] if isinstance(before, dict) else None
-    if add_usd is not None:
-        usd = (before_usd or 0.0) + add_usd
-    else:
-        assert set_usd is not None
-        usd = set_usd
-    if not 0 < usd <= hook_budgets.MAX_USD:
-        raise UsageError(f"a budget is more than $0 and at most ${hook_budgets.MAX_USD:,.0f}; got ${usd:g}")
-    period = per or (before.get("per") if isinstance(before, dict) else None) or "life"
-    after = {"usd": round(usd, 6), "per": period}
+    if remove and before_usd is None:
+        raise UsageError(f"{label} has no budget to remove; `fleet budget {layout.name}` shows them")
+    if add_usd is not None and before_usd is None:
+        raise UsageError(_held_by(layout, label, window if scope != "fleet" else None, scope, add_usd))
+    usd = (before_usd or 0.0) + add_usd if add_usd is not None else set_usd
+    after: dict[str, t.Any] | None = None
+    if not remove:
+        assert usd is not None
+        problem = hook_budgets.amount_problem(round(usd, 6))
+        if problem is not None:
+            raise UsageError(f"a budget of ${usd:g} {problem}; give a whole number of cents like 5 or 2.50")
+        period = per or (before.get("per") if isinstance(before, dict) else None) or "life"
+        after = {"usd": round(usd, 2), "per": period}
     if table is not None:
         table[key] = after
     else:
@@ -255,8 +260,50 @@ def change(
         doc["changed"].append(marker)
     write(layout, doc)
     was = f"${before_usd:.2f}" if before_usd is not None else "none"
-    per_text = {"day": " a day", "week": " a week"}.get(period, "")
-    return f"Budget of {label}: {was} -> ${usd:.2f}{per_text}"
+    if after is None:
+        return f"Budget of {label}: {was} -> none (removed: it holds nobody now)"
+    per_text = {"day": " a day", "week": " a week"}.get(after["per"], "")
+    spent = _scope_spent(layout, scope, key)
+    below = (
+        f"; that is below the ${spent:.2f} spent: its agents pause at their next tool call"
+        if spent is not None and spent >= after["usd"]
+        else ""
+    )
+    return f"Budget of {label}: {was} -> ${after['usd']:.2f}{per_text}{below}"
+
+
+def _scope_spent(layout: Layout, scope: str, key: str) -> float | None:
+    """What the agents a budget holds spent in its period, as ``fleet budget`` shows it."""
+    wanted = {"fleet": "fleet", "windows": "window", "panes": "pane"}[scope]
+    name = layout.name if scope == "fleet" else key.rpartition(":")[2] if scope == "panes" else key
+    return next((row.spent for row in lines(layout) if row.scope == wanted and row.name == name), None)
+
+
+def _held_by(layout: Layout, label: str, window: str | None, scope: str, add_usd: float) -> str:
+    """Why --add cannot raise a budget that is not there: which budgets hold its agents, and the command
+    that raises each (a new budget below the spend would pause them twice over)."""
+    rows = lines(layout)
+    holders = [row for row in rows if row.budget and row.scope == "fleet"]
+    if scope == "panes":
+        mine = window or next(
+            (w.name for w in layout.windows for p in w.panes if f"pane {p.label}" == label), None
+        )
+        holders = [row for row in rows if row.budget and row.scope == "window" and row.name == mine] + holders
+    if scope == "fleet" or not holders:
+        return f"{label} has no budget to raise; give it one with --set USD"
+    said = []
+    for row in holders:
+        option = f" --window {row.name}" if row.scope == "window" else ""
+        spent = f", spent ${row.spent:.2f}" if row.spent is not None else ""
+        said.append(
+            f"the budget of {row.scope} {row.name} ({row.budget['usd']:.2f} USD{spent}): "
+            f"`fleet budget {layout.name}{option} --add {add_usd:g}`"
+        )
+    return (
+        f"{label} has no budget of its own to raise; it is held by "
+        + " and ".join(said)
+        + (f"; or give {label} its own with --set USD")
+    )
 
 
 def _spent(ledgers: list[dict[str, t.Any]], per: str, now: float) -> float | None:

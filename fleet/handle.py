@@ -100,9 +100,10 @@ class Fleet(t.Protocol):
         set_usd: float | None,
         add_usd: float | None,
         per: str | None,
+        remove: bool = False,
     ) -> Said:
-        """Show the fleet's budgets and spend; with *set_usd* or *add_usd* change one (the fleet's, a
-        *window*'s or a *pane*'s) at once, then resume the paused agents now within budget."""
+        """Show the fleet's budgets and spend; with *set_usd*, *add_usd* or *remove* change one (the
+        fleet's, a *window*'s or a *pane*'s) at once, then resume the paused agents now within budget."""
 
     # What the watch's keys do to one agent of the fleet (an :class:`Agent`, a row of the watch);
     # each returns what to tell the person, and holds the fleet's lock (on the agent's own host).

@@ -40,6 +40,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from claude_shepherd.supervisor.errors import ShepherdError
+from claude_shepherd.supervisor.session.budgets import amount_problem
 from claude_shepherd.supervisor.session.numbers import parse_count
 from claude_shepherd.supervisor.tmux_names import DEFAULT_ALERT_ON, FLEET_SOCKET, is_fleet_socket
 
@@ -283,7 +284,7 @@ class Layout:
         mine = sum(1 for w in self.windows if w.host == host for p in w.panes if p.label)
         if not total or not mine:
             return None
-        return Budget(usd=round(budget.usd * mine / total, 6), per=budget.per)
+        return Budget(usd=cents_share(budget.usd, mine / total), per=budget.per)
 
     def part(self, host: str | None) -> dict[str, t.Any]:
         """The layout document of what *host* runs (None: this machine), for that host's ``fleet``.
@@ -392,6 +393,11 @@ def _label_in(commands: list[str]) -> str | None:
     return None
 
 
+def cents_share(usd: float, share: float) -> float:
+    """*share* of *usd*, to the cent (at least one): a budget is a whole number of cents."""
+    return max(0.01, round(usd * share, 2))
+
+
 def budget_value(value: t.Any) -> Budget | None:
     """``budget: 5`` (USD for the fleet's life) or ``budget: {usd: 5, per: day|week|life}``."""
     form = f"is USD as a number (budget: 5) or {{usd: 5, per: {'|'.join(BUDGET_PERIODS)}}}"
@@ -408,6 +414,8 @@ def budget_value(value: t.Any) -> Budget | None:
             raise ValueError(f"per is one of {', '.join(BUDGET_PERIODS)}; got {per!r}")
     if isinstance(usd, bool) or not isinstance(usd, (int, float)) or not 0 < usd <= MAX_BUDGET:
         raise ValueError(f"{form}, more than 0 and at most {MAX_BUDGET:,.0f}; got {usd!r}")
+    if amount_problem(usd) is not None:
+        raise ValueError(f"{form}, a whole number of cents (5, 2.50); got {usd!r}")
     return Budget(usd=float(usd), per=per)
 
 

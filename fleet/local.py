@@ -236,6 +236,7 @@ class LocalFleet:
         set_usd: float | None,
         add_usd: float | None,
         per: str | None,
+        remove: bool = False,
     ) -> BudgetReport:
         from claude_shepherd.fleet import budgets
 
@@ -244,10 +245,10 @@ class LocalFleet:
         changed: str | None = None
         resumed: list[str] = []
         still_paused: list[str] = []
-        if set_usd is not None or add_usd is not None:
+        if set_usd is not None or add_usd is not None or remove:
             with locked(where.socket, "fleet budget", self._say):
                 changed = budgets.change(
-                    spec, window=window, pane=pane, set_usd=set_usd, add_usd=add_usd, per=per
+                    spec, window=window, pane=pane, set_usd=set_usd, add_usd=add_usd, per=per, remove=remove
                 )
                 server = where.server()
                 if server.has_fleet_session(spec.name):

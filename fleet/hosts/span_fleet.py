@@ -24,6 +24,7 @@ from claude_shepherd.fleet.hosts import LOCAL, answer
 from claude_shepherd.fleet.hosts.part import STDIN
 from claude_shepherd.fleet.hosts.span import Part, Span, keep, remember
 from claude_shepherd.fleet.hosts.transport import HostError, Reply, SshHost, host_timeout
+from claude_shepherd.fleet.layout import cents_share
 from claude_shepherd.fleet.output import Printer, Say
 from claude_shepherd.fleet.reports import AttachReport, HostOutcome, LogsReport
 from claude_shepherd.fleet.status import PaneStatus
@@ -221,6 +222,7 @@ class SpanFleet:
         set_usd: float | None,
         add_usd: float | None,
         per: str | None,
+        remove: bool = False,
     ) -> HostsReport:
         """Each host holds its part's budgets against the spend of its own agents (no host sees another's
         ledgers): a pane's or a window's budget is its host's alone, and of the fleet's budget each host
@@ -245,9 +247,10 @@ class SpanFleet:
             args = ["budget", STDIN, "--json"]
             args += ["--window", window] if window is not None else []
             args += ["--pane", pane] if pane is not None else []
-            args += ["--set", f"{set_usd * share:.6f}"] if set_usd is not None else []
-            args += ["--add", f"{add_usd * share:.6f}"] if add_usd is not None else []
+            args += ["--set", f"{cents_share(set_usd, share):.2f}"] if set_usd is not None else []
+            args += ["--add", f"{cents_share(add_usd, share):.2f}"] if add_usd is not None else []
             args += ["--per", per] if per is not None else []
+            args += ["--remove"] if remove else []
             return part.fleet(args, host_timeout() + SLACK)
 
         if whole:

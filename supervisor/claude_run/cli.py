@@ -212,11 +212,15 @@ def budget_of(raw: str | None) -> float | None:
     """``--budget-usd``'s amount, or None; a one-line error for anything but a positive number."""
     if raw is None:
         return None
+    from claude_shepherd.supervisor.session.budgets import amount_problem
     from claude_shepherd.supervisor.session.numbers import parse_decimal
 
     value = parse_decimal(raw, maximum=1e6)
-    if not value:
-        raise UsageError(f"--budget-usd must be a number of USD above 0 like 5 or 2.50, not {raw!r}")
+    if value is None or amount_problem(value) is not None:
+        raise UsageError(
+            f"--budget-usd takes USD as a whole number of cents above 0, like 5 or 2.50, not {raw!r} "
+            "(to run without a budget, leave --budget-usd out)"
+        )
     return value
 
 

@@ -42,6 +42,18 @@ RESUME_INTERVAL = 5.0
 """Seconds between two paused agents going on (``$FLEET_RESUME_INTERVAL``): each re-sends a whole context."""
 
 
+def amount_problem(usd: object) -> str | None:
+    """Why *usd* is no budget amount, or None: a budget is a whole number of cents above 0 and at most
+    :data:`MAX_USD` (an amount below a cent shows as $0.00 and would hold nobody to anything)."""
+    if isinstance(usd, bool) or not isinstance(usd, (int, float)):
+        return "is not a number"
+    if not 0 < usd <= MAX_USD:
+        return f"is not more than $0 and at most ${MAX_USD:,.0f}"
+    if abs(usd * 100 - round(usd * 100)) > 1e-6 * max(1.0, usd):
+        return "is not a whole number of cents"
+    return None
+
+
 def resume_interval(env: t.Mapping[str, str]) -> float:
     value = parse_decimal(env.get(RESUME_INTERVAL_ENV, ""), maximum=3600)
     return RESUME_INTERVAL if value is None else value

@@ -302,3 +302,48 @@ def test_a_budget_changed_while_the_fleet_is_stopped_says_so_and_holds_from_the_
     assert started.returncode == 0, started.stdout + started.stderr
     shown = world.fleet("budget", "duo", "--socket", world.socket)
     assert re.search(r"^  fleet  duo +\$3\.00 ", shown.stdout, re.M), shown.stdout
+
+
+def test_amounts_are_whole_cents_a_budget_can_be_removed_and_a_pane_without_one_names_its_holder(
+    world: FleetWorld,
+) -> None:
+    """An amount below a cent showed as $0.00 and held nobody: refused in one line, wherever it is given.
+    A pane with no budget of its own is held by its window's or the fleet's: --add says which, with the
+    command for that one (a new budget below its spend would pause it twice over). --set below what was
+    spent says the agents pause now; --remove takes a budget away."""
+    from claude_shepherd.supervisor.session import spend
+
+    world.layout("duo", "  - agents:\n      panes:\n        - A: claude-run\n        - C: claude-run\n",
+                 extra="budget: 2\n")  # fmt: skip
+    spend.measure(world.project / "sessions", "duo:agents:C", CONVERSATION, 1.6)
+
+    def budget(*args: str) -> t.Any:
+        return world.fleet("budget", "duo", "--socket", world.socket, *args)
+
+    for args in (["--set", "0.0000004"], ["--add", "0.001"], ["--pane", "C", "--set", "1.005"]):
+        refused = budget(*args)
+        assert refused.returncode == 2 and "is not a whole number of cents" in refused.stderr, refused.stderr
+        assert refused.stderr.count("\n") == 1 and "--remove" in refused.stderr
+    held = budget("--pane", "C", "--add", "1")
+    assert held.returncode == 2, held.stdout
+    assert (
+        "pane C has no budget of its own to raise; it is held by the budget of fleet duo (2.00 USD, spent "
+        "$1.60): `fleet budget duo --add 1`; or give pane C its own with --set USD"
+    ) in held.stderr, held.stderr
+    lowered = budget("--set", "1.5")
+    assert lowered.returncode == 0, lowered.stderr
+    assert (
+        "Budget of fleet duo: $2.00 -> $1.50; that is below the $1.60 spent: its agents pause"
+        in lowered.stdout
+    )
+    removed = budget("--remove")
+    assert removed.returncode == 0 and "Budget of fleet duo: $1.50 -> none (removed" in removed.stdout
+    assert re.search(r"^  fleet  duo +no budget", budget().stdout, re.M)
+    again = budget("--remove")
+    assert again.returncode == 2 and "fleet duo has no budget to remove" in again.stderr
+
+    bad = world.layout(
+        "cents", "  - agents:\n      panes:\n        - A: claude-run\n", extra="budget: 0.005\n"
+    )
+    started = world.fleet("start", "cents", "--no-attach")
+    assert started.returncode != 0 and "a whole number of cents" in started.stderr, (bad, started.stderr)

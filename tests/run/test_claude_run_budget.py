@@ -10,6 +10,7 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
 from support.claude_run import FakeClaude, claude_run_path
 
 CONVERSATION = "0b1b7cc9-6911-4d5b-9a77-b8d720a2c2c5"
@@ -64,10 +65,14 @@ def test_a_headless_run_gets_max_budget_usd_and_a_caller_s_budget_is_not_inherit
     assert "CLAUDE_SHEPHERD_BUDGET_USD" not in fake.starts()[-1]["env"], "only claude-run's own --budget-usd"
 
 
-def test_a_budget_that_is_no_amount_is_one_line_and_exit_2(run_env: dict[str, str], workdir: Path) -> None:
-    done = subprocess.run([claude_run_path(), "--budget-usd", "five"], env=run_env, cwd=workdir,
+@pytest.mark.parametrize("amount", ["five", "0.0000004", "0", "1.005"])
+def test_a_budget_that_is_no_amount_is_one_line_and_exit_2(
+    run_env: dict[str, str], workdir: Path, amount: str
+) -> None:
+    done = subprocess.run([claude_run_path(), "--budget-usd", amount], env=run_env, cwd=workdir,
                           capture_output=True, text=True, timeout=30)  # fmt: skip
     assert done.returncode == 2
     assert done.stderr == (
-        "claude-run: error: --budget-usd must be a number of USD above 0 like 5 or 2.50, not 'five'\n"
+        "claude-run: error: --budget-usd takes USD as a whole number of cents above 0, like 5 or 2.50, "
+        f"not {amount!r} (to run without a budget, leave --budget-usd out)\n"
     )
