@@ -61,12 +61,23 @@ class Work:
     """Files and folders git ignores (an agent's notes, a build, a copied ``.env``): work too."""
     foreign: bool = False
     """Its ``.git`` does not point into this repository: git was not run in it (``problem`` says where)."""
+    hidden: tuple[str, ...] = ()
+    """Files git was told not to look at (``assume-unchanged``, ``skip-worktree``) that are there: their
+    changes show in no ``git status``."""
+    detached: str | None = None
+    """The commit a detached HEAD is at when commits there are on no branch: removing the worktree (or
+    pruning its entry) would leave them to gc."""
 
     @property
     def empty(self) -> bool:
         """Provably nothing to lose."""
         return self.known and not (
-            self.changed or self.untracked or self.ignored or self.unique_commits or self.stashes
+            self.changed
+            or self.untracked
+            or self.ignored
+            or self.hidden
+            or self.unique_commits
+            or self.stashes
         )
 
     def describe(self) -> str:
@@ -81,7 +92,16 @@ class Work:
             parts.append(_count(len(self.untracked), "untracked file") + _some(self.untracked))
         if self.ignored:
             parts.append(_count(len(self.ignored), "ignored file") + _some(self.ignored))
-        if self.unique_commits:
+        if self.hidden:
+            parts.append(
+                _count(len(self.hidden), "file") + " git was told not to look at" + _some(self.hidden)
+            )
+        if self.unique_commits and self.detached:
+            parts.append(
+                _count(self.unique_commits, "commit")
+                + f" on no branch (its HEAD, detached at {self.detached[:12]})"
+            )
+        elif self.unique_commits:
             parts.append(_count(self.unique_commits, "commit") + " on no other branch")
         if self.stashes:
             parts.append(
@@ -147,17 +167,19 @@ def agent_entries(repo: Path) -> list[Entry]:
 
 
 def work_in(repo: Path, entry: Entry, timeout: float = STATUS_TIMEOUT) -> Work:
-    """What *entry* holds: uncommitted changes, untracked and ignored files, commits on no other branch,
-    stashes. Unknown, without running git in it, when it is not a worktree of *repo*."""
+    """What *entry* holds: uncommitted changes, untracked and ignored files, files git was told not to
+    look at, commits on no other branch, stashes. Unknown, without running git in it, when it is not a
+    worktree of *repo*; git runs in it through the folder checked (:func:`gitrepo.worktree_options`)."""
     changed: list[str] = []
     untracked: list[str] = []
     ignored: list[str] = []
+    hidden: tuple[str, ...] = ()
     try:
         if not entry.prunable:
-            gitrepo.trusted_worktree(entry.path)
+            within = gitrepo.worktree_options(entry.path)
             status = gitrepo.git(
                 entry.path, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignored=matching",
-                timeout=timeout,
+                timeout=timeout, within=within,
             )  # fmt: skip
             records = status.split("\0")
             i = 0
@@ -170,19 +192,34 @@ def work_in(repo: Path, entry: Entry, timeout: float = STATUS_TIMEOUT) -> Work:
                 if code[0] in "RC":
                     i += 1  # the rename's source path follows
                 {"??": untracked, "!!": ignored}.get(code, changed).append(path)
+            hidden = _hidden(entry.path, within, timeout)
         unique = unique_commits(repo, entry)
         stashes = _stashes_of(repo, entry)
     except gitrepo.Untrusted as exc:
         return Work(known=False, problem=str(exc), foreign=True)
     except gitrepo.GitError as exc:
         return Work(known=False, problem=str(exc))
-    return Work(tuple(changed), tuple(untracked), unique, tuple(stashes), ignored=tuple(ignored))
+    detached = entry.head if unique and not entry.branch else None
+    return Work(tuple(changed), tuple(untracked), unique, tuple(stashes), ignored=tuple(ignored),
+                hidden=hidden, detached=detached)  # fmt: skip
+
+
+def _hidden(path: Path, within: list[str], timeout: float) -> tuple[str, ...]:
+    """Files there that git was told not to look at (``update-index --assume-unchanged`` shows as a
+    lowercase tag, ``--skip-worktree`` as ``S``): a sparse checkout's are not there and lose nothing."""
+    listed = gitrepo.git(path, "ls-files", "-v", "-z", timeout=timeout, within=within)
+    found = []
+    for record in listed.split("\0"):
+        tag, _, name = record.partition(" ")
+        if name and (tag.islower() or tag == "S") and os.path.lexists(path / name):
+            found.append(name)
+    return tuple(found)
 
 
 def unique_commits(repo: Path, entry: Entry) -> int:
     """Commits of the worktree's HEAD and branch on no other branch, tag or remote (asked of *repo*: the
-    worktree's folder may be gone, and its HEAD is in git's list)."""
-    tips = [entry.head] if entry.head and not entry.prunable else []
+    worktree's folder may be gone, and its HEAD is still in git's list)."""
+    tips = [entry.head] if entry.head and set(entry.head) != {"0"} else []
     tips += [f"refs/heads/{entry.branch}"] if entry.branch else []
     if not tips:
         return 0
@@ -293,18 +330,23 @@ def remove(repo: Path, name: str, *, force: bool = False) -> str:
                 f"first (fleet status shows which), then remove it"
             )
         work = work_in(repo, entry)
-        # A stale entry's folder is gone: pruning it loses nothing, and its branch stays if it holds work.
+        if work.detached:
+            raise WorktreeError(
+                f"worktree {name} ({entry.path}) holds {work.describe()}, which no branch keeps; keep them "
+                f"first with git -C {repo} branch NAME {work.detached[:12]}, then remove it"
+            )
+        # A stale entry's folder is gone: dropping it loses nothing, and its branch stays if it holds work.
         at_stake = Work(known=work.known, problem=work.problem) if entry.prunable else work
         if not at_stake.empty and not force:
             raise WorktreeError(
                 f"worktree {name} ({entry.path}) holds {at_stake.describe()}; commit or move that work, or "
                 f"remove it anyway with fleet worktree remove {name} --repo {repo} --force"
             )
-        if entry.locked:
+        if entry.locked and not entry.prunable:
             gitrepo.git(repo, "worktree", "unlock", str(entry.path))
         try:
             if entry.prunable:
-                gitrepo.git(repo, "worktree", "prune")
+                gitrepo.drop_stale(repo, common, entry.path)
             else:
                 gitrepo.git(repo, "worktree", "remove", *(["--force"] if force else []), str(entry.path))
         except gitrepo.GitError as exc:
@@ -322,6 +364,8 @@ def _branch_after_removal(repo: Path, entry: Entry, work: Work) -> str:
     """Delete the removed worktree's branch when no commit of it is on it alone; what was done with it."""
     if not entry.branch:
         return ""
+    if entry.branch != gitrepo.branch_of(entry.name):
+        return f"; its branch {entry.branch} is kept (not {gitrepo.branch_of(entry.name)}, the agent's own)"
     if not work.known:
         return f"; its branch {entry.branch} is kept (what is on it could not be told: {work.problem})"
     if work.unique_commits:
@@ -361,19 +405,22 @@ def stale_entries(repo: Path) -> list[Entry]:
 
 
 def prune_stale(repo: Path) -> list[str]:
-    """Drop git's entries of worktrees whose folder is gone (``git worktree prune``), under the lock."""
-    with gitrepo.repo_lock(gitrepo.common_dir(repo)) as held:
+    """Drop git's entries of worktrees whose folder is gone, under the lock, one by one: never one whose
+    detached HEAD holds commits on no branch (each kept one says so)."""
+    common = gitrepo.common_dir(repo)
+    said: list[str] = []
+    with gitrepo.repo_lock(common) as held:
         stale = stale_entries(repo)  # looked at under the lock
         if not held or not stale:
             return []
         # A lock is git's guard for a worktree on a drive not mounted now: lifted only for an agent's
         # (Claude locks every one it makes; its branch, and so its commits, stay).
-        stale = [e for e in stale if not e.locked or gitrepo.main_checkout(e.path) is not None]
         for entry in stale:
-            if entry.locked:
-                gitrepo.git(repo, "worktree", "unlock", str(entry.path))
-        gitrepo.git(repo, "worktree", "prune")
-    return [f"pruned the stale entry of {e.path} (its folder is gone)" for e in stale]
+            if entry.locked and gitrepo.main_checkout(entry.path) is None:
+                continue
+            kept = gitrepo.drop_stale(repo, common, entry.path)
+            said += kept or [f"pruned the stale entry of {entry.path} (its folder is gone)"]
+    return said
 
 
 # --------------------------------------------------------------------------- an agent's, for fleet status
@@ -414,10 +461,10 @@ def unsaved_in(name: str, path: Path, timeout: float) -> AgentTree:
     if timeout <= 0 or not path.is_dir():
         return AgentTree(name, path)
     try:
-        gitrepo.trusted_worktree(path)
         out = gitrepo.git(
-            path, "status", "--porcelain=v1", "-z", "--branch", "--untracked-files=all", timeout=timeout
-        )
+            path, "status", "--porcelain=v1", "-z", "--branch", "--untracked-files=all",
+            timeout=timeout, within=gitrepo.worktree_options(path),
+        )  # fmt: skip
     except gitrepo.GitError:
         return AgentTree(name, path)
     records = out.split("\0")

@@ -24,6 +24,7 @@ Standard library only.
 from __future__ import annotations
 
 import os
+import stat
 import sys
 
 from claude_shepherd.hooks.process_paths import PROCESS_RELATIVE, process_relative
@@ -81,6 +82,8 @@ GIT_CODE = frozenset({"config", "config.worktree", "hooks"})
 """What of a bare ``NAME.git`` folder runs code at the next git command (``core.fsmonitor``,
 ``core.pager`` and the filters of ``config``; ``hooks/``): Claude Code's own git calls and the
 person's included."""
+CONFIG_LIMIT = 64 * 1024
+"""Bytes of a git configuration file read for the files it includes."""
 DOT_GIT = ".git"
 """Any file or folder of this name: a ``.git`` folder holds the configuration and hooks git runs, and a
 ``.git`` file (``gitdir: PATH``) tells git which folder's configuration to trust. Everything below
@@ -213,6 +216,8 @@ def _operator_startup(home: str, env: t.Mapping[str, str]) -> list[tuple[str, st
         (os.path.join(home, ".ssh"), f"ssh's configuration and keys ({OPERATOR_CODE})"),
         ("/etc/ssh", f"ssh's configuration ({OPERATOR_CODE})"),
         (os.path.join(home, ".gitconfig"), f"git's configuration ({OPERATOR_CODE})"),
+        ("/etc/gitconfig", f"git's configuration ({OPERATOR_CODE})"),
+        ("/etc/gitattributes", f"git's attributes: which filters run ({OPERATOR_CODE})"),
         (os.path.join(home, ".bash_completion"), "a shell start-up file"),
     ]
     for config in configs:
@@ -238,11 +243,13 @@ def _runs_code(path: str) -> str | None:
     return None
 
 
-def _git_folders(starts: t.Iterable[str], projects: t.Iterable[str]) -> list[tuple[str, str]]:
-    """The git folders that ``.git`` files point to, wherever they lie (``--separate-git-dir``, a
-    worktree's admin folder, a submodule's), with the ``commondir`` each names: everything in them is
-    git's configuration, hooks and objects, whatever the folder is called. The ``.git`` files looked at
-    are those of every folder above *starts* and of every agent worktree of *projects*."""
+def _git_folders(starts: t.Iterable[str], projects: t.Iterable[str], home: str) -> list[tuple[str, str]]:
+    """The git folders that ``.git`` files and links point to, wherever they lie (``--separate-git-dir``,
+    a worktree's admin folder, a submodule's, a ``.git`` that is a link), with the ``commondir`` each
+    names: everything in them is git's configuration, hooks and objects, whatever the folder is called.
+    And every file the configuration of those repositories, the person's and the system's includes
+    (``include.path``, ``includeIf``): configuration too. The ``.git`` entries looked at are those of
+    every folder above *starts* and of every agent worktree of *projects*."""
     files: set[str] = set()
     for start in starts:
         folder = start
@@ -260,15 +267,66 @@ def _git_folders(starts: t.Iterable[str], projects: t.Iterable[str]) -> list[tup
         files.update(os.path.join(project, ".claude", "worktrees", name, DOT_GIT) for name in names[:256])
     kind = f"a git folder a .git file points to ({OPERATOR_CODE}: git runs its configuration and hooks)"
     found = []
+    configs = {
+        "/etc/gitconfig",
+        os.path.join(home, ".gitconfig"),
+        os.path.join(home, ".config", "git", "config"),
+    }
     for file in files:
-        folder = git_pointer(file, "gitdir:")
+        if os.path.islink(file):
+            folder: str | None = os.path.realpath(file)
+        elif os.path.isdir(file):
+            configs.add(os.path.join(file, "config"))
+            continue
+        else:
+            folder = git_pointer(file, "gitdir: ")
         if folder is None:
             continue
+        folder = os.path.realpath(folder)
         found.append((folder, kind))
+        configs.add(os.path.join(folder, "config"))
         common = git_pointer(os.path.join(folder, "commondir"))
         if common is not None:
-            found.append((common, kind))
+            found.append((os.path.realpath(common), kind))
+            configs.add(os.path.join(os.path.realpath(common), "config"))
+    included = f"a file git's configuration includes ({OPERATOR_CODE}: its filters and hooks run)"
+    found += [(path, included) for config in sorted(configs) for path in _includes(config, home)]
     return found
+
+
+def _includes(config: str, home: str, depth: int = 0) -> list[str]:
+    """The files *config* includes (``path =`` in an ``[include]`` or ``[includeIf …]`` section), and
+    theirs, a few levels deep; read within bounds, never through a link or from a FIFO."""
+    try:
+        fd = os.open(config, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return []
+    try:
+        text = (
+            os.read(fd, CONFIG_LIMIT).decode("utf-8", "replace") if stat.S_ISREG(os.fstat(fd).st_mode) else ""
+        )
+    except OSError:
+        text = ""
+    finally:
+        os.close(fd)
+    found: list[str] = []
+    section = ""
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith("["):
+            section = line[1:].split("]", 1)[0].strip().lower()
+            continue
+        key, eq, value = line.partition("=")
+        if not eq or key.strip().lower() != "path" or not section.startswith(("include", "includeif")):
+            continue
+        value = value.strip().strip('"')
+        if value.startswith("~/"):
+            value = home + value[1:]
+        path = os.path.join(os.path.dirname(config), value)
+        found.append(path)
+        if depth < 3:
+            found += _includes(path, home, depth + 1)
+    return found[:64]
 
 
 def _session_skill(config: str) -> list[tuple[str, str]]:
@@ -354,7 +412,7 @@ def protected_reason(call: ToolCall, caller: Caller, cwd: str, env: t.Mapping[st
     starts = {cwd, *project, *(os.path.dirname(form) for form in forms)}
     checkout = worktree_checkout(cwd)
     projects = {*project, str(project_root(cwd)), *([str(checkout)] if checkout is not None else [])}
-    protected += _git_folders(starts, projects)
+    protected += _git_folders(starts, projects, home)
     for form in forms:
         what = None
         name = os.path.basename(form)

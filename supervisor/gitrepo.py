@@ -42,29 +42,34 @@ NEUTRALISED: tuple[tuple[str, str, str], ...] = (
     ("core.pager", "cat", "the pager (with --no-pager and GIT_PAGER as well)"),
     ("core.editor", "true", "the editor a command may open"),
     ("sequence.editor", "true", "the editor of a rebase's todo list"),
-    ("protocol.allow", "never", "every transport: ssh (core.sshCommand), ext::, http's credential helpers"),
+    ("core.sshCommand", "false", "ssh, were a transport ever let through (GIT_ALLOW_PROTOCOL lets none)"),
     ("credential.helper", "", "credential helpers (an empty value clears the list)"),
     ("gc.auto", "0", "gc --auto, which runs the pre-auto-gc hook and may detach past our deadline"),
     ("maintenance.auto", "false", "maintenance --auto after a command, as for gc"),
     ("safe.bareRepository", "explicit", "a bare repository found by walking up (any folder an agent fills "
      "with HEAD, objects/, refs/ and a config is one): only the --git-dir we name is a repository"),
 )  # fmt: skip
-"""Settings that make git start a program, each overridden for every git we run: a ``-c`` on the command
-line wins over every configuration file and reaches the git processes git itself starts (a submodule's
-status, ``worktree remove``'s check), through ``GIT_CONFIG_PARAMETERS``.
+"""Settings that make git start a program, each overridden for every git we run. They are given as
+``GIT_CONFIG_COUNT``/``GIT_CONFIG_KEY_<n>``/``GIT_CONFIG_VALUE_<n>`` (git 2.31): above every configuration
+file, passed on to the gits git itself starts (a submodule's status, ``worktree remove``'s check), and
+a key is never split at an ``=`` in its name, as ``-c KEY=VALUE`` would be.
+
+Transports (``ssh`` and its ``core.sshCommand``, ``ext::``, remote helpers, a promisor remote's lazy
+fetch) are all refused by ``GIT_ALLOW_PROTOCOL`` set empty, which git puts above ``protocol.allow`` and
+every ``protocol.<name>.allow``: no command of ours fetches.
 
 What cannot be switched off by a setting of a known name, and how it is held instead:
 
 * ``filter.<driver>.clean`` / ``smudge`` / ``process`` (``.gitattributes`` names the driver):
-  :func:`git` reads which drivers the configuration defines and blanks each for the looking commands
-  (``filters=False``); ``worktree add`` keeps them (it checks files out as Claude Code's own ``-w``
-  would, with the operator's LFS and the like).
+  :func:`git` reads which drivers the configuration defines (whatever their names) and blanks each for
+  the looking commands (``filters=False``); ``worktree add`` keeps them (it checks files out as Claude
+  Code's own ``-w`` would, with the operator's LFS and the like).
 * ``diff.<driver>.textconv``, ``diff.external``, ``merge.<driver>.driver``: no command we run diffs or
   merges.
-* ``include.path`` / ``includeIf``: an included file is configuration like any other, overridden above.
+* ``include.path`` / ``includeIf``: an included file is configuration like any other, overridden above;
+  the file tools cannot write the files a repository's configuration includes (hooks/protected_paths.py).
 * A submodule's own configuration (its filters): read by the status git starts inside it. Its ``.git``
-  file, like every ``.git`` and every folder one points to, is out of the file tools' reach
-  (hooks/protected_paths.py).
+  file, like every ``.git`` and every folder one points to, is out of the file tools' reach.
 """
 
 
@@ -76,48 +81,48 @@ class Untrusted(GitError):
     """A folder in a worktree's place that is not a worktree of this repository: git is never run in it."""
 
 
-def _environment() -> dict[str, str]:
+def _environment(overrides: t.Sequence[tuple[str, str]]) -> dict[str, str]:
     """The caller's environment without git's own variables (``GIT_DIR``, ``GIT_CONFIG_*``,
     ``GIT_EXEC_PATH``, ``GIT_SSH_COMMAND``, ``GIT_EXTERNAL_DIFF``… would each point git elsewhere or start a
-    program), with prompts and pagers off."""
+    program), with prompts and pagers off, no transport, and *overrides* above every configuration file."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(GIT_TERMINAL_PROMPT="0", GIT_PAGER="cat", GIT_EDITOR="true", LC_ALL="C")
+    env.update(GIT_TERMINAL_PROMPT="0", GIT_PAGER="cat", GIT_EDITOR="true", GIT_ALLOW_PROTOCOL="", LC_ALL="C")
+    env["GIT_CONFIG_COUNT"] = str(len(overrides))
+    for n, (key, value) in enumerate(overrides):
+        env[f"GIT_CONFIG_KEY_{n}"] = key
+        env[f"GIT_CONFIG_VALUE_{n}"] = value
     return env
 
 
-def _options(extra: t.Iterable[tuple[str, str]] = ()) -> list[str]:
-    options = ["--no-pager"]
-    for key, value, *_ in (*NEUTRALISED, *extra):
-        options += ["-c", f"{key}={value}"]
-    return options
+NEUTRAL: tuple[tuple[str, str], ...] = tuple((key, value) for key, value, _ in NEUTRALISED)
 
 
-_DRIVERS: dict[str, tuple[str, ...]] = {}
+def _filter_blanks(cwd: str | Path, where: list[str], timeout: float) -> list[tuple[str, str]]:
+    """Every filter driver the configuration git reads there defines, blanked (reading runs nothing).
+    Read anew for every command: a driver added meanwhile is blanked too."""
+    try:
+        text = _run(cwd, [*where, "config", "-z", "--name-only", "--get-regexp", r"^filter\..*\.(clean|smudge|process)$"],
+                    timeout, NEUTRAL)  # fmt: skip
+    except GitError:  # exit 1: no such setting
+        return []
+    drivers = {
+        name[len("filter.") :].rsplit(".", 1)[0] for name in text.split("\0") if name.startswith("filter.")
+    }
+    blanks: list[tuple[str, str]] = []
+    for driver in sorted(drivers):
+        blanks += [(f"filter.{driver}.{part}", "") for part in ("clean", "smudge", "process")]
+        blanks.append((f"filter.{driver}.required", "false"))
+    return blanks
 
 
-def _filter_drivers(cwd: str | Path, timeout: float) -> tuple[str, ...]:
-    """The filter drivers the configuration git reads in *cwd* defines (reading runs nothing)."""
-    key = os.path.realpath(cwd)
-    if key not in _DRIVERS:
-        try:
-            text = _run(cwd, ["config", "--name-only", "--get-regexp", r"^filter\..*\.(clean|smudge|process)$"],
-                        timeout, _options())  # fmt: skip
-        except GitError:  # exit 1: no such setting
-            text = ""
-        _DRIVERS[key] = tuple(
-            sorted({line[len("filter.") :].rsplit(".", 1)[0] for line in text.splitlines()})
-        )
-    return _DRIVERS[key]
-
-
-def _run(cwd: str | Path, args: list[str], timeout: float, options: list[str]) -> str:
+def _run(cwd: str | Path, args: list[str], timeout: float, overrides: t.Sequence[tuple[str, str]]) -> str:
     import subprocess
 
     try:
         done = subprocess.run(
-            ["git", *options, *args],
+            ["git", "--no-pager", *args],
             cwd=cwd,
-            env=_environment(),
+            env=_environment(overrides),
             capture_output=True,
             text=True,
             stdin=subprocess.DEVNULL,
@@ -136,17 +141,21 @@ def _run(cwd: str | Path, args: list[str], timeout: float, options: list[str]) -
     return done.stdout
 
 
-def git(cwd: str | Path, *args: str, timeout: float = GIT_TIMEOUT, filters: bool = False) -> str:
+def git(
+    cwd: str | Path,
+    *args: str,
+    timeout: float = GIT_TIMEOUT,
+    filters: bool = False,
+    within: t.Sequence[str] = (),
+) -> str:
     """Run ``git ARGS`` in *cwd* with every setting that starts a program off (:data:`NEUTRALISED`);
-    its stdout, or :class:`GitError`. *filters*: keep the configured filter drivers (a checkout)."""
+    its stdout, or :class:`GitError`. *within*: the ``--git-dir``/``--work-tree`` of a checked worktree
+    (:func:`worktree_options`). *filters*: keep the configured filter drivers (a checkout)."""
     if not os.path.isdir(cwd):
         raise GitError(f"{cwd} is not a folder")
-    blanks: list[tuple[str, str]] = []
-    if not filters:
-        for driver in _filter_drivers(cwd, timeout):
-            blanks += [(f"filter.{driver}.{part}", "") for part in ("clean", "smudge", "process")]
-            blanks.append((f"filter.{driver}.required", "false"))
-    return _run(cwd, list(args), timeout, _options(blanks))
+    where = list(within)
+    blanks = [] if filters else _filter_blanks(cwd, where, timeout)
+    return _run(cwd, [*where, *args], timeout, (*NEUTRAL, *blanks))
 
 
 def toplevel(cwd: str | Path) -> Path:
@@ -172,6 +181,10 @@ def main_checkout(path: str | Path) -> Path | None:
     return worktree_checkout(path)
 
 
+GITFILE_PREFIX = "gitdir: "
+"""What a ``.git`` file starts with, exactly as git requires it."""
+
+
 def _pointer(file: Path, prefix: str = "") -> Path | None:
     found = git_pointer(file, prefix)
     return Path(found) if found is not None else None
@@ -182,24 +195,26 @@ def checkout_common(top: Path) -> Path | None:
     ``top/.git`` itself, or where a ``.git`` file sends it (``--separate-git-dir``, a submodule) and that
     folder's ``commondir``."""
     dot_git = top / ".git"
-    if dot_git.is_dir() and not dot_git.is_symlink():
+    if dot_git.is_dir():
         return Path(os.path.realpath(dot_git))
-    target = _pointer(dot_git, "gitdir:")
-    if target is None or not target.is_dir():
+    target = _pointer(dot_git, GITFILE_PREFIX)
+    if target is None or not os.path.isdir(target):
         return None
-    common = _pointer(target / "commondir")
+    common = _pointer(Path(os.path.realpath(target)) / "commondir")
     return Path(os.path.realpath(common if common is not None else target))
 
 
 def trusted_worktree(path: Path, common: Path | None = None) -> Path:
-    """The admin folder (``COMMON/worktrees/<name>``) of the worktree at *path*, once its files say it is
-    one of the repository whose common git directory is *common* (default: that of the checkout holding
-    ``.claude/worktrees/``); :class:`Untrusted`, in one line, when they do not.
+    """The admin folder (``COMMON/worktrees/<name>``, resolved) of the worktree at *path*, once its files
+    say it is one of the repository whose common git directory is *common* (default: that of the checkout
+    holding ``.claude/worktrees/``); :class:`Untrusted`, in one line, when they do not.
 
     Git trusts a ``.git`` file wherever it points, and the configuration of the folder it points to runs
     programs: an agent that rewrote its worktree's ``.git`` would run code as whoever runs git there next.
-    So the file must point into this repository's own ``worktrees/`` folder, and that folder's ``gitdir``
-    must point back at the file (git's own check before ``worktree remove``)."""
+    So the file, read as git reads it, must point into this repository's own ``worktrees/`` folder, and
+    that folder's ``gitdir`` must point back at the file (git's own check before ``worktree remove``).
+    Run git there through :func:`worktree_options`, which names the folder checked here: git does not
+    read the ``.git`` file again, so changing it after the check changes nothing."""
     where = f"{path}: not a worktree of this repository"
     if common is None:
         top = main_checkout(path)
@@ -209,7 +224,7 @@ def trusted_worktree(path: Path, common: Path | None = None) -> Path:
     dot_git = path / ".git"
     if dot_git.is_dir() and not dot_git.is_symlink():
         raise Untrusted(f"{where}: its .git is a repository of its own")
-    admin = _pointer(dot_git, "gitdir:")
+    admin = _pointer(dot_git, GITFILE_PREFIX)
     if admin is None:
         raise Untrusted(f"{where}: its .git is no gitdir file" if os.path.lexists(dot_git) else
                         f"{where}: it has no .git")  # fmt: skip
@@ -223,6 +238,12 @@ def trusted_worktree(path: Path, common: Path | None = None) -> Path:
     if shared is not None and os.path.realpath(shared) != os.path.realpath(common):
         raise Untrusted(f"{where}: its git folder {real} names another repository ({shared})")
     return real
+
+
+def worktree_options(path: Path, common: Path | None = None) -> list[str]:
+    """``--git-dir``/``--work-tree`` for running git in the worktree at *path*, once it is checked
+    (:func:`trusted_worktree`; :class:`Untrusted` otherwise)."""
+    return [f"--git-dir={trusted_worktree(path, common)}", f"--work-tree={path}"]
 
 
 def admin_dir(worktree: Path) -> Path | None:
@@ -247,9 +268,43 @@ def stale_entries_at(common: Path, path: Path) -> list[Path]:
     with contextlib.suppress(OSError):
         for admin in (common / "worktrees").iterdir():
             back = _pointer(admin / "gitdir")
-            if back is not None and back.parent == path and not os.path.lexists(back):
+            if back is not None and Path(os.path.normpath(back)).parent == path and not os.path.lexists(back):
                 found.append(admin)
     return found
+
+
+def detached_commits(top: Path, admin: Path) -> tuple[str, int] | None:
+    """The commit a worktree's detached HEAD (read from its admin folder) is at and how many commits there
+    are on no branch, tag or remote; None when its HEAD is a branch (which stays) or holds none."""
+    try:
+        head = (admin / "HEAD").read_text(encoding="ascii", errors="replace").strip()
+    except OSError:
+        return None
+    if head.startswith("ref:") or not head:
+        return None
+    count = int(
+        git(top, "rev-list", "--count", head, "--not", "--branches", "--tags", "--remotes").strip() or 0
+    )
+    return (head, count) if count else None
+
+
+def drop_stale(top: Path, common: Path, path: Path) -> list[str]:
+    """Drop git's stale entries of a worktree at *path* (its folder gone) as ``git worktree prune`` does,
+    but only those (prune would drop every stale entry of the repository, other agents' too) and only when
+    no commit would go with them; the lines saying what was kept. Call under :func:`repo_lock`."""
+    import shutil
+
+    kept = []
+    for admin in stale_entries_at(common, path):
+        held = detached_commits(top, admin)
+        if held is not None:
+            kept.append(
+                f"the stale entry of {path} is kept: its HEAD (detached at {held[0][:12]}) holds {held[1]} "
+                f"commit{'s' * (held[1] != 1)} on no branch; keep them with git -C {top} branch NAME {held[0][:12]}"
+            )
+            continue
+        shutil.rmtree(admin, ignore_errors=True)
+    return kept
 
 
 EXCLUDE_LINE = "/.claude/worktrees/"

@@ -119,7 +119,8 @@ def check(worktree: Worktree) -> None:
 def restore(worktree: Worktree, say: t.Callable[[str], None]) -> None:
     """Make the worktree again on its branch when the branch is there and the worktree is not (held under
     the repository's lock): Claude Code's ``-w NAME`` would reset the branch to HEAD, and it reuses a
-    worktree it finds. Its stale entry in git's list (a folder deleted by hand) is pruned first."""
+    worktree it finds. Its stale entry in git's list (a folder deleted by hand) is dropped first, that one
+    alone, unless a detached HEAD there holds commits on no branch (then the agent is refused)."""
     if gitrepo.registered(worktree.path):
         return
     top = worktree.path.parents[2]
@@ -134,10 +135,9 @@ def restore(worktree: Worktree, say: t.Callable[[str], None]) -> None:
             f"Code would reset; move that folder away, then start this agent again"
         )
     try:
-        for stale in gitrepo.stale_entries_at(worktree.common, worktree.path):
-            if (stale / "locked").exists():
-                gitrepo.git(top, "worktree", "unlock", str(worktree.path))
-        gitrepo.git(top, "worktree", "prune")
+        kept = gitrepo.drop_stale(top, worktree.common, worktree.path)
+        if kept:
+            raise WorktreeError(f"worktree {worktree.name}: {kept[0]}; then start this agent again")
         gitrepo.git(top, "worktree", "add", "--quiet", str(worktree.path), branch, filters=True)
     except gitrepo.GitError as exc:
         raise WorktreeError(

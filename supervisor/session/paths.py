@@ -63,9 +63,11 @@ GITFILE_LIMIT = 4096
 
 
 def git_pointer(file: str | Path, prefix: str = "") -> str | None:
-    """The folder a ``.git`` file (*prefix* ``gitdir:``), a ``commondir`` or an admin folder's ``gitdir``
-    names, made absolute against the file's folder (not resolved); None when *file* is no small regular
-    file of that form (a link, a FIFO, a folder are none)."""
+    """The folder a ``.git`` file (*prefix* ``"gitdir: "``), a ``commondir`` or an admin folder's
+    ``gitdir`` names, read as git reads it (the prefix exactly, only line ends stripped, a relative path
+    joined to the file's folder) and not resolved: the caller resolves it with ``os.path.realpath``, which
+    follows a link before a ``..`` as the kernel does. None when *file* is no small regular file of that
+    form (a link, a FIFO, a folder are none)."""
     try:
         fd = os.open(file, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
@@ -73,17 +75,17 @@ def git_pointer(file: str | Path, prefix: str = "") -> str | None:
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return None
-        text = os.read(fd, GITFILE_LIMIT).decode("utf-8", "replace")
+        text = os.read(fd, GITFILE_LIMIT).decode("utf-8", "surrogateescape")
     except OSError:
         return None
     finally:
         os.close(fd)
     if not text.startswith(prefix):
         return None
-    value = text[len(prefix) :].strip()
+    value = text[len(prefix) :].rstrip("\r\n")
     if not value or "\n" in value or "\0" in value:
         return None
-    return os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(file)), value))
+    return os.path.join(os.path.dirname(os.path.abspath(file)), value)
 
 
 def sessions_root(cwd: str | Path | None = None, env: t.Mapping[str, str] | None = None) -> Path:

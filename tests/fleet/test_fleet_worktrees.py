@@ -442,3 +442,120 @@ def test_fleet_status_of_a_worktree_fleet_runs_no_git_in_a_planted_worktree(
     text = world.fleet("status", "one")
     assert "A?" in text.stdout or "worktree-A?" in text.stdout, text.stdout
     assert not mark.exists()
+
+
+# --------------------------------------------------------------------------- what an attack on the git we run found
+
+
+def test_a_filter_driver_with_an_equals_sign_in_its_name_is_blanked_too(tmp_path: Path) -> None:
+    """``-c filter.a=b.clean=`` would be split at the first ``=`` and leave the driver on."""
+    repo = make_repo(tmp_path / "repo")
+    tree = add_tree(repo, "A")
+    mark = tmp_path / "FILTER-RAN"
+    git(repo, "config", "filter.a=b.clean", f"touch {mark}; cat")
+    (tree / ".gitattributes").write_text("*.txt filter=a=b\n")
+    (tree / "f.txt").write_text("one\n")
+    git(tree, "add", "f.txt", ".gitattributes")
+    git(tree, "commit", "-qm", "f")
+    mark.unlink()
+    (tree / "f.txt").write_text("two\n")  # same size: git must look at the content
+    os.utime(tree / "f.txt", (1_000_000_000, 1_000_000_000))
+    subprocess.run(["git", "status"], cwd=tree, capture_output=True)
+    assert mark.exists(), "control: a plain git status runs the filter"
+    mark.unlink()
+    listed = fleet(repo, "worktree", "ls")
+    assert listed.returncode == 0 and "1 uncommitted change (f.txt)" in listed.stdout, listed.stdout
+    assert not mark.exists(), "fleet worktree ls ran a filter the configuration defines"
+
+
+def test_no_transport_runs_even_where_the_configuration_allows_one(tmp_path: Path) -> None:
+    """A promisor remote's lazy fetch through ``ext::``, allowed by ``protocol.ext.allow``, which git puts
+    above ``protocol.allow``: GIT_ALLOW_PROTOCOL, above both, lets none through."""
+    repo = make_repo(tmp_path / "repo")
+    mark = tmp_path / "FETCH-RAN"
+    for key, value in (("core.repositoryformatversion", "1"), ("extensions.partialClone", "zz"),
+                       ("remote.zz.url", f"ext::sh -c touch% {mark}"), ("remote.zz.promisor", "true"),
+                       ("protocol.ext.allow", "always")):  # fmt: skip
+        git(repo, "config", key, value)
+    (repo / ".git" / "refs" / "heads" / "worktree-K").write_text("12" * 20 + "\n")
+    subprocess.run(["git", "rev-list", "--count", "worktree-K"], cwd=repo, capture_output=True)
+    assert mark.exists(), "control: a plain git fetches the missing object through the remote's command"
+    mark.unlink()
+    found = fleet(repo, "doctor", env=doctor_env(tmp_path))
+    assert "cannot list its agents' branches" in found.stdout, found.stdout
+    assert not mark.exists(), "fleet doctor started the remote's command"
+
+
+@pytest.mark.parametrize("form", ["two-spaces", "link-then-dotdot"])
+def test_a_git_file_is_read_as_git_reads_it(tmp_path: Path, form: str) -> None:
+    """A ``.git`` file our check read one way and git another: git would have used a folder of the
+    agent's. Read as git does (the prefix exactly, a link before a ``..``), it points nowhere of ours."""
+    repo = make_repo(tmp_path / "repo")
+    tree = add_tree(repo, "A")
+    admin = repo / ".git" / "worktrees" / "A"
+    if form == "two-spaces":
+        (tree / ".git").write_text(f"gitdir:  {admin}\n")
+    else:
+        deep = tmp_path / "elsewhere" / "a" / "b" / "c" / "d"
+        deep.mkdir(parents=True)
+        (tree / "L").symlink_to(deep)
+        back = os.path.relpath(admin, tree)  # ../../../.git/worktrees/A, lexically from the worktree
+        (tree / ".git").write_text(f"gitdir: L/../{back}\n")
+    listed = fleet(repo, "worktree", "ls")
+    assert "not a worktree of this repository: its .git points to" in listed.stdout, listed.stdout
+    refused = fleet(repo, "worktree", "remove", "A", "--force")
+    assert refused.returncode == 1 and tree.is_dir(), refused.stderr
+
+
+def _detached(repo: Path, name: str) -> tuple[Path, str]:
+    tree = add_tree(repo, name)
+    git(tree, "checkout", "-q", "--detach")
+    commit(tree, f"{name}.txt")
+    return tree, git(tree, "rev-parse", "HEAD").strip()
+
+
+@pytest.mark.parametrize("gone", [False, True], ids=["there", "folder-gone"])
+def test_commits_on_a_detached_head_keep_their_worktree_until_a_branch_keeps_them(
+    tmp_path: Path, gone: bool
+) -> None:
+    repo = make_repo(tmp_path / "repo")
+    tree, sha = _detached(repo, "A")
+    if gone:
+        subprocess.run(["rm", "-rf", str(tree)], check=True)
+    for force in ([], ["--force"]):
+        refused = fleet(repo, "worktree", "remove", "A", *force)
+        assert refused.returncode == 1, refused.stdout
+        assert f"on no branch (its HEAD, detached at {sha[:12]})" in refused.stderr, refused.stderr
+        assert f"git -C {repo} branch NAME {sha[:12]}" in refused.stderr
+    fixed = fleet(repo, "doctor", "--fix", env=doctor_env(tmp_path))
+    if gone:
+        assert "the stale entry of" in fixed.stdout and "is kept" in fixed.stdout, fixed.stdout
+    assert git(repo, "cat-file", "-t", sha).strip() == "commit"
+    assert "A" in agent_trees(repo) or gone
+    assert sha in git(repo, "worktree", "list", "--porcelain"), "git still holds the commit"
+    git(repo, "branch", "kept-A", sha)  # the hint, with a name
+    done = fleet(repo, "worktree", "remove", "A", "--force")
+    assert done.returncode == 0, done.stderr
+
+
+def test_files_git_was_told_not_to_look_at_are_work(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    tree = add_tree(repo, "A")
+    (tree / "README").write_text("an agent's edit git is told to ignore\n")
+    git(tree, "update-index", "--skip-worktree", "README")
+    assert git(tree, "status", "--porcelain") == "", "git status shows nothing"
+    listed = fleet(repo, "worktree", "ls")
+    assert "1 file git was told not to look at (README)" in listed.stdout, listed.stdout
+    refused = fleet(repo, "worktree", "remove", "A")
+    assert refused.returncode == 1 and "git was told not to look at" in refused.stderr
+
+
+def test_only_the_agents_own_branch_goes_with_its_worktree(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    tree = add_tree(repo, "A")
+    git(repo, "branch", "develop")
+    git(tree, "checkout", "-q", "develop")
+    done = fleet(repo, "worktree", "remove", "A")
+    assert done.returncode == 0, done.stderr
+    assert "its branch develop is kept (not worktree-A, the agent's own)" in done.stdout, done.stdout
+    assert "develop" in git(repo, "branch")

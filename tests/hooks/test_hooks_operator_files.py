@@ -48,6 +48,8 @@ def _operator_code(project: Path) -> dict[str, str]:
         "the repository's info/exclude": ".git/info/exclude",
         "a tmux plugin": "~/.tmux/plugins/tpm/tpm",
         "the user's git config": "~/.gitconfig",
+        "the system's git config": "/etc/gitconfig",
+        "the system's git attributes": "/etc/gitattributes",
         "fish's start-up": "~/.config/fish/config.fish",
         "the alert stamps": str(
             project.parent / "run" / "claude-shepherd" / "pane-notify" / "0-1.alert-exited"
@@ -159,6 +161,32 @@ def test_what_a_git_file_points_to_is_gits_whatever_the_folder_is_called(
     out = run("pre-tool-use", tool(project, "Write", file_path=str(tmp_path / "gits" / "notes.md"), content="x"),
               env, cwd=project).stdout  # fmt: skip
     assert out == "", "beside the git folder is no git folder"
+
+
+def test_a_linked_git_folder_and_what_a_git_configuration_includes_are_gits(
+    project: Path, tmp_path: Path
+) -> None:
+    """A project whose ``.git`` is a link to a folder of another name, and a configuration that includes a
+    file in the work tree (``include.path``): both are git's configuration to write."""
+    activate(project)
+    real = tmp_path / "gitdirs" / "proj"
+    (real / "hooks").mkdir(parents=True)
+    (project / ".git").symlink_to(real)
+    (real / "config").write_text("[include]\n\tpath = ../../proj/shared.gitconfig\n")
+    home = Path(hook_env(project)["HOME"])
+    home.mkdir(parents=True, exist_ok=True)
+    (home / ".gitconfig").write_text('[includeIf "gitdir:~/src/"]\n\tpath = ~/work.gitconfig\n')
+    env = hook_env(project)
+    for path in (real / "config", real / "hooks" / "post-checkout", project / "shared.gitconfig",
+                 home / "work.gitconfig"):  # fmt: skip
+        out = run(
+            "pre-tool-use", tool(project, "Write", file_path=str(path), content="x"), env, cwd=project
+        ).stdout
+        assert out and "is refused" in json.loads(out)["hookSpecificOutput"]["permissionDecisionReason"], path
+    out = run(
+        "pre-tool-use", tool(project, "Write", file_path="shared.notes", content="x"), env, cwd=project
+    ).stdout
+    assert out == ""
 
 
 # --------------------------------------------------------------------------- process-relative paths

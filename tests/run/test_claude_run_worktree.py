@@ -234,3 +234,28 @@ def test_agents_worktrees_stay_out_of_the_projects_git_status(
     again = start_run(env={"CLAUDE_RUN_WORKTREE": "agentB"})
     assert again.wait() == 0, again.text
     assert (repo / ".git" / "info" / "exclude").read_text().count(gitrepo.EXCLUDE_LINE) == 1
+
+
+def test_the_restore_drops_only_its_own_stale_entry_and_never_a_detached_heads_commits(
+    fake: FakeClaude, start_run, repo: Path
+) -> None:
+    """``git worktree prune`` would drop every stale entry of the repository, another agent's detached
+    commits with them: the restore drops its own alone, and refuses when that one holds such commits."""
+    _agent_commit(repo, "agentA")
+    other = repo / ".claude" / "worktrees" / "agentB"
+    git(repo, "worktree", "add", "-q", "--detach", str(other))
+    (other / "b.txt").write_text("b\n")
+    git(other, "add", "b.txt")
+    git(other, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "B's detached commit")
+    b_sha = git(other, "rev-parse", "HEAD").strip()
+    subprocess.run(["rm", "-rf", str(other)], check=True)
+    fake.plan([{"exit": 0}])
+    run = start_run(env={"CLAUDE_RUN_WORKTREE": "agentA"})
+    assert run.wait() == 0, run.text
+    assert f"HEAD {b_sha}" in git(repo, "worktree", "list", "--porcelain"), "B's stale entry stays"
+
+    git(repo, "branch", "worktree-agentB", "HEAD")  # a kept branch of B's, beside its detached entry
+    refused = start_run(env={"CLAUDE_RUN_WORKTREE": "agentB"})
+    assert refused.wait() == 1, refused.text
+    assert f"detached at {b_sha[:12]}) holds 1 commit on no branch" in refused.text, refused.text
+    assert git(repo, "cat-file", "-t", b_sha).strip() == "commit"
