@@ -39,7 +39,16 @@ from claude_shepherd.supervisor.session.paths import project_root
 from claude_shepherd.supervisor.session.store import json_object, write_atomic
 
 HOOK_TIMEOUT = 10  # seconds; the hook answers well inside it (its lock wait is 3 s)
-PRE_TOOL_USE, USER_PROMPT_SUBMIT, SESSION_START, STATUS_LINE, STOP, NOTIFICATION, STOP_FAILURE = HOOK_EVENTS
+(
+    PRE_TOOL_USE,
+    USER_PROMPT_SUBMIT,
+    SESSION_START,
+    STATUS_LINE,
+    STOP,
+    NOTIFICATION,
+    STOP_FAILURE,
+    PRE_SKILL_SHELL_COMMAND,
+) = HOOK_EVENTS
 REGISTRATIONS: tuple[tuple[str, str, str | None], ...] = (
     # (settings event, our event argument, matcher)
     ("PreToolUse", PRE_TOOL_USE, "*"),
