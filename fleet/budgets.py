@@ -295,8 +295,9 @@ def _held_by(layout: Layout, label: str, window: str | None, scope: str, add_usd
     for row in holders:
         option = f" --window {row.name}" if row.scope == "window" else ""
         spent = f", spent ${row.spent:.2f}" if row.spent is not None else ""
+        usd = (row.budget or {}).get("usd", 0.0)
         said.append(
-            f"the budget of {row.scope} {row.name} ({row.budget['usd']:.2f} USD{spent}): "
+            f"the budget of {row.scope} {row.name} (${usd:.2f}{spent}): "
             f"`fleet budget {layout.name}{option} --add {add_usd:g}`"
         )
     return (

@@ -371,7 +371,9 @@ def _our_events(path: Path) -> set[str]:
 
 
 def required_events() -> list[str]:
-    return [event for event, _argument, _matcher in hook_install.REGISTRATIONS]
+    """The events ``claude-hook install`` installs for the Claude Code here (so one that came in a newer
+    Claude Code, PreSkillShellCommand, is missing once Claude Code was updated after the install)."""
+    return [registration.event for registration in hook_install.registrations(hook_install.claude_version())]
 
 
 def _install_hooks(claude_config: Path) -> t.Callable[[], str]:

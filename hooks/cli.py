@@ -3,7 +3,8 @@
 Events: ``pre-tool-use``, ``user-prompt-submit``, ``session-start``,
 ``status-line``, ``stop`` and ``notification`` (the last two only mark the
 fleet pane done / needs-you, :mod:`claude_shepherd.hooks.pane_notify`), ``stop-failure`` (a usage
-limit: :mod:`claude_shepherd.hooks.stop_failure`); and ``install`` /
+limit: :mod:`claude_shepherd.hooks.stop_failure`), ``pre-skill-shell-command`` (a skill's inline
+shell command, gated like Bash: :mod:`claude_shepherd.hooks.skill_shell`); and ``install`` /
 ``uninstall`` to set them up. Dispatch is a
 plain look at ``sys.argv`` — no argparse, no typer (56 ms to import) — and each
 event module is imported only when called, so a hook call loads the standard
@@ -16,13 +17,16 @@ from __future__ import annotations
 import os
 import sys
 
-from claude_shepherd.hooks.protocol import HOOK_EVENTS
+from claude_shepherd.hooks.protocol import HOOK_EVENTS, PRE_SKILL_SHELL_COMMAND, PRE_TOOL_USE
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
     import typing as t
 
 SETUP_COMMANDS = ("install", "uninstall")
+GATES = {"pre-tool-use": PRE_TOOL_USE, "pre-skill-shell-command": PRE_SKILL_SHELL_COMMAND}
+"""The events whose answer decides whether something runs, with Claude Code's name for each: they fail
+closed (a hook that crashes or is late lets it run)."""
 USAGE = (
     "usage: claude-hook EVENT < hook-input.json\n"
     f"  EVENT: {', '.join(HOOK_EVENTS)}\n"
@@ -46,6 +50,8 @@ def _runner(event: str) -> t.Callable[[bytes, t.Mapping[str, str]], str]:
         from claude_shepherd.hooks.pane_notify import run_notification as run
     elif event == "stop-failure":
         from claude_shepherd.hooks.stop_failure import run
+    elif event == "pre-skill-shell-command":
+        from claude_shepherd.hooks.skill_shell import run
     else:
         from claude_shepherd.hooks.statusline import run
     return run
@@ -57,16 +63,18 @@ def run_hook(event: str, raw: bytes, env: t.Mapping[str, str] | None = None) -> 
 
 
 def _late_answer(event: str, limit: float) -> str:
-    """What a hook that missed its deadline answers: PreToolUse fails closed, the status line says so."""
-    if event == "pre-tool-use":
+    """What a hook that missed its deadline answers: the gates fail closed, the status line says so."""
+    if event in GATES:
         from claude_shepherd.hooks.pre_tool_use import failure_reason
         from claude_shepherd.hooks.protocol import deny
 
         return deny(
             failure_reason(
                 f"it found no answer within {limit:g} s (a FIFO or a huge file in the sessions "
-                "root can do that; `fleet doctor` lists them)"
-            )
+                "root can do that; `fleet doctor` lists them)",
+                GATES[event],
+            ),
+            GATES[event],
         )
     if event == "status-line":
         return f"No session · claude-hook status-line: no answer within {limit:g} s"
@@ -88,9 +96,10 @@ def main(argv: list[str] | None = None) -> int:
             from claude_shepherd.hooks.protocol import deny, note, one_line
 
             out = ""
-            if command == "pre-tool-use":
+            if command in GATES:
                 out = deny(
-                    one_line(f"claude-hook pre-tool-use failed ({type(exc).__name__}: {exc}); blocked.")
+                    one_line(f"claude-hook {command} failed ({type(exc).__name__}: {exc}); blocked."),
+                    GATES[command],
                 )
             else:
                 note(f"claude-hook {command} failed ({type(exc).__name__}: {exc})")

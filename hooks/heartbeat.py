@@ -13,7 +13,8 @@ log`` that really appended an entry resets the counters, and it does so itself
 (:func:`claude_shepherd.supervisor.session.transitions.record_log_entry`) — the hook never resets on
 seeing the command, which may fail, print its help or name another session.
 ``session`` commands and reading standards (where a skill keeps its log template) pass; Task/Agent
-calls are not counted (their sub-agent's calls are, in its own transcript), but
+calls are not counted (their sub-agent's calls are, in its own transcript), nor is
+a skill's inline shell command (:mod:`claude_shepherd.hooks.skill_shell`), but
 once the counter has reached the block threshold they are denied like
 everything else. Every other call counts, repeated Edits of one file included.
 The thresholds are clamped: a skill may relax them, never switch them off.
@@ -25,7 +26,7 @@ from __future__ import annotations
 import os
 
 from claude_shepherd.hooks.read_whitelist import is_standard, readable_template, resolve
-from claude_shepherd.hooks.tool_call import READ, SUBAGENT_TOOLS, ToolCall
+from claude_shepherd.hooks.tool_call import READ, ToolCall
 from claude_shepherd.supervisor.session.fields import (
     DEFAULT_BLOCK_AFTER,
     DEFAULT_WARN_AFTER,
@@ -77,7 +78,7 @@ def _uncounted_read(call: ToolCall, template: str, cwd: str, env: t.Mapping[str,
 
 def _loading(state: State, call: ToolCall, dir_arg: str) -> Verdict:
     """Bootstrap passes unwarned, but only so far: an agent that never enters a phase is stopped."""
-    counted = None if call.name in SUBAGENT_TOOLS else count_tool_call(state, call.transcript_key)
+    counted = count_tool_call(state, call.transcript_key) if call.counted else None
     count = tool_calls(state, call.transcript_key) if counted is None else counted
     if count < LOADING_BLOCK_AFTER:
         return PASS
@@ -104,7 +105,7 @@ def heartbeat(state: State, call: ToolCall, *, cwd: str, env: t.Mapping[str, str
         return PASS
     if state.get(F.LOADING) is True:
         return _loading(state, call, dir_arg)
-    counted = None if call.name in SUBAGENT_TOOLS else count_tool_call(state, key)
+    counted = count_tool_call(state, key) if call.counted else None
     count = tool_calls(state, key) if counted is None else counted
     block = threshold(state, F.BLOCK_AFTER, DEFAULT_BLOCK_AFTER)
     warn = min(threshold(state, F.WARN_AFTER, DEFAULT_WARN_AFTER), block)

@@ -1,7 +1,9 @@
 """``claude-hook install`` / ``uninstall``: put our hooks into a Claude Code settings.json.
 
 Install merges, idempotently, PreToolUse (matcher ``*``), UserPromptSubmit and
-SessionStart hooks and the status line, keeping every entry of the user's.
+SessionStart hooks and the status line, keeping every entry of the user's; and
+PreSkillShellCommand (a skill's inline shell command) where the Claude Code
+that ``claude-run`` would start has that event (2.1.332 and newer).
 The commands name this installation's interpreter and files by absolute path
 and skip ``site`` (``python -I -S …/hooks/__main__.py EVENT``): a ``python3``
 shim costs ~80 ms and site processing more than the hook itself. A settings
@@ -25,6 +27,7 @@ import argparse
 import copy
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -39,15 +42,36 @@ from claude_shepherd.supervisor.session.paths import project_root
 from claude_shepherd.supervisor.session.store import json_object, write_atomic
 
 HOOK_TIMEOUT = 10  # seconds; the hook answers well inside it (its lock wait is 3 s)
-PRE_TOOL_USE, USER_PROMPT_SUBMIT, SESSION_START, STATUS_LINE, STOP, NOTIFICATION, STOP_FAILURE = HOOK_EVENTS
-REGISTRATIONS: tuple[tuple[str, str, str | None], ...] = (
-    # (settings event, our event argument, matcher)
-    ("PreToolUse", PRE_TOOL_USE, "*"),
-    ("UserPromptSubmit", USER_PROMPT_SUBMIT, None),
-    ("SessionStart", SESSION_START, None),
-    ("Stop", STOP, None),  # fleet pane status: done
-    ("Notification", NOTIFICATION, None),  # fleet pane status: needs-you
-    ("StopFailure", STOP_FAILURE, None),  # a usage limit: limited until the reset, not a crash
+(
+    PRE_TOOL_USE,
+    USER_PROMPT_SUBMIT,
+    SESSION_START,
+    STATUS_LINE,
+    STOP,
+    NOTIFICATION,
+    STOP_FAILURE,
+    PRE_SKILL_SHELL_COMMAND,
+) = HOOK_EVENTS
+Version = tuple[int, int, int]
+VERSION_TIMEOUT = 30  # seconds for `claude --version` (it answers in milliseconds)
+
+
+class Registration(t.NamedTuple):
+    event: str  # Claude Code's name, a key of the settings' "hooks"
+    argument: str  # ours: claude-hook ARGUMENT
+    matcher: str | None
+    since: Version | None = None  # the first Claude Code with the event; None: every version we run
+
+
+REGISTRATIONS: tuple[Registration, ...] = (
+    Registration("PreToolUse", PRE_TOOL_USE, "*"),
+    Registration("UserPromptSubmit", USER_PROMPT_SUBMIT, None),
+    Registration("SessionStart", SESSION_START, None),
+    Registration("Stop", STOP, None),  # fleet pane status: done
+    Registration("Notification", NOTIFICATION, None),  # fleet pane status: needs-you
+    Registration("StopFailure", STOP_FAILURE, None),  # a usage limit: limited until the reset, not a crash
+    # a skill's inline shell command, gated like Bash (hooks/skill_shell.py)
+    Registration("PreSkillShellCommand", PRE_SKILL_SHELL_COMMAND, None, (2, 1, 332)),
 )
 DETACHED = frozenset({STOP_FAILURE})
 """Events whose hook runs in a process of its own (``setsid -f``): ``claude -p`` kills the StopFailure
@@ -134,6 +158,56 @@ def check_installation(python: str, root: Path) -> None:
         )
 
 
+# --------------------------------------------------------------------------- which events
+
+
+def claude_version(env: t.Mapping[str, str] | None = None) -> Version | None:
+    """The version of the Claude Code that ``claude-run`` would start here (``$CLAUDE_BIN``, ``claude``
+    on PATH, the installers' folders), as its ``--version`` says; None when there is none or it does not say."""
+    from claude_shepherd.supervisor.claude_run.claude_bin import ClaudeNotFoundError, find_claude
+
+    env = os.environ if env is None else env
+    try:
+        binary = find_claude(env)
+    except ClaudeNotFoundError:
+        return None
+    try:
+        done = subprocess.run(
+            [str(binary), "--version"],
+            capture_output=True,
+            encoding="utf-8",
+            errors="replace",
+            env=dict(env),
+            stdin=subprocess.DEVNULL,
+            timeout=VERSION_TIMEOUT,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    found = re.match(r"(\d+)\.(\d+)\.(\d+) \(Claude Code\)", done.stdout)  # "2.1.332 (Claude Code)"
+    if done.returncode != 0 or found is None:
+        return None
+    return int(found[1]), int(found[2]), int(found[3])
+
+
+def registrations(version: Version | None) -> tuple[Registration, ...]:
+    """The events to install for Claude Code *version*: those it has; all of them when it cannot be told.
+
+    Observed with Claude Code 2.1.328, which lacks PreSkillShellCommand: a settings file holding it (given
+    with --settings or as ~/.claude/settings.json) is not refused. The rest of the file stays in force (our
+    PreToolUse hook still ran and denied) and ``claude -p`` says nothing, but every interactive start opens a
+    "Settings Warning" dialog ("Unknown hook event ... was ignored") that waits for Enter. So a Claude Code
+    known to be older does not get the event. One that cannot be told does: without it a newer one runs
+    every skill's inline commands ungated and silently, while the dialog only shows; and a Claude Code
+    installed after us is the newest anyway.
+    """
+    return tuple(r for r in REGISTRATIONS if r.since is None or version is None or version >= r.since)
+
+
+def shown_version(version: Version) -> str:
+    return ".".join(map(str, version))
+
+
 # --------------------------------------------------------------------------- settings merge
 
 
@@ -144,13 +218,20 @@ def _groups(hooks: dict[str, t.Any], event: str) -> list[t.Any]:
     return groups
 
 
-def merge(settings: Settings, commands: dict[str, str], *, replace_status_line: bool = False) -> Settings:
-    """*settings* with our hooks and status line in (existing ones of ours updated in place)."""
+def merge(
+    settings: Settings,
+    commands: dict[str, str],
+    *,
+    replace_status_line: bool = False,
+    wanted: tuple[Registration, ...] = REGISTRATIONS,
+) -> Settings:
+    """*settings* with our hooks of the *wanted* events and our status line in (existing ones of ours
+    updated in place), and without ours of any other event (one this Claude Code lacks)."""
     merged = copy.deepcopy(settings)
     hooks = merged.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise SettingsError('"hooks" is not an object; fix the settings file first')
-    for event, argument, matcher in REGISTRATIONS:
+    for event, argument, matcher, _since in wanted:
         entry = {"type": "command", "command": commands[argument], "timeout": HOOK_TIMEOUT}
         placed = False
         for group in _groups(hooks, event):
@@ -169,11 +250,46 @@ def merge(settings: Settings, commands: dict[str, str], *, replace_status_line: 
         if not placed:
             group = {"matcher": matcher, "hooks": [entry]} if matcher else {"hooks": [entry]}
             hooks[event].append(group)
+    for unwanted in REGISTRATIONS:
+        if unwanted not in wanted and unwanted.event in hooks:
+            _drop_ours(hooks, unwanted.event, unwanted.argument)
     current = merged.get("statusLine")
     mine = {"type": "command", "command": commands[STATUS_LINE], "padding": 0}
     if current is None or (isinstance(current, dict) and ours(current.get("command"))) or replace_status_line:
         merged["statusLine"] = mine
     return merged
+
+
+def _mine(entry: t.Any, argument: str | None) -> bool:
+    """Whether a hook entry is ours (for the event *argument*, else for any)."""
+    event = ours(entry.get("command")) if isinstance(entry, dict) else None
+    return event is not None and argument in (None, event)
+
+
+def _drop_ours(hooks: dict[str, t.Any], event: str, argument: str | None = None) -> bool:
+    """Remove our entries (those of *argument*, else all) from ``hooks[event]``, with the groups and the
+    event that this removal emptied; whether anything was removed."""
+    groups = hooks[event]
+    if not isinstance(groups, list):
+        return False
+    kept_groups = []
+    removed = False
+    for group in groups:
+        entries = group.get("hooks") if isinstance(group, dict) else None
+        if isinstance(entries, list):
+            kept = [e for e in entries if not _mine(e, argument)]
+            if len(kept) != len(entries):
+                removed = True
+                if not kept:
+                    continue
+                group["hooks"] = kept
+        kept_groups.append(group)
+    if removed:
+        if kept_groups:
+            hooks[event] = kept_groups
+        else:
+            del hooks[event]
+    return removed
 
 
 def strip(settings: Settings, *, restore_status_line: t.Any = None) -> Settings:
@@ -183,27 +299,7 @@ def strip(settings: Settings, *, restore_status_line: t.Any = None) -> Settings:
     if isinstance(hooks, dict):
         removed_any = False
         for event in list(hooks):
-            groups = hooks[event]
-            if not isinstance(groups, list):
-                continue
-            kept_groups = []
-            removed_here = False
-            for group in groups:
-                entries = group.get("hooks") if isinstance(group, dict) else None
-                if isinstance(entries, list):
-                    kept = [e for e in entries if not (isinstance(e, dict) and ours(e.get("command")))]
-                    if len(kept) != len(entries):
-                        removed_here = True
-                        if not kept:
-                            continue
-                        group["hooks"] = kept
-                kept_groups.append(group)
-            if removed_here:
-                removed_any = True
-                if kept_groups:
-                    hooks[event] = kept_groups
-                else:
-                    del hooks[event]
+            removed_any = _drop_ours(hooks, event) or removed_any
         if removed_any and not hooks:
             del stripped["hooks"]
     status = stripped.get("statusLine")
@@ -310,6 +406,8 @@ def install(
 ) -> None:
     commands = {event: hook_command(event) for event in HOOK_EVENTS}
     check_installation(sys.executable, package_root())
+    version = claude_version()
+    wanted = registrations(version)
     if target.named and not Path(os.path.realpath(target.settings)).parent.is_dir():
         raise SettingsError(
             f"the folder of {target.settings} does not exist; create it first or name a settings file in an "
@@ -317,7 +415,7 @@ def install(
         )
     text = read_text(target.settings)
     settings = parse_settings(text, target.settings) if text is not None else {}
-    merged = merge(settings, commands, replace_status_line=replace_status_line)
+    merged = merge(settings, commands, replace_status_line=replace_status_line, wanted=wanted)
     if merged == settings:
         say(f"Settings: {target.settings} (already up to date)")
     else:
@@ -336,9 +434,22 @@ def install(
                     write_file(backup, text)
                 write_file(target.settings, new_text)
                 say(f"Settings: {target.settings} (updated; your previous file is kept as {backup.name})")
-    for event, argument, matcher in REGISTRATIONS:
+    for registration in REGISTRATIONS:
+        event, argument, matcher, since = registration
+        if registration not in wanted and version is not None and since is not None:  # known to be older
+            say(
+                f"  {event}: left out: Claude Code {shown_version(version)} has no such event (it came in "
+                f"{shown_version(since)}); run claude-hook install again after updating Claude Code"
+            )
+            continue
         where = f" (matcher {matcher})" if matcher else ""
-        say(f"  {event}{where}: {commands[argument]}  [timeout {HOOK_TIMEOUT}s]")
+        unsure = ""
+        if since is not None and version is None:
+            unsure = (
+                f" (Claude Code's version is unknown: one before {shown_version(since)} warns of this entry at "
+                "each start; run claude-hook install again once `claude --version` works here)"
+            )
+        say(f"  {event}{where}: {commands[argument]}  [timeout {HOOK_TIMEOUT}s]{unsure}")
     status = merged.get("statusLine")
     if isinstance(status, dict) and status.get("command") == commands[STATUS_LINE]:
         say(f"  statusLine: {commands[STATUS_LINE]}")

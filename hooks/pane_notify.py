@@ -362,7 +362,7 @@ def notification_state(raw: bytes) -> str | None:
 
     try:
         data = json.loads(raw or b"{}")
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past the parser
         data = {}
     kind = data.get("notification_type") if isinstance(data, dict) else None
     if kind in QUIET_NOTIFICATIONS:

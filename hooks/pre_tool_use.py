@@ -15,7 +15,9 @@
 Output: nothing to allow, a deny, or a heartbeat warning as additional
 context. Whatever goes wrong, the answer is a deny naming the failure — except
 for a ``session`` command, so a broken state never locks the agent out of the
-one command that can repair it. Standard library only.
+one command that can repair it. A skill's inline shell command is judged here
+too, as a Bash call (:mod:`claude_shepherd.hooks.skill_shell`), answered in
+its own event's words. Standard library only.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from claude_shepherd.hooks.overflow import overflow_gate, restart_returns_reason
 from claude_shepherd.hooks.protected_paths import protected_reason
 from claude_shepherd.hooks.protocol import (
     PRE_TOOL_USE,
+    HookInput,
     add_context,
     deny,
     deny_and_stop,
@@ -53,9 +56,14 @@ if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are ne
 LOCK_TIMEOUT = 3.0  # well inside the hook timeout, so we answer instead of being killed (fail-open)
 
 
-def failure_reason(problem: str) -> str:
+def failure_reason(problem: str, event: str = PRE_TOOL_USE) -> str:
+    hook, what = (
+        ("pre-tool-use", "this tool call")
+        if event == PRE_TOOL_USE
+        else ("pre-skill-shell-command", "this skill's shell command")
+    )
     return one_line(
-        f"claude-hook pre-tool-use could not check this tool call: {problem}. It is blocked so that a "
+        f"claude-hook {hook} could not check {what}: {problem}. It is blocked so that a "
         "broken hook cannot let everything through; a single `session` command still passes "
         "(start with `session find`)."
     )
@@ -70,21 +78,32 @@ def budget_stop(caller: Caller, env: t.Mapping[str, str]) -> str | None:
         return None
 
 
-def decide(call: ToolCall, cwd: str, config: hook_config.Config, env: t.Mapping[str, str]) -> str:
+def decide(
+    call: ToolCall,
+    cwd: str,
+    config: hook_config.Config,
+    env: t.Mapping[str, str],
+    event: str = PRE_TOOL_USE,
+) -> str:
     caller = locate(cwd, env)
     paused = budget_stop(caller, env)
     if paused is not None and not call.is_session_command:
-        return deny_and_stop(paused)
+        return deny_and_stop(paused, event)
     # A paused agent's lone `session` command runs (it may be what saves its work), and ends the turn:
     # a model that asks only for `session` calls gets no more requests than one that asks for anything.
-    answer = _decide(call, caller, cwd, config, env)
+    answer = _decide(call, caller, cwd, config, env, event)
     if paused is None:
         return answer
     return stop_after(paused, answer)
 
 
 def _decide(
-    call: ToolCall, caller: Caller, cwd: str, config: hook_config.Config, env: t.Mapping[str, str]
+    call: ToolCall,
+    caller: Caller,
+    cwd: str,
+    config: hook_config.Config,
+    env: t.Mapping[str, str],
+    event: str = PRE_TOOL_USE,
 ) -> str:
     reason = (
         protected_reason(call, caller, cwd, env)
@@ -92,7 +111,7 @@ def _decide(
         or session_gate(call, caller, config, cwd, env)
     )
     if reason is not None:
-        return deny(reason)
+        return deny(reason, event)
     found = caller.found
     if found is None:
         return ""
@@ -137,28 +156,33 @@ def _decide(
         pane_state = tmux_names.PAUSED  # a paused agent's session command: it stays paused
     pane_notify.publish(pane_state, env=env)
     if verdict.deny is not None:
-        return deny(verdict.deny)
-    if verdict.warn is not None:
+        return deny(verdict.deny, event)
+    if verdict.warn is not None and event == PRE_TOOL_USE:  # PreSkillShellCommand takes no additionalContext
         return add_context(PRE_TOOL_USE, verdict.warn)
     return ""
 
 
 def run(raw: bytes, env: t.Mapping[str, str]) -> str:
     """The hook's stdout for stdin *raw*: "" (allow), a deny, or additional context."""
-    inp = parse_input(raw)
+    return judge(parse_input(raw), env)
+
+
+def judge(inp: HookInput, env: t.Mapping[str, str], event: str = PRE_TOOL_USE) -> str:
+    """The answer to *inp*, a PreToolUse input — for *event* PreSkillShellCommand, a skill's inline
+    command given as a Bash call, answered in that event's words."""
     if inp.problem is not None:
-        return deny(failure_reason(inp.problem))
+        return deny(failure_reason(inp.problem, event), event)
     oversized = too_long(inp.data)  # before any rule normalises a path or walks up from it
     if oversized is not None:
-        return deny(oversized)
+        return deny(oversized, event)
     call: ToolCall | None = None
     try:
         config = hook_config.load(env)
-        call = classify(inp, config)
+        call = classify(inp, config, from_skill=event != PRE_TOOL_USE)
         if call.is_session_command:
             deadline.fallback("")  # every gate lets a lone session command through: so may a late answer
-        return decide(call, inp.cwd, config, env)
+        return decide(call, inp.cwd, config, env, event)
     except Exception as exc:
         if call is not None and call.is_session_command:
             return ""
-        return deny(failure_reason(f"{type(exc).__name__}: {exc}"))
+        return deny(failure_reason(f"{type(exc).__name__}: {exc}", event), event)

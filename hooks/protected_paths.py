@@ -274,15 +274,15 @@ def _git_folders(starts: t.Iterable[str], projects: t.Iterable[str], home: str) 
     }
     for file in files:
         if os.path.islink(file):
-            folder: str | None = os.path.realpath(file)
+            pointed: str | None = file
         elif os.path.isdir(file):
             configs.add(os.path.join(file, "config"))
             continue
         else:
-            folder = git_pointer(file, "gitdir: ")
-        if folder is None:
+            pointed = git_pointer(file, "gitdir: ")
+        if pointed is None:
             continue
-        folder = os.path.realpath(folder)
+        folder = os.path.realpath(pointed)
         found.append((folder, kind))
         configs.add(os.path.join(folder, "config"))
         common = git_pointer(os.path.join(folder, "commondir"))

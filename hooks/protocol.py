@@ -33,10 +33,12 @@ HOOK_EVENTS = (
     "stop",
     "notification",
     "stop-failure",
+    "pre-skill-shell-command",
 )
 """The events ``claude-hook EVENT`` answers (installed by ``claude-hook install``)."""
 
 PRE_TOOL_USE = "PreToolUse"
+PRE_SKILL_SHELL_COMMAND = "PreSkillShellCommand"
 USER_PROMPT_SUBMIT = "UserPromptSubmit"
 SESSION_START = "SessionStart"
 
@@ -110,12 +112,14 @@ def one_line(text: str, limit: int = MAX_REASON_LINE) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def deny(reason: str) -> str:
-    """The PreToolUse output that blocks the call; the model sees *reason*."""
+def deny(reason: str, event: str = PRE_TOOL_USE) -> str:
+    """The output that blocks a tool call (*event* PreToolUse) or a skill's shell command
+    (PreSkillShellCommand); the model sees *reason*. ``hookEventName`` is the event asked about:
+    each event's output schema names its own."""
     return json.dumps(
         {
             "hookSpecificOutput": {
-                "hookEventName": PRE_TOOL_USE,
+                "hookEventName": event,
                 "permissionDecision": "deny",
                 "permissionDecisionReason": reason,
             }
@@ -124,12 +128,12 @@ def deny(reason: str) -> str:
     )
 
 
-def deny_and_stop(reason: str) -> str:
-    """The PreToolUse output that blocks the call *and* ends the turn (``continue: false``): the
+def deny_and_stop(reason: str, event: str = PRE_TOOL_USE) -> str:
+    """The output that blocks the call *and* ends the turn (``continue: false``): the
     model is not asked again, so nothing more is sent (a deny alone is no pause: the model asks
     again after every denial). *reason* is shown to the person as the stop reason too."""
     return json.dumps(
-        {"continue": False, "stopReason": reason, **json.loads(deny(reason))}, ensure_ascii=False
+        {"continue": False, "stopReason": reason, **json.loads(deny(reason, event))}, ensure_ascii=False
     )
 
 

@@ -1,4 +1,5 @@
-"""One PreToolUse call, classified once for every rule that looks at it."""
+"""One PreToolUse call (or a skill's inline shell command, judged as a Bash call), classified once for
+every rule that looks at it."""
 
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ class ToolCall:
         "transcript_key",
         "tool_use_id",
         "conversation",
+        "from_skill",
     )
 
     def __init__(
@@ -45,6 +47,7 @@ class ToolCall:
         transcript_key: str,
         tool_use_id: str = "",
         conversation: str = "",
+        from_skill: bool = False,
     ) -> None:
         self.name = name
         self.input = tool_input
@@ -54,6 +57,13 @@ class ToolCall:
         self.transcript_key = transcript_key  # basename of the transcript: one heartbeat counter per agent
         self.tool_use_id = tool_use_id  # names the transcript line of the response asking for this call
         self.conversation = conversation  # Claude's session_id: whose overflow and dehydrate budget this is
+        self.from_skill = from_skill  # a skill's inline shell command (PreSkillShellCommand), not a tool call
+
+    @property
+    def counted(self) -> bool:
+        """Whether the heartbeat counts this call: not a sub-agent's Task/Agent call (its own calls count,
+        in its transcript) nor a skill's inline command (:mod:`claude_shepherd.hooks.skill_shell` says why)."""
+        return self.name not in SUBAGENT_TOOLS and not self.from_skill
 
     @property
     def file_path(self) -> str | None:
@@ -69,7 +79,7 @@ class ToolCall:
         return (skill if isinstance(skill, str) else "", args if isinstance(args, str) else "")
 
 
-def classify(inp: HookInput, config: Config) -> ToolCall:
+def classify(inp: HookInput, config: Config, *, from_skill: bool = False) -> ToolCall:
     name = inp.text("tool_name")
     tool_input = inp.obj("tool_input")
     invocation = None
@@ -89,4 +99,5 @@ def classify(inp: HookInput, config: Config) -> ToolCall:
         key or UNKNOWN_TRANSCRIPT,
         inp.text("tool_use_id"),
         conversation if 0 < len(conversation) <= 200 and conversation.isprintable() else "",
+        from_skill,
     )

@@ -59,6 +59,10 @@ Steps (one key each, plus options)
 ``{"wait_file": PATH, "timeout": SECONDS}``
     wait until PATH exists (a sync point with the test).
 
+``--version`` alone answers as Claude Code does (``2.1.332 (Claude Code)``, or
+``$FAKE_CLAUDE_VERSION``), logs ``version`` and is no invocation: it takes no
+plan (``claude-hook install`` asks it which hook events it has).
+
 ``-w NAME`` / ``--worktree NAME`` does what Claude Code does (tests/e2e/test_worktrees_cli.py pins
 it): in a git repository, ``.claude/worktrees/NAME`` of its top on a new branch ``worktree-NAME``
 from HEAD (``git worktree add``; a ``worktree-NAME`` left without its worktree is reset to HEAD, as
@@ -66,7 +70,7 @@ Claude Code does), locked (``git worktree lock``); the same NAME again finds it;
 it runs there (``cwd`` in the log, transcripts under that folder). Outside a repository it exits 1.
 
 Log events: ``start`` (n, pid, ppid, pgid, sid, foreground — whether we own
-the terminal —, echo — whether the terminal echoes —, argv, env, cwd, t),
+the terminal —, echo — whether the terminal echoes —, argv, env, cwd, t), ``version`` (argv, cwd),
 ``refused``, ``session``/``run`` (args, rc, stdout, stderr), ``spawned``
 (child), ``signal`` (sig, t), ``state``, ``mark``, ``exit`` (code, t). ``t`` is ``time.monotonic()``, comparable between processes.
 """
@@ -87,6 +91,8 @@ from pathlib import Path  # noqa: E402
 
 LOG_ENV = "FAKE_CLAUDE_LOG"
 SCRIPT_ENV = "FAKE_CLAUDE_SCRIPT"
+VERSION_ENV = "FAKE_CLAUDE_VERSION"
+VERSION = "2.1.332"
 DEFAULT_SIGNAL_EXIT = {"TERM": 143, "HUP": 129, "INT": 0}
 HELPER_FLAG = "--fake-claude-helper"
 DAEMON_FLAG = "--fake-claude-daemon"
@@ -370,8 +376,12 @@ def main() -> None:
         return
     if sys.argv[1:2] == [DAEMON_FLAG]:
         daemonize(sys.argv[2] == "1")
-    set_signal_actions(dict(DEFAULT_SIGNAL_EXIT))
     argv = sys.argv[1:]
+    if argv == ["--version"]:
+        log("version", argv=argv, cwd=os.getcwd())
+        print(f"{os.environ.get(VERSION_ENV, VERSION)} (Claude Code)", flush=True)
+        return
+    set_signal_actions(dict(DEFAULT_SIGNAL_EXIT))
     tree = worktree_name(argv)
     if tree:
         enter_worktree(tree)

@@ -1,7 +1,8 @@
 """Install and run the real Claude Code CLI, offline, against the mock API.
 
-The pinned native CLI is installed from the npm registry once into a cache
-directory; each test gets a scratch ``HOME`` whose ``~/.claude.json`` has
+The pinned native CLI (``CLI_VERSION``, or the version a test asks for) is
+installed from the npm registry once into a cache directory, a folder per
+version; each test gets a scratch ``HOME`` whose ``~/.claude.json`` has
 onboarding done, the API key approved and the project trusted, so the CLI
 starts straight into work in ``-p`` mode and interactively (in tmux).
 """
@@ -23,6 +24,7 @@ from support.waiting import wait_until
 from claude_shepherd.supervisor.session.store import file_lock
 
 CLI_VERSION = "2.1.328"
+"""The version the suite runs; a test may ask for another (``@pytest.mark.claude_version(V)``, conftest.py)."""
 API_KEY = "sk-ant-api03-" + "e2e" * 30
 OAUTH_TOKEN = "sk-ant-oat01-" + "e2e" * 30
 """Any string does offline: the CLI sends it as ``Authorization: Bearer`` and acts as a subscription login."""
@@ -44,43 +46,45 @@ def _package() -> str:
     return f"@anthropic-ai/claude-code-{system}-{arch}"
 
 
-def cache_dir() -> Path:
+def cache_dir(version: str = CLI_VERSION) -> Path:
     base = os.environ.get(CACHE_ENV) or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "claude-shepherd"
     )
-    return Path(base) / f"claude-code-{CLI_VERSION}"
+    return Path(base) / f"claude-code-{version}"
 
 
-def install_cli() -> Path:
-    """The path of the pinned ``claude`` binary, installing it on first use."""
+def install_cli(version: str = CLI_VERSION) -> Path:
+    """The path of the ``claude`` binary of *version* (the pinned one by default), installing it on first use."""
+    if not re.fullmatch(r"\d+\.\d+\.\d+", version):
+        raise ValueError(f"{version!r} is not a Claude Code version (MAJOR.MINOR.PATCH)")
     package = _package()
-    prefix = cache_dir()
+    prefix = cache_dir(version)
     binary = prefix / "node_modules" / package / "claude"
     prefix.mkdir(parents=True, exist_ok=True)
     with file_lock(prefix / ".install.lock", timeout=600):
-        if not _works(binary):
+        if not _works(binary, version):
             npm = shutil.which("npm")
             if npm is None:
                 raise Unavailable("npm is not installed, so the Claude Code CLI cannot be fetched")
             done = subprocess.run(
                 [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--ignore-scripts",
-                 "--no-save", f"{package}@{CLI_VERSION}"],
+                 "--no-save", f"{package}@{version}"],
                 capture_output=True, text=True, timeout=600,
             )  # fmt: skip
-            if done.returncode != 0 or not _works(binary):
+            if done.returncode != 0 or not _works(binary, version):
                 tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
-                raise Unavailable(f"npm could not install {package}@{CLI_VERSION}: {tail[0]}")
+                raise Unavailable(f"npm could not install {package}@{version}: {tail[0]}")
     return binary
 
 
-def _works(binary: Path) -> bool:
+def _works(binary: Path, version: str) -> bool:
     if not binary.is_file():
         return False
     try:
         out = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired):
         return False
-    return CLI_VERSION in out.stdout
+    return out.stdout.split(" ", 1)[0] == version  # "2.1.328 (Claude Code)"
 
 
 def prepare_home(home: Path, project: Path) -> None:

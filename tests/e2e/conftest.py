@@ -1,7 +1,8 @@
 """Fixtures for the end-to-end suite: the real Claude Code CLI against the mock API.
 
 The whole directory is skipped, with the reason printed (`pytest -rs`), when the
-pinned CLI cannot be installed (no npm, or the registry is unreachable).
+pinned CLI cannot be installed (no npm, or the registry is unreachable); a test
+that asks for another version (``@pytest.mark.claude_version``) is skipped when that one cannot.
 """
 
 from __future__ import annotations
@@ -13,18 +14,37 @@ from pathlib import Path
 
 import pytest
 
-from .cli import MODEL, Tmux, Unavailable, clean_env, install_cli, prepare_home
+from .cli import CLI_VERSION, MODEL, Tmux, Unavailable, clean_env, install_cli, prepare_home
 from .mock_api import MockAPI
 
 BIN = Path(sys.executable).parent
 
 
-@pytest.fixture(scope="session")
-def claude_bin() -> Path:
-    try:
-        return install_cli()
-    except Unavailable as exc:
-        pytest.skip(f"end-to-end tests need the real Claude Code CLI: {exc}")
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", f"claude_version(V): run the real Claude Code CLI V in this test, not {CLI_VERSION}"
+    )
+
+
+_installed: dict[str, Path | str] = {}
+"""Per version: its binary, or why it cannot be installed (asked once a run, as the session-wide fixture did)."""
+
+
+@pytest.fixture
+def claude_bin(request: pytest.FixtureRequest) -> Path:
+    """The real CLI: the version the test asks for with ``@pytest.mark.claude_version(V)``, else the
+    pinned one; installed from npm on first use, skipping the test with the reason when it cannot be."""
+    marker = request.node.get_closest_marker("claude_version")
+    version = marker.args[0] if marker else CLI_VERSION
+    if version not in _installed:
+        try:
+            _installed[version] = install_cli(version)
+        except Unavailable as exc:
+            _installed[version] = f"end-to-end tests need the real Claude Code CLI {version}: {exc}"
+    found = _installed[version]
+    if isinstance(found, str):
+        pytest.skip(found)
+    return found
 
 
 @pytest.fixture

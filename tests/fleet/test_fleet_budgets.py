@@ -327,7 +327,7 @@ def test_amounts_are_whole_cents_a_budget_can_be_removed_and_a_pane_without_one_
     held = budget("--pane", "C", "--add", "1")
     assert held.returncode == 2, held.stdout
     assert (
-        "pane C has no budget of its own to raise; it is held by the budget of fleet duo (2.00 USD, spent "
+        "pane C has no budget of its own to raise; it is held by the budget of fleet duo ($2.00, spent "
         "$1.60): `fleet budget duo --add 1`; or give pane C its own with --set USD"
     ) in held.stderr, held.stderr
     lowered = budget("--set", "1.5")

@@ -296,3 +296,35 @@ def test_doctor_says_where_it_looked_for_claude_code_when_every_agent_would_die_
     ), wrong.stdout
     found = world.fleet("doctor")
     assert "claude:" not in found.stdout, "the stand-in Claude the fleet's agents run is found"
+
+
+def test_a_skill_shell_gate_missing_after_claude_code_was_updated_is_found_and_installed(
+    world: FleetWorld,
+) -> None:
+    """Claude Code 2.1.328 has no PreSkillShellCommand, so the install left it out; once Claude Code is
+    updated (the stand-in answers 2.1.332) every skill's inline command would run ungated until doctor
+    finds the hook missing and --fix installs it."""
+    older = {"FAKE_CLAUDE_VERSION": "2.1.328"}
+    installed = subprocess.run(
+        [str(Path(sys.executable).parent / "claude-hook"), "install", "--user"],
+        capture_output=True,
+        text=True,
+        env={**world.env, **older},
+        cwd=world.project,
+        timeout=30,
+    )
+    assert installed.returncode == 0, installed.stderr
+    settings = world.config / "settings.json"
+    assert "PreSkillShellCommand" not in json.loads(settings.read_text())["hooks"]
+    assert world.fleet("doctor", env=older).stdout == "No problems found.\n"
+
+    updated = world.fleet("doctor")
+    assert updated.returncode == 1
+    assert (
+        "hooks: hooks PreSkillShellCommand are not installed in the settings Claude reads for "
+        f"{world.project}"
+    ) in updated.stdout, updated.stdout
+    fixed = world.fleet("doctor", "--fix")
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    assert "PreSkillShellCommand" in json.loads(settings.read_text())["hooks"]
+    assert world.fleet("doctor").stdout == "No problems found.\n"

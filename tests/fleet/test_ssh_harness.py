@@ -81,11 +81,12 @@ def test_the_remote_sessions_run_the_stand_in_claude(ssh_host: SshHost) -> None:
         'cat "$FLEET_TEST_DIR/harness.log" && rm "$FLEET_TEST_DIR/harness.log"'
     )
     assert done.returncode == 0, done.stderr
-    claude_bin, test_dir, *log = done.stdout.splitlines()
+    claude_bin, test_dir, version, *log = done.stdout.splitlines()
     assert claude_bin == str(ssh_host.home / "fake-bin" / "claude")
+    assert version == "2.1.332 (Claude Code)", "it answers as Claude Code does"
     assert test_dir == str(ssh_host.home / "agents")
     events = [json.loads(line) for line in log]
-    assert [e["event"] for e in events][:1] == ["start"]
+    assert [e["event"] for e in events][:1] == ["version"]
     assert events[0]["argv"] == ["--version"] and events[0]["cwd"] == str(ssh_host.home)
 
 

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.claude_run import FakeClaude
 from support.fixtures import script
 from support.hooks import hook_env
 
@@ -36,6 +37,16 @@ STYLES = {
     "odd spacing": '{ "model" : "opus" ,\n  "hooks" : { } }\n',
     "empty object": "{}",
 }
+
+
+@pytest.fixture(autouse=True)
+def claude_code(fake: FakeClaude, monkeypatch: pytest.MonkeyPatch) -> FakeClaude:
+    """The Claude Code install asks for its version: the stand-in, as the newest (2.1.332) unless a test
+    sets ``FAKE_CLAUDE_VERSION``, never whatever Claude Code this machine has."""
+    monkeypatch.setenv("CLAUDE_BIN", str(fake.path))
+    monkeypatch.setenv("FAKE_CLAUDE_LOG", str(fake.log))
+    monkeypatch.delenv("FAKE_CLAUDE_VERSION", raising=False)
+    return fake
 
 
 @pytest.fixture
@@ -71,7 +82,7 @@ def test_round_trip_is_byte_identical(home: Path, style: str) -> None:
     assert main(["install", "--user"]) == 0
     installed = json.loads(path.read_text())
     theirs = "statusLine" in json.loads(STYLES[style])  # a user's own status line is kept
-    assert sum(ours(c) is not None for c in commands_in(installed)) == (6 if theirs else 7)
+    assert sum(ours(c) is not None for c in commands_in(installed)) == (7 if theirs else 8)
     assert main(["install", "--user"]) == 0  # idempotent
     assert json.loads(path.read_text()) == installed
     assert main(["uninstall", "--user"]) == 0
@@ -381,3 +392,88 @@ def test_an_empty_backup_from_an_older_install_still_means_the_file_was_ours(hom
     (path.parent / ("settings.json" + BACKUP_SUFFIX)).write_text("")
     assert _claude_hook(home, "uninstall", "--user").returncode == 0
     assert sorted(os.listdir(home / ".claude")) == []
+
+
+# --------------------------------------------------------------------------- PreSkillShellCommand (2.1.332+)
+
+SKILL_SHELL = "PreSkillShellCommand"
+
+
+@pytest.mark.parametrize(
+    "version, has_it",
+    [("2.1.332", True), ("2.1.400", True), ("2.2.0", True), ("10.0.0", True), ("2.1.331", False),
+     ("2.1.328", False), ("1.99.999", False)],
+)  # fmt: skip
+def test_the_skill_shell_event_is_installed_where_claude_code_has_it(
+    home: Path, claude_code: FakeClaude, monkeypatch: pytest.MonkeyPatch, version: str, has_it: bool
+) -> None:
+    path = settings_of(home)
+    path.write_text(STYLES["two-space"])
+    monkeypatch.setenv("FAKE_CLAUDE_VERSION", version)
+    done = _claude_hook(home, "install", "--user")
+    assert done.returncode == 0, done.stderr
+    hooks = json.loads(path.read_text())["hooks"]
+    if has_it:
+        assert hooks[SKILL_SHELL] == [
+            {
+                "hooks": [
+                    {"type": "command", "command": hook_command("pre-skill-shell-command"), "timeout": 10}
+                ]
+            }
+        ]
+        assert f"  {SKILL_SHELL}: {hook_command('pre-skill-shell-command')}  [timeout 10s]\n" in done.stdout
+    else:
+        assert SKILL_SHELL not in hooks and "PreToolUse" in hooks
+        assert (
+            f"  {SKILL_SHELL}: left out: Claude Code {version} has no such event (it came in 2.1.332); "
+            "run claude-hook install again after updating Claude Code\n"
+        ) in done.stdout
+    assert [e["argv"] for e in claude_code.events()] == [["--version"]], "asked, never started"
+    assert claude_code.events("version") and not claude_code.starts()
+    assert _claude_hook(home, "uninstall", "--user").returncode == 0
+    assert path.read_text() == STYLES["two-space"]
+
+
+@pytest.mark.parametrize("how", ["not found", "no version in its answer", "fails"])
+def test_a_claude_code_whose_version_cannot_be_told_gets_the_skill_shell_event(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    """Left out, a newer Claude Code would run every skill's inline commands ungated; put in, an older
+    one (2.1.328) keeps the rest of the file and only warns at each interactive start."""
+    if how == "not found":
+        monkeypatch.setenv("CLAUDE_BIN", str(tmp_path / "no-such-claude"))
+    elif how == "no version in its answer":
+        monkeypatch.setenv("FAKE_CLAUDE_VERSION", "latest")
+    else:
+        failing = tmp_path / "failing-claude"
+        failing.write_text('#!/bin/sh\necho "2.1.328 (Claude Code)"\nexit 1\n')
+        failing.chmod(0o755)
+        monkeypatch.setenv("CLAUDE_BIN", str(failing))
+    done = _claude_hook(home, "install", "--user")
+    assert done.returncode == 0, done.stderr
+    assert SKILL_SHELL in json.loads(settings_of(home).read_text())["hooks"]
+    line = next(line for line in done.stdout.splitlines() if line.startswith(f"  {SKILL_SHELL}: "))
+    assert line.endswith(
+        "(Claude Code's version is unknown: one before 2.1.332 warns of this entry at each start; "
+        "run claude-hook install again once `claude --version` works here)"
+    )
+
+
+def test_an_older_claude_code_loses_our_skill_shell_entry_and_keeps_the_users(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Installed while the version was unknown (or before a downgrade): installing again for 2.1.328
+    takes ours out, so its start-up dialog goes, and leaves the user's own entry of that event."""
+    theirs = {"hooks": [{"type": "command", "command": "~/audit-skill-shell.sh"}]}
+    original = json.dumps({"hooks": {SKILL_SHELL: [theirs]}}, indent=2) + "\n"
+    path = settings_of(home)
+    path.write_text(original)
+    assert main(["install", "--user"]) == 0
+    assert len(json.loads(path.read_text())["hooks"][SKILL_SHELL]) == 2
+    monkeypatch.setenv("FAKE_CLAUDE_VERSION", "2.1.328")
+    assert main(["install", "--user"]) == 0
+    hooks = json.loads(path.read_text())["hooks"]
+    assert hooks[SKILL_SHELL] == [theirs] and "PreToolUse" in hooks
+    assert main(["install", "--user"]) == 0 and json.loads(path.read_text())["hooks"] == hooks  # idempotent
+    assert main(["uninstall", "--user"]) == 0
+    assert path.read_text() == original

@@ -128,6 +128,10 @@ def garbage_payload(rng: random.Random, project: Path) -> bytes:
     return json.dumps(payload, allow_nan=True).encode("utf-8", "surrogatepass")
 
 
+ANSWERED_AS = {"user-prompt-submit": "UserPromptSubmit", "pre-skill-shell-command": "PreSkillShellCommand"}
+"""The ``hookEventName`` of an event's answer, where it is not PreToolUse."""
+
+
 def check_answer(event: str, out: str) -> None:
     assert isinstance(out, str)
     assert '"allow"' not in out
@@ -137,8 +141,10 @@ def check_answer(event: str, out: str) -> None:
     if out:
         data = json.loads(out)
         spec = data["hookSpecificOutput"]
-        assert spec["hookEventName"] in ("PreToolUse", "UserPromptSubmit")
-        if "permissionDecision" in spec:
+        assert spec["hookEventName"] == ANSWERED_AS.get(event, "PreToolUse")
+        if (
+            "permissionDecision" in spec or event == "pre-skill-shell-command"
+        ):  # it takes no additionalContext
             assert spec["permissionDecision"] == "deny" and spec["permissionDecisionReason"]
         else:
             assert spec["additionalContext"]
