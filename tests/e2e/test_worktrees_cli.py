@@ -27,6 +27,10 @@ from .mock_api import MockAPI, Turn
 
 pytestmark = pytest.mark.slow
 BIN = Path(sys.executable).parent
+BOTH = pytest.mark.parametrize(
+    "release", ["pinned", pytest.param("2.1.332", marks=pytest.mark.claude_version("2.1.332"))]
+)
+"""The pinned release and the newest one looked at: each resets a kept branch the same way."""
 
 
 @pytest.fixture
@@ -119,8 +123,9 @@ def _kept_branch(repo: Path, claude_bin: Path, env: dict[str, str], api: MockAPI
     return sha
 
 
+@BOTH
 def test_w_resets_a_branch_kept_without_its_worktree_to_head(
-    repo: Path, mock_api: MockAPI, env_for, claude_bin: Path
+    repo: Path, mock_api: MockAPI, env_for, claude_bin: Path, release: str
 ) -> None:
     """Pinned: what claude-run guards against (a plain ``claude -w NAME`` loses the branch's commits)."""
     env = env_for()
@@ -131,8 +136,9 @@ def test_w_resets_a_branch_kept_without_its_worktree_to_head(
     assert git(repo, "rev-parse", "worktree-agentK").strip() == git(repo, "rev-parse", "main").strip() != sha
 
 
+@BOTH
 def test_claude_run_makes_the_worktree_again_so_the_cli_keeps_the_branchs_commits(
-    repo: Path, mock_api: MockAPI, env_for, claude_bin: Path
+    repo: Path, mock_api: MockAPI, env_for, claude_bin: Path, release: str
 ) -> None:
     env = env_for()
     sha = _kept_branch(repo, claude_bin, env, mock_api, "agentR")
