@@ -25,6 +25,7 @@ import time
 
 from claude_shepherd.hooks.locate import Caller, claimant, shell_word
 from claude_shepherd.hooks.protocol import one_line
+from claude_shepherd.supervisor.env import CLAUDE_SESSION_ID_ENV
 from claude_shepherd.supervisor.session import budgets, pane_records, spend
 
 TYPE_CHECKING = False
@@ -41,8 +42,10 @@ def raise_by(limit: budgets.Limit) -> float:
     return -(-round(needed * 100, 6) // 1) / 100
 
 
-def raise_command(limit: budgets.Limit, agent: str) -> str:
-    """The command that raises *limit* enough for the agent to go on (see :func:`raise_by`)."""
+def raise_command(limit: budgets.Limit, agent: str, env: t.Mapping[str, str] | None = None) -> str:
+    """The command that raises *limit* enough for the agent to go on (see :func:`raise_by`). A lone
+    claude-run's goes on in the same conversation by its id (``$CLAUDE_CODE_SESSION_ID``), which brings
+    its session back with it (claude-run takes over the session that conversation ran in)."""
     add = f"--add {raise_by(limit):g}"
     fleet = agent.split(":", 1)[0]
     if limit.scope == budgets.PANE:
@@ -52,12 +55,14 @@ def raise_command(limit: budgets.Limit, agent: str) -> str:
     if limit.scope == budgets.FLEET:
         return f"fleet budget {shell_word(fleet)} {add}"
     if agent.startswith("claude-run "):
-        return f"claude-run --budget-usd {limit.usd:g} -- --continue"
+        conversation = env.get(CLAUDE_SESSION_ID_ENV, "") if env is not None else ""
+        again = f"--resume {shell_word(conversation)}" if conversation else "--continue"
+        return f"claude-run --budget-usd {limit.usd:g} -- {again}"
     # In a fleet pane the ledger is the pane's: a new claude-run there goes on counting it.
     return "a larger claude-run --budget-usd in this pane's command (it counts the pane's spend so far)"
 
 
-def _raise_text(limit: budgets.Limit, agent: str) -> str:
+def _raise_text(limit: budgets.Limit, agent: str, env: t.Mapping[str, str]) -> str:
     """What to do, as typed: a fleet's budgets change at once; a claude-run's own is fixed while it runs,
     and a new one outside a fleet counts anew, continuing the same conversation."""
     if limit.scope in (budgets.PANE, budgets.WINDOW, budgets.FLEET):
@@ -72,19 +77,19 @@ def _raise_text(limit: budgets.Limit, agent: str) -> str:
         )
     return (
         "No tool runs and no prompt is sent. A claude-run's budget is fixed while it runs: end this Claude "
-        f"(/exit) and go on in the same conversation under a new budget: `{raise_command(limit, agent)}` "
+        f"(/exit) and go on in the same conversation under a new budget: `{raise_command(limit, agent, env)}` "
         "(with your other Claude arguments)."
     )
 
 
-def reason(limit: budgets.Limit, agent: str) -> str:
+def reason(limit: budgets.Limit, agent: str, env: t.Mapping[str, str]) -> str:
     """The one line the agent and the person read."""
     whose = {budgets.PANE: "this pane's budget", budgets.WINDOW: f"the budget of window {limit.name}",
              budgets.FLEET: f"the budget of fleet {limit.name}"}  # fmt: skip
     which = whose.get(limit.scope, "this agent's budget")
     return one_line(
         f"PAUSED (budget): {which} ({limit.text()}) is spent "
-        f"(${limit.spent or 0:.2f} measured). {_raise_text(limit, agent)} A `session` command still runs."
+        f"(${limit.spent or 0:.2f} measured). {_raise_text(limit, agent, env)} A `session` command still runs."
     )
 
 
@@ -107,8 +112,8 @@ def check(caller: Caller, env: t.Mapping[str, str], now: float | None = None) ->
     reached = next((limit for limit in held if limit.reached), None)
     record = spend.gate_record(caller.root, agent)
     if reached is not None:
-        text = reason(reached, agent)
-        paused = {**reached.as_json(), "raise": raise_command(reached, agent), "since": now}
+        text = reason(reached, agent, env)
+        paused = {**reached.as_json(), "raise": raise_command(reached, agent, env), "since": now}
         was = record.get("paused")
         before: dict[str, t.Any] = was if isinstance(was, dict) else {}
         renews = before.get("renews")

@@ -37,7 +37,7 @@ from claude_shepherd.supervisor.session.identity import owner_alive, same_owner,
 from claude_shepherd.supervisor.session.lookup import Found, find_session, sessions_on_pane, sessions_owned_by
 from claude_shepherd.supervisor.session.schema import validate_state
 from claude_shepherd.supervisor.session.state import State
-from claude_shepherd.supervisor.session.store import StateError, update_state
+from claude_shepherd.supervisor.session.store import StateError, read_state, update_state
 
 
 @dataclass(frozen=True)
@@ -232,15 +232,56 @@ def first_launch(
     env: t.Mapping[str, str],
     *,
     user_selects: bool = False,
+    user_resumes: str | None = None,
 ) -> Plan:
-    """The first launch: outside a fleet the user's own; in a fleet pane, its conversation (S2, S3, S9)."""
+    """The first launch: outside a fleet the user's own; in a fleet pane, its conversation (S2, S3, S9).
+
+    Outside a fleet, a user's ``--resume ID`` of a conversation whose session's claude-run is gone takes
+    that session over (:func:`claim_conversation`): the conversation comes back with its session, as a
+    fleet pane's resume brings both back."""
     situation = Situation("start", pane=pane, user_selects=user_selects)
+    if pane is None and user_resumes:
+        claim_conversation(root, me, user_resumes)
     if pane is None or user_selects:
         return decide(situation, _never).plan
     found = sessions_on_pane(root, pane)
     if not found:
         situation = Situation("start", pane=pane, record=_record_facts(root, pane, me, None))
     return _relaunch(root, me, found[0] if found else None, situation, cwd, env)
+
+
+def claim_conversation(root: Path, me: Owner, conversation: str) -> Path | None:
+    """The session that *conversation* last ran in, taken over by this claude-run when its owner is gone
+    and it may go on (not overflowed, no restart pending): its lifecycle ``resuming`` until the resumed
+    Claude starts. None when there is none to take."""
+    try:
+        names = sorted(entry.name for entry in root.iterdir() if entry.is_dir() and not entry.is_symlink())
+    except OSError:
+        return None
+    for name in names:
+        session_dir = root / name
+
+        def take(state: State) -> bool:
+            if state.get(F.SESSION_ID) != conversation or state.get(F.OVERFLOWED) is True:
+                return False
+            owner, token = state.get(F.PID), state.get(F.PID_START)
+            if state.get(F.KILL_REQUESTED) is True or (
+                owner_alive(owner, token) and not same_owner(owner, token, me.pid, me.token)
+            ):
+                return False
+            if state.get(F.LIFECYCLE) not in (Lifecycle.ACTIVE, Lifecycle.RESUMING):
+                return False
+            tr.claim_for_resume(state, pid=me.pid, token=me.token)
+            return True
+
+        try:
+            if read_state(session_dir).get(F.SESSION_ID) != conversation:
+                continue  # read without the lock: only the one that names it is written
+            if update_state(session_dir, take, validate=validate_state):
+                return session_dir
+        except (StateError, OSError):
+            continue
+    return None
 
 
 def after_crash(

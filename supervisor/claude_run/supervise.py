@@ -125,6 +125,7 @@ class Supervisor:
             self.s.cwd,
             self.s.env,
             user_selects=self.s.user_args.selects_conversation,
+            user_resumes=self.s.user_args.resume_id,
         )
 
     def _panes(self) -> list[str | None]:

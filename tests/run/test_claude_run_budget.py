@@ -11,7 +11,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from support.claude_run import FakeClaude, claude_run_path
+from support.claude_run import FakeClaude, claude_run_path, make_transcript
 
 CONVERSATION = "0b1b7cc9-6911-4d5b-9a77-b8d720a2c2c5"
 
@@ -24,7 +24,9 @@ def hook(event: str, workdir: Path, **data: object) -> dict[str, object]:
     }
 
 
-def test_the_agent_pauses_at_its_own_budget(fake: FakeClaude, start_run, workdir: Path) -> None:
+def test_the_agent_pauses_at_its_own_budget(
+    fake: FakeClaude, start_run, workdir: Path, run_env: dict[str, str]
+) -> None:
     read = {"tool_name": "Read", "tool_input": {"file_path": str(workdir / "x")}, "tool_use_id": "t1"}
     fake.plan(
         [
@@ -35,10 +37,11 @@ def test_the_agent_pauses_at_its_own_budget(fake: FakeClaude, start_run, workdir
             hook("status-line", workdir, cost={"total_cost_usd": 0.3}),
             hook("pre-tool-use", workdir, hook_event_name="PreToolUse", **read),
             hook("status-line", workdir, cost={"total_cost_usd": 0.55}),
-            hook("pre-tool-use", workdir, hook_event_name="PreToolUse", **read),
+            {**hook("pre-tool-use", workdir, hook_event_name="PreToolUse", **read),
+             "env": {"CLAUDE_CODE_SESSION_ID": CONVERSATION}},
             {"exit": 0},
         ]
-    )
+    )  # fmt: skip
     run = start_run("--budget-usd", "0.5", "--model", "opus")
     assert run.wait() == 0, run.text
     assert fake.starts()[0]["env"]["CLAUDE_SHEPHERD_BUDGET_USD"] == "0.5"
@@ -46,8 +49,23 @@ def test_the_agent_pauses_at_its_own_budget(fake: FakeClaude, start_run, workdir
     first, second = (json.loads(e["stdout"]) if e["stdout"].strip() else {} for e in ran)
     assert first.get("continue", True), first
     assert second["continue"] is False and "budget ($0.50) is spent ($0.55 measured)" in second["stopReason"]
-    # Its own budget cannot be raised while it runs: the hint is a command that works as typed.
-    assert "`claude-run --budget-usd 0.5 -- --continue`" in second["stopReason"], second["stopReason"]
+    # Its own budget cannot be raised while it runs: the hint is a command that works as typed, and
+    # brings back the conversation with its session (claude-run takes over the session it ran in).
+    hint = f"claude-run --budget-usd 0.5 -- --resume {CONVERSATION}"
+    assert f"`{hint}`" in second["stopReason"], second["stopReason"]
+    state = json.loads((workdir / "sessions" / "S1" / ".state.json").read_text())
+    state["sessionId"] = CONVERSATION  # as the SessionStart hook of the real CLI records it
+    (workdir / "sessions" / "S1" / ".state.json").write_text(json.dumps(state))
+    make_transcript(Path(run_env["CLAUDE_CONFIG_DIR"]), workdir, CONVERSATION)
+    fake.plan([], [{"session": ["find"]}, {"exit": 0}])  # the second invocation
+    again = start_run("--budget-usd", "1", "--", "--resume", CONVERSATION)
+    assert again.wait() == 0, again.text
+    found = [e for e in fake.events("session") if e["args"][1:2] == ["find"]]
+    assert found, (fake.events(), again.text)
+    found = found[-1]
+    assert found["rc"] == 0 and "S1" in found["stdout"], found
+    state = json.loads((workdir / "sessions" / "S1" / ".state.json").read_text())
+    assert state["pid"] == again.pid and state["lifecycle"] in ("resuming", "active"), state
     assert "--max-budget-usd" not in " ".join(fake.starts()[0]["argv"]), "interactive: the hooks hold it"
 
 
