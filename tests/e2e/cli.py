@@ -23,8 +23,12 @@ from support.waiting import wait_until
 
 from claude_shepherd.supervisor.session.store import file_lock
 
-CLI_VERSION = "2.1.328"
-"""The version the suite runs; a test may ask for another (``@pytest.mark.claude_version(V)``, conftest.py)."""
+PINNED = "2.1.328"
+"""The release the suite is pinned to."""
+VERSION_ENV = "CLAUDE_SHEPHERD_E2E_VERSION"
+CLI_VERSION = os.environ.get(VERSION_ENV, "").strip() or PINNED
+"""The version the suite runs: the pinned one, or ``$CLAUDE_SHEPHERD_E2E_VERSION`` (CI's run against the
+newest release); a test may ask for another (``@pytest.mark.claude_version(V)``, conftest.py)."""
 API_KEY = "sk-ant-api03-" + "e2e" * 30
 OAUTH_TOKEN = "sk-ant-oat01-" + "e2e" * 30
 """Any string does offline: the CLI sends it as ``Authorization: Bearer`` and acts as a subscription login."""
