@@ -93,9 +93,7 @@ class Work:
         if self.ignored:
             parts.append(_count(len(self.ignored), "ignored file") + _some(self.ignored))
         if self.hidden:
-            parts.append(
-                _count(len(self.hidden), "file") + " git was told not to look at" + _some(self.hidden)
-            )
+            parts.append(_count(len(self.hidden), "file") + " git status does not show" + _some(self.hidden))
         if self.unique_commits and self.detached:
             parts.append(
                 _count(self.unique_commits, "commit")
@@ -116,7 +114,8 @@ def _count(n: int, one: str, many: str | None = None) -> str:
 
 def _some(paths: tuple[str, ...], shown: int = 3) -> str:
     more = f", +{len(paths) - shown} more" if len(paths) > shown else ""
-    return f" ({', '.join(paths[:shown])}{more})"
+    named = (p.encode("utf-8", "surrogateescape").decode("utf-8", "replace") for p in paths[:shown])
+    return f" ({', '.join(named)}{more})"
 
 
 @dataclass(frozen=True)
@@ -205,28 +204,51 @@ def work_in(repo: Path, entry: Entry, timeout: float = STATUS_TIMEOUT) -> Work:
 
 
 def _hidden(path: Path, within: list[str], timeout: float) -> tuple[str, ...]:
-    """Files there that git was told not to look at (``update-index --assume-unchanged`` shows as a
-    lowercase tag, ``--skip-worktree`` as ``S``): a sparse checkout's are not there and lose nothing."""
-    listed = gitrepo.git(path, "ls-files", "-v", "-z", timeout=timeout, within=within)
-    found = []
+    """Files there that no ``git status`` shows: those git was told not to look at (``update-index
+    --assume-unchanged`` shows as a lowercase tag, ``--skip-worktree`` as ``S``; a sparse checkout's are
+    not there and lose nothing), and those in a submodule's folder that is no repository (a worktree's
+    submodules start uninitialised: git sees the folder as the submodule, never what is in it)."""
+    listed = gitrepo.git(path, "ls-files", "-s", "-v", "-z", timeout=timeout, within=within)
+    found: list[str] = []
     for record in listed.split("\0"):
-        tag, _, name = record.partition(" ")
-        if name and (tag.islower() or tag == "S") and os.path.lexists(path / name):
+        head, _, name = record.partition("\t")
+        tag, _, rest = head.partition(" ")
+        if not name:
+            continue
+        if rest.startswith("160000 "):
+            found += _in_bare_submodule(path, name)
+        elif (tag.islower() or tag == "S") and os.path.lexists(path / name):
             found.append(name)
     return tuple(found)
+
+
+def _in_bare_submodule(path: Path, name: str, limit: int = 1000) -> list[str]:
+    """The files in submodule folder *name* when it is not a repository (no ``.git``), up to *limit*."""
+    folder = path / name
+    if not folder.is_dir() or folder.is_symlink() or os.path.lexists(folder / ".git"):
+        return []
+    found: list[str] = []
+    for top, _dirs, files in os.walk(folder):
+        found += [os.path.relpath(os.path.join(top, f), path) for f in files]
+        if len(found) >= limit:
+            break
+    return found[:limit]
 
 
 def unique_commits(repo: Path, entry: Entry) -> int:
     """Commits of the worktree's HEAD and branch on no other branch, tag or remote (asked of *repo*: the
     worktree's folder may be gone, and its HEAD is still in git's list)."""
+    if entry.head and not gitrepo.OBJECT_ID.fullmatch(entry.head):
+        raise gitrepo.GitError(f"git lists no commit id as the HEAD of {entry.path}")
     tips = [entry.head] if entry.head and set(entry.head) != {"0"} else []
     tips += [f"refs/heads/{entry.branch}"] if entry.branch else []
     if not tips:
         return 0
     exclude = [f"--exclude={entry.branch}"] if entry.branch else []
     text = gitrepo.git(
-        repo, "rev-list", "--count", *tips, "--not", *exclude, "--branches", "--tags", "--remotes"
-    )
+        repo, "rev-list", "--count", "--not", *exclude, "--branches", "--tags", "--remotes", "--not",
+        "--end-of-options", *tips,
+    )  # fmt: skip
     return int(text.strip() or 0)
 
 
@@ -348,7 +370,9 @@ def remove(repo: Path, name: str, *, force: bool = False) -> str:
             if entry.prunable:
                 gitrepo.drop_stale(repo, common, entry.path)
             else:
-                gitrepo.git(repo, "worktree", "remove", *(["--force"] if force else []), str(entry.path))
+                # Forced always: what it holds was judged above (work_in) by the git we run; git's own
+                # check would start a status of its own, whose worktree configuration we never read.
+                gitrepo.git(repo, "worktree", "remove", "--force", str(entry.path))
         except gitrepo.GitError as exc:
             if entry.locked and not entry.prunable:
                 gitrepo.git(repo, "worktree", "lock", str(entry.path))

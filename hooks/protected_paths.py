@@ -218,6 +218,7 @@ def _operator_startup(home: str, env: t.Mapping[str, str]) -> list[tuple[str, st
         (os.path.join(home, ".gitconfig"), f"git's configuration ({OPERATOR_CODE})"),
         ("/etc/gitconfig", f"git's configuration ({OPERATOR_CODE})"),
         ("/etc/gitattributes", f"git's attributes: which filters run ({OPERATOR_CODE})"),
+        *_programs(home, env),
         (os.path.join(home, ".bash_completion"), "a shell start-up file"),
     ]
     for config in configs:
@@ -229,13 +230,50 @@ def _operator_startup(home: str, env: t.Mapping[str, str]) -> list[tuple[str, st
     return found
 
 
+def _on_path(name: str, env: t.Mapping[str, str]) -> list[str]:
+    """Every *name* on ``$PATH``, links resolved."""
+    found = []
+    for folder in env.get("PATH", os.defpath).split(os.pathsep)[:64]:
+        candidate = os.path.join(folder or ".", name)
+        if os.path.isfile(candidate):
+            found.append(os.path.realpath(candidate))
+    return found
+
+
+def _programs(home: str, env: t.Mapping[str, str]) -> list[tuple[str, str]]:
+    """git and Claude Code as the operator's tools find them: a binary or script there runs as the
+    person; git's own prefix holds its system configuration (``PREFIX/etc/gitconfig``: Homebrew's, a
+    user's own build) and its helpers (``PREFIX/libexec/git-core``)."""
+    found: list[tuple[str, str]] = []
+    for git in _on_path("git", env):
+        prefix = os.path.dirname(os.path.dirname(git))
+        found += [(git, f"the git the operator runs ({OPERATOR_CODE})"),
+                  (os.path.join(prefix, "etc", "gitconfig"), f"git's configuration ({OPERATOR_CODE})"),
+                  (os.path.join(prefix, "etc", "gitattributes"), f"git's attributes ({OPERATOR_CODE})"),
+                  (os.path.join(prefix, "libexec", "git-core"), f"git's own programs ({OPERATOR_CODE})")]  # fmt: skip
+    claudes = _on_path("claude", env)
+    configured = env.get("CLAUDE_BIN", "").strip()
+    if configured and os.path.isabs(configured):
+        claudes.append(os.path.realpath(configured))
+    kind = f"the Claude Code claude-run starts ({OPERATOR_CODE})"
+    found += [(path, kind) for path in claudes]
+    found += [
+        (os.path.join(home, ".claude", "local"), kind),
+        (os.path.join(home, ".local", "share", "claude"), kind),
+    ]
+    global_config = env.get("GIT_CONFIG_GLOBAL", "").strip()
+    if global_config and os.path.isabs(global_config):
+        found.append((global_config, f"git's configuration ({OPERATOR_CODE})"))
+    return found
+
+
 def _runs_code(path: str) -> str | None:
     """What *path* is, by its folders' names wherever it lies, when it is code the person runs: a layout
     in a ``tmuxinator`` folder, a ``.git`` folder's configuration or hooks."""
     parts = path.split(os.sep)
     if LAYOUT_FOLDERS.intersection(parts[:-1]):
         return f"a fleet layout ({OPERATOR_CODE}: its commands run at the next `fleet start`)"
-    if DOT_GIT in parts:
+    if any(part.lower() == DOT_GIT for part in parts):  # a case-insensitive file system (macOS) too
         return f"git's own files ({OPERATOR_CODE}: a .git file or folder says which configuration git runs)"
     for at, part in enumerate(parts[:-1]):
         if part.endswith(".git") and GIT_CODE.intersection(parts[at + 1 :]):
@@ -243,7 +281,9 @@ def _runs_code(path: str) -> str | None:
     return None
 
 
-def _git_folders(starts: t.Iterable[str], projects: t.Iterable[str], home: str) -> list[tuple[str, str]]:
+def _git_folders(
+    starts: t.Iterable[str], projects: t.Iterable[str], home: str, xdg: t.Iterable[str]
+) -> list[tuple[str, str]]:
     """The git folders that ``.git`` files and links point to, wherever they lie (``--separate-git-dir``,
     a worktree's admin folder, a submodule's, a ``.git`` that is a link), with the ``commondir`` each
     names: everything in them is git's configuration, hooks and objects, whatever the folder is called.
@@ -270,13 +310,13 @@ def _git_folders(starts: t.Iterable[str], projects: t.Iterable[str], home: str) 
     configs = {
         "/etc/gitconfig",
         os.path.join(home, ".gitconfig"),
-        os.path.join(home, ".config", "git", "config"),
+        *(os.path.join(c, "git", "config") for c in xdg),
     }
     for file in files:
         if os.path.islink(file):
             pointed: str | None = file
         elif os.path.isdir(file):
-            configs.add(os.path.join(file, "config"))
+            configs.update(os.path.join(file, name) for name in ("config", "config.worktree"))
             continue
         else:
             pointed = git_pointer(file, "gitdir: ")
@@ -284,7 +324,7 @@ def _git_folders(starts: t.Iterable[str], projects: t.Iterable[str], home: str) 
             continue
         folder = os.path.realpath(pointed)
         found.append((folder, kind))
-        configs.add(os.path.join(folder, "config"))
+        configs.update(os.path.join(folder, name) for name in ("config", "config.worktree"))
         common = git_pointer(os.path.join(folder, "commondir"))
         if common is not None:
             found.append((os.path.realpath(common), kind))
@@ -295,8 +335,10 @@ def _git_folders(starts: t.Iterable[str], projects: t.Iterable[str], home: str) 
 
 
 def _includes(config: str, home: str, depth: int = 0) -> list[str]:
-    """The files *config* includes (``path =`` in an ``[include]`` or ``[includeIf …]`` section), and
-    theirs, a few levels deep; read within bounds, never through a link or from a FIFO."""
+    """The files *config* includes (``path`` in an ``[include]`` or ``[includeIf …]`` section), and
+    theirs, a few levels deep; read within bounds, never from a FIFO. Parsed as git parses it: a key
+    on the section's line, comments after ``;`` or ``#`` outside quotes, quotes, a ``\\`` at a line's
+    end continuing it."""
     try:
         fd = os.open(config, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
@@ -311,18 +353,29 @@ def _includes(config: str, home: str, depth: int = 0) -> list[str]:
         os.close(fd)
     found: list[str] = []
     section = ""
-    for raw in text.splitlines():
-        line = raw.strip()
+    for line in text.replace("\\\r\n", "").replace("\\\n", "").splitlines():
+        line = line.strip()
         if line.startswith("["):
-            section = line[1:].split("]", 1)[0].strip().lower()
+            head, _, line = line[1:].partition("]")
+            section = head.strip().split(None, 1)[0].lower() if head.strip() else ""
+            line = line.strip()
+        key, eq, raw = line.partition("=")
+        if not eq or key.strip().lower() != "path" or section not in ("include", "includeif"):
             continue
-        key, eq, value = line.partition("=")
-        if not eq or key.strip().lower() != "path" or not section.startswith(("include", "includeif")):
+        value, quoted = [], False
+        for char in raw.strip():
+            if char == '"':
+                quoted = not quoted
+            elif char in ";#" and not quoted:
+                break
+            else:
+                value.append(char)
+        path = "".join(value).strip()
+        if path.startswith("~/"):
+            path = home + path[1:]
+        if not path:
             continue
-        value = value.strip().strip('"')
-        if value.startswith("~/"):
-            value = home + value[1:]
-        path = os.path.join(os.path.dirname(config), value)
+        path = os.path.join(os.path.dirname(config), path)
         found.append(path)
         if depth < 3:
             found += _includes(path, home, depth + 1)
@@ -412,7 +465,11 @@ def protected_reason(call: ToolCall, caller: Caller, cwd: str, env: t.Mapping[st
     starts = {cwd, *project, *(os.path.dirname(form) for form in forms)}
     checkout = worktree_checkout(cwd)
     projects = {*project, str(project_root(cwd)), *([str(checkout)] if checkout is not None else [])}
-    protected += _git_folders(starts, projects, home)
+    xdg = {os.path.join(home, ".config")}
+    configured = env.get("XDG_CONFIG_HOME", "").strip()
+    if configured and os.path.isabs(configured):
+        xdg.add(configured)
+    protected += _git_folders(starts, projects, home, xdg)
     for form in forms:
         what = None
         name = os.path.basename(form)
@@ -425,8 +482,9 @@ def protected_reason(call: ToolCall, caller: Caller, cwd: str, env: t.Mapping[st
         elif _foreign_root(form, recorded, own_roots, here) is not None:
             what = "in another sessions root (its sessions belong to other agents)"
         else:
+            folded = form.casefold()  # a case-insensitive file system (macOS) names one file many ways
             for place, kind in protected:
-                if any(is_under(form, p) for p in {place, os.path.realpath(place)}):
+                if any(is_under(folded, p.casefold()) for p in {place, os.path.realpath(place)}):
                     what = kind
                     break
         if what is not None and OPERATOR_CODE in what:

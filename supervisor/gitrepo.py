@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import re
 import time
 import typing as t
 from pathlib import Path
@@ -44,6 +45,11 @@ NEUTRALISED: tuple[tuple[str, str, str], ...] = (
     ("sequence.editor", "true", "the editor of a rebase's todo list"),
     ("core.sshCommand", "false", "ssh, were a transport ever let through (GIT_ALLOW_PROTOCOL lets none)"),
     ("credential.helper", "", "credential helpers (an empty value clears the list)"),
+    ("log.showSignature", "false", "signature checks (gpg.program) of the commits a log shows: stash list"),
+    ("gpg.program", "false", "gpg, were a signature ever checked"),
+    ("gpg.openpgp.program", "false", "as gpg.program"),
+    ("gpg.x509.program", "false", "as gpg.program"),
+    ("gpg.ssh.program", "false", "as gpg.program"),
     ("gc.auto", "0", "gc --auto, which runs the pre-auto-gc hook and may detach past our deadline"),
     ("maintenance.auto", "false", "maintenance --auto after a command, as for gc"),
     ("safe.bareRepository", "explicit", "a bare repository found by walking up (any folder an agent fills "
@@ -56,7 +62,9 @@ a key is never split at an ``=`` in its name, as ``-c KEY=VALUE`` would be.
 
 Transports (``ssh`` and its ``core.sshCommand``, ``ext::``, remote helpers, a promisor remote's lazy
 fetch) are all refused by ``GIT_ALLOW_PROTOCOL`` set empty, which git puts above ``protocol.allow`` and
-every ``protocol.<name>.allow``: no command of ours fetches.
+every ``protocol.<name>.allow``: no command of ours fetches. ``trace2.*`` ignores the command line's
+scope, so ``GIT_TRACE2``, ``GIT_TRACE2_EVENT`` and ``GIT_TRACE2_PERF`` set to 0 keep git from appending
+to a file the configuration names.
 
 What cannot be switched off by a setting of a known name, and how it is held instead:
 
@@ -86,7 +94,8 @@ def _environment(overrides: t.Sequence[tuple[str, str]]) -> dict[str, str]:
     ``GIT_EXEC_PATH``, ``GIT_SSH_COMMAND``, ``GIT_EXTERNAL_DIFF``… would each point git elsewhere or start a
     program), with prompts and pagers off, no transport, and *overrides* above every configuration file."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(GIT_TERMINAL_PROMPT="0", GIT_PAGER="cat", GIT_EDITOR="true", GIT_ALLOW_PROTOCOL="", LC_ALL="C")
+    env.update(GIT_TERMINAL_PROMPT="0", GIT_PAGER="cat", GIT_EDITOR="true", GIT_ALLOW_PROTOCOL="", LC_ALL="C",
+               GIT_TRACE2="0", GIT_TRACE2_EVENT="0", GIT_TRACE2_PERF="0")  # fmt: skip
     env["GIT_CONFIG_COUNT"] = str(len(overrides))
     for n, (key, value) in enumerate(overrides):
         env[f"GIT_CONFIG_KEY_{n}"] = key
@@ -124,7 +133,6 @@ def _run(cwd: str | Path, args: list[str], timeout: float, overrides: t.Sequence
             cwd=cwd,
             env=_environment(overrides),
             capture_output=True,
-            text=True,
             stdin=subprocess.DEVNULL,
             timeout=timeout,
             check=False,
@@ -135,10 +143,12 @@ def _run(cwd: str | Path, args: list[str], timeout: float, overrides: t.Sequence
         raise GitError(f"git {' '.join(args)} ran over {timeout:g}s") from None
     except OSError as exc:
         raise GitError(f"cannot run git in {cwd}: {exc.strerror}") from None
+    # A file name need not be UTF-8: its bytes are kept (surrogateescape), never a decoding error.
+    out, err = (b.decode("utf-8", "surrogateescape") for b in (done.stdout, done.stderr))
     if done.returncode != 0:
-        lines = (done.stderr or done.stdout).strip().splitlines()
+        lines = (err or out).strip().splitlines()
         raise GitError(lines[-1] if lines else f"git {args[0]} exited with status {done.returncode}")
-    return done.stdout
+    return out
 
 
 def git(
@@ -181,6 +191,8 @@ def main_checkout(path: str | Path) -> Path | None:
     return worktree_checkout(path)
 
 
+OBJECT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+"""A commit id as a HEAD file holds it (SHA-1 or SHA-256)."""
 GITFILE_PREFIX = "gitdir: "
 """What a ``.git`` file starts with, exactly as git requires it."""
 
@@ -282,9 +294,10 @@ def detached_commits(top: Path, admin: Path) -> tuple[str, int] | None:
         return None
     if head.startswith("ref:") or not head:
         return None
-    count = int(
-        git(top, "rev-list", "--count", head, "--not", "--branches", "--tags", "--remotes").strip() or 0
-    )
+    if not OBJECT_ID.fullmatch(head):  # anything else would be read as an option or a range
+        raise GitError(f"the HEAD of {admin} is no commit id")
+    count = int(git(top, "rev-list", "--count", "--not", "--branches", "--tags", "--remotes", "--not",
+                    "--end-of-options", head).strip() or 0)  # fmt: skip
     return (head, count) if count else None
 
 
@@ -315,6 +328,8 @@ def exclude_worktrees(common: Path) -> bool:
     """Add :data:`EXCLUDE_LINE` to the repository's ``info/exclude`` (git's place for what one clone
     ignores, never committed) unless it is there; True when it was added."""
     exclude = common / "info" / "exclude"
+    if (common / "info").is_symlink():
+        return False  # a link would send the lines elsewhere
     try:
         text = exclude.read_text(encoding="utf-8", errors="replace")
     except FileNotFoundError:

@@ -545,9 +545,9 @@ def test_files_git_was_told_not_to_look_at_are_work(tmp_path: Path) -> None:
     git(tree, "update-index", "--skip-worktree", "README")
     assert git(tree, "status", "--porcelain") == "", "git status shows nothing"
     listed = fleet(repo, "worktree", "ls")
-    assert "1 file git was told not to look at (README)" in listed.stdout, listed.stdout
+    assert "1 file git status does not show (README)" in listed.stdout, listed.stdout
     refused = fleet(repo, "worktree", "remove", "A")
-    assert refused.returncode == 1 and "git was told not to look at" in refused.stderr
+    assert refused.returncode == 1 and "git status does not show" in refused.stderr
 
 
 def test_only_the_agents_own_branch_goes_with_its_worktree(tmp_path: Path) -> None:
@@ -559,3 +559,92 @@ def test_only_the_agents_own_branch_goes_with_its_worktree(tmp_path: Path) -> No
     assert done.returncode == 0, done.stderr
     assert "its branch develop is kept (not worktree-A, the agent's own)" in done.stdout, done.stdout
     assert "develop" in git(repo, "branch")
+
+
+def test_trace2_and_signature_checks_write_and_run_nothing(tmp_path: Path) -> None:
+    """trace2 (read from the person's own configuration, never the command line's) would append to a file
+    it names; a stash list checks a stash's signature with gpg.program when log.showSignature is on."""
+    repo = make_repo(tmp_path / "repo")
+    tree = add_tree(repo, "A")
+    target, mark = tmp_path / "trace.out", tmp_path / "GPG-RAN"
+    gpg = tmp_path / "fakegpg"
+    gpg.write_text(f"#!/bin/sh\ntouch {mark}\nexit 1\n")
+    gpg.chmod(0o755)
+    (tree / ".gitconfig").write_text(f"[trace2]\n\tnormalTarget = {target}\n")  # fleet()'s HOME is its cwd
+    git(repo, "config", "log.showSignature", "true")
+    git(repo, "config", "gpg.program", str(gpg))
+    head, top = git(repo, "rev-parse", "HEAD").strip(), git(repo, "rev-parse", "HEAD^{tree}").strip()
+    signed = (f"tree {top}\nparent {head}\nparent {head}\nauthor t <t@t> 0 +0000\ncommitter t <t@t> 0 +0000\n"
+              "gpgsig -----BEGIN PGP SIGNATURE-----\n \n xx\n -----END PGP SIGNATURE-----\n\nWIP on worktree-A: x\n")  # fmt: skip
+    made = subprocess.run(["git", "hash-object", "-t", "commit", "-w", "--stdin"], cwd=repo, input=signed,
+                          capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+    git(repo, "stash", "store", "-m", "WIP on worktree-A: x", made)
+    subprocess.run(
+        ["git", "stash", "list"], cwd=tree, capture_output=True, env={**os.environ, "HOME": str(tree)}
+    )
+    assert target.exists() and mark.exists(), "control: a plain git writes the trace and runs gpg"
+    target.unlink()
+    mark.unlink()
+    listed = fleet(tree, "worktree", "ls")
+    assert "1 stash made in it" in listed.stdout, listed.stdout
+    assert not target.exists() and not mark.exists()
+
+
+def test_a_worktrees_own_configuration_runs_no_filter_at_its_removal(tmp_path: Path) -> None:
+    """git's own check before a removal starts a status that reads the worktree's config.worktree,
+    whose filters were never blanked: our removal judges the work itself and has git remove it forced."""
+    repo = make_repo(tmp_path / "repo")
+    git(repo, "config", "extensions.worktreeConfig", "true")
+    tree = add_tree(repo, "A")
+    mark = tmp_path / "FILTER-RAN"
+    (repo / ".git" / "worktrees" / "A" / "config.worktree").write_text(
+        f'[filter "x"]\n\tclean = touch {mark}; cat\n'
+    )
+    (tree / ".gitattributes").write_text("f.txt filter=x\n")
+    (tree / "f.txt").write_text("one\n")
+    git(tree, "add", ".gitattributes", "f.txt")
+    git(tree, "commit", "-qm", "f")
+    git(repo, "branch", "keep", "worktree-A")
+    mark.unlink(missing_ok=True)
+    os.utime(tree / "f.txt", (2_000_000_000, 2_000_000_000))
+    done = fleet(repo, "worktree", "remove", "A")
+    assert not mark.exists(), "the removal ran the worktree's own filter"
+    assert done.returncode in (0, 1), done.stderr
+
+
+def test_files_in_an_uninitialised_submodules_folder_are_work(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    sha = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "update-index", "--add", "--cacheinfo", f"160000,{sha},sub")
+    git(repo, "commit", "-qm", "a submodule")
+    tree = add_tree(repo, "C")
+    (tree / "sub" / "notes.md").write_text("an agent's notes\n")
+    assert git(tree, "status", "--porcelain", "--untracked-files=all") == "", "git status shows nothing"
+    listed = fleet(repo, "worktree", "ls")
+    assert "1 file git status does not show (sub/notes.md)" in listed.stdout, listed.stdout
+    refused = fleet(repo, "worktree", "remove", "C")
+    assert refused.returncode == 1 and (tree / "sub" / "notes.md").is_file()
+
+
+def test_a_stale_head_that_is_no_commit_id_is_never_an_option(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    tree = add_tree(repo, "B")
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    subprocess.run(["rm", "-rf", str(tree)], check=True)
+    (repo / ".git" / "worktrees" / "B" / "HEAD").write_text(f"--output={victim}\n")
+    fleet(repo, "worktree", "remove", "B")
+    fleet(repo, "doctor", "--fix", env=doctor_env(tmp_path))
+    assert victim.read_text() == "precious\n"
+
+
+def test_a_file_name_that_is_not_utf8_is_shown_not_a_traceback(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    tree = add_tree(repo, "A")
+    (tree / os.fsdecode(b"bad\xff")).write_text("x")
+    listed = fleet(repo, "worktree", "ls")
+    assert listed.returncode == 0 and "1 untracked file (bad\ufffd)" in listed.stdout, (
+        listed.stdout + listed.stderr
+    )
+    refused = fleet(repo, "worktree", "remove", "A")
+    assert refused.returncode == 1 and "Traceback" not in refused.stderr

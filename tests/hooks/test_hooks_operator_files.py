@@ -189,6 +189,53 @@ def test_a_linked_git_folder_and_what_a_git_configuration_includes_are_gits(
     assert out == ""
 
 
+def test_git_names_in_any_case_and_the_programs_the_operator_runs_are_refused(
+    project: Path, tmp_path: Path
+) -> None:
+    """A case-insensitive file system (macOS) names .git and settings.json in any case; git's own prefix
+    (a Homebrew git's etc/gitconfig) and the Claude Code claude-run starts are the operator's programs."""
+    activate(project)
+    prefix = tmp_path / "brew"
+    (prefix / "bin").mkdir(parents=True)
+    (prefix / "bin" / "git").write_text("#!/bin/sh\n")
+    (prefix / "bin" / "git").chmod(0o755)
+    (prefix / "bin" / "claude").write_text("#!/bin/sh\n")
+    (prefix / "bin" / "claude").chmod(0o755)
+    env = hook_env(project, PATH=f"{prefix / 'bin'}:{os.environ['PATH']}")
+    home = Path(env["HOME"])
+    for path in (".GIT/config", ".Git/hooks/post-checkout", ".claude/worktrees/A/.GIT", ".claude/SETTINGS.json",
+                 str(prefix / "etc" / "gitconfig"), str(prefix / "bin" / "git"), str(prefix / "bin" / "claude"),
+                 str(home / ".claude" / "local" / "claude"), str(home / ".local" / "share" / "claude" / "versions" / "9")):  # fmt: skip
+        out = run(
+            "pre-tool-use", tool(project, "Write", file_path=path, content="x"), env, cwd=project
+        ).stdout
+        assert out and "is refused" in json.loads(out)["hookSpecificOutput"]["permissionDecisionReason"], path
+
+
+@pytest.mark.parametrize(
+    "written",
+    [
+        "[include] path = {inc}",
+        "[include]\n\tpath = {inc} ; a note",
+        '[include]\n\tpath = "{inc}" # c',
+        "[include]\n\tpath = {half}\\\n{rest}",
+        '[includeIf "gitdir:/x/"]\n\tpath = {inc}',
+    ],
+    ids=["on-the-section-line", "comment", "quoted", "continued", "conditional"],
+)
+def test_every_form_of_an_include_protects_the_file(project: Path, tmp_path: Path, written: str) -> None:
+    activate(project)
+    inc = str(tmp_path / "included.gitconfig")
+    env = hook_env(project)
+    home = Path(env["HOME"])
+    (home / ".config" / "git").mkdir(parents=True, exist_ok=True)
+    (home / ".config" / "git" / "config").write_text(
+        written.format(inc=inc, half=inc[:5], rest=inc[5:]) + "\n"
+    )
+    out = run("pre-tool-use", tool(project, "Write", file_path=inc, content="x"), env, cwd=project).stdout
+    assert out and "includes" in json.loads(out)["hookSpecificOutput"]["permissionDecisionReason"], written
+
+
 # --------------------------------------------------------------------------- process-relative paths
 
 
