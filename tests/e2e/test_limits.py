@@ -239,6 +239,15 @@ def test_usage_limit_is_retried_under_an_api_key(world, mock_api: MockAPI, env_f
     recorded("print-rate-limit-stream.api_key", events, world.home.parent)
 
 
+def wait_limited(tmux: t.Any, pane: str) -> str:
+    """Until the screen says the CLI waits for the reset to go on by itself: 2.1.328 on one line
+    (`Usage limit reached · continuing automatically at 3:51pm`), 2.1.332 on two (`⚠ Usage limit reached ·
+    limit resets 3:51pm` / `Continuing automatically at 3:51pm`)."""
+    screen = tmux.wait_for(pane, "ontinuing automatically at ")
+    assert "Usage limit reached" in screen, screen
+    return screen
+
+
 @pytest.mark.parametrize("oauth", [False, True], ids=["api_key", "oauth"])
 def test_stop_failure_hook_reports_the_rate_limit(
     world, mock_api: MockAPI, env_for, claude_bin: Path, tmux: Tmux, oauth: bool
@@ -255,7 +264,7 @@ def test_stop_failure_hook_reports_the_rate_limit(
     assert payload["hook_event_name"] == "StopFailure" and payload["error"] == "rate_limit"
     if oauth:
         assert payload["last_assistant_message"].startswith("You've hit your 5-hour limit · resets ")
-        tmux.wait_for(pane, "Usage limit reached · continuing automatically at ")
+        wait_limited(tmux, pane)
         assert len(mock_api.requests) == 1
     else:
         assert payload["last_assistant_message"].startswith("API Error: Request rejected (429) · ")
@@ -324,11 +333,11 @@ def test_a_usage_limit_reaches_the_status_line_and_a_prompt_typed_meanwhile_is_s
     assert limit.error is not None
     reset = int(limit.error.headers[f"{UNIFIED}5h-reset"])
     assert limited["rate_limits"]["five_hour"] == {"used_percentage": 100, "resets_at": reset}
-    tmux.wait_for(pane, "Usage limit reached · continuing automatically at ")
+    wait_limited(tmux, pane)
     assert len(mock_api.requests) == 2
 
     tmux.type(pane, "three")
-    tmux.wait_for(pane, "Usage limit reached again · continuing automatically at ")
+    tmux.wait_for(pane, "Usage limit reached again")
     assert len(mock_api.requests) == 3, "a prompt typed while limited is sent"
     recorded("statusline-limited.oauth", limited, world.home.parent)
 
