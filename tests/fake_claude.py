@@ -58,6 +58,10 @@ Steps (one key each, plus options)
     log a named time stamp.
 ``{"wait_file": PATH, "timeout": SECONDS}``
     wait until PATH exists (a sync point with the test).
+``{"read_keys": {"timeout": SECONDS}}``
+    read the terminal's keys as Claude's TUI does (raw mode: no echo, no line editing of the
+    terminal's; Ctrl-U clears what was typed) until Enter, then log ``keys`` with the text (``null``
+    after SECONDS without an Enter) and give the terminal its mode back.
 
 ``-w NAME`` / ``--worktree NAME`` does what Claude Code does (tests/e2e/test_worktrees_cli.py pins
 it): in a git repository, ``.claude/worktrees/NAME`` of its top on a new branch ``worktree-NAME``
@@ -327,6 +331,44 @@ def wait_for_file(path: str, timeout: float) -> None:
         time.sleep(0.01)
 
 
+class RawKeys:
+    """The terminal in raw mode while Claude's TUI reads it (restored after)."""
+
+    def __enter__(self) -> RawKeys:
+        import termios
+        import tty
+
+        self.saved = termios.tcgetattr(0)
+        tty.setraw(0)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        import termios
+
+        termios.tcsetattr(0, termios.TCSADRAIN, self.saved)
+
+    @staticmethod
+    def key(timeout: float) -> bytes | None:
+        import select
+
+        ready, _, _ = select.select([0], [], [], max(timeout, 0))
+        return os.read(0, 64) if ready else None
+
+
+def read_keys(options: dict) -> None:
+    """Read a line of keys as Claude's input box does: raw, each key as it comes, Ctrl-U clears."""
+    deadline = time.monotonic() + float(options.get("timeout", 30))
+    typed = b""
+    with RawKeys() as keys:
+        while (key := keys.key(deadline - time.monotonic())) is not None:
+            for byte in key:
+                if byte in (0x0D, 0x0A):
+                    log("keys", text=typed.decode("utf-8", "replace"))
+                    return
+                typed = b"" if byte == 0x15 else typed + bytes([byte])
+    log("keys", text=None, pending=typed.decode("utf-8", "replace"))
+
+
 def step(action: dict) -> None:
     if "session" in action:
         run_command("session", ["session", *action["session"]], action)
@@ -359,6 +401,8 @@ def step(action: dict) -> None:
         log("mark", name=action["mark"], t=time.monotonic())
     elif "wait_file" in action:
         wait_for_file(action["wait_file"], float(action.get("timeout", 30)))
+    elif "read_keys" in action:
+        read_keys(action["read_keys"] or {})
     else:
         raise SystemExit(f"fake_claude: unknown step {action!r}")
 
