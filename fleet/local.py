@@ -201,6 +201,7 @@ class LocalFleet:
                     running=None if outcome is None else outcome.running,
                     why="" if outcome is None else outcome.detail,
                     last_lines=() if outcome is None or outcome.running else tuple(outcome.last_lines),
+                    waiting="" if outcome is None else outcome.waiting,
                 )
             )
         return tuple(panes)
