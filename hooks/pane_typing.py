@@ -173,31 +173,30 @@ def _ready(socket: str, pane: str, agent: str, who: Owner, still: t.Callable[[],
 
 
 def reads_keys(socket: str, pane: str, agent: str, who: Owner) -> int | None:
-    """The pid of the Claude of claude-run *who* when it is what reads *pane*'s keys now: the pane
-    runs and carries *agent*'s identity, its terminal is *who*'s, that terminal's foreground process
-    group is *who*'s (Claude stays in it: claude-run runs it as ``system()`` does) with Claude, a child
-    of *who*, in it, and the terminal is in raw mode (Claude's TUI reads each key itself); else None."""
-    fields = _pane_fields(socket, pane)
-    if fields is None or fields[1] != agent or not owner_alive(who):
-        return None
-    tty = fields[2]
-    try:
-        device = os.stat(tty).st_rdev
-    except OSError:
-        return None
-    mine = _stat(who[0])
-    if mine is None or mine[3] != device or mine[4] <= 0 or mine[4] != mine[1]:
-        return None  # not its terminal, or a shell (or nothing) has the foreground
-    foreground = mine[4]
+    """The pid of the Claude of claude-run *who* when it is what reads *pane*'s keys now: the
+    foreground process group of *who*'s terminal is *who*'s (Claude stays in it: claude-run runs it as
+    ``system()`` does) with Claude, a child of *who*, in it; that terminal is the pane's, which runs and
+    carries *agent*'s identity; and it is in raw mode (Claude's TUI reads each key itself). Else None.
+    ``/proc`` first: a typist waiting for a Claude that is not there asks tmux nothing."""
+    mine = _stat(who[0]) if owner_alive(who) else None
+    if mine is None or mine[4] <= 0 or mine[4] != mine[1]:
+        return None  # gone, or a shell (or nothing) has the foreground of its terminal
     claude = next(
         (
             pid
             for pid in _children(who[0])
-            if (s := _stat(pid)) is not None and s[1] == foreground and s[0] != "Z"
+            if (s := _stat(pid)) is not None and s[1] == mine[4] and s[0] != "Z"
         ),
         None,
     )
-    return claude if claude is not None and _raw(tty) else None
+    fields = _pane_fields(socket, pane) if claude is not None else None
+    if fields is None or fields[1] != agent:
+        return None
+    try:
+        device = os.stat(fields[2]).st_rdev
+    except OSError:
+        return None
+    return claude if mine[3] == device and _raw(fields[2]) else None
 
 
 def _stat(pid: int) -> tuple[str, int, int, int, int] | None:
