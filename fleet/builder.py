@@ -46,6 +46,7 @@ from claude_shepherd.supervisor.session.lookup import sessions_on_pane
 from claude_shepherd.supervisor.session.paths import sessions_root
 from claude_shepherd.supervisor.tmux_names import (
     AGENT_OPTION,
+    CLAUDE_OPTION,
     CONTEXT_OPTION,
     COST_OPTION,
     FIELD_SEP,
@@ -479,8 +480,9 @@ def _reconcile_window(
     return reports
 
 
-PUBLISHED_OPTIONS = (PANE_OPTION, CONTEXT_OPTION, COST_OPTION)
-"""What a pane's last agent published (state, context, cost): cleared when the pane starts anew."""
+PUBLISHED_OPTIONS = (PANE_OPTION, CONTEXT_OPTION, COST_OPTION, CLAUDE_OPTION)
+"""What a pane's last agent published (state, context, cost, its Claude's sign of life): cleared when the
+pane starts anew."""
 
 
 def fleet_path(server: FleetServer, target: str) -> str:

@@ -239,8 +239,9 @@ class StatusReport:
                 f"  paused (budget): {', '.join(paused)}; `fleet budget {self.name or self.rows[0].session}` "
                 "shows the budgets, --add USD raises one"
             )
-        from claude_shepherd.fleet.status import usage_lines  # loaded with the rows already
+        from claude_shepherd.fleet.status import dialog_line, usage_lines  # loaded with the rows already
 
+        lines += dialog_line(self.rows, self.name)  # agents at a dialog of Claude Code's, not yet running
         lines += usage_lines(self.rows)  # usage windows per credential, agents parked by one
         return lines
 

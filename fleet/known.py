@@ -9,6 +9,12 @@ span records, so a home shared with another host does not confuse them);
 ``fleet ls`` lists them, a bare LAYOUT name that no layout file answers to is
 looked up here, and ``fleet forget`` removes one. A host's own part of a fleet
 across hosts (``LAYOUT -``) is not recorded there: the fleet that sent it is.
+
+A relative ``root:`` (or none) is relative to the folder the fleet first started
+in, as tmuxinator reads it from the folder it runs in; the record keeps that
+folder, and every later verb reads the same layout file from it
+(:func:`where_it_ran`): a fleet started again from another folder does not move
+there, its agents keep their conversations and Claude's trust of their folder.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ from pathlib import Path
 
 from claude_shepherd.fleet.hosts import LOCAL
 from claude_shepherd.fleet.hosts.part import this_machine
-from claude_shepherd.fleet.layout import Layout
+from claude_shepherd.fleet.layout import Layout, load_layout
 from claude_shepherd.supervisor.session.private_dir import private_dir
 from claude_shepherd.supervisor.session.roots import registry_dir
 from claude_shepherd.supervisor.session.store import write_atomic
@@ -39,10 +45,12 @@ class Known:
     layout: Path
     hosts: tuple[str, ...]
     agents: int
+    folder: Path | None = None
+    """Where it first started: what its layout's relative roots are relative to (None: not recorded)."""
 
     def as_json(self) -> dict[str, t.Any]:
         return {"name": self.name, "socket": self.socket, "layout": str(self.layout), "hosts": list(self.hosts),
-                "agents": self.agents}  # fmt: skip
+                "agents": self.agents, "folder": None if self.folder is None else str(self.folder)}  # fmt: skip
 
 
 def known_dir(env: t.Mapping[str, str] | None = None) -> Path:
@@ -58,7 +66,8 @@ def remember(layout: Layout) -> None:
     path = _path(layout.socket_name, layout.name)
     private_dir(path.parent, within=registry_dir(os.environ))
     hosts = [host or LOCAL for host in layout.hosts] if layout.spans_hosts else [LOCAL]
-    record = Known(layout.name, layout.socket_name, Path(layout.source), tuple(hosts), layout.pane_count)
+    record = Known(layout.name, layout.socket_name, Path(layout.source), tuple(hosts), layout.pane_count,
+                   layout.base)  # fmt: skip
     write_atomic(path, json.dumps(record.as_json()))  # another fleet start may be reading it
 
 
@@ -70,9 +79,10 @@ def _read(path: Path) -> Known | None:
     try:
         with path.open("rb") as handle:
             data = json.loads(handle.read(MAX_RECORD))
-        hosts = data["hosts"]
+        hosts, folder = data["hosts"], data.get("folder")
         known = Known(str(data["name"]), str(data["socket"]), Path(str(data["layout"])),
-                      tuple(str(h) for h in hosts), int(data["agents"]))  # fmt: skip
+                      tuple(str(h) for h in hosts), int(data["agents"]),
+                      Path(folder) if isinstance(folder, str) and os.path.isabs(folder) else None)  # fmt: skip
     except (OSError, ValueError, KeyError, TypeError):
         return None
     return known if path.name == f"{this_machine()}.{known.socket}.{known.name}.json" else None
@@ -91,3 +101,29 @@ def every() -> list[Known]:
 def named(name: str, socket: str | None = None) -> list[Known]:
     """The fleets recorded here under *name* (of *socket* only, if given)."""
     return [k for k in every() if k.name == name and (socket is None or k.socket == socket)]
+
+
+def record(socket: str, name: str) -> Known | None:
+    """The record of the fleet *name* on *socket*, if it was started here."""
+    return _read(_path(socket, name))
+
+
+def where_it_ran(layout: Layout) -> Layout:
+    """*layout* as its fleet runs it: read from the folder the fleet first started in when it was started
+    here from this same file (its relative roots are from there, whatever folder the verb runs in); else
+    as it is."""
+    started = record(layout.socket_name, layout.name)
+    if started is None or started.folder is None or started.folder == layout.base:
+        return layout
+    if not _same_file(started.layout, layout.source):
+        return layout  # another file of the same name: another fleet, read from where the person is
+    folder = started.folder
+    again = load_layout(Path(layout.source), cwd=folder)
+    return again if again.socket_name == layout.socket_name else again.with_socket(layout.socket_name)
+
+
+def _same_file(one: Path, other: Path) -> bool:
+    try:
+        return os.path.samefile(one, other)
+    except OSError:
+        return False

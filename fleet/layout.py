@@ -199,6 +199,9 @@ class Layout:
     """The line of the layout's ``root:``; None when the root is the working directory."""
     root_text: str | None = None
     """The layout's ``root:`` as written (windows on other hosts resolve it there)."""
+    base: Path | None = None
+    """The folder a relative ``root:`` (or none) was resolved from: where the layout was read, or where its
+    fleet first started (:func:`claude_shepherd.fleet.known.where_it_ran`)."""
 
     @property
     def hosts(self) -> tuple[str | None, ...]:
@@ -318,9 +321,9 @@ class Layout:
         ).to_document()
 
 
-PROVENANCE: frozenset[str] = frozenset({"source", "line", "root_line"})
+PROVENANCE: frozenset[str] = frozenset({"source", "line", "root_line", "base"})
 """The fields of :class:`Layout`, :class:`WindowSpec` and :class:`PaneSpec` that say where the layout was
-read from (its file and lines), not what it is: a document carries none of them."""
+read from (its file, lines and folder), not what it is: a document carries none of them."""
 
 
 def pane_script(layout: Layout, window: WindowSpec, pane: PaneSpec) -> str | None:
@@ -569,6 +572,7 @@ def _build(raw: RawLayout, source: Path, lines: dict[YamlPath, int], cwd: Path) 
         root=root,
         root_text=raw.root,
         root_line=lines.get(("root",)) if raw.root else None,
+        base=cwd,
         **tmux,
         on_project_start=tuple(raw.on_project_start),
         pre_window=tuple(raw.pre_window),

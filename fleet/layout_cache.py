@@ -128,6 +128,7 @@ def _layout(value: dict[str, t.Any]) -> Layout:
             **value,
             "source": Path(value["source"]),
             "root": Path(value["root"]),
+            "base": None if value["base"] is None else Path(value["base"]),
             "config_file": None if config is None else Path(config),
             "on_project_start": tuple(value["on_project_start"]),
             "pre_window": tuple(value["pre_window"]),

@@ -14,6 +14,7 @@ import itertools
 import os
 import time
 import typing as t
+from pathlib import Path
 
 from claude_shepherd.fleet.handle import PAST, Agent, DoctorReport, StatusReport
 from claude_shepherd.fleet.hosts.part import STDIN
@@ -74,18 +75,29 @@ class LocalFleet:
         where = self.where
         spec = where.require_layout("start")
         server = where.server()
+        if _relative_root(spec) and spec.base is not None and not spec.base.is_dir():
+            raise builder.StartError(
+                f"fleet {spec.name!r} first started in {spec.base}, which is no longer a folder; create it, "
+                f"or `fleet forget {spec.name}` to start it from where you are"
+            )
         builder.check_roots(spec)  # before a word about starting: a missing root starts nothing
         say = self._say
         with locked(where.socket, "fleet start", say):
             running = server.has_fleet_session(spec.name)
             windows = len(spec.windows)
+            place = where_it_runs(spec)
             if running:
-                say(f"Fleet {spec.name!r} is running (socket {where.socket}); reconciling with {spec.source}")
+                say(
+                    f"Fleet {spec.name!r} is running (socket {where.socket}) in {place}; reconciling with {spec.source}"
+                )
             else:
                 say(
-                    f"Starting fleet {spec.name!r} (socket {where.socket}): {windows} window{'s' * (windows != 1)}, "
-                    f"{spec.pane_count} pane{'s' * (spec.pane_count != 1)}"
+                    f"Starting fleet {spec.name!r} (socket {where.socket}) in {place}: {windows} "
+                    f"window{'s' * (windows != 1)}, {spec.pane_count} pane{'s' * (spec.pane_count != 1)}"
                 )
+            moved = not_moved(spec)
+            if moved and self.layout_arg != STDIN:
+                say(moved)
             _say_usage(spec, say)
             result = builder.start(spec, server)
             if self.layout_arg != STDIN:  # a host's own part is known by the fleet that sent it
@@ -189,6 +201,7 @@ class LocalFleet:
                     running=None if outcome is None else outcome.running,
                     why="" if outcome is None else outcome.detail,
                     last_lines=() if outcome is None or outcome.running else tuple(outcome.last_lines),
+                    waiting="" if outcome is None else outcome.waiting,
                 )
             )
         return tuple(panes)
@@ -493,6 +506,35 @@ def _agents_elsewhere(where: Target, server: FleetServer, done: str) -> str:
     return (
         f"{done}, but {what} (was its session renamed? `fleet status --socket {where.socket}` lists every "
         f"session); rename it back (tmux -L {where.socket} rename-session -t OLD {layout.name}) and stop again"
+    )
+
+
+def where_it_runs(spec: Layout) -> str:
+    """The folder (or folders) the layout's windows of this machine start in, as a start says it."""
+    roots = list(dict.fromkeys(str(w.root) for w in spec.windows if w.host is None))
+    return ", ".join(roots) if roots else str(spec.root)
+
+
+def _relative_root(spec: Layout) -> bool:
+    """Is the layout's root relative (or unset): read from the folder the layout was read in?"""
+    return not Path(spec.root_text or ".").expanduser().is_absolute()
+
+
+def not_moved(spec: Layout) -> str:
+    """Why the fleet starts where it first started rather than in this folder (its layout's root is
+    relative: :func:`claude_shepherd.fleet.known.where_it_ran`), and how to move it; "" when it would
+    start in the same place from here."""
+    if spec.base is None or not _relative_root(spec):
+        return ""
+    try:
+        here = Path.cwd()
+    except OSError:  # this folder is gone: the record's folder is all there is
+        here = None
+    if here is None or here == spec.base:
+        return ""
+    return (
+        f"  root: {spec.root_text or '.'} is read from {spec.base}, where fleet {spec.name!r} first started, not from "
+        f"{here}; to move it: fleet stop {spec.name}, fleet forget {spec.name}, then start it there"
     )
 
 

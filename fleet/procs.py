@@ -143,10 +143,13 @@ class Table:
         return sorted((p for p in found.values() if not p.is_tmux_server), key=lambda p: p.pid)
 
     def claude_of(self, supervisor: Proc) -> Proc | None:
-        """The Claude a supervisor runs: its oldest child that is not the watchdog (a subreaper's
-        other children are orphans Claude's tools left, all started after Claude)."""
+        """The Claude a supervisor runs: its oldest child that is not the watchdog, nor a typist of the
+        hooks (which outlives a relaunch of Claude, so is older than the next one); a subreaper's other
+        children are orphans Claude's tools left, all started after Claude."""
+        from claude_shepherd.hooks.pane_typing import is_typist
+
         children = [self.by_pid[pid] for pid in self.children.get(supervisor.pid, []) if pid in self.by_pid]
-        candidates = [child for child in children if not child.is_watchdog]
+        candidates = [child for child in children if not child.is_watchdog and not is_typist(child.cmdline)]
         return min(candidates, key=lambda p: (p.create_time, p.pid)) if candidates else None
 
     def agent_of(

@@ -7,7 +7,11 @@ watches them — one ``list-panes`` and a read of each pane's own process tree p
 the whole process table: the agents starting up need the CPU more) — until
 each one's ``claude-run`` runs a Claude that has stayed up for a moment, its
 pane dies, or the time is up. A pane that died is reported with its exit
-status and its last lines, which say why.
+status and its last lines, which say why. A Claude that stayed up but waits at
+one of Claude Code's startup dialogs (its folder's trust, say: no hook of it
+has run) is not running either: it is reported with what it waits for
+(:mod:`claude_shepherd.fleet.dialogs`). A Claude no hook has heard from is
+watched for twice the settling time, long enough to draw a dialog.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import time
 import typing as t
 from dataclasses import dataclass
 
+from claude_shepherd.fleet import dialogs
 from claude_shepherd.fleet import procs as pr
 from claude_shepherd.fleet.tmux import FleetServer, PaneInfo, list_panes, pane_history
 from claude_shepherd.supervisor.env import FLEET_START_SETTLE_ENV, FLEET_START_WAIT_ENV
@@ -43,6 +48,8 @@ class Outcome:
     running: bool
     detail: str
     last_lines: tuple[str, ...] = ()
+    waiting: str = ""
+    """The dialog its Claude waits at (not running, yet alive): ``trust dialog for /path``."""
 
 
 def default_wait(env: t.Mapping[str, str] | None = None) -> float:
@@ -57,22 +64,24 @@ def default_settle(env: t.Mapping[str, str] | None = None) -> float:
     )
 
 
-def _look(pane: PaneInfo | None, table: pr.Table, now: float, settle: float) -> tuple[bool, str]:
-    """(up, what is seen) for one pane."""
+def _look(
+    pane: PaneInfo | None, table: pr.Table, now: float, settle: float
+) -> tuple[bool, str, pr.Proc | None]:
+    """(up, what is seen, its Claude) for one pane."""
     if pane is None:
-        return False, "its pane was closed"
+        return False, "its pane was closed", None
     if pane.dead:
-        return False, pane.death
+        return False, pane.death, None
     members = table.descendants(pane.pid)
     supervisor = next((p for p in members if p.is_supervisor), None)
     if supervisor is None:
-        return False, "claude-run is not running in it"
+        return False, "claude-run is not running in it", None
     claude = table.claude_of(supervisor)
     if claude is None:
-        return False, f"claude-run (pid {supervisor.pid}) has no Claude running"
+        return False, f"claude-run (pid {supervisor.pid}) has no Claude running", None
     if now - claude.create_time < settle:
-        return False, f"Claude (pid {claude.pid}) has only just started"
-    return True, f"claude-run {supervisor.pid}, Claude {claude.pid}"
+        return False, f"Claude (pid {claude.pid}) has only just started", claude
+    return True, f"claude-run {supervisor.pid}, Claude {claude.pid}", claude
 
 
 def wait_running(
@@ -99,9 +108,24 @@ def wait_running(
         )
         now = wall()
         last_round = clock() >= deadline
+        looks = {pane_id: _look(panes.get(pane_id), table, now, settle) for pane_id in pending}
+        unproven = [
+            pane_id
+            for pane_id, (up, _, claude) in looks.items()
+            if up and dialogs.unproven(panes[pane_id], claude)  # no hook of it ran: is it at a dialog?
+        ]
+        at_dialog = dialogs.waiting(server, unproven)
         for pane_id in list(pending):
             pane = panes.get(pane_id)
-            up, detail = _look(pane, table, now, settle)
+            up, detail, claude = looks[pane_id]
+            if pane_id in at_dialog:
+                outcomes[pane_id] = Outcome(
+                    pane_id, False, f"waiting: {at_dialog[pane_id]}", (), at_dialog[pane_id]
+                )
+                pending.remove(pane_id)
+                continue
+            if pane_id in unproven and claude is not None and now - claude.create_time < 2 * settle:
+                continue  # no hook of it ran, no dialog yet: a Claude starting slowly may still show one
             if (
                 pane is not None
                 and pane.dead

@@ -46,6 +46,8 @@ class PaneOutcome:
     """What was seen instead of running, or what running looked like."""
     last_lines: tuple[str, ...] = ()
     """The screen's last lines of an agent not running."""
+    waiting: str = ""
+    """The dialog of Claude Code's an agent not running waits at (``trust dialog for /path``)."""
 
     def lines(self, width: int) -> list[str]:
         head = f"  {self.name:<{width}}  {self.action}{f' ({self.detail})' if self.detail else ''}"
@@ -53,6 +55,8 @@ class PaneOutcome:
             return [head + (" (not checked: --wait 0)" if self.launched else "")]
         if self.running:
             return [f"{head}, running ({self.why})"]
+        if self.waiting:
+            return [f"{head}, but NOT RUNNING: waiting: {self.waiting}"]
         return [
             f"{head}, but NOT RUNNING: {self.why}",
             *(f"  {'':<{width}}  | {line}" for line in self.last_lines),
@@ -113,7 +117,12 @@ class StartReport:
 
     @property
     def not_running(self) -> list[str]:
-        return [p.name for p in self.panes if p.running is False]
+        return [p.name for p in self.panes if p.running is False and not p.waiting]
+
+    @property
+    def at_dialog(self) -> list[PaneOutcome]:
+        """The agents whose Claude waits at one of Claude Code's dialogs."""
+        return [p for p in self.panes if p.running is False and p.waiting]
 
     def lines(self) -> list[str]:
         width = _width(self.panes)
@@ -136,6 +145,15 @@ class StartReport:
             return FleetFailure(
                 f"{len(failed)} agent(s) not running: {', '.join(failed)} (their last lines are above); fix the "
                 f"cause and run `{self.again}` again, which respawns them"
+            )
+        waiting = self.at_dialog
+        if waiting:
+            label = waiting[0].name.rsplit(":", 1)[-1]
+            return FleetFailure(
+                f"{len(waiting)} agent(s) wait at a dialog of Claude Code's: "
+                f"{', '.join(f'{p.name} ({p.waiting})' for p in waiting)}; answer it in the pane: "
+                f"`fleet attach {self.fleet} --pane {label}` (trust only a folder you mean the agents to work in); "
+                f"`fleet status {self.fleet}` shows when they run"
             )
         return None
 

@@ -82,6 +82,9 @@ class PaneStatus:
     """That worktree's branch (None: detached, or not known)."""
     unsaved: str | None = None
     """What in that worktree is not committed (``""``: nothing); None when not known in time."""
+    waiting: str | None = None
+    """The dialog of Claude Code's its Claude waits at before it starts (state ``dialog``), as its screen
+    shows it: ``trust dialog for /path`` (:mod:`claude_shepherd.fleet.dialogs`)."""
 
     def as_json(self) -> dict[str, t.Any]:
         return asdict(self)
@@ -140,6 +143,7 @@ class PaneStatus:
             worktree=text("worktree"),
             branch=text("branch"),
             unsaved=text("unsaved"),
+            waiting=text("waiting"),
         )
 
 
@@ -232,7 +236,10 @@ def collect(
     panes = [p for p in listed if sessions is None or p.session in sessions]
     socket = next((p.socket_path for p in panes if p.socket_path), None) if panes else None
     table = pr.trees(p.pid for p in panes if not p.dead)  # only the panes' trees, not every process
-    return pane_rows(socket or (server.socket_file() if panes else None), panes, table, worktrees)
+    rows = pane_rows(socket or (server.socket_file() if panes else None), panes, table, worktrees)
+    from claude_shepherd.fleet.dialogs import with_dialogs
+
+    return with_dialogs(server, panes, rows, table)
 
 
 def pane_rows(
@@ -452,6 +459,19 @@ def shown_state(row: PaneStatus, now: float | None = None) -> str:
     return text + ", waiting for its turn"
 
 
+def dialog_line(rows: t.Sequence[PaneStatus], fleet: str) -> list[str]:
+    """Who waits at a dialog of Claude Code's, at which, and how to answer it."""
+    waiting = [row for row in rows if row.waiting]
+    if not waiting:
+        return []
+    first = waiting[0]
+    names = ", ".join(f"{row.label or row.pane} ({row.waiting})" for row in waiting)
+    return [
+        f"  waiting at a dialog, not yet running: {names}; answer it in the pane: "
+        f"`fleet attach {fleet or first.session} --pane {first.label or first.pane}`"
+    ]
+
+
 def usage_lines(rows: t.Sequence[PaneStatus]) -> list[str]:
     """Per credential, each usage window's use and reset; then what the fleet waits for, and when."""
     from claude_shepherd.supervisor.session.usage_windows import clock, shown_credential
@@ -512,4 +532,4 @@ def state_style(state: str) -> str:
     if state.startswith("exited") or state == UNKNOWN:
         return "red"
     return {"error": "bold red", "needs-you": "bold green", "working": "blue", "done": "dim",
-            "paused": "bold yellow", "limited": "yellow"}.get(state.split(" ")[0], "")  # fmt: skip
+            "paused": "bold yellow", "limited": "yellow", "dialog": "bold green"}.get(state.split(" ")[0], "")  # fmt: skip

@@ -116,14 +116,14 @@ def load(layout_arg: str | None, socket: str | None = None) -> Layout:
     applied."""
     if layout_arg == STDIN:
         layout = read_document()
-    else:
-        try:
-            layout = load_layout(find_layout(layout_arg))
-        except LayoutNotFoundError as missing:
-            if not layout_arg or is_path(layout_arg):
-                raise
-            layout = _known_layout(layout_arg, socket, missing)
-    return layout.with_socket(_check_socket(socket)) if socket else layout
+        return layout.with_socket(_check_socket(socket)) if socket else layout
+    try:
+        layout = load_layout(find_layout(layout_arg))
+    except LayoutNotFoundError as missing:
+        if not layout_arg or is_path(layout_arg):
+            raise
+        layout = _known_layout(layout_arg, socket, missing)
+    return known.where_it_ran(layout.with_socket(_check_socket(socket)) if socket else layout)
 
 
 def _known_layout(name: str, socket: str | None, missing: LayoutNotFoundError) -> Layout:
@@ -245,7 +245,8 @@ def _target_of(socket: str, session: str, layout_file: str) -> Target:
         except (LayoutError, OSError) as exc:
             layout, problem = None, f"its recorded layout {layout_file} does not load: {exc}"
         if layout is not None and layout.name == session:
-            return Target(socket, layout.with_socket(socket) if layout.socket_name != socket else layout)
+            layout = layout.with_socket(socket) if layout.socket_name != socket else layout
+            return Target(socket, known.where_it_ran(layout))
         if layout is not None:
             problem = f"its recorded layout {layout_file} now names fleet {layout.name!r}"
     return Target(socket, session_name=session, layout_problem=problem)

@@ -33,6 +33,7 @@ from claude_shepherd.supervisor.session.roots import registry_dir
 from claude_shepherd.supervisor.session.store import write_atomic
 from claude_shepherd.supervisor.tmux_names import (
     AGENT_OPTION,
+    CLAUDE_OPTION,
     CONTEXT_OPTION,
     COST_OPTION,
     FIELD_SEP,
@@ -280,6 +281,7 @@ PANE_FIELDS = (
     CONTEXT_OPTION,
     COST_OPTION,
     RESTARTS_OPTION,
+    CLAUDE_OPTION,
     "pane_current_path",
     "pane_active",
     "window_active",
@@ -312,6 +314,8 @@ class PaneInfo:
     window_active: bool
     socket_path: str = ""
     """Its server's socket (to tell its processes apart from other servers'), as ``socket_file`` says it."""
+    claude_up: str = ""
+    """The pid of the Claude whose SessionStart hook marked the pane (:data:`CLAUDE_OPTION`), as written."""
 
     @property
     def death(self) -> str:
@@ -392,6 +396,7 @@ def _list_panes(server: FleetServer, session: str | None) -> list[PaneInfo]:
                 active=row["pane_active"] == "1",
                 window_active=row["window_active"] == "1",
                 socket_path=row["socket_path"],
+                claude_up=row[CLAUDE_OPTION],
             )
         )
     return panes

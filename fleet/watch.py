@@ -19,6 +19,7 @@ from pathlib import Path
 from rich.cells import cell_len, set_cell_size
 
 from claude_shepherd.fleet import procs as pr
+from claude_shepherd.fleet.dialogs import with_dialogs
 from claude_shepherd.fleet.hosts import LOCAL
 from claude_shepherd.fleet.hosts.relay import Relay
 from claude_shepherd.fleet.live import live_fleets
@@ -27,6 +28,7 @@ from claude_shepherd.fleet.status import PaneStatus, pane_rows, shown_state, usa
 from claude_shepherd.supervisor.printable import printable
 from claude_shepherd.supervisor.session.paths import display_name
 from claude_shepherd.supervisor.tmux_names import (
+    DIALOG,
     DONE,
     ERROR,
     EXITED,
@@ -40,6 +42,7 @@ from claude_shepherd.supervisor.tmux_names import (
 
 URGENCY: dict[str, int] = {
     NEEDS_YOU: 0,
+    DIALOG: 0,  # waits for the person to answer Claude Code before it starts
     PAUSED: 0,  # waits for the person to raise its budget
     ERROR: 1,
     EXITED: 2,
@@ -248,7 +251,7 @@ def gather(only: t.Collection[str] = (), relay: Relay | None = None) -> Gathered
             ]
             rows += [
                 AgentRow(server.socket_name, status)
-                for status in pane_rows(path, panes, table)
+                for status in with_dialogs(server, panes, pane_rows(path, panes, table), table)
                 if status.label or status.supervisor_alive
             ]  # not an unlabelled shell (or this watch)
     remote = gather_hosts(only, relay)

@@ -105,6 +105,9 @@ def main(args: list[str]) -> int:
         return 2
     if per not in PERIODS or not pane.startswith("%") or not when - time.time() <= pane_typing.LATEST:
         return 2  # NaN fails too
+    who = pane_typing.owner(os.environ)
+    if who is None:
+        return 0  # no claude-run of the agent's above it: nobody's to type for
     folder = index_records.folder_path(root, spend.SPEND_DIRNAME)
     if pane_typing.only_one(os.path.join(folder, index_records.file_name(agent) + ".typist.lock")) is None:
         return 0  # another waits for this agent already (two hooks at once each left one)
@@ -115,10 +118,10 @@ def main(args: list[str]) -> int:
             and pane_typing.identity_of(socket, pane) == agent
         )
 
-    if not pane_typing.wait_for(when, wanted) or not spend.gate_record(root, agent).get("paused"):
+    if not pane_typing.wait_for(when, wanted, who) or not spend.gate_record(root, agent).get("paused"):
         return 0
     held = budgets.limits(root, agent, pane=True, env=os.environ, now=time.time())
     if any(limit.reached for limit in held):
         return 0  # another budget still holds it: raising that one resumes it
-    pane_typing.type_prompt(socket, pane, agent, PROMPT.format(period=PERIODS[per]))
+    pane_typing.type_prompt(socket, pane, agent, PROMPT.format(period=PERIODS[per]), who, wanted)
     return 0

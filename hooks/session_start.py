@@ -5,7 +5,8 @@ compaction, and — unlike the status line — also in ``claude -p``. The id is
 what ``claude-run`` later resumes, so it is never written while a restart is
 pending, after an overflow or while dehydrating (docs/DESIGN.md R1). A session
 its owner's supervisor claimed for a resume becomes active again now that the
-resumed Claude runs. Prints nothing.
+resumed Claude runs. In a fleet pane it also marks which Claude got this far
+(:func:`mark_up`): past Claude Code's startup dialogs. Prints nothing.
 Standard library only.
 """
 
@@ -21,6 +22,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
     import typing as t
 
+    from claude_shepherd.hooks.locate import Caller
     from claude_shepherd.supervisor.session.state import State
 
 MAX_ID_LENGTH = 200
@@ -43,6 +45,22 @@ def bind(state: State, session_id: str, owner: tuple[int, str | None] | None = N
         resumed(state, pid=owner[0], token=owner[1])
 
 
+def mark_up(caller: Caller, env: t.Mapping[str, str]) -> None:
+    """Say on the fleet pane which Claude reached its session (:data:`CLAUDE_OPTION`): past Claude Code's
+    startup dialogs, which ``fleet`` otherwise looks for on the pane's screen. That Claude is the one
+    above this hook whose parent is the pane's claude-run."""
+    from claude_shepherd.supervisor.session.identity import fleet_socket, lineage, parent_pid
+    from claude_shepherd.supervisor.session.programs import run_tmux
+    from claude_shepherd.supervisor.tmux_names import CLAUDE_OPTION
+
+    socket, pane = fleet_socket(env), env.get("TMUX_PANE", "")
+    if socket is None or not pane.startswith("%") or claimant(env, caller.pid, caller.token) is None:
+        return
+    claude = next((pid for pid in lineage() if parent_pid(pid) == caller.pid), None)
+    if claude is not None:
+        run_tmux(socket, ["set-option", "-p", "-t", pane, CLAUDE_OPTION, str(claude)], env)
+
+
 def run(raw: bytes, env: t.Mapping[str, str]) -> str:
     inp = parse_input(raw)
     session_id = conversation_id(inp.data.get("session_id"))
@@ -50,6 +68,8 @@ def run(raw: bytes, env: t.Mapping[str, str]) -> str:
         return ""
     try:
         caller = locate(inp.cwd, env)
+        if caller.pane is not None:
+            mark_up(caller, env)
         # The pane's (outside a fleet: claude-run's) conversation, session or not: what its next start
         # or a crash resumes.
         where = pane_records.spot(caller.pane, claimant(env, caller.pid, caller.token))

@@ -104,8 +104,10 @@ def hold(raw: bytes, env: t.Mapping[str, str], now: float | None = None) -> str 
 
 def resume_at(args: list[str]) -> int:
     """The detached process: at the slot, type :data:`CONTINUE_TEXT` into the pane
-    (:func:`.pane_typing.type_prompt`: only while it is the agent's). A slot too far ahead, or not a
-    number, is nobody's; nothing is typed for an agent that went on meanwhile (its mark is gone)."""
+    (:func:`.pane_typing.type_prompt`: only while it is the agent's, and its claude-run's Claude reads
+    the keys). A slot too far ahead, or not a number, is nobody's; nothing is typed for an agent that
+    went on meanwhile (its mark is gone), nor once its claude-run is gone."""
+    import os
     from pathlib import Path
 
     from claude_shepherd.hooks import pane_typing
@@ -114,9 +116,16 @@ def resume_at(args: list[str]) -> int:
         socket, pane, when, root, agent = args[0], args[1], float(args[2]), Path(args[3]), args[4]
     except (IndexError, ValueError):
         return 2
-    if not pane.startswith("%") or not pane_typing.wait_for(when):
-        return 2
-    record = usage_windows.read_agent(root, agent)
-    if record is not None and "limited" in record:
-        pane_typing.type_prompt(socket, pane, agent, CONTINUE_TEXT)
+    if not pane.startswith("%") or not when - time.time() <= pane_typing.LATEST:
+        return 2  # NaN fails too
+    who = pane_typing.owner(os.environ)
+    if who is None or not pane_typing.wait_for(when, who=who):
+        return 0
+
+    def wanted() -> bool:  # it did not go on meanwhile
+        record = usage_windows.read_agent(root, agent)
+        return record is not None and "limited" in record
+
+    if wanted():
+        pane_typing.type_prompt(socket, pane, agent, CONTINUE_TEXT, who, wanted)
     return 0

@@ -50,6 +50,9 @@ UNKNOWN = "unknown"
 """The agent's host did not answer: it may run on, so it is never called stopped."""
 NOT_RUNNING = "not running"
 """The host answered, and its part of the fleet is not running there."""
+DIALOG = "dialog"
+"""The agent's Claude waits at a dialog of Claude Code's before it starts (its folder's trust, say):
+``fleet`` sees it on the pane's screen; no hook has run to say anything."""
 
 STATES: tuple[str, ...] = (EXITED, ERROR, NEEDS_YOU, LIMITED, WORKING, DONE, STOPPED)
 """Most urgent first: the window tab shows the first state any of its panes is in."""
@@ -109,6 +112,9 @@ FLEET_NOTIFY_OPTION = "@fleet_notify"
 """The fleet's alert settings (a session option ``fleet start`` writes; see claude_shepherd.hooks.alerts)."""
 LAYOUT_OPTION = "@fleet_layout"
 """The layout file a fleet was built from (a session option): verbs given no LAYOUT use it."""
+CLAUDE_OPTION = "@pane_claude"
+"""The pid of the Claude whose SessionStart hook ran in the pane: a sign it is past Claude Code's startup
+dialogs (trust, API key, …), which come before any hook or status line."""
 
 # --------------------------------------------------------------------------- formats
 

@@ -58,6 +58,16 @@ Steps (one key each, plus options)
     log a named time stamp.
 ``{"wait_file": PATH, "timeout": SECONDS}``
     wait until PATH exists (a sync point with the test).
+``{"read_keys": {"timeout": SECONDS}}``
+    read the terminal's keys as Claude's TUI does (raw mode: no echo, no line editing of the
+    terminal's; Ctrl-U clears what was typed) until Enter, then log ``keys`` with the text (``null``
+    after SECONDS without an Enter) and give the terminal its mode back.
+
+``FAKE_CLAUDE_TRUST=check`` in the environment makes an interactive start (stdin a terminal, no
+``-p``) in a folder that neither it nor a parent has trusted (``projects[PATH].hasTrustDialogAccepted``
+in ``$CLAUDE_CONFIG_DIR/.claude.json``, else ``~/.claude.json``) show Claude Code's trust dialog as
+2.1.328 words it, and wait: Enter (its default, "No, exit") or Esc exits 1 as Claude Code does, after
+logging ``dialog``; Down then Enter trusts the folder (written to that file) and goes on.
 
 ``--version`` alone answers as Claude Code does (``2.1.332 (Claude Code)``, or
 ``$FAKE_CLAUDE_VERSION``), logs ``version`` and is no invocation: it takes no
@@ -334,6 +344,113 @@ def wait_for_file(path: str, timeout: float) -> None:
         time.sleep(0.01)
 
 
+TRUST_DIALOG = """\
+{rule}
+ Accessing workspace:
+
+ {folder}
+
+ Quick safety check: Is this a project you created or one you trust? (Like your own code, a well-known \
+open source project, or work from your team). If not, take a moment to review what's in this folder first.
+
+ Claude Code'll be able to read, edit, and execute files here.
+
+ Security guide
+
+ \u276f No, exit
+   Yes, I trust this folder
+
+ Enter to confirm \u00b7 Esc to cancel
+"""
+"""Claude Code 2.1.328's trust dialog (tests/e2e: a scratch HOME that does not trust the project)."""
+NOT_TRUSTED = "Claude Code didn't start because this folder isn't trusted.\nRun claude again and choose Yes, or run it in another folder."
+
+
+def global_config() -> Path:
+    configured = os.environ.get("CLAUDE_CONFIG_DIR")
+    return Path(configured) / ".claude.json" if configured else Path.home() / ".claude.json"
+
+
+def trusted(folder: str) -> bool:
+    try:
+        projects = json.loads(global_config().read_text(encoding="utf-8")).get("projects", {})
+    except (OSError, ValueError, AttributeError):
+        return False
+    here = Path(folder)
+    return any(projects.get(str(p), {}).get("hasTrustDialogAccepted") for p in (here, *here.parents))
+
+
+class RawKeys:
+    """The terminal in raw mode while Claude's TUI reads it (restored after)."""
+
+    def __enter__(self) -> RawKeys:
+        import termios
+        import tty
+
+        self.saved = termios.tcgetattr(0)
+        tty.setraw(0)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        import termios
+
+        termios.tcsetattr(0, termios.TCSADRAIN, self.saved)
+
+    @staticmethod
+    def key(timeout: float) -> bytes | None:
+        import select
+
+        ready, _, _ = select.select([0], [], [], max(timeout, 0))
+        return os.read(0, 64) if ready else None
+
+
+def trust_dialog(argv: list[str]) -> None:
+    """As Claude Code starts in a folder nobody trusted: the dialog, and what its answer does."""
+    folder = os.getcwd()
+    if os.environ.get("FAKE_CLAUDE_TRUST") != "check" or "-p" in argv or "--print" in argv:
+        return
+    if not os.isatty(0) or trusted(folder):
+        return
+    columns = os.get_terminal_size(1).columns if os.isatty(1) else 80
+    sys.stdout.write(TRUST_DIALOG.format(rule="\u2500" * columns, folder=folder).replace("\n", "\r\n"))
+    sys.stdout.flush()
+    log("dialog", kind="trust", folder=folder)
+    down = False
+    with RawKeys() as keys:
+        while True:
+            key = keys.key(3600)
+            if key is None or (key.startswith(b"\x1b") and not key.startswith(b"\x1b[")):
+                break  # Esc: cancelled
+            down = down or key == b"\x1b[B"
+            if key in (b"\r", b"\n"):
+                break
+    if not down or key not in (b"\r", b"\n"):
+        print(NOT_TRUSTED, flush=True)
+        finish(1)
+    config = global_config()
+    try:
+        data = json.loads(config.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        data = {}
+    data.setdefault("projects", {}).setdefault(folder, {})["hasTrustDialogAccepted"] = True
+    config.write_text(json.dumps(data), encoding="utf-8")
+    log("trusted", folder=folder)
+
+
+def read_keys(options: dict) -> None:
+    """Read a line of keys as Claude's input box does: raw, each key as it comes, Ctrl-U clears."""
+    deadline = time.monotonic() + float(options.get("timeout", 30))
+    typed = b""
+    with RawKeys() as keys:
+        while (key := keys.key(deadline - time.monotonic())) is not None:
+            for byte in key:
+                if byte in (0x0D, 0x0A):
+                    log("keys", text=typed.decode("utf-8", "replace"))
+                    return
+                typed = b"" if byte == 0x15 else typed + bytes([byte])
+    log("keys", text=None, pending=typed.decode("utf-8", "replace"))
+
+
 def step(action: dict) -> None:
     if "session" in action:
         run_command("session", ["session", *action["session"]], action)
@@ -366,6 +483,8 @@ def step(action: dict) -> None:
         log("mark", name=action["mark"], t=time.monotonic())
     elif "wait_file" in action:
         wait_for_file(action["wait_file"], float(action.get("timeout", 30)))
+    elif "read_keys" in action:
+        read_keys(action["read_keys"] or {})
     else:
         raise SystemExit(f"fake_claude: unknown step {action!r}")
 
@@ -405,6 +524,7 @@ def main() -> None:
         print(f"No conversation found with session ID: {wanted}", file=sys.stderr, flush=True)
         log("refused", session_id=wanted)
         finish(1)
+    trust_dialog(argv)
     for action in plan.get("steps", []):
         step(action)
     finish(0)

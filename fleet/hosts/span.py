@@ -233,7 +233,9 @@ def _layout_of(record: t.Mapping[str, t.Any], parts: tuple[Part, ...]) -> Layout
         if record.get("socket", layout.socket_name) != layout.socket_name:
             layout = layout.with_socket(record["socket"])
         if layout.name == record.get("name", layout.name) and layout.socket_name == record["socket"]:
-            return layout
+            from claude_shepherd.fleet.known import where_it_ran  # its local windows' roots: where it ran
+
+            return where_it_ran(layout)
     except (OSError, LayoutError):
         pass
     return parse_layout(json.dumps(parts[0].document), Path(record["layout"]))

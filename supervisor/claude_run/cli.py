@@ -329,6 +329,8 @@ def supervise(
             why = f"cannot execute {claude}: {exc.strerror}"
             raise ProgramMissingError(why) if exc.errno == errno.ENOENT else CannotExecuteError(why) from None
         raise
+    finally:
+        runner.end_kept()  # it exits for good: nothing of the hooks waits on to type into the pane
     if supervisor.give_up is not None:
         raise ExitStatusError(supervisor.give_up.message, status)
     return status

@@ -268,6 +268,20 @@ class ForegroundRunner:
         if ended:
             self.say(f"Ended {ended} leftover process{'' if ended == 1 else 'es'} of Claude's.")
 
+    def end_kept(self) -> None:
+        """End what the sweeps let be for the next Claude: the hooks' typists. claude-run exits for good
+        (a quit, a give-up), so no Claude of its will read their keys; left running, one would type its
+        prompt and Enter into whatever the pane runs next, a shell say."""
+        typists = our_typists()
+        if not typists:
+            return
+        ended = end_processes(typists, self.grace)
+        _reap_exited(None)
+        if ended:
+            self.say(
+                f"Ended {ended} process{'' if ended == 1 else 'es'} of the hooks that waited to type into this pane."
+            )
+
     def pause(self, seconds: float) -> bool:
         """Wait *seconds* (the crash back-off); False if a stop signal arrived meanwhile."""
         deadline = self.clock() + seconds

@@ -21,7 +21,7 @@ def test_a_stopped_fleet_is_started_again_by_its_name_listed_and_forgotten(world
 
     listed = json.loads(world.fleet("ls", "--json").stdout)
     assert listed == [{"name": "crew", "socket": world.socket, "layout": str(elsewhere), "hosts": ["local"],
-                       "agents": 1, "state": "running"}]  # fmt: skip
+                       "agents": 1, "folder": str(world.project), "state": "running"}]  # fmt: skip
     assert world.fleet("forget", "crew").returncode == 1, "a running fleet is not forgotten"
 
     assert world.fleet("stop", "crew").returncode == 0

@@ -36,16 +36,39 @@ def wait(
     return wait_running(server, [p.pane_id for p in panes], timeout=timeout, procs=procs, **options)
 
 
+@pytest.mark.parametrize("marked", [True, False])
 def test_an_agent_runs_once_its_claude_has_stayed_up_for_the_settle_time(
-    scripted_fleet: ScriptedFleet,
+    scripted_fleet: ScriptedFleet, tmux: Tmux, marked: bool
 ) -> None:
+    """Twice that when no SessionStart hook of its Claude has marked its pane: a Claude starting slowly
+    may yet show a dialog of Claude Code's."""
     server, panes, procs = scripted_fleet.server, scripted_fleet.panes, scripted_fleet.procs
     run, claude = procs.agent(panes[0].pid)
+    if marked:
+        tmux("set-option", "-p", "-t", panes[0].pane_id, "@pane_claude", str(claude.pid))
     got = wait(server, procs, panes[:1])
     assert got == {
         panes[0].pane_id: Outcome(panes[0].pane_id, True, f"claude-run {run.pid}, Claude {claude.pid}")
     }
-    assert T0 + 2.0 <= procs.clock.now < T0 + 2.0 + POLL + 1e-9, "not a round longer than needed"
+    up = T0 + (2.0 if marked else 4.0)
+    assert up <= procs.clock.now < up + POLL + 1e-9, "not a round longer than needed"
+
+
+def test_an_agent_whose_claude_shows_a_startup_dialog_is_reported_waiting_at_it(
+    scripted_fleet: ScriptedFleet, tmux: Tmux
+) -> None:
+    server, panes, procs = scripted_fleet.server, scripted_fleet.panes, scripted_fleet.procs
+    screen = "printf ' Accessing workspace:\\n\\n /srv/p\\n\\n Enter to confirm\\n'; exec sleep 600"
+    tmux("respawn-pane", "-k", "-t", panes[0].pane_id, screen)
+    panes = list_panes(server)
+    procs.agent(panes[0].pid)
+    got = wait(server, procs, panes[:1])[panes[0].pane_id]
+    assert (got.running, got.detail, got.waiting) == (
+        False,
+        "waiting: trust dialog for /srv/p",
+        "trust dialog for /srv/p",
+    )
+    assert procs.clock.now < T0 + 2.0 + POLL + 1e-9, "said once Claude stayed up, not later"
 
 
 def test_an_agent_not_running_when_the_time_is_up_is_reported_with_what_was_seen_and_its_last_lines(
@@ -92,7 +115,8 @@ def test_a_pane_that_died_is_reported_at_once_with_its_exit_status_and_last_line
     scripted_fleet: ScriptedFleet, tmux: Tmux
 ) -> None:
     server, panes, procs = scripted_fleet.server, scripted_fleet.panes, scripted_fleet.procs
-    procs.agent(panes[0].pid)
+    _, claude = procs.agent(panes[0].pid)
+    tmux("set-option", "-p", "-t", panes[0].pane_id, "@pane_claude", str(claude.pid))  # its SessionStart ran
     tmux("respawn-pane", "-k", "-t", panes[1].pane_id, "echo 'claude-run: command not found'; exit 127")
     got = wait(server, procs, panes[:2], timeout=30.0)
     died = got[panes[1].pane_id]

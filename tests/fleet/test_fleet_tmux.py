@@ -42,7 +42,7 @@ def test_start_labels_panes_runs_claude_run_as_the_pane_process_and_pane_id_answ
     assert done.returncode == 0, done.stderr
     panes = world.panes()
     lines = done.stdout.splitlines()
-    assert lines[0] == f"Starting fleet 'duo' (socket {world.socket}): 1 window, 2 panes"
+    assert lines[0] == f"Starting fleet 'duo' (socket {world.socket}) in {world.project}: 1 window, 2 panes"
     for line, label in zip(lines[1:3], ("A", "B")):  # "started" only once seen running
         assert re.fullmatch(
             rf"  agents:{label}  started, running \(claude-run {panes[label]['pane_pid']}, Claude \d+\)", line
@@ -183,8 +183,8 @@ def test_reconcile_respawns_only_the_dead_pane_and_adds_a_missing_one(world: Fle
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert (
-        lines[0]
-        == f"Fleet 'duo' is running (socket {world.socket}); reconciling with {world.project}/tmuxinator/duo.yml"
+        lines[0] == f"Fleet 'duo' is running (socket {world.socket}) in {world.project}; reconciling with "
+        f"{world.project}/tmuxinator/duo.yml"
     )
     assert lines[1].split() == ["agents:A", "running", "(pid", f"{before['A']['pane_pid']})"]
     assert lines[2].split()[:7] == ["agents:B", "respawned", "(exited", "with", "status", "0),", "running"]

@@ -1,14 +1,16 @@
 """An agent paused at a day's or week's budget in a fleet pane goes on by itself when the budget renews.
 
 The gate leaves one ``claude-hook budget-renews`` per pause, for the next period as the spend counts it;
-that process types the resume prompt into the pane (a real tmux pane here, whose shell reads it) only
-while the agent is paused, within every budget it is held to, and the pane's.
+that process types the resume prompt into the pane (a real tmux pane here, running claude-run with the
+stand-in Claude reading its keys as Claude's TUI does) only while the agent is paused, within every
+budget it is held to, and the pane's.
 """
 
 from __future__ import annotations
 
 import json
-import shlex
+import os
+import signal
 import subprocess
 import sys
 import time
@@ -17,10 +19,10 @@ from pathlib import Path
 
 import psutil
 import pytest
+from support.claude_run import FakeClaude, FleetTmux
 from support.hooks import hook_env
-from support.waiting import wait_until
 
-from claude_shepherd.hooks import budget_renewal
+from claude_shepherd.hooks import MAIN, budget_renewal
 from claude_shepherd.supervisor.session import budgets, spend
 
 BIN = Path(sys.executable).parent
@@ -66,66 +68,77 @@ def pane_budget(
                                       "panes": {agent: {"usd": 1.0, "per": per}}, "changed": []})  # fmt: skip
 
 
+def hook(event: str, data: dict[str, t.Any]) -> dict[str, t.Any]:
+    """The stand-in Claude's step that calls our hook *event* as Claude Code does (JSON on stdin)."""
+    return {"run": [str(BIN / "claude-hook"), event], "stdin": json.dumps(data)}
+
+
+def typists(root: Path) -> list[psutil.Process]:
+    """The processes waiting to type the renewal for an agent of *root*."""
+    return [p for p in psutil.process_iter(["cmdline"]) if budget_renewal.COMMAND in (argv := p.info["cmdline"] or [])
+            and str(root) in argv]  # fmt: skip
+
+
+def leave_typist(root: Path, agent: str, delay: float) -> dict[str, t.Any]:
+    """The stand-in Claude's step that leaves a renewal's typist due in *delay* seconds for its pane, as
+    the budget gate does (detached: claude-run adopts it)."""
+    script = (
+        f'exec setsid -f "{sys.executable}" -I -S "{MAIN}" {budget_renewal.COMMAND} "${{TMUX%%,*}}" "$TMUX_PANE" '
+        f'"$(( $(date +%s) + {delay:g} ))" "{root}" "{agent}" day </dev/null >/dev/null 2>&1'
+    )
+    return {"run": ["sh", "-c", script]}
+
+
 def test_a_pause_at_a_day_budget_leaves_one_process_for_the_renewal_and_the_agents_turn(
-    project: Path, fleet_pane: t.Any
+    fake: FakeClaude, start_run: t.Callable[..., t.Any], fleet_tmux: FleetTmux, workdir: Path, tmp_path: Path
 ) -> None:
     """Paused again while it waits: no second process. Ended (claude-run ends it as the fleet stops):
     the next paused call leaves a new one."""
-    root, agent = project / "sessions", fleet_pane.pane_id
+    root, agent = workdir / "sessions", fleet_tmux.pane_id
     pane_budget(root, agent)
-    env = hook_env(project)
-    line = json.dumps({"session_id": CONVERSATION, "cwd": str(project), "cost": {"total_cost_usd": 2.0}})
-    call = json.dumps({"session_id": CONVERSATION, "cwd": str(project), "transcript_path": "/none.jsonl",
-                       "hook_event_name": "PreToolUse", "tool_name": "Read",
-                       "tool_input": {"file_path": str(project / "notes.txt")}})  # fmt: skip
-
-    def paused_call() -> None:
-        hook = [str(BIN / "claude-hook"), "status-line"]
-        assert fleet_pane.run(hook, env=env, cwd=project, input=line).returncode == 0
-        denied = fleet_pane.run([str(BIN / "claude-hook"), "pre-tool-use"], env=env, cwd=project, input=call)
-        assert json.loads(denied.stdout)["continue"] is False, denied.stdout
-
-    def waiting() -> list[psutil.Process]:
-        return [p for p in psutil.process_iter(["cmdline"]) if budget_renewal.COMMAND in (p.info["cmdline"] or [])
-                and fleet_pane.socket_path in p.info["cmdline"]]  # fmt: skip
-
+    line = {"session_id": CONVERSATION, "cwd": str(workdir), "cost": {"total_cost_usd": 2.0}}
+    call = {"session_id": CONVERSATION, "cwd": str(workdir), "transcript_path": "/none.jsonl",
+            "hook_event_name": "PreToolUse", "tool_name": "Read", "tool_input": {"file_path": str(workdir / "notes.txt")}}  # fmt: skip
+    paused_call = [hook("status-line", line), hook("pre-tool-use", call)]
+    go = tmp_path / "go"
+    fake.plan([*paused_call, *paused_call, {"mark": "twice"}, {"wait_file": str(go)}, *paused_call,
+               {"mark": "again"}, {"wait": None}])  # fmt: skip
     renews = budgets.Limit(budgets.PANE, "SDK", 1.0, "day", 2.0).renews_at(time.time())
-    try:
-        paused_call()
-        paused_call()
-        (first,) = waiting()
-        args = first.info["cmdline"]
-        at = args.index(budget_renewal.COMMAND)
-        assert args[at + 1 :] == [
-            fleet_pane.socket_path,
-            fleet_pane.pane,
-            f"{renews:.3f}",
-            str(root),
-            agent,
-            "day",
-        ]
-        asked = spend.gate_record(root, agent)["paused"]["renews"]
-        assert (asked["at"], asked["pid"]) == (f"day:{renews:.0f}", first.pid), asked
-        first.kill()
-        first.wait(10)
-        paused_call()
-        (second,) = waiting()
-        assert (
-            second.pid != first.pid
-            and spend.gate_record(root, agent)["paused"]["renews"]["pid"] == second.pid
-        )
-    finally:
-        for proc in waiting():
-            proc.kill()
+    run = start_run(pane=fleet_tmux)
+    fake.wait_event("mark", name="twice", timeout=30)
+    denied = [e for e in fake.events("run") if e["args"][-1] == "pre-tool-use"]
+    assert len(denied) == 2 and all(json.loads(e["stdout"])["continue"] is False for e in denied), denied
+    (first,) = typists(root)
+    args = first.info["cmdline"]
+    at = args.index(budget_renewal.COMMAND)
+    assert args[at + 1 :] == [
+        fleet_tmux.socket_path,
+        fleet_tmux.pane,
+        f"{renews:.3f}",
+        str(root),
+        agent,
+        "day",
+    ]
+    asked = spend.gate_record(root, agent)["paused"]["renews"]
+    assert (asked["at"], asked["pid"]) == (f"day:{renews:.0f}", first.pid), asked
+    first.kill()
+    first.wait(10)
+    go.touch()
+    fake.wait_event("mark", name="again", timeout=30)
+    (second,) = typists(root)
+    assert second.pid != first.pid and spend.gate_record(root, agent)["paused"]["renews"]["pid"] == second.pid
+    os.kill(run.pid, signal.SIGTERM)  # as fleet stop does: it ends the typist too
+    assert run.wait() == 143
+    assert typists(root) == []
 
 
 @pytest.mark.parametrize(
     "meanwhile", ["nothing", "raised", "held by another budget", "relabelled", "two left"]
 )
 def test_at_the_renewal_the_resume_prompt_is_typed_only_to_a_paused_agent_within_its_budgets(
-    project: Path, fleet_pane: t.Any, meanwhile: str
+    fake: FakeClaude, start_run: t.Callable[..., t.Any], fleet_tmux: FleetTmux, workdir: Path, meanwhile: str
 ) -> None:
-    root, agent = project / "sessions", fleet_pane.pane_id
+    root, agent = workdir / "sessions", fleet_tmux.pane_id
     now = time.time()
     pane_budget(
         root,
@@ -136,18 +149,17 @@ def test_at_the_renewal_the_resume_prompt_is_typed_only_to_a_paused_agent_within
     if meanwhile != "raised":
         spend.write_gate_record(root, agent, {"paused": {"scope": "pane", "per": "day", "renews": "day:0"}})
     if meanwhile == "relabelled":
-        fleet_pane.tmux("set-option", "-p", "-t", fleet_pane.pane, "@pane_label", "Other")
-    typed = project / "typed.txt"
-    renews = [str(BIN / "claude-hook"), budget_renewal.COMMAND, fleet_pane.socket_path, fleet_pane.pane,
-              f"{time.time() + 1:.3f}", str(root), agent, "day"]  # fmt: skip
-    twice = f"{shlex.join(renews)} & " if meanwhile == "two left" else ""  # two hooks at once each left one
-    inner = f'{twice}{shlex.join(renews)} & read -t 6 -r line < /dev/tty || line=NOTHING; printf %s "$line" > {typed}'
-    fleet_pane.run(["bash", "-c", inner], env=hook_env(project), cwd=project)
-    wait_until(lambda: typed.exists() or None, 15, "the pane's shell to read what was typed")
-    expected = (
-        budget_renewal.PROMPT.format(period="daily") if meanwhile in ("nothing", "two left") else "NOTHING"
-    )
-    assert typed.read_text() == expected
+        fleet_tmux.tmux("set-option", "-p", "-t", fleet_tmux.pane, "@pane_label", "Other")
+    left = [leave_typist(root, agent, 1)] * (
+        2 if meanwhile == "two left" else 1
+    )  # two hooks at once each left one
+    fake.plan([*left, {"read_keys": {"timeout": 8}}, {"wait": None}])
+    run = start_run(pane=fleet_tmux)
+    keys = fake.wait_event("keys", timeout=30)
+    expected = budget_renewal.PROMPT.format(period="daily") if meanwhile in ("nothing", "two left") else None
+    assert keys["text"] == expected, keys
+    os.kill(run.pid, signal.SIGTERM)
+    assert run.wait() == 143
 
 
 def test_a_renewal_nobody_waits_for_is_refused() -> None:
@@ -185,11 +197,11 @@ def test_a_renewal_waiting_for_nothing_ends_within_seconds(
 
 @pytest.mark.parametrize("budget", ["renewed meanwhile", "still spent"])
 def test_a_paused_agent_started_again_goes_on_when_its_budget_renews_or_at_once(
-    project: Path, fleet_pane: t.Any, budget: str
+    fake: FakeClaude, start_run: t.Callable[..., t.Any], fleet_tmux: FleetTmux, workdir: Path, budget: str
 ) -> None:
     """The fleet was stopped (its process waiting for the renewal ended with it) and started again: the
     resumed Claude's SessionStart leaves one anew — typing once Claude is up when the day turned meanwhile."""
-    root, agent = project / "sessions", fleet_pane.pane_id
+    root, agent = workdir / "sessions", fleet_tmux.pane_id
     pane_budget(root, agent)
     now = time.time()
     spend.measure(root, agent, CONVERSATION, 2.0, now=now - (2 * DAY if budget == "renewed meanwhile" else 0))
@@ -197,25 +209,19 @@ def test_a_paused_agent_started_again_goes_on_when_its_budget_renews_or_at_once(
     spend.write_gate_record(
         root, agent, {"paused": {"scope": "pane", "name": "SDK", "per": "day", "renews": gone}}
     )
-    typed = project / "typed.txt"
-    start = json.dumps({"session_id": CONVERSATION, "cwd": str(project), "hook_event_name": "SessionStart",
-                        "source": "resume", "transcript_path": "/none.jsonl"})  # fmt: skip
-    hook = [str(BIN / "claude-hook"), "session-start"]
-    inner = f'{shlex.join(hook)}; read -t 20 -r line < /dev/tty || line=NOTHING; printf %s "$line" > {typed}'
-    try:
-        fleet_pane.run(["bash", "-c", inner], env=hook_env(project), cwd=project, input=start)
-        asked = spend.gate_record(root, agent)["paused"]["renews"]
-        assert asked["pid"] != 1, asked
-        if budget == "renewed meanwhile":
-            assert typed.read_text() == budget_renewal.PROMPT.format(period="daily")
-        else:
-            assert typed.read_text() == "NOTHING"
-            renews = budgets.Limit(budgets.PANE, "SDK", 1.0, "day", 2.0).renews_at(time.time())
-            assert asked["at"] == f"day:{renews:.0f}" and psutil.pid_exists(asked["pid"]), asked
-    finally:
-        for proc in psutil.process_iter(["cmdline"]):
-            if (
-                budget_renewal.COMMAND in (proc.info["cmdline"] or [])
-                and fleet_pane.socket_path in proc.info["cmdline"]
-            ):
-                proc.kill()
+    start = {"session_id": CONVERSATION, "cwd": str(workdir), "hook_event_name": "SessionStart",
+             "source": "resume", "transcript_path": "/none.jsonl"}  # fmt: skip
+    fake.plan([hook("session-start", start), {"read_keys": {"timeout": 20}}, {"wait": None}])
+    run = start_run(pane=fleet_tmux)
+    keys = fake.wait_event("keys", timeout=40)
+    asked = spend.gate_record(root, agent)["paused"]["renews"]
+    assert asked["pid"] != 1, asked
+    if budget == "renewed meanwhile":
+        assert keys["text"] == budget_renewal.PROMPT.format(period="daily")
+    else:
+        assert keys["text"] is None
+        renews = budgets.Limit(budgets.PANE, "SDK", 1.0, "day", 2.0).renews_at(time.time())
+        assert asked["at"] == f"day:{renews:.0f}" and psutil.pid_exists(asked["pid"]), asked
+    os.kill(run.pid, signal.SIGTERM)
+    assert run.wait() == 143
+    assert typists(root) == [], "the stop ended it"

@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
+import signal
 import sys
 import time
 import typing as t
 from pathlib import Path
 
 import pytest
+from support.claude_run import FakeClaude, FleetTmux
 from support.hooks import hook_env, run
-from support.waiting import wait_until
 
 from claude_shepherd.hooks import usage_turn
 from claude_shepherd.supervisor.session import pane_records, usage_windows
@@ -221,27 +221,29 @@ def test_a_prompt_that_only_quotes_the_auto_continue_is_neither_held_nor_clears_
 
 
 def test_in_a_fleet_pane_what_is_typed_at_the_slot_is_the_continue_prompt_never_the_hooks_input(
-    project: Path, env: dict[str, str], fleet_pane: t.Any
+    fake: FakeClaude, start_run: t.Callable[..., t.Any], fleet_tmux: FleetTmux, workdir: Path
 ) -> None:
     """The hold blocks a continue prompt whose slot is further than it may wait and types one back
     into the pane at the slot: ours, word for word, not what the hook was given."""
-    root, credential = project / "sessions", str(project.parent / "config-a")
-    typed = project / "typed.txt"
+    root, credential = workdir / "sessions", str(workdir.parent / "config-a")
     prompt = f"{AUTO_CONTINUE} And also this."
-    hook = [str(BIN / "claude-hook"), "user-prompt-submit"]
-    # The pane's own shell plays claude-run: the hook runs there, then the shell reads the pane's keys.
-    inner = f'{shlex.join(hook)} > {project}/hook.out; read -r line < /dev/tty; printf %s "$line" > {typed}'
-    full = {**env, "CLAUDE_USAGE_RESUME_INTERVAL": "6"}
     reset = time.time() - 5
-    agent = fleet_pane.pane_id
+    agent = fleet_tmux.pane_id
     usage_windows.note_limited(root, agent, credential, reset, "five_hour", "reading")
     usage_windows.take_slot(root, credential, "someone else", reset, 6.0)  # ours: 6 s after now
-    payload = json.dumps(recorded("userpromptsubmit-input", project, prompt=prompt))
-    fleet_pane.run(["sh", "-c", inner], env=full, cwd=project, input=payload)
-    wait_until(lambda: typed.exists() or None, 10, "the continue prompt typed into the pane")
-    answer = json.loads((project / "hook.out").read_text())
-    assert answer["decision"] == "block", answer
-    assert typed.read_text() == usage_turn.CONTINUE_TEXT
+    payload = json.dumps(recorded("userpromptsubmit-input", workdir, prompt=prompt))
+    # The stand-in Claude under claude-run calls the hook, then reads the pane's keys as its TUI does.
+    hook = {"run": [str(BIN / "claude-hook"), "user-prompt-submit"], "stdin": payload}
+    fake.plan([hook, {"read_keys": {"timeout": 20}}, {"wait": None}])
+    run = start_run(
+        pane=fleet_tmux, env={"CLAUDE_CONFIG_DIR": credential, "CLAUDE_USAGE_RESUME_INTERVAL": "6"}
+    )
+    keys = fake.wait_event("keys", timeout=30)
+    (called,) = fake.events("run")
+    assert json.loads(called["stdout"])["decision"] == "block", called
+    assert keys["text"] == usage_turn.CONTINUE_TEXT
+    os.kill(run.pid, signal.SIGTERM)
+    assert run.wait() == 143
 
 
 def test_a_reset_beyond_a_week_is_no_reading_and_parks_nobody_until_then(
@@ -290,14 +292,12 @@ def test_a_stored_window_of_any_shape_costs_only_itself_at_a_usage_limit(
 
 @pytest.mark.parametrize("meanwhile", ["went on", "relabelled"])
 def test_nothing_is_typed_at_the_slot_into_a_pane_that_is_no_longer_the_parked_agents(
-    project: Path, env: dict[str, str], fleet_pane: t.Any, meanwhile: str
+    fake: FakeClaude, start_run: t.Callable[..., t.Any], fleet_tmux: FleetTmux, workdir: Path, meanwhile: str
 ) -> None:
     """Between the block and the slot the agent may go on by itself (its mark goes), or its pane may
     carry another label: the continue prompt then reaches nobody."""
-    root, credential = project / "sessions", str(project.parent / "config-a")
-    typed = project / "typed.txt"
-    hook = [str(BIN / "claude-hook"), "user-prompt-submit"]
-    agent = fleet_pane.pane_id
+    root, credential = workdir / "sessions", str(workdir.parent / "config-a")
+    agent = fleet_tmux.pane_id
     if meanwhile == "went on":
         change = [sys.executable, "-c", "import sys, pathlib; from claude_shepherd.supervisor.session import "
                   "usage_windows as u; u.clear_limited(pathlib.Path(sys.argv[1]), sys.argv[2])", str(root), agent]  # fmt: skip
@@ -305,24 +305,29 @@ def test_nothing_is_typed_at_the_slot_into_a_pane_that_is_no_longer_the_parked_a
         change = [
             "tmux",
             "-L",
-            fleet_pane.socket,
+            fleet_tmux.socket,
             "set-option",
             "-p",
             "-t",
-            fleet_pane.pane,
+            fleet_tmux.pane,
             "@pane_label",
             "Other",
         ]
-    inner = (f"{shlex.join(hook)} > {project}/hook.out; {shlex.join(change)}; "
-             f"read -t 10 -r line < /dev/tty || line=NOTHING; printf %s \"$line\" > {typed}")  # fmt: skip
     reset = time.time() - 5
     usage_windows.note_limited(root, agent, credential, reset, "five_hour", "reading")
     usage_windows.take_slot(root, credential, "someone else", reset, 6.0)
-    payload = json.dumps(recorded("userpromptsubmit-input", project, prompt=AUTO_CONTINUE))
-    fleet_pane.run(["bash", "-c", inner], env={**env, "CLAUDE_USAGE_RESUME_INTERVAL": "6"}, cwd=project,
-                   input=payload)  # fmt: skip
-    assert json.loads((project / "hook.out").read_text())["decision"] == "block"
-    assert typed.read_text() == "NOTHING"
+    payload = json.dumps(recorded("userpromptsubmit-input", workdir, prompt=AUTO_CONTINUE))
+    hook = {"run": [str(BIN / "claude-hook"), "user-prompt-submit"], "stdin": payload}
+    fake.plan([hook, {"run": change}, {"read_keys": {"timeout": 12}}, {"wait": None}])
+    run = start_run(
+        pane=fleet_tmux, env={"CLAUDE_CONFIG_DIR": credential, "CLAUDE_USAGE_RESUME_INTERVAL": "6"}
+    )
+    keys = fake.wait_event("keys", timeout=30)
+    called = fake.events("run")
+    assert json.loads(called[0]["stdout"])["decision"] == "block" and called[1]["rc"] == 0, called
+    assert keys["text"] is None
+    os.kill(run.pid, signal.SIGTERM)
+    assert run.wait() == 143
 
 
 def test_a_limit_named_at_any_length_parks_the_agent_under_a_short_name(

@@ -155,9 +155,14 @@ class FleetWorld:
     # ------------------------------------------------------------------ commands
 
     def fleet(
-        self, *args: str, env: dict[str, str] | None = None, timeout: float = 60, socket: bool = True
+        self,
+        *args: str,
+        env: dict[str, str] | None = None,
+        timeout: float = 60,
+        socket: bool = True,
+        cwd: Path | None = None,
     ) -> subprocess.CompletedProcess[str]:
-        """Run ``fleet ARGS [--socket S]`` from the project, stdin not a terminal."""
+        """Run ``fleet ARGS [--socket S]`` from the project (or *cwd*), stdin not a terminal."""
         full = dict(self.env)
         full.update(env or {})
         extra = (
@@ -169,7 +174,7 @@ class FleetWorld:
             [str(BIN / "fleet"), *args, *extra],
             capture_output=True,
             text=True,
-            cwd=self.project,
+            cwd=cwd or self.project,
             env=full,
             timeout=timeout,
             stdin=subprocess.DEVNULL,
