@@ -47,10 +47,15 @@ TYPISTS = ("resume-at", "budget-renews")
 
 
 def spawn(command: str, args: list[str], env: t.Mapping[str, str]) -> int | None:
-    """Leave ``claude-hook COMMAND ARGS`` running detached; its pid, or None when it did not start."""
+    """Leave ``claude-hook COMMAND ARGS`` running detached, recorded as a typist
+    (:mod:`claude_shepherd.supervisor.session.typists`); its pid, or None when it did not start."""
+    from claude_shepherd.supervisor.session import typists
     from claude_shepherd.supervisor.session.programs import spawn_later
 
-    return spawn_later([sys.executable, "-I", "-S", MAIN, command, *args], env, 0)
+    pid = spawn_later([sys.executable, "-I", "-S", MAIN, command, *args], env, 0)
+    if pid is not None:
+        typists.record(pid, env)
+    return pid
 
 
 def is_typist(argv: t.Sequence[str]) -> bool:

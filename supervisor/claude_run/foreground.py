@@ -272,10 +272,13 @@ class ForegroundRunner:
         """End what the sweeps let be for the next Claude: the hooks' typists. claude-run exits for good
         (a quit, a give-up), so no Claude of its will read their keys; left running, one would type its
         prompt and Enter into whatever the pane runs next, a shell say."""
+        from claude_shepherd.supervisor.session import typists as records
+
         typists = our_typists()
         if not typists:
             return
         ended = end_processes(typists, self.grace)
+        records.forget_gone(os.environ)
         _reap_exited(None)
         if ended:
             self.say(

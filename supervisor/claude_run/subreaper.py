@@ -34,10 +34,17 @@ def leftovers(keep: t.Collection[int]) -> list[int]:
 
 
 def our_typists() -> set[int]:
-    """Our children that the hooks left waiting to type into this pane (:func:`is_typist`)."""
+    """Our children that the hooks left waiting to type into this pane: recorded so by the hook that
+    spawned each (:mod:`claude_shepherd.supervisor.session.typists`), and with a typist's command line. A
+    process that only says it is one (its command line rewritten) is ended with Claude's other leftovers."""
     from claude_shepherd.hooks.pane_typing import is_typist
+    from claude_shepherd.supervisor.session import typists
 
-    return {pid for pid in live_children(os.getpid()) if is_typist(_cmdline(pid))}
+    return {
+        pid
+        for pid in live_children(os.getpid())
+        if is_typist(_cmdline(pid)) and typists.recorded(pid, os.environ)
+    }
 
 
 def _cmdline(pid: int) -> list[str]:

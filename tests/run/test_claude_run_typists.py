@@ -30,12 +30,14 @@ PROMPT = budget_renewal.PROMPT.format(period="daily")
 def leave_typist(root: Path, agent: str, delay: float) -> dict[str, t.Any]:
     """The stand-in Claude's step that leaves a budget renewal's typist due in *delay* seconds for this
     pane, as the budget gate does (detached: its parent exits, claude-run adopts it)."""
-    main = claude_shepherd.hooks.MAIN
-    script = (
-        f'exec setsid -f "{sys.executable}" -I -S "{main}" {budget_renewal.COMMAND} "${{TMUX%%,*}}" "$TMUX_PANE" '
-        f'"$(( $(date +%s) + {delay:g} ))" "{root}" "{agent}" day </dev/null >/dev/null 2>&1'
+    code = (
+        "import os, time\n"
+        "from claude_shepherd.hooks import budget_renewal, pane_typing\n"
+        "socket, pane = os.environ['TMUX'].split(',')[0], os.environ['TMUX_PANE']\n"
+        f"args = [socket, pane, str(int(time.time() + {delay:g})), {str(root)!r}, {agent!r}, 'day']\n"
+        "pane_typing.spawn(budget_renewal.COMMAND, args, dict(os.environ))\n"
     )
-    return {"run": ["sh", "-c", script]}
+    return {"run": [sys.executable, "-c", code]}
 
 
 def paused(root: Path, agent: str) -> None:
@@ -115,4 +117,31 @@ def test_a_typist_waits_for_the_next_claude_to_read_the_keys_and_types_only_to_i
     assert keys["text"] == PROMPT
     assert PROMPT[:40] not in run.text, f"typed while no Claude read the keys:\n{run.text}"
     os.kill(run.pid, signal.SIGTERM)  # as fleet stop does
+    assert run.wait() == 143
+
+
+def test_a_process_that_only_looks_like_a_typist_is_ended_with_claudes_other_leftovers(
+    fake: FakeClaude, start_run: t.Callable[..., t.Any], fleet_tmux: FleetTmux, workdir: Path
+) -> None:
+    """A command line proves nothing: a process with a typist's command line that no hook recorded (an
+    agent's code can write its own, or be started so) is ended when Claude is relaunched, as anything
+    else Claude's tree left."""
+    root = workdir / "sessions"
+    paused(root, fleet_tmux.pane_id)
+    main = claude_shepherd.hooks.MAIN
+    unrecorded = (
+        f'exec setsid -f "{sys.executable}" -I -S "{main}" {budget_renewal.COMMAND} "${{TMUX%%,*}}" "$TMUX_PANE" '
+        f'"$(( $(date +%s) + 3600 ))" "{root}" "{fleet_tmux.pane_id}" day </dev/null >/dev/null 2>&1'
+    )
+    fake.plan(
+        [{"run": ["sh", "-c", unrecorded]}, {"mark": "left"}, {"wait": 1}, {"exit": 3}],
+        [{"mark": "second"}, {"wait": None}],
+    )
+    run = start_run(pane=fleet_tmux, env={"CLAUDE_RUN_BACKOFF": "1"})
+    fake.wait_event("mark", name="left")
+    (look_alike,) = wait_until(lambda: typists(root) or None, 15, "the look-alike")
+    fake.wait_event("mark", name="second", timeout=30)
+    look_alike.wait(timeout=15)
+    assert "Ended 1 leftover process of Claude's." in run.text, run.text
+    os.kill(run.pid, signal.SIGTERM)
     assert run.wait() == 143
