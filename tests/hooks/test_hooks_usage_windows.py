@@ -335,3 +335,103 @@ def test_a_limit_named_at_any_length_parks_the_agent_under_a_short_name(
     assert (done.returncode, done.stdout) == (0, "")
     mark = usage_windows.limited_of(usage_windows.read_agent(root, me()))
     assert mark is not None and mark["window"] == "opus_" * 8, mark
+
+
+def _at(seconds: float) -> tuple[str, float]:
+    """Claude's clock text for *seconds* from now (``3:47pm``, ``11pm`` on the hour) and that moment."""
+    when = time.localtime(time.time() + seconds)
+    minute = f":{when.tm_min:02d}" if when.tm_min else ""
+    return f"{when.tm_hour % 12 or 12}{minute}{'pm' if when.tm_hour >= 12 else 'am'}", time.mktime(
+        (*when[:5], 0, 0, 0, -1)
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "window"),
+    [
+        ("You've hit your limit · resets {at} (UTC)", "unknown"),  # 2.1.332, overage refused
+        ("You've hit your 5-hour limit · resets {at} (UTC) · progress saved", "five_hour"),
+        ("You've hit your session limit · resets {at} (UTC)", "five_hour"),
+        ("You've hit your Opus limit · resets {at} (UTC)", "seven_day_opus"),
+        ("You've hit your Sonnet limit · resets {at} (UTC)", "seven_day_sonnet"),
+        ("You've hit your usage limit · resets {at} (UTC)", "unknown"),
+        ("You're out of usage credits · resets {at} (UTC)", "unknown"),
+    ],
+)
+def test_every_usage_limit_form_the_cli_prints_parks_the_agent_in_a_fleet_pane_never_error(
+    project: Path, env: dict[str, str], fleet_pane: t.Any, text: str, window: str
+) -> None:
+    """The forms in the 2.1.328 and 2.1.332 binaries (``strings``): Claude's ``error`` is ``rate_limit``
+    for each, and that decides; the pane shows ``limited``, never ``error``, and the reset printed
+    (to the minute, in the zone printed) holds the agent."""
+    root = project / "sessions"
+    clock_text, moment = _at(2 * 3600 + 120)
+    payload = recorded(
+        "stopfailure-rate-limit.oauth", project, last_assistant_message=text.format(at=clock_text)
+    )
+    done = fleet_pane.run([str(BIN / "claude-hook"), "stop-failure"], env=env, cwd=project,
+                          input=json.dumps(payload))  # fmt: skip
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    assert fleet_pane.tmux("show-options", "-p", "-v", "-t", fleet_pane.pane, "@pane_notify") == "limited"
+    mark = usage_windows.limited_of(usage_windows.read_agent(root, fleet_pane.pane_id))
+    assert mark is not None and mark["window"] == window, mark
+    assert mark["until"] == pytest.approx(moment + 60, abs=1), "the end of the minute printed"
+
+
+def test_only_the_text_left_after_claudes_own_retries_is_an_error(
+    project: Path, env: dict[str, str], fleet_pane: t.Any
+) -> None:
+    text = "API Error: Request rejected (429) · This request would exceed your account's rate limit."
+    payload = recorded("stopfailure-rate-limit.oauth", project, last_assistant_message=text)
+    fleet_pane.run(
+        [str(BIN / "claude-hook"), "stop-failure"], env=env, cwd=project, input=json.dumps(payload)
+    )
+    assert fleet_pane.tmux("show-options", "-p", "-v", "-t", fleet_pane.pane, "@pane_notify") == "error"
+    assert usage_windows.read_agent(project / "sessions", fleet_pane.pane_id) is None
+
+
+def test_a_plain_limit_takes_the_window_the_reading_has_at_100_percent(
+    project: Path, env: dict[str, str]
+) -> None:
+    root = project / "sessions"
+    reset = int(time.time()) + 3 * 3600
+    limited = recorded("statusline-limited.oauth", project)
+    limited["rate_limits"]["five_hour"]["resets_at"] = reset
+    run("status-line", limited, env, cwd=project)
+    clock_text, _ = _at(3 * 3600)
+    text = f"You've hit your limit · resets {clock_text} (UTC)"
+    run("stop-failure", recorded("stopfailure-rate-limit.oauth", project, last_assistant_message=text), env,
+        cwd=project)  # fmt: skip
+    mark = usage_windows.limited_of(usage_windows.read_agent(root, me()))
+    assert mark is not None and (mark["window"], mark["until"], mark["source"]) == (
+        "five_hour",
+        reset,
+        "reading",
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("You've hit your weekly limit · resets Nov 27, 11pm (UTC)", (2026, 11, 27, 23, 0)),
+        ("You've hit your limit · resets 10pm (UTC)", (2026, 11, 25, 22, 0)),
+        ("You've hit your limit · resets 9:15am (UTC)", (2026, 11, 26, 9, 15)),  # tomorrow
+        ("You've hit your weekly limit · resets Dec 1, 2026, 1:05am (UTC)", (2026, 12, 1, 1, 5)),
+    ],
+)
+def test_the_reset_is_read_in_each_format_the_cli_prints(text: str, expected: tuple[int, ...]) -> None:
+    """Claude leaves the minutes out on the hour, dates a reset more than a day ahead and names the
+    year of one in another; it prints its own time zone."""
+    from datetime import UTC, datetime
+
+    now = datetime(2026, 11, 25, 12, 0, tzinfo=UTC).timestamp()
+    _, when = usage_windows.parse_message(text, now)
+    assert when is not None and datetime.fromtimestamp(when, UTC).timetuple()[:5] == expected
+
+
+def test_a_reset_printed_in_another_time_zone_is_read_in_that_zone() -> None:
+    from datetime import UTC, datetime
+
+    now = datetime(2026, 7, 1, 12, 0, tzinfo=UTC).timestamp()
+    _, when = usage_windows.parse_message("You've hit your 5-hour limit · resets 3:30pm (Europe/Berlin)", now)
+    assert when == datetime(2026, 7, 1, 13, 30, tzinfo=UTC).timestamp()  # CEST is UTC+2
