@@ -293,11 +293,15 @@ def note_limited(
     window: str,
     source: str,
     now: float | None = None,
+    held: float | None = None,
 ) -> dict[str, t.Any]:
-    """*agent* hit *window*'s limit; it reopens at *until* (known from *source*: ``reading`` or
-    ``message``; None: unknown)."""
+    """*agent* hit *window*'s limit; it reopens at *until* (known from *source*: ``reading``,
+    ``message``, or ``continue``: a continue prompt held with no mark before; None: unknown). *held*:
+    the slot at which a process of the hooks types its held continue prompt (hooks.usage_turn)."""
     now = time.time() if now is None else now
     limited = {"until": _reset(until, now), "window": window, "source": source, "since": round(now, 3)}
+    if held is not None:
+        limited["held"] = _reset(held, now)
     record = {"agent": agent, "credential": credential, "limited": limited}
     _write(root, AGENTS_DIRNAME, file_name(agent), record)
     return record

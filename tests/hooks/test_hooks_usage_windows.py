@@ -435,3 +435,80 @@ def test_a_reset_printed_in_another_time_zone_is_read_in_that_zone() -> None:
     now = datetime(2026, 7, 1, 12, 0, tzinfo=UTC).timestamp()
     _, when = usage_windows.parse_message("You've hit your 5-hour limit · resets 3:30pm (Europe/Berlin)", now)
     assert when == datetime(2026, 7, 1, 13, 30, tzinfo=UTC).timestamp()  # CEST is UTC+2
+
+
+CONTINUE_332 = (
+    "I hit my usage limit while you were working, but it has reset now. Please continue from where you left off.",
+    "My computer went to sleep while you were working. Please continue from where you left off.",
+)
+"""Continue prompts 2.1.332 types itself (read from its binary), besides the 2.1.328 one."""
+EARLY = (
+    "Your claude.ai usage is available again before the usage-limit reset. Continue the task you were working "
+    "on when the limit was reached; do not repeat work that is already complete."
+)
+WRAP_UP = (
+    "[Usage limit reached \u2014 grace window active. Wrap up: finish or checkpoint; don't start subagents or "
+    "long work.]"
+)
+"""The note Claude adds near a limit (both binaries): no continue prompt."""
+
+
+@pytest.mark.parametrize("prompt", CONTINUE_332, ids=["usage-limit", "slept"])
+def test_the_continue_prompts_of_2_1_332_are_held_for_their_slot_too(
+    project: Path, env: dict[str, str], prompt: str
+) -> None:
+    root, credential = project / "sessions", str(project.parent / "config-a")
+    reset = time.time() - 5
+    usage_windows.note_limited(root, me(), credential, reset, "five_hour", "reading")
+    usage_windows.take_slot(root, credential, "someone else", reset, 2.0)
+    began = time.monotonic()
+    done = run("user-prompt-submit", recorded("userpromptsubmit-input", project, prompt=prompt),
+               {**env, "CLAUDE_USAGE_RESUME_INTERVAL": "2"}, cwd=project)  # fmt: skip
+    assert (done.returncode, done.stdout) == (0, "")
+    assert time.monotonic() - began >= 1.5, "went on at once, beside the agent before it"
+    assert "limited" not in usage_windows.read_agent(root, me())
+
+
+def test_an_early_resume_goes_on_now_not_at_the_old_reset(project: Path, env: dict[str, str]) -> None:
+    """Usage came back before the reset: Claude says so and goes on; the mark, which waited for a
+    reset an hour ahead, goes too (else the agent shows limited, and a relaunch waits, until then)."""
+    root, credential = project / "sessions", str(project.parent / "config-a")
+    usage_windows.note_limited(root, me(), credential, time.time() + 3600, "five_hour", "reading")
+    began = time.monotonic()
+    done = run(
+        "user-prompt-submit", recorded("userpromptsubmit-input", project, prompt=EARLY), env, cwd=project
+    )
+    assert (done.returncode, done.stdout) == (0, "")
+    assert time.monotonic() - began < 1.5
+    assert "limited" not in usage_windows.read_agent(root, me()), "held until the old reset"
+
+
+def test_the_wrap_up_note_near_a_limit_is_no_continue_prompt(project: Path, env: dict[str, str]) -> None:
+    root, credential = project / "sessions", str(project.parent / "config-a")
+    usage_windows.note_limited(root, me(), credential, time.time() - 5, "five_hour", "reading")
+    usage_windows.take_slot(root, credential, "someone else", time.time() - 5, 3.0)
+    began = time.monotonic()
+    done = run("user-prompt-submit", recorded("userpromptsubmit-input", project, prompt=WRAP_UP),
+               {**env, "CLAUDE_USAGE_RESUME_INTERVAL": "3"}, cwd=project)  # fmt: skip
+    assert (done.returncode, done.stdout) == (0, "")
+    assert time.monotonic() - began < 1.5, "held like a continue prompt"
+    assert usage_windows.limited_of(usage_windows.read_agent(root, me())) is not None
+    assert me() not in usage_windows.read_slots(root)[credential]["agents"]
+
+
+def test_a_continue_prompt_blocked_for_an_agent_never_parked_is_typed_at_its_slot(
+    project: Path, env: dict[str, str], fleet_pane: t.Any
+) -> None:
+    """An agent whose limit showed as ``error`` has no mark; its continue prompt, blocked for a later
+    slot, was never typed again, since the typist types only for a parked agent: stuck for good."""
+    root, credential = project / "sessions", str(project.parent / "config-a")
+    typed = project / "typed.txt"
+    hook = [str(BIN / "claude-hook"), "user-prompt-submit"]
+    inner = f'{shlex.join(hook)} > {project}/hook.out; read -r line < /dev/tty; printf %s "$line" > {typed}'
+    usage_windows.take_slot(root, credential, "someone else", time.time(), 6.0)  # ours: 6 s after now
+    payload = json.dumps(recorded("userpromptsubmit-input", project, prompt=CONTINUE_332[0]))
+    fleet_pane.run(["sh", "-c", inner], env={**env, "CLAUDE_USAGE_RESUME_INTERVAL": "6"}, cwd=project,
+                   input=payload)  # fmt: skip
+    assert json.loads((project / "hook.out").read_text())["decision"] == "block"
+    wait_until(lambda: typed.exists() or None, 15, "the continue prompt typed into the pane")
+    assert typed.read_text() == usage_turn.CONTINUE_TEXT
