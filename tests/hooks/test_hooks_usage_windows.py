@@ -512,3 +512,45 @@ def test_a_continue_prompt_blocked_for_an_agent_never_parked_is_typed_at_its_slo
     assert json.loads((project / "hook.out").read_text())["decision"] == "block"
     wait_until(lambda: typed.exists() or None, 15, "the continue prompt typed into the pane")
     assert typed.read_text() == usage_turn.CONTINUE_TEXT
+
+
+def _notify(fleet_pane: t.Any, project: Path, env: dict[str, str], kind: str, message: str) -> str:
+    """Run ``claude-hook notification`` in the pane, which shows ``limited``; the pane's state after."""
+    fleet_pane.tmux("set-option", "-p", "-t", fleet_pane.pane, "@pane_notify", "limited")
+    payload = {"session_id": "s", "cwd": str(project), "hook_event_name": "Notification",
+               "message": message, "notification_type": kind}  # fmt: skip
+    done = fleet_pane.run([str(BIN / "claude-hook"), "notification"], env=env, cwd=project,
+                          input=json.dumps(payload))  # fmt: skip
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    return fleet_pane.tmux("show-options", "-p", "-v", "-t", fleet_pane.pane, "@pane_notify")
+
+
+def test_claudes_own_auto_continue_pages_nobody_and_needs_nobody(
+    project: Path, env: dict[str, str], fleet_pane: t.Any
+) -> None:
+    """Every parked agent of the account gets ``quota_auto_resume_fired`` within the same minute: each
+    marked needs-you paged the person once per agent, for nothing they had to do."""
+    for message in ("Usage limit reset \u2014 Claude is continuing your task",
+                    "Usage limit available \u2014 Claude is continuing your task"):  # fmt: skip
+        assert _notify(fleet_pane, project, env, "quota_auto_resume_fired", message) == "limited"
+    assert "@pane_alerted" not in fleet_pane.tmux("show-options", "-p", "-t", fleet_pane.pane), "paged"
+
+
+DROPPED = (
+    "Automatic continue did not run \u2014 the continuation was blocked before it reached the model; send a "
+    "prompt to continue"
+)
+
+
+def test_a_continuation_our_hold_blocked_needs_nobody_but_one_nobody_types_does(
+    project: Path, env: dict[str, str], fleet_pane: t.Any
+) -> None:
+    """Claude says a blocked continue prompt needs a prompt; the hold's typist sends it at the slot, so
+    the agent does not need the person then. Blocked by anything else, it does."""
+    root, credential = project / "sessions", str(project.parent / "config-a")
+    agent = fleet_pane.pane_id
+    usage_windows.note_limited(root, agent, credential, time.time() - 5, "five_hour", "reading",
+                               held=time.time() + 60)  # fmt: skip
+    assert _notify(fleet_pane, project, env, "quota_auto_resume_disabled", DROPPED) == "limited"
+    usage_windows.clear_limited(root, agent)
+    assert _notify(fleet_pane, project, env, "quota_auto_resume_disabled", DROPPED) == "needs-you"
