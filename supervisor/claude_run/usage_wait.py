@@ -118,8 +118,9 @@ class UsageGate:
         return None
 
     def before_launch(self) -> Wait | None:
-        """A window of the credential at or above the wait threshold: wait for its reset."""
-        if self.ignore:
+        """A window of the credential at or above the wait threshold: wait for its reset (never for a
+        credential of no windows: an API key is not held by a subscription's window)."""
+        if self.ignore or uw.windowless(self.credential):
             return None
         percent = uw.wait_percent(self.env)
         worst = uw.closed(self._windows(), percent, self.wall())

@@ -3,9 +3,10 @@
 Claude Code shows a subscription's usage windows (a 5-hour window, a weekly one, per-model weeks…)
 only in the status line's ``rate_limits`` (OAuth or gateway logins; nothing under an API key), and
 only after a reply in that process. Every agent's status line hands us its copy, so the fleet keeps
-the latest reading of each window here, per *credential* — the agent's Claude config directory
-(``$CLAUDE_CONFIG_DIR``, else ``~/.claude``), which is what holds a login; its path names it, never a
-secret. Files under ``<sessions root>/.shepherd/usage/``:
+the latest reading of each window here, per *credential* — the one the agent's Claude actually uses
+(:func:`credential_of`: an API key, a token, a gateway's token by a digest, never the secret; else the
+Claude config directory, ``$CLAUDE_CONFIG_DIR`` or ``~/.claude``, which holds a login). An API-key
+agent is never held by a subscription's window read from the same config directory. Files under ``<sessions root>/.shepherd/usage/``:
 
 * ``credentials/<slug>.json``: ``{"credential": PATH, "windows": {NAME: {"used_percentage",
   "resets_at", "seen_at"}}, "alerted": {NAME: [RESETS_AT, PERCENT…]}}``;
@@ -73,13 +74,61 @@ IGNORE_ENV = "CLAUDE_USAGE_IGNORE"
 # --------------------------------------------------------------------------- credentials
 
 
+CLOUD_ENV = ("CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY")
+WINDOWLESS = ("api-key:", "auth-token:", "cloud:")
+"""Credentials of no usage window: Claude reports none under them, and no subscription's window holds them."""
+
+
 def credential_of(env: t.Mapping[str, str]) -> str:
-    """The agent's Claude config directory: ``$CLAUDE_CONFIG_DIR`` (absolute), else ``$HOME/.claude``."""
+    """The credential the agent's Claude actually uses, as Claude Code picks it: a cloud provider
+    (``cloud:bedrock``), ``$ANTHROPIC_AUTH_TOKEN`` (``gateway:HOST:ID`` for a Claude gateway's token,
+    else ``auth-token:ID``), ``$ANTHROPIC_API_KEY`` (``api-key:ID``), ``$CLAUDE_CODE_OAUTH_TOKEN``
+    (``oauth-token:ID``), else the login kept in its config directory: ``$CLAUDE_CONFIG_DIR``
+    (absolute), else ``$HOME/.claude``. An ID is a digest of the secret, never the secret."""
+    for name in CLOUD_ENV:
+        if env.get(name, "").strip().lower() in ("1", "true", "yes"):
+            return "cloud:" + name.rsplit("_", 1)[1].lower()
+    token = env.get("ANTHROPIC_AUTH_TOKEN", "")
+    if token:
+        if _gateway_token(token):
+            host = re.sub(r"^[a-z]+://|[/?#].*$", "", env.get("ANTHROPIC_BASE_URL", ""))[:80] or "default"
+            return f"gateway:{host}:{_digest(token)}"
+        return f"auth-token:{_digest(token)}"
+    for name, kind in (("ANTHROPIC_API_KEY", "api-key"), ("CLAUDE_CODE_OAUTH_TOKEN", "oauth-token")):
+        if env.get(name, ""):
+            return f"{kind}:{_digest(env[name])}"
     configured = env.get(CONFIG_DIR_ENV, "")
     if configured and os.path.isabs(configured):
         return os.path.normpath(configured)
     home = env.get("HOME", "") or os.path.expanduser("~")
     return os.path.normpath(os.path.join(home, ".claude"))
+
+
+def windowless(credential: str) -> bool:
+    """Does *credential* have no usage windows (an API key, a plain token, a cloud provider)?"""
+    return credential.startswith(WINDOWLESS)
+
+
+def _digest(secret: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(secret.encode("utf-8", "surrogateescape")).hexdigest()[:12]
+
+
+def _gateway_token(token: str) -> bool:
+    """Is *token* a Claude gateway's (a JWT whose audience is ``claude-gateway``), whose windows Claude
+    reports as a subscription's?"""
+    parts = token.split(".")
+    if len(parts) != 3 or len(parts[1]) > 8192:
+        return False
+    import base64
+
+    try:
+        payload = json.loads(base64.urlsafe_b64decode(parts[1] + "=" * (-len(parts[1]) % 4)))
+    except (ValueError, TypeError):
+        return False
+    audience = payload.get("aud") if isinstance(payload, dict) else None
+    return audience == "claude-gateway" or (isinstance(audience, list) and "claude-gateway" in audience)
 
 
 def file_name(name: str) -> str:
@@ -88,7 +137,9 @@ def file_name(name: str) -> str:
 
 
 def shown_credential(path: str, home: str | None = None) -> str:
-    """*path* with the home directory written ``~``."""
+    """*path* with the home directory written ``~`` (a credential that is no path, as it is)."""
+    if not path.startswith("/"):
+        return path
     home = home if home is not None else os.path.expanduser("~")
     if home and home != "/" and (path == home or path.startswith(home.rstrip("/") + "/")):
         return "~" + path[len(home.rstrip("/")) :]

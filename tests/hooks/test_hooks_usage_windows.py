@@ -554,3 +554,29 @@ def test_a_continuation_our_hold_blocked_needs_nobody_but_one_nobody_types_does(
     assert _notify(fleet_pane, project, env, "quota_auto_resume_disabled", DROPPED) == "limited"
     usage_windows.clear_limited(root, agent)
     assert _notify(fleet_pane, project, env, "quota_auto_resume_disabled", DROPPED) == "needs-you"
+
+
+def test_a_reading_is_kept_for_the_credential_claude_uses_not_its_config_dir(
+    project: Path, env: dict[str, str]
+) -> None:
+    """Under ``CLAUDE_CODE_OAUTH_TOKEN`` or a Claude gateway's token the windows are that login's; the
+    config directory of the same agent keeps no reading (an API-key agent beside it is not held)."""
+    import base64
+
+    root = project / "sessions"
+    payload = base64.urlsafe_b64encode(json.dumps({"aud": "claude-gateway"}).encode()).decode().rstrip("=")
+    gateway = {
+        "ANTHROPIC_AUTH_TOKEN": f"e30.{payload}.sig",
+        "ANTHROPIC_BASE_URL": "https://gw.example:8443/v1",
+    }
+    for extra in ({"CLAUDE_CODE_OAUTH_TOKEN": "sk-ant-oat01-x"}, gateway):
+        line = recorded("statusline.oauth", project)
+        line["rate_limits"]["five_hour"]["resets_at"] = time.time() + 3600
+        run("status-line", line, {**env, **extra}, cwd=project)
+        credential = usage_windows.credential_of(extra)
+        assert usage_windows.read_credential(root, credential) is not None, credential
+        assert usage_windows.read_agent(root, me())["credential"] == credential
+    assert usage_windows.credential_of(gateway).startswith("gateway:gw.example:8443:")
+    assert usage_windows.read_credential(root, str(project.parent / "config-a")) is None
+    assert usage_windows.windowless(usage_windows.credential_of({"ANTHROPIC_API_KEY": "k"}))
+    assert usage_windows.windowless(usage_windows.credential_of({"ANTHROPIC_AUTH_TOKEN": "plain"}))
