@@ -34,7 +34,7 @@ from claude_shepherd.supervisor.claude_run.claude_args import ClaudeArgs, launch
 from claude_shepherd.supervisor.claude_run.crashloop import CrashPolicy, CrashTracker, RestartBudget
 from claude_shepherd.supervisor.claude_run.foreground import Outcome
 from claude_shepherd.supervisor.claude_run.launch_decision import Plan, short
-from claude_shepherd.supervisor.claude_run.usage_wait import CONTINUE_PROMPT, UsageGate
+from claude_shepherd.supervisor.claude_run.usage_wait import CONTINUE_PROMPT, LOOK_EVERY, UsageGate, Wait
 from claude_shepherd.supervisor.claude_run.worktree import Worktree, creating
 
 
@@ -196,10 +196,22 @@ class Supervisor:
             return True
         self.say(f"Not starting Claude yet: {self.usage.describe(wait)}")
         self.usage.park(wait)
-        if not self.runner.pause(max(0.0, wait.go_at - time.time())):
+        if not self._pause_for(wait, stopped=False):
             return False
         self.usage.gone_on()
         return True
+
+    def _pause_for(self, wait: Wait, *, stopped: bool) -> bool:
+        """Wait until *wait* is over: its moment came, or it no longer stands (cleared by a person, or
+        the window reopened early); False when a stop signal came meanwhile."""
+        assert self.usage is not None
+        while (left := wait.go_at - time.time()) > 0:
+            if not self.runner.pause(min(left, LOOK_EVERY)):
+                return False
+            if time.time() < wait.go_at and not self.usage.still(wait, stopped=stopped):
+                self.say("The usage wait no longer stands (cleared, or the window reopened early): going on")
+                break
+        return self.runner.stop_signal is None
 
     def _after_usage_limit(self, plan: Plan, outcome: Outcome) -> Plan | bool | None:
         """The next launch when *outcome* was a usage-limit stop (after waiting for the reset and the
@@ -211,7 +223,7 @@ class Supervisor:
             return False
         self.tracker.healthy_run(outcome.uptime)  # not a crash, and not counted as one
         self.say(f"Claude exited with status {outcome.status}: {self.usage.describe(wait, stopped=True)}")
-        if not self.runner.pause(max(0.0, wait.go_at - time.time())) or self.runner.stop_signal is not None:
+        if not self._pause_for(wait, stopped=True) or self.runner.stop_signal is not None:
             return None
         self.usage.gone_on()
         self.say("The usage window reopened: going on")

@@ -259,6 +259,43 @@ def read_credentials(root: Path) -> list[dict[str, t.Any]]:
     return out
 
 
+def read_agents(root: Path) -> list[dict[str, t.Any]]:
+    """Every agent's record under *root* (for ``fleet usage``)."""
+    try:
+        names = sorted(os.listdir(_dir(root, AGENTS_DIRNAME)))
+    except OSError:
+        return []
+    found = [_read(root, AGENTS_DIRNAME, name) for name in names[:4096] if name.endswith(".json")]
+    return [record for record in found if record is not None and isinstance(record.get("agent"), str)]
+
+
+def forget_credential(root: Path, credential: str) -> None:
+    """Drop *credential*'s reading and its resume slots (a person cleared it: ``fleet usage --clear``)."""
+    fd = index_records.opened(root, _folder(CREDENTIALS_DIRNAME))
+    if fd is not None:
+        try:
+            os.unlink(file_name(credential), dir_fd=fd)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+    import fcntl
+
+    try:
+        os.makedirs(_dir(root), exist_ok=True)
+        lock = os.open(os.path.join(_dir(root), SLOTS_FILE + ".lock"),
+                       os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)  # fmt: skip
+    except OSError:
+        return
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        slots = _read(root, None, SLOTS_FILE) or {}
+        if credential in slots:
+            _write(root, None, SLOTS_FILE, {k: v for k, v in slots.items() if k != credential})
+    finally:
+        os.close(lock)
+
+
 def read_agent(root: Path, agent: str) -> dict[str, t.Any] | None:
     return _read(root, AGENTS_DIRNAME, file_name(agent), ("agent", agent))
 
