@@ -7,7 +7,9 @@ watches them — one ``list-panes`` and a read of each pane's own process tree p
 the whole process table: the agents starting up need the CPU more) — until
 each one's ``claude-run`` runs a Claude that has stayed up for a moment, its
 pane dies, or the time is up. A pane that died is reported with its exit
-status and its last lines, which say why.
+status and its last lines, which say why. A ``claude-run`` that holds its
+launch for a usage window (supervisor.claude_run.usage_wait: it marks its
+agent ``limited``) is no failure: it waits, and until when is said.
 """
 
 from __future__ import annotations
@@ -43,6 +45,9 @@ class Outcome:
     running: bool
     detail: str
     last_lines: tuple[str, ...] = ()
+    waiting: str = ""
+    """What its claude-run waits for before it starts Claude (``waiting for the 5-hour window until 22:49
+    (UTC)``): not running, and no failure."""
 
 
 def default_wait(env: t.Mapping[str, str] | None = None) -> float:
@@ -73,6 +78,41 @@ def _look(pane: PaneInfo | None, table: pr.Table, now: float, settle: float) -> 
     if now - claude.create_time < settle:
         return False, f"Claude (pid {claude.pid}) has only just started"
     return True, f"claude-run {supervisor.pid}, Claude {claude.pid}"
+
+
+def usage_wait(pane: PaneInfo | None, table: pr.Table, now: float | None = None) -> str:
+    """``waiting for the 5-hour window until 22:49 (UTC)`` when the pane's claude-run holds its launch for
+    a usage window (its agent's ``limited`` mark, written since it started, stands), else ""."""
+    if pane is None or pane.dead or not pane.identity:
+        return ""
+    supervisor = next((p for p in table.descendants(pane.pid) if p.is_supervisor), None)
+    if supervisor is None or table.claude_of(supervisor) is not None:
+        return ""
+    from claude_shepherd.fleet.status import sessions_root_of
+    from claude_shepherd.supervisor.session import usage_windows as uw
+
+    now = time.time() if now is None else now
+    record = uw.read_agent(sessions_root_of(pane, supervisor, None), pane.identity)
+    mark = uw.limited_of(record, now)
+    since = mark.get("since") if mark else None
+    if mark is None or not isinstance(since, (int, float)) or since < supervisor.create_time - 1:
+        return ""
+    until = mark.get("until")
+    window = f"the {uw.window_words(str(mark.get('window') or uw.UNKNOWN))} window"
+    if not isinstance(until, (int, float)):
+        return f"waiting for {window} to reopen"
+    zone = time.strftime("%Z", time.localtime(until))
+    return f"waiting for {window} until {uw.clock(until, now)}{f' ({zone})' if zone else ''}"
+
+
+def waiting(
+    server: FleetServer, pane_ids: t.Collection[str], *, procs: pr.Processes = pr.LOCAL
+) -> dict[str, str]:
+    """Of *pane_ids*, those whose claude-run waits for a usage window, and what it waits for."""
+    panes = {p.pane_id: p for p in list_panes(server) if p.pane_id in pane_ids and not p.dead}
+    table = procs.trees(p.pid for p in panes.values())
+    found = {pane_id: usage_wait(pane, table) for pane_id, pane in panes.items()}
+    return {pane_id: text for pane_id, text in found.items() if text}
 
 
 def wait_running(
@@ -109,8 +149,11 @@ def wait_running(
                 and clock() - dead_since.setdefault(pane_id, clock()) < STATUS_GRACE
             ):
                 continue  # its exit status is on its way (a loaded machine may take a moment to reap it)
+            held = "" if up else usage_wait(pane, table, now)
             if up:
                 outcomes[pane_id] = Outcome(pane_id, True, detail)
+            elif held:
+                outcomes[pane_id] = Outcome(pane_id, False, detail, waiting=held)
             elif pane is None or pane.dead or last_round:
                 lines = tuple(line for line in pane_history(server, pane_id, 200)
                               if line.strip() and not line.startswith(DEAD_BANNER))[-LAST_LINES:]  # fmt: skip

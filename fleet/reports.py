@@ -46,9 +46,13 @@ class PaneOutcome:
     """What was seen instead of running, or what running looked like."""
     last_lines: tuple[str, ...] = ()
     """The screen's last lines of an agent not running."""
+    waiting: str = ""
+    """What its claude-run waits for before it starts Claude (a usage window, until when): no failure."""
 
     def lines(self, width: int) -> list[str]:
         head = f"  {self.name:<{width}}  {self.action}{f' ({self.detail})' if self.detail else ''}"
+        if self.waiting:
+            return [f"{head}, {self.waiting}"]
         if self.running is None:
             return [head + (" (not checked: --wait 0)" if self.launched else "")]
         if self.running:
@@ -113,14 +117,18 @@ class StartReport:
 
     @property
     def not_running(self) -> list[str]:
-        return [p.name for p in self.panes if p.running is False]
+        return [p.name for p in self.panes if p.running is False and not p.waiting]
 
     def lines(self) -> list[str]:
         width = _width(self.panes)
         lines = [line for pane in self.panes for line in pane.lines(width)]
         if self.failure() is None:
             if self.reconciled and not self.changed:
-                lines.append("Nothing to do: every agent is running.")
+                held = any(p.waiting for p in self.panes)
+                lines.append(
+                    "Nothing to do: every agent is running"
+                    + (" or waiting for a usage window (`fleet usage` says which)." if held else ".")
+                )
             lines += self.then.lines() if self.then else []
         return lines
 
