@@ -30,7 +30,7 @@ import os
 import re
 import time
 
-from claude_shepherd.supervisor.env import CONFIG_DIR_ENV
+from claude_shepherd.supervisor.env import CONFIG_DIR_ENV, CREDENTIAL_ENV
 from claude_shepherd.supervisor.session import index_records
 
 TYPE_CHECKING = False
@@ -74,6 +74,9 @@ IGNORE_ENV = "CLAUDE_USAGE_IGNORE"
 # --------------------------------------------------------------------------- credentials
 
 
+_NAMED = re.compile(
+    r"(?:api-key|auth-token|oauth-token):[0-9a-f]{12}|gateway:[^\s:]{1,80}:[0-9a-f]{12}|cloud:[a-z]{1,20}|/[^\x00-\x1f]{0,4000}"
+)
 CLOUD_ENV = ("CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY")
 WINDOWLESS = ("api-key:", "auth-token:", "cloud:")
 """Credentials of no usage window: Claude reports none under them, and no subscription's window holds them."""
@@ -84,7 +87,13 @@ def credential_of(env: t.Mapping[str, str]) -> str:
     (``cloud:bedrock``), ``$ANTHROPIC_AUTH_TOKEN`` (``gateway:HOST:ID`` for a Claude gateway's token,
     else ``auth-token:ID``), ``$ANTHROPIC_API_KEY`` (``api-key:ID``), ``$CLAUDE_CODE_OAUTH_TOKEN``
     (``oauth-token:ID``), else the login kept in its config directory: ``$CLAUDE_CONFIG_DIR``
-    (absolute), else ``$HOME/.claude``. An ID is a digest of the secret, never the secret."""
+    (absolute), else ``$HOME/.claude``. An ID is a digest of the secret, never the secret.
+
+    Claude keeps ``$CLAUDE_CODE_OAUTH_TOKEN`` from its hooks and status line (seen with 2.1.328 and
+    2.1.332), so claude-run names the credential for them in ``$CLAUDE_SHEPHERD_CREDENTIAL``, which wins."""
+    named = env.get(CREDENTIAL_ENV, "")
+    if _NAMED.fullmatch(named):
+        return named
     for name in CLOUD_ENV:
         if env.get(name, "").strip().lower() in ("1", "true", "yes"):
             return "cloud:" + name.rsplit("_", 1)[1].lower()

@@ -167,3 +167,19 @@ def test_an_oauth_token_agent_is_held_by_its_own_tokens_window_not_the_config_di
     os.kill(run.pid, signal.SIGTERM)
     assert run.wait(timeout=30) == 143, run.text
     assert fake.starts() == []
+
+
+def test_the_hooks_keep_an_oauth_token_agents_reading_where_claude_run_looks(
+    fake: FakeClaude, start_run, workdir: Path
+) -> None:
+    """Claude keeps ``$CLAUDE_CODE_OAUTH_TOKEN`` from its hooks (2.1.328 and 2.1.332): the status line took
+    the agent for its config directory's login, claude-run looked under the token's name."""
+    token = "sk-ant-oat01-test-token"
+    line = status_line(workdir, time.time() + 3600, used=97)
+    scrubbed = {"CLAUDE_CODE_OAUTH_TOKEN": None}
+    fake.plan([{"run": [str(BIN / "claude-hook"), "status-line"], "stdin": json.dumps(line), "env": scrubbed},
+               {"exit": 0}])  # fmt: skip
+    run = start_run(env={"CLAUDE_CODE_OAUTH_TOKEN": token})
+    assert run.wait(timeout=30) == 0, run.text
+    credential = usage_windows.credential_of({"CLAUDE_CODE_OAUTH_TOKEN": token})
+    assert usage_windows.read_credential(workdir / "sessions", credential) is not None
