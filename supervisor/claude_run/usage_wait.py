@@ -173,8 +173,17 @@ class UsageGate:
         return True
 
     def gone_on(self) -> None:
+        """The wait is over: the mark goes, and the pane no longer shows ``limited`` (the next Claude's
+        hooks say what it does; one idle at its prompt would show limited for good)."""
         if self.agent is not None:
             uw.clear_limited(self.root, self.agent)
+        from claude_shepherd.supervisor.session.identity import fleet_socket
+        from claude_shepherd.supervisor.session.programs import run_tmux
+        from claude_shepherd.supervisor.tmux_names import state_commands
+
+        socket = fleet_socket(self.env)
+        if socket is not None:
+            run_tmux(socket, state_commands(self.env["TMUX_PANE"], ""), self.env)
 
     def describe(self, wait: Wait, *, stopped: bool = False) -> str:
         """What claude-run says while it waits: after a usage-limit stop (*stopped*: the window is closed,

@@ -86,3 +86,7 @@ def test_fleet_usage_clear_lets_the_agents_a_reading_holds_go_on(world: FleetWor
         lambda: world.starts("A") and world.starts("B"), 20, "both agents once the reading was cleared"
     )
     assert usage_windows.read_credential(world.project / "sessions", str(world.config)) is None
+    panes = {row["label"]: row["pane"] for row in rows(world).values()}
+    for label in "AB":
+        state = world.tmux("show-options", "-p", "-v", "-t", panes[label], "@pane_notify", check=False)
+        assert state != "limited", f"{label}'s border still limited once its Claude started"
