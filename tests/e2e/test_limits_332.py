@@ -5,7 +5,7 @@ with no reason given (``anthropic-ratelimit-unified-overage-status: rejected``, 
 ``overage-disabled-reason``): our parser wanted a word before ``limit``, so such agents showed ``error``.
 It refuses to start, exit 1 and one line on standard error, when managed settings set
 ``disableSideloadFlags`` and the launch names ``--plugin-dir``: claude-run relaunched it until its
-crash limit. The cached 2.1.332 binary is used as it is (``CLAUDE_BIN``); without it these are skipped.
+crash limit. The tests ask for 2.1.332 (``claude_version``); where it cannot be had they are skipped.
 """
 
 from __future__ import annotations
@@ -20,28 +20,13 @@ from pathlib import Path
 import pytest
 from support.waiting import wait_until
 
-from .cli import MODEL, Tmux, cache_dir
+from .cli import MODEL, Tmux
 from .mock_api import UNIFIED, MockAPI, Turn
 from .test_headless import install_hooks
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.claude_version("2.1.332")]
 
 BIN = Path(sys.executable).parent
-VERSION = "2.1.332"
-
-
-@pytest.fixture(scope="module")
-def claude_332() -> Path:
-    """The cached 2.1.332 binary (not installed here: tests/e2e/cli.py pins 2.1.328)."""
-    binary = (
-        cache_dir().parent / f"claude-code-{VERSION}/node_modules/@anthropic-ai/claude-code-linux-x64/claude"
-    )
-    if not binary.is_file():
-        pytest.skip(f"Claude Code {VERSION} is not cached at {binary}")
-    done = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=60)
-    if VERSION not in done.stdout:
-        pytest.skip(f"{binary} is not Claude Code {VERSION}: {done.stdout.strip()}")
-    return binary
 
 
 def plain_limit(reset_in: int) -> Turn:
@@ -53,12 +38,11 @@ def plain_limit(reset_in: int) -> Turn:
 
 
 def test_the_plain_limit_of_2_1_332_parks_the_agent_and_is_no_crash(
-    world, mock_api: MockAPI, env_for, claude_332: Path
+    world, mock_api: MockAPI, env_for, claude_bin: Path
 ) -> None:
     mock_api.script(plain_limit(3600))
     env = env_for(oauth=True, CLAUDE_RUN_CRASH_LIMIT="1")  # one crash would give up
-    env["CLAUDE_BIN"] = str(claude_332)
-    shown = subprocess.run([str(claude_332), "-p", "--dangerously-skip-permissions", "--model", MODEL, "go on"],
+    shown = subprocess.run([str(claude_bin), "-p", "--dangerously-skip-permissions", "--model", MODEL, "go on"],
                            env=env, cwd=world.project, capture_output=True, text=True, timeout=120)  # fmt: skip
     assert shown.returncode == 1 and shown.stdout.startswith("You've hit your limit · resets "), shown.stdout
 
@@ -88,14 +72,13 @@ def test_the_plain_limit_of_2_1_332_parks_the_agent_and_is_no_crash(
 
 
 def test_a_start_up_refusal_of_2_1_332_ends_claude_run_once_with_its_reason(
-    world, mock_api: MockAPI, env_for, claude_332: Path, tmux: Tmux
+    world, mock_api: MockAPI, env_for, tmux: Tmux
 ) -> None:
     """In ``-p`` (Claude's standard error a pipe) and full-screen in a pane (a terminal): one launch,
     one line naming ``sideload_flags_disabled``, exit 78; never a crash loop."""
     plugin = world.home / "plugin"
     plugin.mkdir()
     env = env_for(CLAUDE_RUN_CRASH_LIMIT="3")
-    env["CLAUDE_BIN"] = str(claude_332)
     # --managed-settings=JSON in one word: claude-run takes an option it does not know for a flag alone
     refused = [
         "--managed-settings=" + json.dumps({"disableSideloadFlags": True}),
