@@ -119,9 +119,16 @@ def windowless(credential: str) -> bool:
 
 
 def _digest(secret: str) -> str:
-    import hashlib
-
-    return hashlib.sha256(secret.encode("utf-8", "surrogateescape")).hexdigest()[:12]
+    """A short SHA-256 of *secret*, from the interpreter's own module where it has one (hashlib loads
+    OpenSSL: milliseconds on every status line render of an API-key agent outside claude-run)."""
+    try:
+        from _sha2 import sha256  # type: ignore[import-not-found]
+    except ImportError:
+        try:
+            from _sha256 import sha256  # type: ignore[import-not-found]
+        except ImportError:
+            from hashlib import sha256
+    return str(sha256(secret.encode("utf-8", "surrogateescape")).hexdigest())[:12]
 
 
 def _gateway_token(token: str) -> bool:
