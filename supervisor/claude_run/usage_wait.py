@@ -155,10 +155,10 @@ class UsageGate:
         if not stopped:  # once the window reopened, the agent waits for its turn
             return now >= wait.until or uw.closed(self._windows(), uw.wait_percent(self.env), now) is not None
         record = uw.read_agent(self.root, self.agent) if self.agent else None
-        mark = uw.limited_of(record, now)
-        if self.agent is not None and mark is None:
+        mark = record.get("limited") if record else None  # as written: its turn may come long after
+        if self.agent is not None and not isinstance(mark, dict):
             return False
-        since = mark.get("since") if mark else None
+        since = mark.get("since") if isinstance(mark, dict) else None
         window = self._windows().get(wait.window)
         if isinstance(window, dict) and isinstance(since, (int, float)):
             seen = window.get("seen_at")
