@@ -32,7 +32,7 @@ class Refusal:
     retry_once: bool = False
 
     def message(self) -> str:
-        return f"Claude refused to start ({self.reason}: {self.said}); {self.fix}"
+        return f"Claude refused to start ({self.reason}: {self.said.rstrip('.')}); {self.fix}"
 
 
 _FORMS: tuple[tuple[str, re.Pattern[str], str, bool], ...] = (
