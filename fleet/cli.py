@@ -5,6 +5,7 @@
     fleet status [LAYOUT] [--json]       one row per pane
     fleet budget [LAYOUT] [--pane P | --window W] [--set USD | --add USD]
                                          budgets and spend; raise one, and paused agents go on
+    fleet usage [LAYOUT] [--clear CRED]  usage windows per credential; forget a reading and its waits
     fleet ls                             the fleets started here, running or stopped
     fleet pane-id                        this pane's identity (session:window:label)
     fleet doctor [LAYOUT] [--fix]        orphans, stale bindings, duplicate labels, hooks
@@ -70,6 +71,7 @@ def _app() -> typer.Typer:
         start,
         status,
         stop,
+        usage,
         watch,
         worktree,
     )
@@ -92,6 +94,7 @@ def _app() -> typer.Typer:
     app.command()(restart.restart)
     app.command()(status.status)
     app.command()(budget.budget)
+    app.command()(usage.usage)
     app.command()(ls.ls)
     app.command()(watch.watch)
     app.command("pane-id")(pane_id.pane_id)

@@ -189,6 +189,8 @@ class LocalFleet:
             if launched and timeout > 0
             else {}
         )
+        kept = {p.pane_id for p in result.panes if p.action == "running" and p.pane_id not in launched}
+        held = readiness.waiting(server, kept) if kept else {}
         panes = []
         for pane in result.panes:
             outcome = outcomes.get(pane.pane_id) if pane.pane_id in launched else None
@@ -201,7 +203,8 @@ class LocalFleet:
                     running=None if outcome is None else outcome.running,
                     why="" if outcome is None else outcome.detail,
                     last_lines=() if outcome is None or outcome.running else tuple(outcome.last_lines),
-                    waiting="" if outcome is None else outcome.waiting,
+                    waiting=outcome.waiting if outcome is not None else held.get(pane.pane_id, ""),
+                    dialog="" if outcome is None else outcome.dialog,
                 )
             )
         return tuple(panes)

@@ -11,7 +11,9 @@ status and its last lines, which say why. A Claude that stayed up but waits at
 one of Claude Code's startup dialogs (its folder's trust, say: no hook of it
 has run) is not running either: it is reported with what it waits for
 (:mod:`claude_shepherd.fleet.dialogs`). A Claude no hook has heard from is
-watched for twice the settling time, long enough to draw a dialog.
+watched for twice the settling time, long enough to draw a dialog. A ``claude-run`` that holds its
+launch for a usage window (supervisor.claude_run.usage_wait: it marks its
+agent ``limited``) is no failure: it waits, and until when is said.
 """
 
 from __future__ import annotations
@@ -49,6 +51,9 @@ class Outcome:
     detail: str
     last_lines: tuple[str, ...] = ()
     waiting: str = ""
+    """What its claude-run waits for before it starts Claude (``waiting for the 5-hour window until 22:49
+    (UTC)``): not running, and no failure."""
+    dialog: str = ""
     """The dialog its Claude waits at (not running, yet alive): ``trust dialog for /path``."""
 
 
@@ -82,6 +87,41 @@ def _look(
     if now - claude.create_time < settle:
         return False, f"Claude (pid {claude.pid}) has only just started", claude
     return True, f"claude-run {supervisor.pid}, Claude {claude.pid}", claude
+
+
+def usage_wait(pane: PaneInfo | None, table: pr.Table, now: float | None = None) -> str:
+    """``waiting for the 5-hour window until 22:49 (UTC)`` when the pane's claude-run holds its launch for
+    a usage window (its agent's ``limited`` mark, written since it started, stands), else ""."""
+    if pane is None or pane.dead or not pane.identity:
+        return ""
+    supervisor = next((p for p in table.descendants(pane.pid) if p.is_supervisor), None)
+    if supervisor is None or table.claude_of(supervisor) is not None:
+        return ""
+    from claude_shepherd.fleet.status import sessions_root_of
+    from claude_shepherd.supervisor.session import usage_windows as uw
+
+    now = time.time() if now is None else now
+    record = uw.read_agent(sessions_root_of(pane, supervisor, None), pane.identity)
+    mark = uw.limited_of(record, now)
+    since = mark.get("since") if mark else None
+    if mark is None or not isinstance(since, (int, float)) or since < supervisor.create_time - 1:
+        return ""
+    until = mark.get("until")
+    window = f"the {uw.window_words(str(mark.get('window') or uw.UNKNOWN))} window"
+    if not isinstance(until, (int, float)):
+        return f"waiting for {window} to reopen"
+    zone = time.strftime("%Z", time.localtime(until))
+    return f"waiting for {window} until {uw.clock(until, now)}{f' ({zone})' if zone else ''}"
+
+
+def waiting(
+    server: FleetServer, pane_ids: t.Collection[str], *, procs: pr.Processes = pr.LOCAL
+) -> dict[str, str]:
+    """Of *pane_ids*, those whose claude-run waits for a usage window, and what it waits for."""
+    panes = {p.pane_id: p for p in list_panes(server) if p.pane_id in pane_ids and not p.dead}
+    table = procs.trees(p.pid for p in panes.values())
+    found = {pane_id: usage_wait(pane, table) for pane_id, pane in panes.items()}
+    return {pane_id: text for pane_id, text in found.items() if text}
 
 
 def wait_running(
@@ -120,7 +160,7 @@ def wait_running(
             up, detail, claude = looks[pane_id]
             if pane_id in at_dialog:
                 outcomes[pane_id] = Outcome(
-                    pane_id, False, f"waiting: {at_dialog[pane_id]}", (), at_dialog[pane_id]
+                    pane_id, False, f"waiting: {at_dialog[pane_id]}", dialog=at_dialog[pane_id]
                 )
                 pending.remove(pane_id)
                 continue
@@ -133,8 +173,11 @@ def wait_running(
                 and clock() - dead_since.setdefault(pane_id, clock()) < STATUS_GRACE
             ):
                 continue  # its exit status is on its way (a loaded machine may take a moment to reap it)
+            held = "" if up else usage_wait(pane, table, now)
             if up:
                 outcomes[pane_id] = Outcome(pane_id, True, detail)
+            elif held:
+                outcomes[pane_id] = Outcome(pane_id, False, detail, waiting=held)
             elif pane is None or pane.dead or last_round:
                 lines = tuple(line for line in pane_history(server, pane_id, 200)
                               if line.strip() and not line.startswith(DEAD_BANNER))[-LAST_LINES:]  # fmt: skip

@@ -47,16 +47,20 @@ class PaneOutcome:
     last_lines: tuple[str, ...] = ()
     """The screen's last lines of an agent not running."""
     waiting: str = ""
+    """What its claude-run waits for before it starts Claude (a usage window, until when): no failure."""
+    dialog: str = ""
     """The dialog of Claude Code's an agent not running waits at (``trust dialog for /path``)."""
 
     def lines(self, width: int) -> list[str]:
         head = f"  {self.name:<{width}}  {self.action}{f' ({self.detail})' if self.detail else ''}"
+        if self.waiting:
+            return [f"{head}, {self.waiting}"]
         if self.running is None:
             return [head + (" (not checked: --wait 0)" if self.launched else "")]
         if self.running:
             return [f"{head}, running ({self.why})"]
-        if self.waiting:
-            return [f"{head}, but NOT RUNNING: waiting: {self.waiting}"]
+        if self.dialog:
+            return [f"{head}, but NOT RUNNING: waiting: {self.dialog}"]
         return [
             f"{head}, but NOT RUNNING: {self.why}",
             *(f"  {'':<{width}}  | {line}" for line in self.last_lines),
@@ -117,19 +121,23 @@ class StartReport:
 
     @property
     def not_running(self) -> list[str]:
-        return [p.name for p in self.panes if p.running is False and not p.waiting]
+        return [p.name for p in self.panes if p.running is False and not p.waiting and not p.dialog]
 
     @property
     def at_dialog(self) -> list[PaneOutcome]:
         """The agents whose Claude waits at one of Claude Code's dialogs."""
-        return [p for p in self.panes if p.running is False and p.waiting]
+        return [p for p in self.panes if p.running is False and p.dialog]
 
     def lines(self) -> list[str]:
         width = _width(self.panes)
         lines = [line for pane in self.panes for line in pane.lines(width)]
         if self.failure() is None:
             if self.reconciled and not self.changed:
-                lines.append("Nothing to do: every agent is running.")
+                held = any(p.waiting for p in self.panes)
+                lines.append(
+                    "Nothing to do: every agent is running"
+                    + (" or waiting for a usage window (`fleet usage` says which)." if held else ".")
+                )
             lines += self.then.lines() if self.then else []
         return lines
 
@@ -151,7 +159,7 @@ class StartReport:
             label = waiting[0].name.rsplit(":", 1)[-1]
             return FleetFailure(
                 f"{len(waiting)} agent(s) wait at a dialog of Claude Code's: "
-                f"{', '.join(f'{p.name} ({p.waiting})' for p in waiting)}; answer it in the pane: "
+                f"{', '.join(f'{p.name} ({p.dialog})' for p in waiting)}; answer it in the pane: "
                 f"`fleet attach {self.fleet} --pane {label}` (trust only a folder you mean the agents to work in); "
                 f"`fleet status {self.fleet}` shows when they run"
             )

@@ -28,7 +28,7 @@ from claude_shepherd.supervisor.session.identity import start_token
 from claude_shepherd.supervisor.session.lookup import Found, sessions_on_pane, sessions_owned_by
 from claude_shepherd.supervisor.session.numbers import PID_MAX, parse_decimal
 from claude_shepherd.supervisor.session.paths import sessions_root
-from claude_shepherd.supervisor.tmux_names import STOPPED, UNKNOWN
+from claude_shepherd.supervisor.tmux_names import LIMITED, STOPPED, UNKNOWN
 
 MAX_AMOUNT = 1e9
 """Larger percents or dollars in a pane option are not believed (shown as unknown)."""
@@ -166,9 +166,11 @@ def _windows(value: t.Any) -> dict[str, dict[str, float]] | None:
     return out
 
 
-def usage_of(root: Path, identity: str | None) -> dict[str, t.Any]:
-    """The usage fields of a pane's row: its agent's credential, that credential's windows, and the
-    agent's ``limited`` mark and turn (supervisor.session.usage_windows; empty when none recorded)."""
+def usage_of(root: Path, identity: str | None, *, went_on: bool = False) -> dict[str, t.Any]:
+    """The usage fields of a pane's row: its agent's credential, that credential's windows not yet past
+    their reset (a reading says nothing after it), and the agent's ``limited`` mark and turn
+    (supervisor.session.usage_windows; empty when none recorded). *went_on*: its Claude runs and its
+    pane shows another state than limited, so a mark still standing is stale."""
     from claude_shepherd.supervisor.session import usage_windows as uw
 
     record = uw.read_agent(root, identity) if identity else None
@@ -176,8 +178,12 @@ def usage_of(root: Path, identity: str | None) -> dict[str, t.Any]:
     if not isinstance(credential, str):
         return {}
     reading = uw.read_credential(root, credential) or {}
-    out: dict[str, t.Any] = {"credential": credential, "usage_windows": _windows(reading.get("windows"))}
-    mark = uw.limited_of(record)
+    now = time.time()
+    current = {
+        name: w for name, w in (_windows(reading.get("windows")) or {}).items() if w["resets_at"] > now
+    }
+    out: dict[str, t.Any] = {"credential": credential, "usage_windows": current}
+    mark = None if went_on else uw.limited_of(record)
     if mark is not None:
         until = mark.get("until")
         out["limited_until"] = uw.moment(until)
@@ -294,7 +300,7 @@ def pane_rows(
                 budget_scope=spending.get("scope"),
                 budget_spent=spending.get("budget_spent"),
                 paused=bool(spending.get("paused")),
-                **usage_of(root, pane.identity),
+                **usage_of(root, pane.identity, went_on=claude is not None and pane.notify != LIMITED),
                 worktree=tree.name if tree else None,
                 branch=tree.branch if tree else None,
                 unsaved=tree.unsaved if tree else None,

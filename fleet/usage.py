@@ -14,6 +14,8 @@ from claude_shepherd.supervisor.session import usage_windows as uw
 from claude_shepherd.supervisor.session.paths import sessions_root
 
 if t.TYPE_CHECKING:
+    from pathlib import Path
+
     from claude_shepherd.fleet.layout import Layout
 
 
@@ -41,3 +43,72 @@ def notice(spec: Layout, env: t.Mapping[str, str] | None = None) -> list[str]:
         if line not in lines:
             lines.append(line)
     return lines
+
+
+def roots_of(layout_arg: str | None) -> list[Path]:
+    """The sessions roots whose usage records ``fleet usage`` reads: the layout's (its windows on this
+    machine), else the current directory's."""
+    if layout_arg is None:
+        return [sessions_root()]
+    from claude_shepherd.fleet.target import load
+
+    spec = load(layout_arg)
+    return sorted({sessions_root(cwd=str(w.root)) for w in spec.windows if w.host is None})
+
+
+def readings(roots: t.Sequence[Path], now: float | None = None) -> list[str]:
+    """A line per credential recorded under *roots*: its windows (a reading past its reset says so) and
+    the agents a usage limit holds."""
+    import time
+
+    now = time.time() if now is None else now
+    lines: list[str] = []
+    for root in roots:
+        for record in uw.read_credentials(root):
+            credential = record["credential"]
+            shown = []
+            for name, window in sorted(record["windows"].items()):
+                used, resets = window.get("used_percentage"), uw.moment(window.get("resets_at"))
+                if not isinstance(used, (int, float)) or resets is None:
+                    continue
+                when = "resets" if resets > now else "reset at"
+                shown.append(f"{name} {used:g}% ({when} {uw.clock(resets, now)})")
+            held = [
+                a for a in uw.read_agents(root) if a.get("credential") == credential and uw.limited_of(a, now)
+            ]
+            line = f"{uw.shown_credential(credential)}: {', '.join(shown) or 'no window'}"
+            if held:
+                line += f"; holds {', '.join(str(a.get('agent')) for a in held)}"
+            lines.append(line)
+    return lines
+
+
+def clear(roots: t.Sequence[Path], credential: str) -> tuple[list[str], int]:
+    """Forget *credential*'s reading (``all``: every one) under *roots*, with the ``limited`` marks of
+    its agents and its resume slots: the credentials cleared (as shown), and how many agents it held.
+
+    A claude-run waiting for that window looks again within
+    :data:`~claude_shepherd.supervisor.claude_run.usage_wait.LOOK_EVERY` seconds and goes on; an
+    interactive Claude waiting out the limit by itself goes on when Claude does."""
+    import os
+
+    home = os.path.expanduser("~")
+    cleared: list[str] = []
+    held = 0
+    for root in roots:
+        names = [
+            record["credential"]
+            for record in uw.read_credentials(root)
+            if credential in ("all", record["credential"], uw.shown_credential(record["credential"], home))
+        ]
+        for agent in uw.read_agents(root):
+            mine = agent.get("credential")
+            if credential == "all" or mine in names or mine == credential:
+                if isinstance(mine, str) and mine not in names:
+                    names.append(mine)  # held by a mark though no reading is kept
+                held += "limited" in agent
+                uw.clear_limited(root, agent["agent"])
+        for name in names:
+            uw.forget_credential(root, name)
+            cleared.append(uw.shown_credential(name, home))
+    return sorted(set(cleared)), held

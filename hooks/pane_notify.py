@@ -353,7 +353,13 @@ def usage_alert(
 # --------------------------------------------------------------------------- hook events
 
 IDLE_NOTIFICATIONS = frozenset({"idle_prompt"})
-QUIET_NOTIFICATIONS = frozenset({"auth_success"})
+QUIET_NOTIFICATIONS = frozenset({"auth_success", "quota_auto_resume_fired"})
+"""Nobody is needed: a login went through; Claude goes on by itself after a usage limit (its
+auto-continue, at the reset or early: ``Usage limit reset — Claude is continuing your task``). The
+continue prompt it sends shows the agent working (or held for its turn: hooks.usage_turn)."""
+DROPPED = "quota_auto_resume_disabled"
+BLOCKED = "blocked before it reached the model"
+"""Claude's words when a UserPromptSubmit hook blocked its continue prompt (``continuation-dropped``)."""
 
 
 def notification_state(raw: bytes) -> str | None:
@@ -414,11 +420,38 @@ def run_stop(raw: bytes, env: t.Mapping[str, str]) -> str:
 
 
 def run_notification(raw: bytes, env: t.Mapping[str, str]) -> str:
-    """``claude-hook notification``: Claude waits for the person — needs-you (or done when idle)."""
+    """``claude-hook notification``: Claude waits for the person — needs-you (or done when idle); not
+    when Claude goes on by itself, nor for a continue prompt our hold blocked and will type again."""
     state = notification_state(raw)
+    if state == NEEDS_YOU and BLOCKED.encode() in raw and held_by_us(raw, env):
+        state = None
     if state is not None:
         publish(unless_overflowed(state, raw, env), env=env)
     return ""
+
+
+def held_by_us(raw: bytes, env: t.Mapping[str, str]) -> bool:
+    """Is this Claude's "automatic continue did not run" for a continue prompt the usage hold blocked
+    (hooks.usage_turn), whose typist will send it at the agent's slot? Then nobody is needed."""
+    import json
+
+    try:
+        data = json.loads(raw or b"{}")
+        if not isinstance(data, dict) or data.get("notification_type") != DROPPED:
+            return False
+        from claude_shepherd.hooks.locate import claimant, locate
+        from claude_shepherd.hooks.protocol import parse_input
+        from claude_shepherd.supervisor.session import pane_records, usage_windows
+
+        inp = parse_input(raw)
+        caller = locate(inp.cwd, env)
+        where = pane_records.spot(caller.pane, claimant(env, caller.pid, caller.token))
+        record = usage_windows.read_agent(caller.root, where[0]) if where is not None else None
+        limited = record.get("limited") if record else None
+        held = limited.get("held") if isinstance(limited, dict) else None
+        return isinstance(held, (int, float)) and held > time.time() - 60
+    except Exception:
+        return False  # when in doubt, the person is told
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -21,6 +21,10 @@ from claude_shepherd.hooks.protocol import (
 )
 from claude_shepherd.supervisor import tmux_names
 
+CONTINUE_MARKERS = (b"usage limit has reset", b"usage is available again", b"while you were working")
+"""Words of every continue prompt Claude types itself after a usage limit (hooks.usage_turn): a cheap
+look before that module is loaded."""
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
     import typing as t
@@ -36,7 +40,7 @@ def run(raw: bytes, env: t.Mapping[str, str]) -> str:
         paused = None  # no cost it could not read stops an agent
     if paused is not None:
         return block_prompt(paused)
-    if b"usage limit has reset" in raw:  # Claude's own auto-continue: each parked agent in its turn
+    if any(marker in raw for marker in CONTINUE_MARKERS):  # each parked agent in its turn
         from claude_shepherd.hooks.usage_turn import hold
 
         held = hold(raw, env)

@@ -2,7 +2,9 @@
 
 Claude Code runs the ``StopFailure`` hook once per failed turn, after its retries, with ``error``
 (``rate_limit``, ``authentication_failed``, ``billing_error``, ``server_error``…) and the text it
-showed (``You've hit your 5-hour limit · resets 3:47pm (UTC)``). For a usage limit the agent is
+showed (``You've hit your 5-hour limit · resets 3:47pm (UTC)``, on 2.1.332 also ``You've hit your limit ·
+resets 10:49pm (UTC)``). A ``rate_limit`` is a usage limit unless Claude's own retries of it ran out
+(``API Error: …``, an API key's). For a usage limit the agent is
 recorded ``limited`` until the window reopens — the reset read from the credential's latest reading
 of that window when it has one (exact, epoch seconds), else parsed from the text (to the minute, in
 local time: the end of that minute, never too early) — and its fleet pane shows ``limited``; claude-run reads the record to wait for the reset
@@ -28,22 +30,35 @@ if TYPE_CHECKING:
     import typing as t
 
 RATE_LIMIT = "rate_limit"
+RETRIED = "API Error"
+"""How Claude's text begins when its own retries of a 429 ran out: an API key's (or a plain token's) rate
+limit, ``API Error: Request rejected (429) · …``, which no usage window of ours explains."""
 
 
 def limit_of(
-    message: str, windows: t.Mapping[str, t.Any], now: float
+    error: str, message: str, windows: t.Mapping[str, t.Any], now: float
 ) -> tuple[str, float | None, str] | None:
-    """``(window, reset, source)`` of a usage-limit stop, or None when *message* is no usage limit
-    (an API key's plain 429, which Claude already retried)."""
-    window, parsed = usage_windows.parse_message(message, now)
-    at_limit = usage_windows.closed(windows, 100.0, now)
-    if window == "unknown" and at_limit is None:
+    """``(window, reset, source)`` of a usage-limit stop, or None when it was none.
+
+    Claude's ``error`` decides (``rate_limit``), not its prose, which each version words anew: every
+    form it prints for a subscription's limit (supervisor.session.usage_windows.parse_message) is a
+    usage limit, and so is a text not known yet; only the text Claude leaves after its own retries
+    (``API Error: …``) is not. The reset is the credential's reading of that window when it stands at
+    100 % (exact), else the one printed (to the minute: its end, never too early), else the reading of
+    any window at 100 %, else unknown."""
+    if error != RATE_LIMIT or message.lstrip().startswith(RETRIED):
         return None
+    window, parsed = usage_windows.parse_message(message, now)
     known = windows.get(window) if isinstance(windows.get(window), dict) else None
     if known is not None and usage_windows.closed({window: known}, 100.0, now) is not None:
         return window, float(known["resets_at"]), "reading"
+    at_limit = usage_windows.closed(windows, 100.0, now)
+    if window == usage_windows.UNKNOWN and at_limit is not None:
+        if parsed is None or abs(parsed + 60 - at_limit[2]) <= usage_windows.SAME_RESET:
+            return at_limit[0], at_limit[2], "reading"
+        return at_limit[0], parsed + 60, "message"
     if parsed is not None:
-        return window, parsed + 60, "message"  # printed to the minute: its end, never too early
+        return window, parsed + 60, "message"
     if at_limit is not None:
         return at_limit[0], at_limit[2], "reading"
     return window, None, "message"
@@ -51,7 +66,8 @@ def limit_of(
 
 def run(raw: bytes, env: t.Mapping[str, str]) -> str:
     inp = parse_input(raw)
-    if inp.text("error") != RATE_LIMIT:
+    error = inp.text("error")
+    if error != RATE_LIMIT:
         pane_notify.publish(ERROR, env=env)
         return ""
     now = time.time()
@@ -60,7 +76,7 @@ def run(raw: bytes, env: t.Mapping[str, str]) -> str:
     record = usage_windows.read_credential(caller.root, credential) or {}
     windows = record.get("windows")
     windows = windows if isinstance(windows, dict) else {}
-    limit = limit_of(inp.text("last_assistant_message"), windows, now)
+    limit = limit_of(error, inp.text("last_assistant_message"), windows, now)
     if limit is None:
         pane_notify.publish(ERROR, env=env)
         return ""

@@ -1,9 +1,13 @@
-"""After a usage-limit reset, parked agents go on one at a time: the UserPromptSubmit hook holds Claude's own auto-continue.
+"""After a usage-limit reset, parked agents go on one at a time: the UserPromptSubmit hook holds the continue prompts Claude types itself.
 
 Interactively under a subscription, Claude waits out a usage limit by itself and, 30–90 s after the
-reset, continues: it sends ``Your claude.ai usage limit has reset. Continue the task…`` as a prompt
-— through the UserPromptSubmit hook, before the request (observed with the real CLI 2.1.328;
-tests/e2e/test_usage_windows.py). Every agent of the account does so within the same minute, and each
+reset, continues: it sends a continue prompt through the UserPromptSubmit hook, before the request
+(observed with the real CLI 2.1.328; tests/e2e/test_usage_windows.py). The prompts it may send, read
+from the 2.1.328 and 2.1.332 binaries (:data:`RESET_STARTS`, :data:`EARLY_STARTS`): ``Your claude.ai
+usage limit has reset. Continue the task…``; ``Your claude.ai usage is available again before the
+usage-limit reset…`` (usage came back early: the agent goes on *now*, not at the old reset); on 2.1.332
+also ``I hit my usage limit while you were working, but it has reset now…`` and ``My computer went to
+sleep while you were working…``. Every agent of the account does so within the same minute, and each
 resume re-sends its whole context. So this hook gives each parked agent a slot (supervisor.session
 .usage_windows.take_slot: the first at the reset, each next one ``$CLAUDE_USAGE_RESUME_INTERVAL``
 seconds later, 60 by default) and
@@ -11,14 +15,17 @@ seconds later, 60 by default) and
 * within :data:`HOLD_MAX` seconds of its slot, waits for it and lets the prompt through;
 * later than that, in a fleet pane, blocks the prompt (nothing reaches the API) and leaves a process
   of its own that types the continue prompt into the pane at the slot (``claude-hook resume-at``); that
-  prompt comes back here at its slot and goes through;
+  prompt comes back here at its slot and goes through. A prompt is blocked only together with the
+  record that process types for (the agent's ``limited`` mark, with the slot as ``held``): an agent
+  never parked by a StopFailure (shown ``error`` by an older parser, say) is not left blocked for good;
 * outside a fleet there is nobody to type it: the prompt goes through (Claude's jitter is all the
   spread there is).
 
 A hook must answer within its timeout (10 s; our deadline is 6 s), hence the block and the retyping
 rather than one long wait. Only a prompt that *is* a continue prompt — one line that begins as Claude's
-or claude-run's does — is held: a person's prompt that quotes one, or says more on another line, goes
-through untouched. What is typed back is always our own :data:`CONTINUE_TEXT`, never the text the hook
+or claude-run's does — is held: a person's prompt that quotes one, says more on another line, or
+Claude's wrap-up note near a limit (``[Usage limit reached — grace window active…]``) goes through
+untouched. What is typed back is always our own :data:`CONTINUE_TEXT`, never the text the hook
 was given: keys typed into a pane are input to Claude (a line break sends, a line starting ``!`` runs a
 shell command). Standard library only.
 """
@@ -37,8 +44,16 @@ if TYPE_CHECKING:
 
 AUTO_CONTINUE = "usage limit has reset. Continue the task"
 """What Claude's own auto-continue prompt says (``Your claude.ai usage limit has reset. Continue …``)."""
-CONTINUE_STARTS = ("Your claude.ai " + AUTO_CONTINUE, "Your " + AUTO_CONTINUE)
-"""How a continue prompt begins: Claude's own auto-continue, and claude-run's after it waited."""
+RESET_STARTS = (
+    "Your claude.ai " + AUTO_CONTINUE,
+    "Your " + AUTO_CONTINUE,  # claude-run's, after it waited (supervisor.claude_run.usage_wait)
+    "I hit my usage limit while you were working, but it has reset now.",  # 2.1.332
+    "My computer went to sleep while you were working.",  # 2.1.332: it slept through the reset
+)
+"""How a continue prompt after a reset begins."""
+EARLY_STARTS = ("Your claude.ai usage is available again before the usage-limit reset.",)
+"""How Claude's continue prompt begins when usage came back before the reset: the agent goes on now."""
+CONTINUE_STARTS = RESET_STARTS + EARLY_STARTS
 CONTINUE_MAX = 400
 """A continue prompt is one short line (Claude's is 150 characters)."""
 CONTINUE_TEXT = (
@@ -58,6 +73,11 @@ def is_auto_continue(prompt: str) -> bool:
     return len(text) <= CONTINUE_MAX and text.isprintable() and text.startswith(CONTINUE_STARTS)
 
 
+def is_early(prompt: str) -> bool:
+    """Is *prompt* Claude's continue prompt of usage that came back before the reset?"""
+    return prompt.strip().startswith(EARLY_STARTS)
+
+
 def hold(raw: bytes, env: t.Mapping[str, str], now: float | None = None) -> str | None:
     """None: let the prompt through (after waiting for the slot, if it is near); else the block answer."""
     inp = parse_input(raw)
@@ -73,24 +93,30 @@ def hold(raw: bytes, env: t.Mapping[str, str], now: float | None = None) -> str 
     credential = usage_windows.credential_of(env)
     mark = usage_windows.limited_of(usage_windows.read_agent(caller.root, agent), now)
     until = mark.get("until") if mark else None
-    reset = float(until) if isinstance(until, (int, float)) else now
+    # An early resume goes on now: usage is back, whatever reset the mark waited for.
+    reset = float(until) if isinstance(until, (int, float)) and not is_early(prompt) else now
     slot = usage_windows.take_slot(
         caller.root, credential, agent, reset, usage_windows.resume_interval(env), now
     )
     wait = slot - now
-    if wait <= HOLD_MAX or caller.pane is None:
-        if 0 < wait <= HOLD_MAX:
-            time.sleep(wait)
-        usage_windows.clear_limited(caller.root, agent)
-        return None
-    from claude_shepherd.hooks import pane_typing
     from claude_shepherd.supervisor.session.identity import fleet_socket
 
     socket = fleet_socket(env)
+    if wait <= HOLD_MAX or caller.pane is None or socket is None:
+        if 0 < wait <= HOLD_MAX:
+            time.sleep(wait)
+        usage_windows.clear_limited(caller.root, agent)  # nobody would type it later: it goes now
+        return None
+    from claude_shepherd.hooks import pane_typing
+
+    # What the typist types for, written before the block: it types only while this mark stands.
+    window = str(mark.get("window") or usage_windows.UNKNOWN) if mark else usage_windows.UNKNOWN
+    source = str(mark.get("source") or "continue") if mark else "continue"
+    usage_windows.note_limited(caller.root, agent, credential, reset, window, source, now, held=slot)
     pane = env.get("TMUX_PANE", "")
-    args = [socket or "", pane, f"{slot:.3f}", str(caller.root), agent]
-    started = socket is not None and pane_typing.spawn(RESUME_AT, args, env) is not None
-    if not started:
+    args = [socket, pane, f"{slot:.3f}", str(caller.root), agent]
+    if pane_typing.spawn(RESUME_AT, args, env) is None:
+        usage_windows.clear_limited(caller.root, agent)
         return None
     import json
 

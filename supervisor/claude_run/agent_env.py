@@ -7,6 +7,9 @@
 * ``CLAUDE_SESSIONS_DIR`` — the absolute sessions root, so hooks, the status
   line and Bash tools agree even after the agent ``cd``\\ s elsewhere.
 * ``WATCHDOG_PID`` — set per launch by :mod:`claude_shepherd.supervisor.claude_run.foreground`.
+* ``CLAUDE_SHEPHERD_CREDENTIAL`` — the credential Claude uses, by the name the usage windows are kept
+  under (supervisor.session.usage_windows.credential_of): Claude keeps ``$CLAUDE_CODE_OAUTH_TOKEN``
+  from its hooks, which would otherwise take the agent for its config directory's login.
 * ``PATH`` — the ``session`` command of *this* installation must be found by
   the agent's Bash tool. Putting the whole virtualenv ``bin`` first would also
   hand the agent our ``python`` and ``pip``, so a private directory holding
@@ -26,6 +29,7 @@ from pathlib import Path
 from claude_shepherd.supervisor.claude_run.claude_bin import which
 from claude_shepherd.supervisor.env import (
     BUDGET_USD_ENV,
+    CREDENTIAL_ENV,
     SESSION_REQUIRED_ENV,
     SESSIONS_DIR_ENV,
     SUPERVISOR_PID_ENV,
@@ -33,6 +37,7 @@ from claude_shepherd.supervisor.env import (
     WORKTREE_ENV,
 )
 from claude_shepherd.supervisor.session.private_dir import is_private_dir
+from claude_shepherd.supervisor.session.usage_windows import credential_of
 
 SESSION_COMMAND = "session"
 NESTED_MARKERS = ("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT")
@@ -108,6 +113,8 @@ def claude_environment(
     env[SESSIONS_DIR_ENV] = str(sessions_root)
     env.pop(WATCHDOG_PID_ENV, None)
     env.pop(WORKTREE_ENV, None)  # claude-run's own request (it passes --worktree), not Claude's tools'
+    env.pop(CREDENTIAL_ENV, None)  # named anew from what this Claude is given, never a caller's name
+    env[CREDENTIAL_ENV] = credential_of(env)
     for marker in NESTED_MARKERS:  # claude-run starts a Claude of its own, never one nested in a caller's
         env.pop(marker, None)
     env["PATH"], warning = path_with_session(env)

@@ -36,6 +36,7 @@ import time
 import typing as t
 from dataclasses import dataclass
 
+from claude_shepherd.supervisor.claude_run.stderr_tail import StderrTail
 from claude_shepherd.supervisor.claude_run.subreaper import (
     HOOK_FINISH,
     end_processes,
@@ -80,6 +81,8 @@ class Outcome:
     ended: float
     stopped_by: int | None
     """The signal that told the supervisor to stop (SIGTERM/SIGHUP), if any."""
+    said: str = ""
+    """The end of what Claude wrote to its standard error (supervisor.claude_run.stderr_tail)."""
 
     @property
     def uptime(self) -> float:
@@ -199,19 +202,32 @@ class ForegroundRunner:
         old_quit = signal.signal(signal.SIGQUIT, signal.SIG_IGN)
         terminal = _save_terminal()
         watchdog: WatchdogHandle | None = None
+        tail: StderrTail | None = None
+        said = ""
         try:
             watchdog = WatchdogHandle.start(supervisor_pid=self.supervisor_pid, grace=self.grace)
             child_env = dict(env)
             child_env[WATCHDOG_PID_ENV] = str(watchdog.pid)
+            tail = StderrTail.open()
+            actions = [(os.POSIX_SPAWN_DUP2, tail.child_fd, 2)] if tail is not None else []
             started = self.clock()
-            pid = os.posix_spawn(path, argv, child_env, setsigdef=CHILD_DEFAULT_SIGNALS, setsigmask=set())
+            try:
+                pid = os.posix_spawn(path, argv, child_env, setsigdef=CHILD_DEFAULT_SIGNALS, setsigmask=set(),
+                                     file_actions=actions)  # fmt: skip
+            finally:
+                if tail is not None:
+                    tail.spawned()
             self._child, self._watchdog = pid, watchdog
             watchdog.arm(pid)
             if self.stop_signal is not None:
                 self._forward(self.stop_signal)  # it arrived while we were spawning
             status = self._reap(pid, watchdog)
             ended = self.clock()
+            said = tail.finish() if tail is not None else ""
+            tail = None
         finally:
+            if tail is not None:
+                tail.finish()
             signal.setitimer(signal.ITIMER_REAL, 0)
             self._child = None
             self._watchdog = None
@@ -223,7 +239,7 @@ class ForegroundRunner:
             _restore_terminal(terminal)
             signal.signal(signal.SIGINT, old_int)
             signal.signal(signal.SIGQUIT, old_quit)
-        return Outcome(status, started, ended, self.stop_signal)
+        return Outcome(status, started, ended, self.stop_signal, said)
 
     @staticmethod
     def _reap(pid: int, watchdog: WatchdogHandle | None) -> int:

@@ -7,14 +7,16 @@ heuristic ran first and dropped them, G5/R5):
 1. **stopped** — SIGTERM/SIGHUP reached the supervisor: exit with Claude's status;
 2. **requested restart** — a session we own has ``killRequested`` and a
    ``restartPrompt``: relaunch fresh with that prompt (S4, S6);
-3. **usage limit** — Claude stopped at the account's usage window (its StopFailure hook marked the
+3. **refused to start** — Claude exited 1 saying why on its standard error, for a reason no
+   retry fixes (supervisor.claude_run.refusals): end with that line, status 78;
+4. **usage limit** — Claude stopped at the account's usage window (its StopFailure hook marked the
    agent ``limited``, or ``-p`` exited 1 with the window at 100 %): not a crash; wait for the reset
    and the agent's turn, then go on in the same conversation (supervisor.claude_run.usage_wait);
-4. **resume refused** — the launch used ``--resume`` and Claude exited 1 within
+5. **resume refused** — the launch used ``--resume`` and Claude exited 1 within
    ``resume_window`` seconds (``No conversation found with session ID``):
    relaunch once, fresh;
-5. **user quit** — exit 0: ``Goodbye.``, exit 0;
-6. **crash** — anything else: relaunch after a back-off, resuming our own
+6. **user quit** — exit 0: ``Goodbye.``, exit 0;
+7. **crash** — anything else: relaunch after a back-off, resuming our own
    conversation when safe, or give up after too many crashes in a row.
 
 The process side (spawning, signals, the watchdog) is behind the *runner*
@@ -34,7 +36,8 @@ from claude_shepherd.supervisor.claude_run.claude_args import ClaudeArgs, launch
 from claude_shepherd.supervisor.claude_run.crashloop import CrashPolicy, CrashTracker, RestartBudget
 from claude_shepherd.supervisor.claude_run.foreground import Outcome
 from claude_shepherd.supervisor.claude_run.launch_decision import Plan, short
-from claude_shepherd.supervisor.claude_run.usage_wait import CONTINUE_PROMPT, UsageGate
+from claude_shepherd.supervisor.claude_run.refusals import REFUSED_STATUS, refusal_in
+from claude_shepherd.supervisor.claude_run.usage_wait import CONTINUE_PROMPT, LOOK_EVERY, UsageGate, Wait
 from claude_shepherd.supervisor.claude_run.worktree import Worktree, creating
 
 
@@ -111,6 +114,8 @@ class Supervisor:
         self.give_up: GiveUp | None = None
         self.recorded_at_launch: str | None = None
         self.usage: UsageGate | None = None
+        self.refused: set[str] = set()
+        """Start-up refusals already retried once (supervisor.claude_run.refusals)."""
         self.launched_at = 0.0
         """Wall-clock time of the last launch (a StopFailure mark newer than it is this Claude's)."""
         """The conversation recorded for the pane (or this claude-run) when the last Claude was launched."""
@@ -196,10 +201,22 @@ class Supervisor:
             return True
         self.say(f"Not starting Claude yet: {self.usage.describe(wait)}")
         self.usage.park(wait)
-        if not self.runner.pause(max(0.0, wait.go_at - time.time())):
+        if not self._pause_for(wait, stopped=False):
             return False
         self.usage.gone_on()
         return True
+
+    def _pause_for(self, wait: Wait, *, stopped: bool) -> bool:
+        """Wait until *wait* is over: its moment came, or it no longer stands (cleared by a person, or
+        the window reopened early); False when a stop signal came meanwhile."""
+        assert self.usage is not None
+        while (left := wait.go_at - time.time()) > 0:
+            if not self.runner.pause(min(left, LOOK_EVERY)):
+                return False
+            if time.time() < wait.go_at and not self.usage.still(wait, stopped=stopped):
+                self.say("The usage wait no longer stands (cleared, or the window reopened early): going on")
+                break
+        return self.runner.stop_signal is None
 
     def _after_usage_limit(self, plan: Plan, outcome: Outcome) -> Plan | bool | None:
         """The next launch when *outcome* was a usage-limit stop (after waiting for the reset and the
@@ -211,7 +228,7 @@ class Supervisor:
             return False
         self.tracker.healthy_run(outcome.uptime)  # not a crash, and not counted as one
         self.say(f"Claude exited with status {outcome.status}: {self.usage.describe(wait, stopped=True)}")
-        if not self.runner.pause(max(0.0, wait.go_at - time.time())) or self.runner.stop_signal is not None:
+        if not self._pause_for(wait, stopped=True) or self.runner.stop_signal is not None:
             return None
         self.usage.gone_on()
         self.say("The usage window reopened: going on")
@@ -265,6 +282,14 @@ class Supervisor:
             self.restarts.spend()
             self.tracker.healthy_run(outcome.uptime)
             return restart
+        refusal = refusal_in(outcome.status, outcome.said)
+        if refusal is not None and not (refusal.retry_once and refusal.reason not in self.refused):
+            self.give_up = GiveUp(REFUSED_STATUS, refusal.message())
+            return None
+        if refusal is not None:
+            self.refused.add(refusal.reason)
+            self.say(f"Claude refused to start ({refusal.reason}); trying once more")
+            return self._after_crash(plan) if self.runner.pause(self.s.policy.backoff) else None
         limited = self._after_usage_limit(plan, outcome)
         if limited is not False:
             return t.cast("Plan | None", limited)

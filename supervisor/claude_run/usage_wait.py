@@ -27,6 +27,9 @@ from claude_shepherd.supervisor.session import usage_windows as uw
 
 RETRY_LATER = 5 * 60.0
 """Seconds to wait when the reset is unknown, or was already past and the limit stopped Claude again."""
+LOOK_EVERY = 5.0
+"""Seconds between two looks, while waiting, at whether the wait still stands: a person may clear it
+(``fleet usage --clear``), and usage may come back before the reset (another agent reads it)."""
 MARK_WAIT = 1.5
 """Seconds claude-run waits after an exit for the detached StopFailure hook's mark."""
 CONTINUE_PROMPT = (
@@ -118,8 +121,9 @@ class UsageGate:
         return None
 
     def before_launch(self) -> Wait | None:
-        """A window of the credential at or above the wait threshold: wait for its reset."""
-        if self.ignore:
+        """A window of the credential at or above the wait threshold: wait for its reset (never for a
+        credential of no windows: an API key is not held by a subscription's window)."""
+        if self.ignore or uw.windowless(self.credential):
             return None
         percent = uw.wait_percent(self.env)
         worst = uw.closed(self._windows(), percent, self.wall())
@@ -134,13 +138,52 @@ class UsageGate:
         )
 
     def park(self, wait: Wait) -> None:
-        """Mark the agent limited while it waits before a launch, so that ``fleet status`` says until when."""
+        """Mark the agent limited while it waits before a launch, so that ``fleet status``, the pane's
+        border and ``fleet start`` say until when."""
         if self.agent is not None:
             uw.note_limited(self.root, self.agent, self.credential, wait.until, wait.window, "reading")
+        from claude_shepherd.hooks import pane_notify
+        from claude_shepherd.supervisor.tmux_names import LIMITED
+
+        pane_notify.publish(LIMITED, env=self.env)
+
+    def still(self, wait: Wait, *, stopped: bool) -> bool:
+        """Does *wait* still stand? Not once a person cleared it (the agent's mark, or the credential's
+        reading, is gone), nor once a reading seen after the stop shows the window open again (usage
+        came back before the reset)."""
+        now = self.wall()
+        if not stopped:  # once the window reopened, the agent waits for its turn
+            return now >= wait.until or uw.closed(self._windows(), uw.wait_percent(self.env), now) is not None
+        record = uw.read_agent(self.root, self.agent) if self.agent else None
+        mark = record.get("limited") if record else None  # as written: its turn may come long after
+        if self.agent is not None and not isinstance(mark, dict):
+            return False
+        since = mark.get("since") if isinstance(mark, dict) else None
+        window = self._windows().get(wait.window)
+        if isinstance(window, dict) and isinstance(since, (int, float)):
+            seen = window.get("seen_at")
+            used = window.get("used_percentage")
+            if (
+                isinstance(seen, (int, float))
+                and seen > since
+                and isinstance(used, (int, float))
+                and used < 100
+            ):
+                return False
+        return True
 
     def gone_on(self) -> None:
+        """The wait is over: the mark goes, and the pane no longer shows ``limited`` (the next Claude's
+        hooks say what it does; one idle at its prompt would show limited for good)."""
         if self.agent is not None:
             uw.clear_limited(self.root, self.agent)
+        from claude_shepherd.supervisor.session.identity import fleet_socket
+        from claude_shepherd.supervisor.session.programs import run_tmux
+        from claude_shepherd.supervisor.tmux_names import state_commands
+
+        socket = fleet_socket(self.env)
+        if socket is not None:
+            run_tmux(socket, state_commands(self.env["TMUX_PANE"], ""), self.env)
 
     def describe(self, wait: Wait, *, stopped: bool = False) -> str:
         """What claude-run says while it waits: after a usage-limit stop (*stopped*: the window is closed,

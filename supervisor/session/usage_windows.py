@@ -3,9 +3,10 @@
 Claude Code shows a subscription's usage windows (a 5-hour window, a weekly one, per-model weeks…)
 only in the status line's ``rate_limits`` (OAuth or gateway logins; nothing under an API key), and
 only after a reply in that process. Every agent's status line hands us its copy, so the fleet keeps
-the latest reading of each window here, per *credential* — the agent's Claude config directory
-(``$CLAUDE_CONFIG_DIR``, else ``~/.claude``), which is what holds a login; its path names it, never a
-secret. Files under ``<sessions root>/.shepherd/usage/``:
+the latest reading of each window here, per *credential* — the one the agent's Claude actually uses
+(:func:`credential_of`: an API key, a token, a gateway's token by a digest, never the secret; else the
+Claude config directory, ``$CLAUDE_CONFIG_DIR`` or ``~/.claude``, which holds a login). An API-key
+agent is never held by a subscription's window read from the same config directory. Files under ``<sessions root>/.shepherd/usage/``:
 
 * ``credentials/<slug>.json``: ``{"credential": PATH, "windows": {NAME: {"used_percentage",
   "resets_at", "seen_at"}}, "alerted": {NAME: [RESETS_AT, PERCENT…]}}``;
@@ -29,7 +30,7 @@ import os
 import re
 import time
 
-from claude_shepherd.supervisor.env import CONFIG_DIR_ENV
+from claude_shepherd.supervisor.env import CONFIG_DIR_ENV, CREDENTIAL_ENV
 from claude_shepherd.supervisor.session import index_records
 
 TYPE_CHECKING = False
@@ -73,13 +74,77 @@ IGNORE_ENV = "CLAUDE_USAGE_IGNORE"
 # --------------------------------------------------------------------------- credentials
 
 
+_NAMED = re.compile(
+    r"(?:api-key|auth-token|oauth-token):[0-9a-f]{12}|gateway:[^\s:]{1,80}:[0-9a-f]{12}|cloud:[a-z]{1,20}|/[^\x00-\x1f]{0,4000}"
+)
+CLOUD_ENV = ("CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY")
+WINDOWLESS = ("api-key:", "auth-token:", "cloud:")
+"""Credentials of no usage window: Claude reports none under them, and no subscription's window holds them."""
+
+
 def credential_of(env: t.Mapping[str, str]) -> str:
-    """The agent's Claude config directory: ``$CLAUDE_CONFIG_DIR`` (absolute), else ``$HOME/.claude``."""
+    """The credential the agent's Claude actually uses, as Claude Code picks it: a cloud provider
+    (``cloud:bedrock``), ``$ANTHROPIC_AUTH_TOKEN`` (``gateway:HOST:ID`` for a Claude gateway's token,
+    else ``auth-token:ID``), ``$ANTHROPIC_API_KEY`` (``api-key:ID``), ``$CLAUDE_CODE_OAUTH_TOKEN``
+    (``oauth-token:ID``), else the login kept in its config directory: ``$CLAUDE_CONFIG_DIR``
+    (absolute), else ``$HOME/.claude``. An ID is a digest of the secret, never the secret.
+
+    Claude keeps ``$CLAUDE_CODE_OAUTH_TOKEN`` from its hooks and status line (seen with 2.1.328 and
+    2.1.332), so claude-run names the credential for them in ``$CLAUDE_SHEPHERD_CREDENTIAL``, which wins."""
+    named = env.get(CREDENTIAL_ENV, "")
+    if _NAMED.fullmatch(named):
+        return named
+    for name in CLOUD_ENV:
+        if env.get(name, "").strip().lower() in ("1", "true", "yes"):
+            return "cloud:" + name.rsplit("_", 1)[1].lower()
+    token = env.get("ANTHROPIC_AUTH_TOKEN", "")
+    if token:
+        if _gateway_token(token):
+            host = re.sub(r"^[a-z]+://|[/?#].*$", "", env.get("ANTHROPIC_BASE_URL", ""))[:80] or "default"
+            return f"gateway:{host}:{_digest(token)}"
+        return f"auth-token:{_digest(token)}"
+    for name, kind in (("ANTHROPIC_API_KEY", "api-key"), ("CLAUDE_CODE_OAUTH_TOKEN", "oauth-token")):
+        if env.get(name, ""):
+            return f"{kind}:{_digest(env[name])}"
     configured = env.get(CONFIG_DIR_ENV, "")
     if configured and os.path.isabs(configured):
         return os.path.normpath(configured)
     home = env.get("HOME", "") or os.path.expanduser("~")
     return os.path.normpath(os.path.join(home, ".claude"))
+
+
+def windowless(credential: str) -> bool:
+    """Does *credential* have no usage windows (an API key, a plain token, a cloud provider)?"""
+    return credential.startswith(WINDOWLESS)
+
+
+def _digest(secret: str) -> str:
+    """A short SHA-256 of *secret*, from the interpreter's own module where it has one (hashlib loads
+    OpenSSL: milliseconds on every status line render of an API-key agent outside claude-run)."""
+    try:
+        from _sha2 import sha256  # type: ignore[import-not-found]
+    except ImportError:
+        try:
+            from _sha256 import sha256  # type: ignore[import-not-found]
+        except ImportError:
+            from hashlib import sha256
+    return str(sha256(secret.encode("utf-8", "surrogateescape")).hexdigest())[:12]
+
+
+def _gateway_token(token: str) -> bool:
+    """Is *token* a Claude gateway's (a JWT whose audience is ``claude-gateway``), whose windows Claude
+    reports as a subscription's?"""
+    parts = token.split(".")
+    if len(parts) != 3 or len(parts[1]) > 8192:
+        return False
+    import base64
+
+    try:
+        payload = json.loads(base64.urlsafe_b64decode(parts[1] + "=" * (-len(parts[1]) % 4)))
+    except (ValueError, TypeError):
+        return False
+    audience = payload.get("aud") if isinstance(payload, dict) else None
+    return audience == "claude-gateway" or (isinstance(audience, list) and "claude-gateway" in audience)
 
 
 def file_name(name: str) -> str:
@@ -88,7 +153,9 @@ def file_name(name: str) -> str:
 
 
 def shown_credential(path: str, home: str | None = None) -> str:
-    """*path* with the home directory written ``~``."""
+    """*path* with the home directory written ``~`` (a credential that is no path, as it is)."""
+    if not path.startswith("/"):
+        return path
     home = home if home is not None else os.path.expanduser("~")
     if home and home != "/" and (path == home or path.startswith(home.rstrip("/") + "/")):
         return "~" + path[len(home.rstrip("/")) :]
@@ -208,6 +275,43 @@ def read_credentials(root: Path) -> list[dict[str, t.Any]]:
     return out
 
 
+def read_agents(root: Path) -> list[dict[str, t.Any]]:
+    """Every agent's record under *root* (for ``fleet usage``)."""
+    try:
+        names = sorted(os.listdir(_dir(root, AGENTS_DIRNAME)))
+    except OSError:
+        return []
+    found = [_read(root, AGENTS_DIRNAME, name) for name in names[:4096] if name.endswith(".json")]
+    return [record for record in found if record is not None and isinstance(record.get("agent"), str)]
+
+
+def forget_credential(root: Path, credential: str) -> None:
+    """Drop *credential*'s reading and its resume slots (a person cleared it: ``fleet usage --clear``)."""
+    fd = index_records.opened(root, _folder(CREDENTIALS_DIRNAME))
+    if fd is not None:
+        try:
+            os.unlink(file_name(credential), dir_fd=fd)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+    import fcntl
+
+    try:
+        os.makedirs(_dir(root), exist_ok=True)
+        lock = os.open(os.path.join(_dir(root), SLOTS_FILE + ".lock"),
+                       os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)  # fmt: skip
+    except OSError:
+        return
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        slots = _read(root, None, SLOTS_FILE) or {}
+        if credential in slots:
+            _write(root, None, SLOTS_FILE, {k: v for k, v in slots.items() if k != credential})
+    finally:
+        os.close(lock)
+
+
 def read_agent(root: Path, agent: str) -> dict[str, t.Any] | None:
     return _read(root, AGENTS_DIRNAME, file_name(agent), ("agent", agent))
 
@@ -293,11 +397,15 @@ def note_limited(
     window: str,
     source: str,
     now: float | None = None,
+    held: float | None = None,
 ) -> dict[str, t.Any]:
-    """*agent* hit *window*'s limit; it reopens at *until* (known from *source*: ``reading`` or
-    ``message``; None: unknown)."""
+    """*agent* hit *window*'s limit; it reopens at *until* (known from *source*: ``reading``,
+    ``message``, or ``continue``: a continue prompt held with no mark before; None: unknown). *held*:
+    the slot at which a process of the hooks types its held continue prompt (hooks.usage_turn)."""
     now = time.time() if now is None else now
     limited = {"until": _reset(until, now), "window": window, "source": source, "since": round(now, 3)}
+    if held is not None:
+        limited["held"] = _reset(held, now)
     record = {"agent": agent, "credential": credential, "limited": limited}
     _write(root, AGENTS_DIRNAME, file_name(agent), record)
     return record
@@ -327,46 +435,108 @@ def limited_of(record: t.Mapping[str, t.Any] | None, now: float | None = None) -
 # --------------------------------------------------------------------------- the reset
 
 
-_RESET = re.compile(
-    r"resets\s+(?:(?P<month>[A-Z][a-z]{2})\s+(?P<day>\d{1,2}),\s+)?(?P<hour>\d{1,2})(?::(?P<minute>\d{2}))?\s*(?P<ampm>am|pm)",
-)
 _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
-_WINDOW_WORDS = {"5-hour": "five_hour", "weekly": "seven_day"}
+_RESET = re.compile(
+    r"resets\s+(?:(?P<month>"
+    + "|".join(_MONTHS)
+    + r")\w*\.?\s+(?P<day>\d{1,2}),?\s+(?:(?P<year>\d{4}),?\s+)?)?"
+    r"(?P<hour>\d{1,2})(?::(?P<minute>\d{2}))?\s*(?P<ampm>[ap]m)\b(?:\s*\((?P<zone>[A-Za-z0-9_+\-/]{1,64})\))?",
+    re.IGNORECASE,
+)
+_LIMIT = re.compile(r"\b(?:hit|reached) your (?:(?P<kind>[\w'-]+(?: [\w'-]+)*?) )?limit\b", re.IGNORECASE)
+WINDOW_WORDS = {
+    "5-hour": "five_hour",
+    "session": "five_hour",
+    "weekly": "seven_day",
+    "opus": "seven_day_opus",
+    "sonnet": "seven_day_sonnet",
+    "fable": "seven_day_overage_included",
+    "usage credit": "overage",
+}
+"""What Claude calls a window in ``You've hit your <words> limit`` (CLI 2.1.328 and 2.1.332), by name."""
+UNKNOWN = "unknown"
+"""The window of a usage limit whose text names none (``You've hit your limit``, ``…usage limit``)."""
+_UNNAMED = ("", "usage")
+_SHOWN = {"five_hour": "5-hour", "seven_day": "weekly", "seven_day_opus": "weekly Opus",
+          "seven_day_sonnet": "weekly Sonnet", "seven_day_overage_included": "Fable", "overage": "usage credit",
+          UNKNOWN: "usage"}  # fmt: skip
+
+
+def window_words(name: str) -> str:
+    """A window as a person reads it: ``5-hour``, ``weekly``… (*name* itself for one not known)."""
+    return _SHOWN.get(name, name)
 
 
 def parse_message(message: str, now: float | None = None) -> tuple[str, float | None]:
-    """The window and the reset of Claude's ``You've hit your 5-hour limit · resets 3:47pm (UTC)`` (or
-    ``… weekly limit · resets Nov 27, 11:48pm (UTC)``), in local time as Claude prints it; the reset is
-    the next such moment after *now* (None when the text has none)."""
+    """The window and the reset of Claude's usage-limit text, as CLI 2.1.328 and 2.1.332 print it:
+    ``You've hit your 5-hour limit · resets 3:47pm (UTC)``, ``… weekly limit · resets Nov 27, 11:48pm
+    (UTC)``, ``… Opus limit``, ``… session limit``, the plain ``You've hit your limit · resets 10pm (UTC)``
+    (a subscription whose overage was refused), ``… usage limit``, ``Usage limit reached``. A window
+    named by none of them is :data:`UNKNOWN`. The reset is the next such moment after *now*, in the
+    time zone printed (Claude's own; local time when it names none this machine knows), or None."""
     now = time.time() if now is None else now
-    kind = re.search(r"hit your ([\w-]+(?: [\w-]+)*?) limit", message)
-    window = (
-        _WINDOW_WORDS.get(kind.group(1), re.sub(r"[^a-z0-9_]+", "_", kind.group(1).lower())[:40] or "unknown")
-        if kind
-        else "unknown"
-    )  # a name as a reading's are: the mark that holds it must stay small enough to be read back
-    match = _RESET.search(message)
-    if match is None:
-        return window, None
-    hour = int(match.group("hour")) % 12 + (12 if match.group("ampm") == "pm" else 0)
+    kind = _LIMIT.search(message)
+    words = (kind.group("kind") or "").strip().lower() if kind else ""
+    if words in WINDOW_WORDS:
+        window = WINDOW_WORDS[words]
+    elif words in _UNNAMED:
+        window = UNKNOWN
+    else:  # a name as a reading's are: the mark that holds it must stay small enough to be read back
+        window = re.sub(r"[^a-z0-9_]+", "_", words)[:40] or UNKNOWN
+    match = _RESET.search(message[:2000])
+    return window, (_reset_at(match, now) if match is not None else None)
+
+
+def _reset_at(match: re.Match[str], now: float) -> float | None:
+    """The moment of a ``resets …`` *match*: the first one after *now* (a minute's slack) it can name."""
+    hour = int(match.group("hour")) % 12 + (12 if match.group("ampm").lower() == "pm" else 0)
     minute = int(match.group("minute") or 0)
-    if hour > 23 or minute > 59:
-        return window, None
-    local = time.localtime(now)
-    year, month, day = local.tm_year, local.tm_mon, local.tm_mday
-    if match.group("month") in _MONTHS:
-        month, day = _MONTHS.index(match.group("month")) + 1, int(match.group("day"))
+    if minute > 59 or not 1 <= int(match.group("hour")) <= 12:
+        return None
+    month_name = (match.group("month") or "").title()
+    dated = month_name in _MONTHS
+    year_given = match.group("year")
+    zone = _zone(match.group("zone"))
     try:
-        when = time.mktime((year, month, day, hour, minute, 0, 0, 0, -1))
-        if when <= now - 60:
-            when = (
-                time.mktime((year + 1, month, day, hour, minute, 0, 0, 0, -1))
-                if match.group("month")
-                else when + 86400
-            )
-    except (OverflowError, ValueError):
-        return window, None
-    return window, when if when <= now + MAX_AHEAD else None
+        if zone is None:
+            local = time.localtime(now)
+            year, month, day = local.tm_year, local.tm_mon, local.tm_mday
+            if dated:
+                month, day = _MONTHS.index(month_name) + 1, int(match.group("day"))
+            year = int(year_given) if year_given else year
+
+            def at(y: int) -> float:
+                return time.mktime((y, month, day, hour, minute, 0, 0, 0, -1))
+        else:
+            from datetime import datetime
+
+            today = datetime.fromtimestamp(now, zone)
+            year, month, day = today.year, today.month, today.day
+            if dated:
+                month, day = _MONTHS.index(month_name) + 1, int(match.group("day"))
+            year = int(year_given) if year_given else year
+
+            def at(y: int) -> float:
+                return datetime(y, month, day, hour, minute, tzinfo=zone).timestamp()
+
+        when = at(year)
+        if when <= now - 60 and not year_given:
+            when = at(year + 1) if dated else when + 86400
+    except (OverflowError, ValueError, OSError):
+        return None
+    return when if now - 60 < when <= now + MAX_AHEAD else None
+
+
+def _zone(name: str | None) -> t.Any:
+    """The time zone Claude printed (``UTC``, ``Europe/Berlin``), or None: local time."""
+    if not name:
+        return None
+    try:
+        from zoneinfo import ZoneInfo
+
+        return ZoneInfo(name)
+    except (ImportError, ValueError, OSError, KeyError):
+        return None  # an abbreviation or a zone this machine lacks: Claude's clock is this machine's
 
 
 def closed(

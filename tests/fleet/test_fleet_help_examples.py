@@ -49,6 +49,7 @@ def test_every_help_example_runs_as_written_against_the_shipped_layout(world: Fl
         "start",
         "status",
         "budget",
+        "usage",
         "ls",
         "logs",
         "attach",

@@ -63,7 +63,7 @@ def test_an_agent_whose_claude_shows_a_startup_dialog_is_reported_waiting_at_it(
     panes = list_panes(server)
     procs.agent(panes[0].pid)
     got = wait(server, procs, panes[:1])[panes[0].pane_id]
-    assert (got.running, got.detail, got.waiting) == (
+    assert (got.running, got.detail, got.dialog) == (
         False,
         "waiting: trust dialog for /srv/p",
         "trust dialog for /srv/p",

@@ -340,3 +340,251 @@ def test_a_limit_named_at_any_length_parks_the_agent_under_a_short_name(
     assert (done.returncode, done.stdout) == (0, "")
     mark = usage_windows.limited_of(usage_windows.read_agent(root, me()))
     assert mark is not None and mark["window"] == "opus_" * 8, mark
+
+
+def _at(seconds: float) -> tuple[str, float]:
+    """Claude's clock text for *seconds* from now (``3:47pm``, ``11pm`` on the hour) and that moment."""
+    when = time.localtime(time.time() + seconds)
+    minute = f":{when.tm_min:02d}" if when.tm_min else ""
+    return f"{when.tm_hour % 12 or 12}{minute}{'pm' if when.tm_hour >= 12 else 'am'}", time.mktime(
+        (*when[:5], 0, 0, 0, -1)
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "window"),
+    [
+        ("You've hit your limit · resets {at} (UTC)", "unknown"),  # 2.1.332, overage refused
+        ("You've hit your 5-hour limit · resets {at} (UTC) · progress saved", "five_hour"),
+        ("You've hit your session limit · resets {at} (UTC)", "five_hour"),
+        ("You've hit your Opus limit · resets {at} (UTC)", "seven_day_opus"),
+        ("You've hit your Sonnet limit · resets {at} (UTC)", "seven_day_sonnet"),
+        ("You've hit your usage limit · resets {at} (UTC)", "unknown"),
+        ("You're out of usage credits · resets {at} (UTC)", "unknown"),
+    ],
+)
+def test_every_usage_limit_form_the_cli_prints_parks_the_agent_in_a_fleet_pane_never_error(
+    project: Path, env: dict[str, str], fleet_pane: t.Any, text: str, window: str
+) -> None:
+    """The forms in the 2.1.328 and 2.1.332 binaries (``strings``): Claude's ``error`` is ``rate_limit``
+    for each, and that decides; the pane shows ``limited``, never ``error``, and the reset printed
+    (to the minute, in the zone printed) holds the agent."""
+    root = project / "sessions"
+    clock_text, moment = _at(2 * 3600 + 120)
+    payload = recorded(
+        "stopfailure-rate-limit.oauth", project, last_assistant_message=text.format(at=clock_text)
+    )
+    done = fleet_pane.run([str(BIN / "claude-hook"), "stop-failure"], env=env, cwd=project,
+                          input=json.dumps(payload))  # fmt: skip
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    assert fleet_pane.tmux("show-options", "-p", "-v", "-t", fleet_pane.pane, "@pane_notify") == "limited"
+    mark = usage_windows.limited_of(usage_windows.read_agent(root, fleet_pane.pane_id))
+    assert mark is not None and mark["window"] == window, mark
+    assert mark["until"] == pytest.approx(moment + 60, abs=1), "the end of the minute printed"
+
+
+def test_only_the_text_left_after_claudes_own_retries_is_an_error(
+    project: Path, env: dict[str, str], fleet_pane: t.Any
+) -> None:
+    text = "API Error: Request rejected (429) · This request would exceed your account's rate limit."
+    payload = recorded("stopfailure-rate-limit.oauth", project, last_assistant_message=text)
+    fleet_pane.run(
+        [str(BIN / "claude-hook"), "stop-failure"], env=env, cwd=project, input=json.dumps(payload)
+    )
+    assert fleet_pane.tmux("show-options", "-p", "-v", "-t", fleet_pane.pane, "@pane_notify") == "error"
+    assert usage_windows.read_agent(project / "sessions", fleet_pane.pane_id) is None
+
+
+def test_a_plain_limit_takes_the_window_the_reading_has_at_100_percent(
+    project: Path, env: dict[str, str]
+) -> None:
+    root = project / "sessions"
+    reset = int(time.time()) + 3 * 3600
+    limited = recorded("statusline-limited.oauth", project)
+    limited["rate_limits"]["five_hour"]["resets_at"] = reset
+    run("status-line", limited, env, cwd=project)
+    clock_text, _ = _at(3 * 3600)
+    text = f"You've hit your limit · resets {clock_text} (UTC)"
+    run("stop-failure", recorded("stopfailure-rate-limit.oauth", project, last_assistant_message=text), env,
+        cwd=project)  # fmt: skip
+    mark = usage_windows.limited_of(usage_windows.read_agent(root, me()))
+    assert mark is not None and (mark["window"], mark["until"], mark["source"]) == (
+        "five_hour",
+        reset,
+        "reading",
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("You've hit your weekly limit · resets Nov 27, 11pm (UTC)", (2026, 11, 27, 23, 0)),
+        ("You've hit your limit · resets 10pm (UTC)", (2026, 11, 25, 22, 0)),
+        ("You've hit your limit · resets 9:15am (UTC)", (2026, 11, 26, 9, 15)),  # tomorrow
+        ("You've hit your weekly limit · resets Dec 1, 2026, 1:05am (UTC)", (2026, 12, 1, 1, 5)),
+    ],
+)
+def test_the_reset_is_read_in_each_format_the_cli_prints(text: str, expected: tuple[int, ...]) -> None:
+    """Claude leaves the minutes out on the hour, dates a reset more than a day ahead and names the
+    year of one in another; it prints its own time zone."""
+    from datetime import UTC, datetime
+
+    now = datetime(2026, 11, 25, 12, 0, tzinfo=UTC).timestamp()
+    _, when = usage_windows.parse_message(text, now)
+    assert when is not None and datetime.fromtimestamp(when, UTC).timetuple()[:5] == expected
+
+
+def test_a_reset_printed_in_another_time_zone_is_read_in_that_zone() -> None:
+    from datetime import UTC, datetime
+
+    now = datetime(2026, 7, 1, 12, 0, tzinfo=UTC).timestamp()
+    _, when = usage_windows.parse_message("You've hit your 5-hour limit · resets 3:30pm (Europe/Berlin)", now)
+    assert when == datetime(2026, 7, 1, 13, 30, tzinfo=UTC).timestamp()  # CEST is UTC+2
+
+
+CONTINUE_332 = (
+    "I hit my usage limit while you were working, but it has reset now. Please continue from where you left off.",
+    "My computer went to sleep while you were working. Please continue from where you left off.",
+)
+"""Continue prompts 2.1.332 types itself (read from its binary), besides the 2.1.328 one."""
+EARLY = (
+    "Your claude.ai usage is available again before the usage-limit reset. Continue the task you were working "
+    "on when the limit was reached; do not repeat work that is already complete."
+)
+WRAP_UP = (
+    "[Usage limit reached \u2014 grace window active. Wrap up: finish or checkpoint; don't start subagents or "
+    "long work.]"
+)
+"""The note Claude adds near a limit (both binaries): no continue prompt."""
+
+
+@pytest.mark.parametrize("prompt", CONTINUE_332, ids=["usage-limit", "slept"])
+def test_the_continue_prompts_of_2_1_332_are_held_for_their_slot_too(
+    project: Path, env: dict[str, str], prompt: str
+) -> None:
+    root, credential = project / "sessions", str(project.parent / "config-a")
+    reset = time.time() - 5
+    usage_windows.note_limited(root, me(), credential, reset, "five_hour", "reading")
+    usage_windows.take_slot(root, credential, "someone else", reset, 2.0)
+    began = time.monotonic()
+    done = run("user-prompt-submit", recorded("userpromptsubmit-input", project, prompt=prompt),
+               {**env, "CLAUDE_USAGE_RESUME_INTERVAL": "2"}, cwd=project)  # fmt: skip
+    assert (done.returncode, done.stdout) == (0, "")
+    assert time.monotonic() - began >= 1.5, "went on at once, beside the agent before it"
+    assert "limited" not in usage_windows.read_agent(root, me())
+
+
+def test_an_early_resume_goes_on_now_not_at_the_old_reset(project: Path, env: dict[str, str]) -> None:
+    """Usage came back before the reset: Claude says so and goes on; the mark, which waited for a
+    reset an hour ahead, goes too (else the agent shows limited, and a relaunch waits, until then)."""
+    root, credential = project / "sessions", str(project.parent / "config-a")
+    usage_windows.note_limited(root, me(), credential, time.time() + 3600, "five_hour", "reading")
+    began = time.monotonic()
+    done = run(
+        "user-prompt-submit", recorded("userpromptsubmit-input", project, prompt=EARLY), env, cwd=project
+    )
+    assert (done.returncode, done.stdout) == (0, "")
+    assert time.monotonic() - began < 1.5
+    assert "limited" not in usage_windows.read_agent(root, me()), "held until the old reset"
+
+
+def test_the_wrap_up_note_near_a_limit_is_no_continue_prompt(project: Path, env: dict[str, str]) -> None:
+    root, credential = project / "sessions", str(project.parent / "config-a")
+    usage_windows.note_limited(root, me(), credential, time.time() - 5, "five_hour", "reading")
+    usage_windows.take_slot(root, credential, "someone else", time.time() - 5, 3.0)
+    began = time.monotonic()
+    done = run("user-prompt-submit", recorded("userpromptsubmit-input", project, prompt=WRAP_UP),
+               {**env, "CLAUDE_USAGE_RESUME_INTERVAL": "3"}, cwd=project)  # fmt: skip
+    assert (done.returncode, done.stdout) == (0, "")
+    assert time.monotonic() - began < 1.5, "held like a continue prompt"
+    assert usage_windows.limited_of(usage_windows.read_agent(root, me())) is not None
+    assert me() not in usage_windows.read_slots(root)[credential]["agents"]
+
+
+def test_a_continue_prompt_blocked_for_an_agent_never_parked_is_typed_at_its_slot(
+    fake: FakeClaude, start_run: t.Callable[..., t.Any], fleet_tmux: FleetTmux, workdir: Path
+) -> None:
+    """An agent whose limit showed as ``error`` has no mark; its continue prompt, blocked for a later
+    slot, was never typed again, since the typist types only for a parked agent: stuck for good."""
+    root, credential = workdir / "sessions", str(workdir.parent / "config-a")
+    usage_windows.take_slot(root, credential, "someone else", time.time(), 6.0)  # ours: 6 s after now
+    payload = json.dumps(recorded("userpromptsubmit-input", workdir, prompt=CONTINUE_332[0]))
+    hook = {"run": [str(BIN / "claude-hook"), "user-prompt-submit"], "stdin": payload}
+    fake.plan([hook, {"read_keys": {"timeout": 20}}, {"wait": None}])
+    run = start_run(
+        pane=fleet_tmux, env={"CLAUDE_CONFIG_DIR": credential, "CLAUDE_USAGE_RESUME_INTERVAL": "6"}
+    )
+    keys = fake.wait_event("keys", timeout=30)
+    (called,) = fake.events("run")
+    assert json.loads(called["stdout"])["decision"] == "block", called
+    assert keys["text"] == usage_turn.CONTINUE_TEXT
+    os.kill(run.pid, signal.SIGTERM)
+    assert run.wait() == 143
+
+
+def _notify(fleet_pane: t.Any, project: Path, env: dict[str, str], kind: str, message: str) -> str:
+    """Run ``claude-hook notification`` in the pane, which shows ``limited``; the pane's state after."""
+    fleet_pane.tmux("set-option", "-p", "-t", fleet_pane.pane, "@pane_notify", "limited")
+    payload = {"session_id": "s", "cwd": str(project), "hook_event_name": "Notification",
+               "message": message, "notification_type": kind}  # fmt: skip
+    done = fleet_pane.run([str(BIN / "claude-hook"), "notification"], env=env, cwd=project,
+                          input=json.dumps(payload))  # fmt: skip
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    return fleet_pane.tmux("show-options", "-p", "-v", "-t", fleet_pane.pane, "@pane_notify")
+
+
+def test_claudes_own_auto_continue_pages_nobody_and_needs_nobody(
+    project: Path, env: dict[str, str], fleet_pane: t.Any
+) -> None:
+    """Every parked agent of the account gets ``quota_auto_resume_fired`` within the same minute: each
+    marked needs-you paged the person once per agent, for nothing they had to do."""
+    for message in ("Usage limit reset \u2014 Claude is continuing your task",
+                    "Usage limit available \u2014 Claude is continuing your task"):  # fmt: skip
+        assert _notify(fleet_pane, project, env, "quota_auto_resume_fired", message) == "limited"
+    assert "@pane_alerted" not in fleet_pane.tmux("show-options", "-p", "-t", fleet_pane.pane), "paged"
+
+
+DROPPED = (
+    "Automatic continue did not run \u2014 the continuation was blocked before it reached the model; send a "
+    "prompt to continue"
+)
+
+
+def test_a_continuation_our_hold_blocked_needs_nobody_but_one_nobody_types_does(
+    project: Path, env: dict[str, str], fleet_pane: t.Any
+) -> None:
+    """Claude says a blocked continue prompt needs a prompt; the hold's typist sends it at the slot, so
+    the agent does not need the person then. Blocked by anything else, it does."""
+    root, credential = project / "sessions", str(project.parent / "config-a")
+    agent = fleet_pane.pane_id
+    usage_windows.note_limited(root, agent, credential, time.time() - 5, "five_hour", "reading",
+                               held=time.time() + 60)  # fmt: skip
+    assert _notify(fleet_pane, project, env, "quota_auto_resume_disabled", DROPPED) == "limited"
+    usage_windows.clear_limited(root, agent)
+    assert _notify(fleet_pane, project, env, "quota_auto_resume_disabled", DROPPED) == "needs-you"
+
+
+def test_a_reading_is_kept_for_the_credential_claude_uses_not_its_config_dir(
+    project: Path, env: dict[str, str]
+) -> None:
+    """Under ``CLAUDE_CODE_OAUTH_TOKEN`` or a Claude gateway's token the windows are that login's; the
+    config directory of the same agent keeps no reading (an API-key agent beside it is not held)."""
+    import base64
+
+    root = project / "sessions"
+    payload = base64.urlsafe_b64encode(json.dumps({"aud": "claude-gateway"}).encode()).decode().rstrip("=")
+    gateway = {
+        "ANTHROPIC_AUTH_TOKEN": f"e30.{payload}.sig",
+        "ANTHROPIC_BASE_URL": "https://gw.example:8443/v1",
+    }
+    for extra in ({"CLAUDE_CODE_OAUTH_TOKEN": "sk-ant-oat01-x"}, gateway):
+        line = recorded("statusline.oauth", project)
+        line["rate_limits"]["five_hour"]["resets_at"] = time.time() + 3600
+        run("status-line", line, {**env, **extra}, cwd=project)
+        credential = usage_windows.credential_of(extra)
+        assert usage_windows.read_credential(root, credential) is not None, credential
+        assert usage_windows.read_agent(root, me())["credential"] == credential
+    assert usage_windows.credential_of(gateway).startswith("gateway:gw.example:8443:")
+    assert usage_windows.read_credential(root, str(project.parent / "config-a")) is None
+    assert usage_windows.windowless(usage_windows.credential_of({"ANTHROPIC_API_KEY": "k"}))
+    assert usage_windows.windowless(usage_windows.credential_of({"ANTHROPIC_AUTH_TOKEN": "plain"}))

@@ -138,3 +138,48 @@ def test_a_reset_years_ahead_is_not_believed_and_never_holds_the_relaunch(
     assert run.wait(timeout=60) == 0, run.text
     fake.wait_starts(2)
     assert "Not starting Claude yet" not in run.text and "usage limit" not in run.text, run.text
+
+
+def test_an_api_key_agent_is_not_held_by_the_subscription_window_of_its_config_dir(
+    fake: FakeClaude, start_run, workdir: Path, run_env: dict[str, str]
+) -> None:
+    """A window belongs to the credential Claude uses: with ``ANTHROPIC_API_KEY`` set that is the key
+    (no windows), not the login in the config directory whose 5-hour window is spent."""
+    usage_windows.note_reading(workdir / "sessions", run_env["CLAUDE_CONFIG_DIR"],
+                               {"five_hour": {"used_percentage": 100, "resets_at": time.time() + 3600}})  # fmt: skip
+    fake.plan([{"exit": 0}])
+    run = start_run(env={"ANTHROPIC_API_KEY": "sk-ant-api03-test-key"})
+    assert run.wait(timeout=30) == 0, run.text
+    assert "Not starting Claude yet" not in run.text
+
+
+def test_an_oauth_token_agent_is_held_by_its_own_tokens_window_not_the_config_dirs(
+    fake: FakeClaude, start_run, workdir: Path, run_env: dict[str, str]
+) -> None:
+    token = "sk-ant-oat01-test-token"
+    credential = usage_windows.credential_of({"CLAUDE_CODE_OAUTH_TOKEN": token})
+    assert credential.startswith("oauth-token:") and token not in credential, "a digest, never the secret"
+    usage_windows.note_reading(workdir / "sessions", credential,
+                               {"five_hour": {"used_percentage": 100, "resets_at": time.time() + 3600}})  # fmt: skip
+    fake.plan([{"exit": 0}])
+    run = start_run(env={"CLAUDE_CODE_OAUTH_TOKEN": token})
+    run.expect(f"Not starting Claude yet: the five_hour window of {credential} is 100 % used")
+    os.kill(run.pid, signal.SIGTERM)
+    assert run.wait(timeout=30) == 143, run.text
+    assert fake.starts() == []
+
+
+def test_the_hooks_keep_an_oauth_token_agents_reading_where_claude_run_looks(
+    fake: FakeClaude, start_run, workdir: Path
+) -> None:
+    """Claude keeps ``$CLAUDE_CODE_OAUTH_TOKEN`` from its hooks (2.1.328 and 2.1.332): the status line took
+    the agent for its config directory's login, claude-run looked under the token's name."""
+    token = "sk-ant-oat01-test-token"
+    line = status_line(workdir, time.time() + 3600, used=97)
+    scrubbed = {"CLAUDE_CODE_OAUTH_TOKEN": None}
+    fake.plan([{"run": [str(BIN / "claude-hook"), "status-line"], "stdin": json.dumps(line), "env": scrubbed},
+               {"exit": 0}])  # fmt: skip
+    run = start_run(env={"CLAUDE_CODE_OAUTH_TOKEN": token})
+    assert run.wait(timeout=30) == 0, run.text
+    credential = usage_windows.credential_of({"CLAUDE_CODE_OAUTH_TOKEN": token})
+    assert usage_windows.read_credential(workdir / "sessions", credential) is not None
