@@ -47,7 +47,7 @@ def budget(
 ) -> None:
     """Budgets and spend; --set/--add changes the fleet's (or --window's, --pane's) at once, and paused agents go on.
 
-    Example: fleet budget fleet-2x2 --pane SDK --add 5
+    Example: fleet budget fleet-2x2 --pane SDK --set 5
     """
     from claude_shepherd.fleet.resolve import resolve  # lazy, as in every verb: keeps `fleet --help` fast
     from claude_shepherd.supervisor.errors import UsageError
