@@ -25,8 +25,6 @@ Standard library only: the hooks call :func:`reply_cost` for every new reply.
 
 from __future__ import annotations
 
-import re
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import typing as t
@@ -34,6 +32,8 @@ if TYPE_CHECKING:
     Rates = tuple[float, float, float, float, float]
 
 PER_TOKEN = 1e-6
+MAX_MODEL_ID = 200
+"""A longer model id is no model the table knows (and is not searched)."""
 WEB_SEARCH_USD = 0.01
 US_GEO = 1.1
 
@@ -92,34 +92,49 @@ _ORDER: tuple[tuple[str, str], ...] = (
     ("claude-3-7-sonnet", ""), ("claude-3-5-sonnet", ""), ("claude-3-5-haiku", ""),
 )  # fmt: skip
 """The CLI's matching order: the first family a model id contains (``~``: not where a date follows,
-``claude-fable-5-20250101`` is no 5.2; ``re``: ``claude-opus-4`` not followed by a minor version)."""
-_MAJOR_ONLY = {
-    "claude-opus-4-0": re.compile(r"claude-opus-4(?!-\d(?!\d))"),
-    "claude-sonnet-4-0": re.compile(r"claude-sonnet-4(?!-\d(?!\d))"),
-}
-_DOTTED = re.compile(r"(claude-(?:[a-z]+-)?\d{1,2})\.(?=\d)")
-_DATED = re.compile(r"\d{3}")
+``claude-fable-5-20250101`` is no 5.2; ``re``: ``claude-opus-4`` not followed by a minor version, as
+the CLI's ``/claude-opus-4(?!-\\d(?!\\d))/``)."""
+
+
+def _follows_minor(name: str, end: int) -> bool:
+    """Does a minor version follow at *end* (``-5``, not a date: ``-20250514``)?"""
+    return (
+        name[end : end + 1] == "-"
+        and name[end + 1 : end + 2].isdigit()
+        and not name[end + 2 : end + 3].isdigit()
+    )
+
+
+def _dotted(name: str) -> str:
+    """``claude-opus-4.5`` as ``claude-opus-4-5``: a dot between digits is a dash."""
+    chars = list(name)
+    for i in range(1, len(chars) - 1):
+        if chars[i] == "." and chars[i - 1].isdigit() and chars[i + 1].isdigit():
+            chars[i] = "-"
+    return "".join(chars)
 
 
 def canonical(model: str) -> str | None:
-    """The catalog model *model* names, as the CLI matches it, or None when none."""
-    name = _DOTTED.sub(r"\1-", model.lower().replace("[1m]", "").replace("[2m]", ""))
+    """The catalog model *model* names, as the CLI matches it, or None when none.
+
+    By hand rather than with regular expressions: compiling them costs a hook a millisecond."""
+    name = _dotted(model.lower().replace("[1m]", "").replace("[2m]", ""))
     for family, how in _ORDER:
-        if how == "re":
-            if _MAJOR_ONLY[family].search(name):
-                return family
-            continue
-        at = name.find(family)
+        needle = family[: -len("-0")] if how == "re" else family
+        at = name.find(needle)
         while at != -1:
-            if how != "~" or not _DATED.match(name, at + len(family)):
+            end = at + len(needle)
+            if how == "" or (how == "~" and not name[end : end + 3].isdigit()):
                 return family
-            at = name.find(family, at + 1)
+            if how == "re" and not _follows_minor(name, end):
+                return family
+            at = name.find(needle, at + 1)
     return None
 
 
 def rates(model: object, fast: bool = False) -> tuple[Rates, bool]:
     """The rates a reply of *model* is priced at, and whether the model is known."""
-    family = canonical(model) if isinstance(model, str) else None
+    family = canonical(model) if isinstance(model, str) and len(model) <= MAX_MODEL_ID else None
     if family is None:
         return (UNKNOWN_FAST if fast else UNKNOWN), False
     if fast and family in FAST:
@@ -151,7 +166,7 @@ def reply_cost(model: object, usage: object) -> tuple[float, bool] | None:
     one_hour = _tokens(creation, "ephemeral_1h_input_tokens") if isinstance(creation, dict) else 0.0
     one_hour = min(max(one_hour or 0.0, 0.0), written)
     (price, known) = rates(model, usage.get("speed") == "fast")
-    family = canonical(model) if known and isinstance(model, str) else None
+    family = canonical(model) if known and isinstance(model, str) else None  # known: a short id
     long = LONG_PROMPT.get(MODELS[family]) if family else None
     if long is not None and given + read + written > long[0]:
         price = long[1]
