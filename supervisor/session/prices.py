@@ -119,6 +119,8 @@ def canonical(model: str) -> str | None:
 
     By hand rather than with regular expressions: compiling them costs a hook a millisecond."""
     name = _dotted(model.lower().replace("[1m]", "").replace("[2m]", ""))
+    if name in MODELS:  # a catalog id itself (``claude-opus-4-0``) first
+        return name
     for family, how in _ORDER:
         needle = family[: -len("-0")] if how == "re" else family
         at = name.find(needle)

@@ -28,6 +28,7 @@ from claude_shepherd.supervisor.session import prices
                                "server_tool_use": {"web_search_requests": 3}}, 0.03),
         ("us.anthropic.claude-opus-4-1-20250805-v1:0", {"input_tokens": 1_000_000, "output_tokens": 0}, 15.0),
         ("claude-opus-4-20250514", {"input_tokens": 1_000_000, "output_tokens": 0}, 15.0),
+        ("claude-opus-4-0", {"input_tokens": 1_000_000, "output_tokens": 0}, 15.0),
         ("claude-opus-4.5", {"input_tokens": 1_000_000, "output_tokens": 0}, 5.0),
         ("claude-sonnet-4-5[1m]", {"input_tokens": 1_000_000, "output_tokens": 0}, 3.0),
     ],
