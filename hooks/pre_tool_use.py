@@ -70,15 +70,16 @@ def failure_reason(problem: str, event: str = PRE_TOOL_USE) -> str:
 
 
 def budget_stop(caller: Caller, env: t.Mapping[str, str], call: ToolCall) -> str | None:
-    """The budget gate's pause, if the agent is at a budget (counting the reply that asks for *call*);
-    a gate that fails pauses nobody: no cost it could not read stops an agent."""
+    """The budget gate's pause, if the agent is at a budget (counting the reply that asks for *call*,
+    waited for unless a sub-agent's, which is not in the main transcript); a gate that fails pauses
+    nobody: no cost it could not read stops an agent."""
     try:
         return budget_gate.check(
             caller,
             env,
             transcript=call.transcript_path,
             conversation=call.conversation,
-            call=call.tool_use_id,
+            call=None if call.from_agent else call.tool_use_id,
         )
     except Exception:
         return None

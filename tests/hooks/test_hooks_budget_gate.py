@@ -199,3 +199,26 @@ def test_a_long_conversation_is_read_from_where_the_hooks_stopped(project: Path,
     ledger = spend.read(project / "sessions", me())
     assert ledger is not None and spend.spent(ledger) == 1.06, "the old replies are in Claude's $1"
     assert ledger["conversations"][CONVERSATION]["o"] == transcript.stat().st_size
+
+
+def test_a_sub_agents_call_does_not_wait_for_a_reply_the_main_transcript_never_gets(
+    project: Path, transcript: Path
+) -> None:
+    """Claude gives a sub-agent's hooks the main conversation's transcript (and an ``agent_id``); the
+    sub-agent's replies are not in it, so its calls are not held up waiting for them."""
+    env = hook_env(project, **{BUDGET_USD_ENV: "5"})
+    append_reply(transcript, 1)
+    run("pre-tool-use", call_for(project, transcript, 1), env, cwd=project)
+
+    def took(**extra: object) -> float:
+        append_reply(transcript, 0, tool=False)  # the main transcript is being written
+        began = time.monotonic()
+        assert (
+            answer(run("pre-tool-use", {**call_for(project, transcript, 99), **extra}, env, cwd=project))
+            == {}
+        )
+        return time.monotonic() - began
+
+    waited, sub_agent = took(), took(agent_id="a1b2c3")
+    assert waited >= 1.0, "a call of the main agent waits for its reply while the transcript is written"
+    assert sub_agent < waited - 0.5, (sub_agent, waited)
