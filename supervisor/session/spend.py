@@ -325,10 +325,13 @@ def add_reading(
     total, days, conversations = _ledger(before)
     reading = min(reading, MAX_DOLLARS)
     entry = conversations.pop(conversation, None)
+    again = entry is not None and abs(reading - entry["r"]) <= EPSILON and not complete
     if entry is None:
         base = min(baseline(), reading)
-        entry = {"r": base, "c": base}
-    if reading < entry["r"] - EPSILON:  # started over: the new base
+        entry = {"r": base, "c": base, "at": now}
+    if again:
+        pass  # the same figure again (every render draws it): no reply since is in it, nothing changes
+    elif reading < entry["r"] - EPSILON:  # started over: the new base
         entry = {**entry, "r": reading, "c": reading, "at": now, "u": 0.0, "p": []}
     else:
         available = reading - entry["r"] + entry.get("u", 0.0)
@@ -476,12 +479,10 @@ def price_replies(
     def change(before: dict[str, t.Any] | None) -> dict[str, t.Any] | None:
         kept = before.get("conversations") if before else None
         entry = _entry(kept.get(conversation)) if isinstance(kept, dict) else None
-        if entry is None:
-            start = replies.start_of(transcript)
-        elif "o" in entry:
+        if entry is not None and "o" in entry:
             start = entry["o"]
-        elif entry.get("at"):  # measured by the status line, never read: its newest part
-            start = max(0, (replies.size_of(transcript) or 0) - replies.READ_LIMIT)
+        elif entry is None or entry.get("at"):  # never read: after what it cost before it was taken up
+            start = replies.start_of(transcript)
         else:  # a ledger from before replies were priced: from now on
             start = replies.size_of(transcript) or 0
         found = replies.read_since(transcript, start, when)

@@ -176,3 +176,20 @@ def test_a_ledger_written_before_replies_were_priced_is_read_as_it_was() -> None
     old = {"agent": "A", "source": "measured", "total": 0.5, "days": {}, "conversations": {"c": 0.5}}
     ledger = spend.add_reading(old, "A", "c", 0.7, NOON)
     assert counted(ledger) == (0.7, spend.MEASURED)
+
+
+def test_the_same_figure_drawn_again_writes_nothing(tmp_path: Path) -> None:
+    """The status line draws Claude's figure on every render: an unchanged one leaves the ledger as it is
+    (no write, no fsync on a render), even with replies priced since that it does not hold."""
+    root = tmp_path / "sessions"
+    spend.measure(root, "A", "c", 0.5, now=NOON)
+    ledger = root / ".shepherd" / "spend" / spend._file_name("A")
+    written = ledger.stat().st_ino
+    spend.measure(root, "A", "c", 0.5, now=NOON + 1)
+    assert ledger.stat().st_ino == written
+    spend._update(
+        root, "A", lambda before: spend.add_replies(before, "A", "c", [reply(1, NOON + 2)], 10, NOON + 2)
+    )
+    written = ledger.stat().st_ino
+    spend.measure(root, "A", "c", 0.5, now=NOON + 3)
+    assert ledger.stat().st_ino == written and spend.spent(spend.read(root, "A")) == 0.56
