@@ -77,11 +77,13 @@ class RunBudget:
         """USD left of the budget now (0 or less: spent)."""
         return self.usd - self._read(pane)
 
-    def launch_args(self, left: float) -> list[str]:
-        """Claude's own stop at what is left, for one launch (none when the person gave theirs)."""
-        if self.own_flag:
-            return []
-        return [f"{OWN_FLAG}={left:.{LEFT_DECIMALS}f}".rstrip("0").rstrip(".")]
+    def launch_args(self, pane: str | None) -> list[str] | None:
+        """Claude's own stop at what is left, for the next launch (none when the person gave theirs);
+        None when nothing is left: no launch."""
+        left = self.left(pane)
+        if left <= spend.EPSILON:
+            return None
+        return [] if self.own_flag else [f"{OWN_FLAG}={left:.{LEFT_DECIMALS}f}".rstrip("0").rstrip(".")]
 
     def measure_exit(self, pane: str | None) -> None:
         """Count what the Claude that just ended spent, by its own figure: the last ``cost-state`` line

@@ -53,8 +53,6 @@ class Runner(t.Protocol):
 
 
 RESUME_REFUSED_STATUS = 1
-BUDGET_EPSILON = 1e-6
-"""USD left below which a headless run's budget is spent (``--max-budget-usd`` is given to the micro-dollar)."""
 DEFAULT_RESUME_WINDOW = 10.0
 
 
@@ -173,13 +171,10 @@ class Supervisor:
                 return 128 + self.runner.stop_signal
             if not self._wait_for_usage():
                 continue  # stopped while waiting: said above
-            budget_args: list[str] = []
-            if self.s.budget is not None:
-                left = self.s.budget.left(self.start_pane)
-                if left <= BUDGET_EPSILON:
-                    self.spent_out = True
-                    return EXIT_BUDGET_SPENT
-                budget_args = self.s.budget.launch_args(left)
+            budget_args = self.s.budget.launch_args(self.start_pane) if self.s.budget else []
+            if budget_args is None:  # spent before this launch: nothing is sent
+                self.spent_out = True
+                return EXIT_BUDGET_SPENT
             argv = launch_argv(
                 self.s.claude,
                 self.s.user_args,
