@@ -7,6 +7,7 @@ ends at its budget, however many launches it takes.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import time
@@ -173,9 +174,22 @@ def test_quick_tool_calls_pause_at_the_request_that_crossed_the_budget(
 
 
 def claude_run_headless(world, env: dict[str, str], settings, *args: str) -> subprocess.CompletedProcess[str]:
+    """``claude-run ARGS -- -p … spend``, run to its end; on a timeout it and every process under it
+    are killed (a Claude and its tools left running would outlive the test)."""
     argv = [str(BIN / "claude-run"), *args, "--", "-p", "--dangerously-skip-permissions", "--model", MODEL,
             "--settings", str(settings), "spend"]  # fmt: skip
-    return subprocess.run(argv, env=env, cwd=world.project, capture_output=True, text=True, timeout=90)
+    run = subprocess.Popen(
+        argv, env=env, cwd=world.project, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        out, err = run.communicate(timeout=90)
+    except subprocess.TimeoutExpired:
+        top = psutil.Process(run.pid)
+        for proc in [*top.children(recursive=True), top]:
+            with contextlib.suppress(psutil.Error):
+                proc.kill()
+        out, err = run.communicate()
+    return subprocess.CompletedProcess(argv, run.returncode, out, err)
 
 
 @pytest.mark.parametrize("apart", [0.0, 3.0], ids=["instant", "3s_apart"])
