@@ -9,6 +9,9 @@ round so machine noise hits every command alike, it times:
 * ``claude-hook pre-tool-use`` (the console script);
 * the installed command, ``python -I -S …/hooks/__main__.py pre-tool-use``;
 * the installed command while the heartbeat counts (a state write per call);
+* the installed command under ``claude-run --budget-usd`` with a new reply in the transcript before
+  each call: the budget gate prices the reply (reads the transcript from where it stopped) and
+  writes the agent's spend ledger;
 * the installed command in a fleet pane, where every call also asks tmux for
   the pane's identity and publishes its state: a driver runs in a pane of a
   private tmux server (socket ``fleet-bench-*``) as the agent would, activates
@@ -33,6 +36,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import typing as t
 from pathlib import Path
 
 from bytecode import compile_package  # bench/, this script's folder
@@ -114,6 +118,33 @@ def payload(project: Path, transcript: Path) -> bytes:
             "tool_use_id": "toolu_1",
         }
     ).encode()
+
+
+def replying(project: Path, transcript: Path) -> t.Callable[[], bytes]:
+    """Stdin for one call of a budgeted agent, after appending the reply that asks for it (a tool result
+    and a new assistant line, as Claude writes them) to *transcript*."""
+    count = iter(range(1_000_000))
+
+    def next_call() -> bytes:
+        n = next(count)
+        tool_use = f"toolu_b{n}"
+        reply = {
+            "type": "assistant",
+            "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime()),
+            "message": {
+                "id": f"msg_b{n}", "model": "claude-opus-5-5", "role": "assistant",
+                "content": [{"type": "tool_use", "id": tool_use, "name": "Bash", "input": {"command": "ls"}}],
+                "usage": {"input_tokens": 1000, "cache_creation_input_tokens": 500,
+                          "cache_read_input_tokens": 150000, "output_tokens": 50},
+            },
+        }  # fmt: skip
+        result = {"type": "user", "message": {"role": "user", "content": "x" * 2000}}
+        with transcript.open("a") as out:
+            out.write(json.dumps(result) + "\n" + json.dumps(reply) + "\n")
+        data = json.loads(payload(project, transcript))
+        return json.dumps({**data, "tool_use_id": tool_use}).encode()
+
+    return next_call
 
 
 def status_payload(project: Path) -> bytes:
@@ -245,17 +276,24 @@ def main() -> None:
                 input=given,
             )
         commands["installed, heartbeat writing state"] = (installed, counting_env)
+        budget_env = dict(env, CLAUDE_SHEPHERD_BUDGET_USD="1000")
+        budget_transcript = transcript.with_name("budget.jsonl")
+        budget_transcript.write_text(transcript.read_text())
+        commands["installed, --budget-usd, a new reply each call"] = (installed, budget_env)
+        stdin_of = {"installed, --budget-usd, a new reply each call": replying(project, budget_transcript)}
 
-        for argv, run_env in commands.values():  # warm up: bytecode, index, page cache
+        for name, (argv, run_env) in commands.items():  # warm up: bytecode, index, page cache
             for _ in range(3):
-                done = subprocess.run(argv, input=stdin, env=run_env, cwd=project, capture_output=True)
+                given = stdin_of[name]() if name in stdin_of else stdin
+                done = subprocess.run(argv, input=given, env=run_env, cwd=project, capture_output=True)
                 assert done.returncode == 0 and not done.stderr, done
                 assert done.stdout == b"", done.stdout  # an active session: allowed, silently
         times: dict[str, list[float]] = {name: [] for name in commands}
         for _ in range(args.rounds):
             for name, (argv, run_env) in commands.items():
+                given = stdin_of[name]() if name in stdin_of else stdin
                 start = time.perf_counter()
-                subprocess.run(argv, input=stdin, env=run_env, cwd=project, stdout=subprocess.DEVNULL)
+                subprocess.run(argv, input=given, env=run_env, cwd=project, stdout=subprocess.DEVNULL)
                 times[name].append(time.perf_counter() - start)
         state = json.loads((project / counting / STATE_FILE).read_text())
         counted = sum(state.get(F.TOOL_CALLS_BY_TRANSCRIPT, {}).values())

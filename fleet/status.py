@@ -31,6 +31,8 @@ from claude_shepherd.supervisor.session.paths import sessions_root
 from claude_shepherd.supervisor.tmux_names import LIMITED, STOPPED, UNKNOWN
 
 MAX_AMOUNT = 1e9
+SPEND_SOURCES = ("measured", "estimated")
+"""What the spend ledger says its figure is: Claude's own, or partly replies priced from transcripts."""
 """Larger percents or dollars in a pane option are not believed (shown as unknown)."""
 
 
@@ -58,7 +60,8 @@ class PaneStatus:
     agent: bool = False
     """``fleet start`` made the pane to run an agent (so its death is an agent's death)."""
     spend_source: str = "unknown"
-    """Where ``cost_usd`` came from: ``measured`` (the agent's spend ledger), else ``unknown``."""
+    """Where ``cost_usd`` came from: the agent's spend ledger, ``measured`` (Claude's own figures) or
+    ``estimated`` (replies priced from the transcript that no figure of Claude's covers yet); else ``unknown``."""
     budget_usd: float | None = None
     """The budget closest to being reached of those the agent is held to (its pane's, window's, fleet's)."""
     budget_per: str | None = None
@@ -129,7 +132,7 @@ class PaneStatus:
             restarts=number("restarts", int, 2**31),
             started_at=number("started_at", float, 2**40),  # epoch seconds
             agent=flag("agent") or False,
-            spend_source="measured" if data.get("spend_source") == "measured" else "unknown",
+            spend_source=source if (source := data.get("spend_source")) in SPEND_SOURCES else "unknown",
             budget_usd=number("budget_usd"),
             budget_per=text("budget_per") if data.get("budget_per") in ("life", "day", "week") else None,
             budget_scope=text("budget_scope"),
@@ -294,7 +297,9 @@ def pane_rows(
                 restarts=restart_count(pane.restarts),
                 started_at=supervisor.create_time if supervisor else None,
                 agent=pane.agent,
-                spend_source="measured" if spending.get("spent") is not None else "unknown",
+                spend_source=spending.get("source", "unknown")
+                if spending.get("spent") is not None
+                else "unknown",
                 budget_usd=spending.get("usd"),
                 budget_per=spending.get("per"),
                 budget_scope=spending.get("scope"),
@@ -320,7 +325,12 @@ def _spending(root: Path, identity: str | None) -> dict[str, t.Any]:
     if not identity:
         return {}
     now = time.time()
-    out: dict[str, t.Any] = {"spent": spend.spent(spend.read(root, identity))}
+    ledger = spend.read(root, identity)
+    source = ledger.get("source") if ledger else None
+    out: dict[str, t.Any] = {
+        "spent": spend.spent(ledger),
+        "source": source if source in (spend.MEASURED, spend.ESTIMATED) else spend.MEASURED,
+    }
     held = budgets.limits(root, identity, pane=True, env={}, now=now)
     if held:
         nearest = max(held, key=lambda b: (b.spent or 0.0) / b.usd)

@@ -89,7 +89,7 @@ def reason(limit: budgets.Limit, agent: str, env: t.Mapping[str, str]) -> str:
     which = whose.get(limit.scope, "this agent's budget")
     return one_line(
         f"PAUSED (budget): {which} ({limit.text()}) is spent "
-        f"(${limit.spent or 0:.2f} measured). {_raise_text(limit, agent, env)} A `session` command still runs."
+        f"(${limit.spent or 0:.2f} {limit.source}). {_raise_text(limit, agent, env)} A `session` command still runs."
     )
 
 
@@ -99,9 +99,21 @@ def agent_of(caller: Caller, env: t.Mapping[str, str]) -> str | None:
     return where[0] if where else None
 
 
-def check(caller: Caller, env: t.Mapping[str, str], now: float | None = None) -> str | None:
+def check(
+    caller: Caller,
+    env: t.Mapping[str, str],
+    now: float | None = None,
+    *,
+    transcript: object = None,
+    conversation: object = None,
+    call: object = None,
+) -> str | None:
     """The refusal when the calling agent reached a budget (recorded ``paused`` before it returns),
-    else None (alerting at 80 % once)."""
+    else None (alerting at 80 % once).
+
+    With the call's *transcript* and *conversation*, the replies Claude wrote since the last hook are
+    priced first (:mod:`.metering`; the reply asking for tool call *call* waited for): the status line
+    may not have counted them yet, and in ``claude -p`` it never does."""
     agent = agent_of(caller, env)
     if agent is None:
         return None
@@ -109,6 +121,11 @@ def check(caller: Caller, env: t.Mapping[str, str], now: float | None = None) ->
     held = budgets.limits(caller.root, agent, pane=bool(caller.pane), env=env, now=now)
     if not held:
         return None
+    if transcript is not None:
+        from claude_shepherd.hooks import metering
+
+        if metering.meter(caller.root, agent, conversation, transcript, metering.tool_use_needle(call)):
+            held = budgets.limits(caller.root, agent, pane=bool(caller.pane), env=env, now=now)
     reached = next((limit for limit in held if limit.reached), None)
     record = spend.gate_record(caller.root, agent)
     if reached is not None:
@@ -172,6 +189,22 @@ def _first_alert(
     if owner == agent:
         agent_record["alerted"] = [*alerted, key][-KEEP_ALERTS:]
     return True
+
+
+def meter_turn_end(
+    caller: Caller, env: t.Mapping[str, str], transcript: object, conversation: object
+) -> None:
+    """At the end of a turn (the Stop hook), price the reply that ended it into the ledger of an agent
+    held to a budget: it asked for no tool, so no PreToolUse hook saw it (in ``claude -p`` it is the
+    run's last, which only this measures)."""
+    agent = agent_of(caller, env)
+    if agent is None or not budgets.limits(
+        caller.root, agent, pane=bool(caller.pane), env=env, now=time.time()
+    ):
+        return
+    from claude_shepherd.hooks import metering
+
+    metering.meter(caller.root, agent, conversation, transcript)
 
 
 def is_paused(caller: Caller, env: t.Mapping[str, str]) -> bool:

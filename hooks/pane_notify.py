@@ -414,9 +414,30 @@ def unless_overflowed(state: str, raw: bytes, env: t.Mapping[str, str]) -> str:
 
 
 def run_stop(raw: bytes, env: t.Mapping[str, str]) -> str:
-    """``claude-hook stop``: the turn ended — done (error while overflowed). Prints nothing."""
+    """``claude-hook stop``: the turn ended — done (error while overflowed), the reply that ended it
+    priced for an agent held to a budget (:func:`meter_stop`). Prints nothing."""
+    meter_stop(raw, env)
     publish(unless_overflowed(DONE, raw, env), env=env)
     return ""
+
+
+def meter_stop(raw: bytes, env: t.Mapping[str, str]) -> None:
+    """Price the reply that ended the turn into the spend ledger, where a budget may hold the agent: a
+    fleet pane, or a claude-run with ``--budget-usd``. In ``claude -p`` it is the run's last reply,
+    which no other hook sees. Never fails the hook."""
+    from claude_shepherd.supervisor.env import BUDGET_USD_ENV
+
+    if fleet_socket(env) is None and not env.get(BUDGET_USD_ENV):
+        return
+    try:
+        from claude_shepherd.hooks.budget_gate import meter_turn_end
+        from claude_shepherd.hooks.locate import locate
+        from claude_shepherd.hooks.protocol import parse_input
+
+        inp = parse_input(raw)
+        meter_turn_end(locate(inp.cwd, env), env, inp.data.get("transcript_path"), inp.data.get("session_id"))
+    except Exception:
+        pass
 
 
 def run_notification(raw: bytes, env: t.Mapping[str, str]) -> str:

@@ -69,11 +69,18 @@ def failure_reason(problem: str, event: str = PRE_TOOL_USE) -> str:
     )
 
 
-def budget_stop(caller: Caller, env: t.Mapping[str, str]) -> str | None:
-    """The budget gate's pause, if the agent is at a budget; a gate that fails pauses nothing: no cost
-    it could not read stops an agent."""
+def budget_stop(caller: Caller, env: t.Mapping[str, str], call: ToolCall) -> str | None:
+    """The budget gate's pause, if the agent is at a budget (counting the reply that asks for *call*,
+    waited for unless a sub-agent's, which is not in the main transcript); a gate that fails pauses
+    nobody: no cost it could not read stops an agent."""
     try:
-        return budget_gate.check(caller, env)
+        return budget_gate.check(
+            caller,
+            env,
+            transcript=call.transcript_path,
+            conversation=call.conversation,
+            call=None if call.from_agent else call.tool_use_id,
+        )
     except Exception:
         return None
 
@@ -86,7 +93,7 @@ def decide(
     event: str = PRE_TOOL_USE,
 ) -> str:
     caller = locate(cwd, env)
-    paused = budget_stop(caller, env)
+    paused = budget_stop(caller, env, call)
     if paused is not None and not call.is_session_command:
         return deny_and_stop(paused, event)
     # A paused agent's lone `session` command runs (it may be what saves its work), and ends the turn:

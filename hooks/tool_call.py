@@ -35,6 +35,7 @@ class ToolCall:
         "tool_use_id",
         "conversation",
         "from_skill",
+        "from_agent",
     )
 
     def __init__(
@@ -48,6 +49,7 @@ class ToolCall:
         tool_use_id: str = "",
         conversation: str = "",
         from_skill: bool = False,
+        from_agent: bool = False,
     ) -> None:
         self.name = name
         self.input = tool_input
@@ -58,6 +60,9 @@ class ToolCall:
         self.tool_use_id = tool_use_id  # names the transcript line of the response asking for this call
         self.conversation = conversation  # Claude's session_id: whose overflow and dehydrate budget this is
         self.from_skill = from_skill  # a skill's inline shell command (PreSkillShellCommand), not a tool call
+        self.from_agent = (
+            from_agent  # a sub-agent's call (agent_id): its reply is not in the transcript given
+        )
 
     @property
     def counted(self) -> bool:
@@ -100,4 +105,5 @@ def classify(inp: HookInput, config: Config, *, from_skill: bool = False) -> Too
         inp.text("tool_use_id"),
         conversation if 0 < len(conversation) <= 200 and conversation.isprintable() else "",
         from_skill,
+        bool(inp.text("agent_id")),
     )

@@ -19,6 +19,8 @@ EXIT_OK = 0
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
 EXIT_NOT_RUNNING = 3
+EXIT_BUDGET_SPENT = 4
+"""``claude-run --budget-usd`` of a headless run stopped at its budget (docs/FLEET.md, Budgets)."""
 EXIT_CANNOT_EXECUTE = 126
 EXIT_NOT_FOUND = 127
 EXIT_INTERRUPTED = 130
@@ -31,6 +33,8 @@ class ShepherdError(Exception):
     """
 
     exit_code = EXIT_FAILURE
+    label = "error: "
+    """What the line says before the message: an expected stop (:class:`BudgetSpentError`) is no error."""
 
 
 class UsageError(ShepherdError):
@@ -57,6 +61,13 @@ class CannotExecuteError(ShepherdError):
     exit_code = EXIT_CANNOT_EXECUTE
 
 
+class BudgetSpentError(ShepherdError):
+    """A budget is spent and the command stopped for it, as it should: one line, no ``error:``."""
+
+    exit_code = EXIT_BUDGET_SPENT
+    label = ""
+
+
 class ExitStatusError(ShepherdError):
     """A command that ends with its own status (say, the one of the program it ran) and one line why."""
 
@@ -65,15 +76,15 @@ class ExitStatusError(ShepherdError):
         self.exit_code = exit_code
 
 
-def error_line(prog: str, message: str) -> str:
-    """``PROG: error: MESSAGE`` on one line, shown safe."""
-    return f"{prog}: error: {printable(' '.join(message.split()))}"
+def error_line(prog: str, message: str, label: str = "error: ") -> str:
+    """``PROG: error: MESSAGE`` on one line, shown safe (*label* instead of ``error: ``)."""
+    return f"{prog}: {label}{printable(' '.join(message.split()))}"
 
 
-def say_error(prog: str, message: str) -> None:
+def say_error(prog: str, message: str, label: str = "error: ") -> None:
     """:func:`error_line` on stderr; a closed stderr is ignored."""
     try:
-        sys.stderr.write(error_line(prog, message) + "\n")
+        sys.stderr.write(error_line(prog, message, label) + "\n")
         sys.stderr.flush()
     except (OSError, ValueError):
         pass
@@ -86,16 +97,16 @@ def run_main(
 
     *keep*: also given each error line (``claude-run`` keeps it in the pane's log)."""
 
-    def fail(message: str, status: int) -> int:
-        say_error(prog, message)
+    def fail(message: str, status: int, label: str = "error: ") -> int:
+        say_error(prog, message, label)
         if keep is not None:
-            keep(error_line(prog, message))
+            keep(error_line(prog, message, label))
         return status
 
     try:
         return body() or EXIT_OK
     except ShepherdError as exc:
-        return fail(str(exc), exc.exit_code)
+        return fail(str(exc), exc.exit_code, exc.label)
     except OSError as exc:
         return fail(f"{exc.strerror or exc} ({exc.filename or 'I/O'})", EXIT_FAILURE)
     except KeyboardInterrupt:

@@ -41,12 +41,14 @@ from claude_shepherd.supervisor.claude_run.fleet_pane import nudge_reaping, publ
 from claude_shepherd.supervisor.claude_run.foreground import ForegroundRunner
 from claude_shepherd.supervisor.claude_run.launch_plan import Owner
 from claude_shepherd.supervisor.claude_run.prompt_additions import build
+from claude_shepherd.supervisor.claude_run.run_budget import RunBudget, has_own_budget, headless
 from claude_shepherd.supervisor.claude_run.run_log import RunLines
 from claude_shepherd.supervisor.claude_run.subreaper import become_subreaper
 from claude_shepherd.supervisor.claude_run.supervise import DEFAULT_RESUME_WINDOW, Settings, Supervisor
 from claude_shepherd.supervisor.claude_run.watchdog import DEFAULT_GRACE
 from claude_shepherd.supervisor.env import KILL_GRACE_ENV as GRACE_ENV
 from claude_shepherd.supervisor.errors import (
+    BudgetSpentError,
     CannotExecuteError,
     ExitStatusError,
     ProgramMissingError,
@@ -156,7 +158,12 @@ every launch; --resume/--continue and a prompt only on the first."""
 EXAMPLES = """examples:
   claude-run                                   # a supervised Claude in this terminal
   claude-run --agent reviewer -- --model opus  # agents/reviewer.md appended; Claude gets --model opus
-  CLAUDE_RUN_KILL_GRACE=5 claude-run           # every knob has an environment variable"""
+  claude-run --budget-usd 2 -- -p "fix it"     # headless: stops for good once $2 is spent, exit 4
+  CLAUDE_RUN_KILL_GRACE=5 claude-run           # every knob has an environment variable
+
+exit status: Claude's own (0 when it ended normally); 4 a headless run's --budget-usd is spent
+(every launch counted); 2 a usage error; 127 no Claude Code found; 126 it cannot be run;
+128+N stopped by signal N; 130 interrupted while no Claude ran"""
 
 
 def parser() -> argparse.ArgumentParser:
@@ -172,8 +179,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--budget-usd",
         metavar="USD",
-        help="pause this agent once it spent USD (its hooks refuse new work; headless -p runs also get "
-        "Claude's --max-budget-usd for what is left)",
+        help="pause this agent once it spent USD (its hooks refuse new work); a headless -p run stops "
+        "there for good, what every launch spent counted, and claude-run exits 4",
     )
     p.add_argument(
         "--ignore-usage-limits",
@@ -224,22 +231,9 @@ def budget_of(raw: str | None) -> float | None:
     return value
 
 
-def headless_budget(claude_args: list[str], budget: float | None, spent: float | None) -> list[str]:
-    """*claude_args* with Claude's own ``--max-budget-usd`` for what is left of *budget*, for a
-    headless ``-p`` run: it has no status line, so the hooks see no spend and Claude must count."""
-    if budget is None or not any(a in ("-p", "--print") for a in claude_args):
-        return claude_args
-    if any(a == "--max-budget-usd" or a.startswith("--max-budget-usd=") for a in claude_args):
-        return claude_args  # the person's own
-    left = max(budget - (spent or 0.0), 0.0)
-    return [f"--max-budget-usd={left:.4f}".rstrip("0").rstrip("."), *claude_args]
-
-
 def _run(argv: list[str]) -> int:
     ours, claude_args, values = parse(argv, os.environ)
     budget = budget_of(ours.budget_usd)
-    if budget is not None:
-        claude_args = headless_budget(claude_args, budget, _spent_so_far())
     policy = CrashPolicy(**{f.name: values[f.name] for f in dataclasses.fields(CrashPolicy)})
     # Ctrl-C while no Claude runs (e.g. during a back-off): run_main says "interrupted", exit 130.
     return supervise(
@@ -253,14 +247,6 @@ def _run(argv: list[str]) -> int:
         budget=budget,
         ignore_usage=ours.ignore_usage_limits,
     )
-
-
-def _spent_so_far() -> float | None:
-    """What this agent spent already, by the ledger (a fleet pane's goes on; a new claude-run's is none)."""
-    from claude_shepherd.supervisor.session import spend
-
-    pane = current_pane_id(os.environ)
-    return spend.spent(spend.read(sessions_root(), pane)) if pane else None
 
 
 def supervise(
@@ -300,17 +286,24 @@ def supervise(
     become_subreaper()  # orphans of Claude's tree become ours to end (see claude_shepherd.supervisor.claude_run.subreaper)
     runner = ForegroundRunner(supervisor_pid=me.pid, grace=grace, say=say)
     runner.install()
+    places = (place.path, Path.cwd()) if place is not None else (Path.cwd(),)
+    run_budget = None
+    if budget is not None and headless(claude_args):
+        run_budget = RunBudget(
+            budget, root, (me.pid, me.token), places, claude_env, own_flag=has_own_budget(claude_args)
+        )
     settings = Settings(
         claude=str(claude),
         user_args=user_args,
         system_prompt=additions.text or None,
         root=root,
-        cwd=(place.path, Path.cwd()) if place is not None else Path.cwd(),
+        cwd=places if place is not None else Path.cwd(),
         worktree=place,
         env=claude_env,
         policy=policy,
         resume_window=resume_window,
         ignore_usage=ignore_usage,
+        budget=run_budget,
     )
     before = restarts_before(env)  # the pane's relaunches before this claude-run (a respawn is one more)
     supervisor = Supervisor(
@@ -331,6 +324,8 @@ def supervise(
         raise
     finally:
         runner.end_kept()  # it exits for good: nothing of the hooks waits on to type into the pane
+    if supervisor.spent_out and run_budget is not None:
+        raise BudgetSpentError(run_budget.line())
     if supervisor.give_up is not None:
         raise ExitStatusError(supervisor.give_up.message, status)
     return status

@@ -7,16 +7,19 @@ heuristic ran first and dropped them, G5/R5):
 1. **stopped** — SIGTERM/SIGHUP reached the supervisor: exit with Claude's status;
 2. **requested restart** — a session we own has ``killRequested`` and a
    ``restartPrompt``: relaunch fresh with that prompt (S4, S6);
-3. **refused to start** — Claude exited 1 saying why on its standard error, for a reason no
+3. **budget spent** — a headless run (``-p``) under ``--budget-usd`` spent it, this launch and the
+   ones before together (Claude's own ``--max-budget-usd`` stop, status 1, or our hook's, 0): not a
+   crash and never relaunched; exit :data:`~.run_budget.EXIT_BUDGET_SPENT` (supervisor.claude_run.run_budget);
+4. **refused to start** — Claude exited 1 saying why on its standard error, for a reason no
    retry fixes (supervisor.claude_run.refusals): end with that line, status 78;
-4. **usage limit** — Claude stopped at the account's usage window (its StopFailure hook marked the
+5. **usage limit** — Claude stopped at the account's usage window (its StopFailure hook marked the
    agent ``limited``, or ``-p`` exited 1 with the window at 100 %): not a crash; wait for the reset
    and the agent's turn, then go on in the same conversation (supervisor.claude_run.usage_wait);
-5. **resume refused** — the launch used ``--resume`` and Claude exited 1 within
+6. **resume refused** — the launch used ``--resume`` and Claude exited 1 within
    ``resume_window`` seconds (``No conversation found with session ID``):
    relaunch once, fresh;
-6. **user quit** — exit 0: ``Goodbye.``, exit 0;
-7. **crash** — anything else: relaunch after a back-off, resuming our own
+7. **user quit** — exit 0: ``Goodbye.``, exit 0;
+8. **crash** — anything else: relaunch after a back-off, resuming our own
    conversation when safe, or give up after too many crashes in a row.
 
 The process side (spawning, signals, the watchdog) is behind the *runner*
@@ -37,6 +40,7 @@ from claude_shepherd.supervisor.claude_run.crashloop import CrashPolicy, CrashTr
 from claude_shepherd.supervisor.claude_run.foreground import Outcome
 from claude_shepherd.supervisor.claude_run.launch_decision import Plan, short
 from claude_shepherd.supervisor.claude_run.refusals import REFUSED_STATUS, refusal_in
+from claude_shepherd.supervisor.claude_run.run_budget import EXIT_BUDGET_SPENT, RunBudget
 from claude_shepherd.supervisor.claude_run.usage_wait import CONTINUE_PROMPT, LOOK_EVERY, UsageGate, Wait
 from claude_shepherd.supervisor.claude_run.worktree import Worktree, creating
 
@@ -72,6 +76,8 @@ class Settings:
     """Launch even while a usage window of the credential is at the wait threshold."""
     worktree: Worktree | None = None
     """The worktree Claude runs in (``--worktree NAME`` is among the user's arguments then); ``cwd`` is its path."""
+    budget: RunBudget | None = None
+    """A headless run's ``--budget-usd``: every launch's spend counts against it."""
 
 
 @dataclass(frozen=True)
@@ -112,6 +118,8 @@ class Supervisor:
         self.restarts = RestartBudget(settings.policy, clock)
         self.start_pane: str | None = None
         self.give_up: GiveUp | None = None
+        self.spent_out = False
+        """A headless run's budget is spent: nothing more is launched."""
         self.recorded_at_launch: str | None = None
         self.usage: UsageGate | None = None
         self.refused: set[str] = set()
@@ -169,6 +177,10 @@ class Supervisor:
                 return 128 + self.runner.stop_signal
             if not self._wait_for_usage():
                 continue  # stopped while waiting: said above
+            budget_args = self.s.budget.launch_args(self.start_pane) if self.s.budget else []
+            if budget_args is None:  # spent before this launch: nothing is sent
+                self.spent_out = True
+                return EXIT_BUDGET_SPENT
             argv = launch_argv(
                 self.s.claude,
                 self.s.user_args,
@@ -178,6 +190,7 @@ class Supervisor:
                 with_selectors=plan.with_selectors,
                 with_prompt=plan.with_prompt,
             )
+            argv[1:1] = budget_args
             self.on_launch(self.launches)  # restarts so far: 0 at the first launch
             self.recorded_at_launch = lp.recorded(self.s.root, self.pane_of(), self.me)
             self.launches += 1
@@ -256,6 +269,8 @@ class Supervisor:
                 f"Stopped by {signal_name(outcome.stopped_by)}; Claude exited with status {outcome.status}."
             )
             return outcome.status
+        if self.spent_out:
+            return EXIT_BUDGET_SPENT
         if self.give_up is not None:
             return self.give_up.status
         if self.runner.stop_signal is not None:  # it arrived between two launches
@@ -268,6 +283,11 @@ class Supervisor:
         """The next launch after *outcome*, or None to exit."""
         if outcome.stopped_by is not None:
             return None
+        if self.s.budget is not None:
+            self.s.budget.measure_exit(self.start_pane)
+            if self.s.budget.spent_out(self.start_pane):
+                self.spent_out = True  # at its budget, not crashed: nothing more is sent
+                return None
         if self.restarts.exhausted() and lp.restart_pending(self.s.root, self.me, self._panes()):
             policy = self.s.policy
             self.give_up = GiveUp(

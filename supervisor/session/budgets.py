@@ -91,14 +91,17 @@ def write_fleet(root: Path, fleet: str, document: t.Mapping[str, t.Any]) -> None
 class Limit:
     """One budget an agent is held to, and what was measured against it (None: nothing yet)."""
 
-    __slots__ = ("scope", "name", "usd", "per", "spent")
+    __slots__ = ("scope", "name", "usd", "per", "spent", "source")
 
-    def __init__(self, scope: str, name: str, usd: float, per: str, spent: float | None) -> None:
+    def __init__(
+        self, scope: str, name: str, usd: float, per: str, spent: float | None, source: str = spend.MEASURED
+    ) -> None:
         self.scope = scope  # fleet, window, pane, or agent (claude-run --budget-usd)
         self.name = name  # the fleet's name, the window's, the pane's label; "" for an agent
         self.usd = usd
         self.per = per
         self.spent = spent
+        self.source = source  # measured (Claude's figures), or estimated (replies priced from transcripts)
 
     @property
     def reached(self) -> bool:
@@ -140,9 +143,11 @@ def env_budget(env: t.Mapping[str, str]) -> float | None:
     return value if value else None
 
 
-def _sum(ledgers: t.Iterable[t.Mapping[str, t.Any]], per: str, now: float) -> float | None:
+def _sum(ledgers: t.Sequence[t.Mapping[str, t.Any]], per: str, now: float) -> tuple[float | None, str]:
+    """What *ledgers* say was spent over *per*, and whether any of it is an estimate."""
     figures = [f for f in (spend.spent(ledger, per, now) for ledger in ledgers) if f is not None]
-    return round(sum(figures), 6) if figures else None
+    estimated = any(ledger.get("source") == spend.ESTIMATED for ledger in ledgers)
+    return (round(sum(figures), 6) if figures else None), spend.ESTIMATED if estimated else spend.MEASURED
 
 
 def fleet_ledgers(document: t.Mapping[str, t.Any], root: Path, fleet: str) -> list[dict[str, t.Any]]:
@@ -175,7 +180,7 @@ def limits(root: Path, agent: str, *, pane: bool, env: t.Mapping[str, str], now:
     ledger: dict[str, t.Any] | None = None
     if own is not None:
         ledger = spend.read(root, agent)
-        out.append(Limit(AGENT, "", own, "life", spend.spent(ledger, "life", now)))
+        out.append(Limit(AGENT, "", own, "life", *_sum([ledger] if ledger else [], "life", now)))
     if not pane or ":" not in agent:
         return out
     fleet = agent.split(":", 1)[0]
@@ -188,13 +193,13 @@ def limits(root: Path, agent: str, *, pane: bool, env: t.Mapping[str, str], now:
     budget = _budget(panes.get(agent)) if isinstance(panes, dict) else None
     if budget is not None and window is not None:
         mine = [entry for entry in ledgers if entry["agent"] == agent]
-        out.append(Limit(PANE, agent[len(fleet) + len(window) + 2 :], *budget, _sum(mine, budget[1], now)))
+        out.append(Limit(PANE, agent[len(fleet) + len(window) + 2 :], *budget, *_sum(mine, budget[1], now)))
     windows = document.get("windows")
     budget = _budget(windows.get(window)) if window is not None and isinstance(windows, dict) else None
     if budget is not None and window is not None:
         theirs = [entry for entry in ledgers if entry["agent"].startswith(f"{fleet}:{window}:")]
-        out.append(Limit(WINDOW, window, *budget, _sum(theirs, budget[1], now)))
+        out.append(Limit(WINDOW, window, *budget, *_sum(theirs, budget[1], now)))
     budget = _budget(document.get("budget"))
     if budget is not None:
-        out.append(Limit(FLEET, fleet, *budget, _sum(ledgers, budget[1], now)))
+        out.append(Limit(FLEET, fleet, *budget, *_sum(ledgers, budget[1], now)))
     return out

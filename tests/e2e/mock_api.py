@@ -7,7 +7,8 @@ turn says — which is what drives Claude Code's status line context % and cost.
 
 A turn can also carry response headers (the ``anthropic-ratelimit-unified-*``
 set that Claude Code turns into its usage windows), answer with an API error
-instead of a message (a usage-limit 429, a 401, a 529), and repeat: ``times=N``
+instead of a message (a usage-limit 429, a 401, a 529), wait ``delay`` seconds before it answers,
+and repeat: ``times=N``
 requests, ``times=-1`` every request from then on, or ``until`` an epoch.
 ``{now+N}`` (or ``{now}``, ``{now-N}``) in any header, error message or
 ``until`` is the epoch in seconds N seconds after the script was loaded.
@@ -117,6 +118,11 @@ class Turn:
     """How many requests this turn answers before the next turn's; -1: every request from now on."""
     until: float | str | None = None
     """Answer every request until this epoch (``"{now+N}"`` allowed), then give way; ``times`` is ignored."""
+    delay: float = 0.0
+    """Seconds the answer waits before it is sent (replies that come seconds apart)."""
+    usage: dict[str, t.Any] = field(default_factory=dict)
+    """More fields of the reply's ``usage``: ``cache_creation`` (its 1-hour part), ``speed``,
+    ``inference_geo``, ``server_tool_use``, as the API reports them."""
 
     @classmethod
     def say(cls, text: str, **kw: t.Any) -> Turn:
@@ -213,6 +219,8 @@ class MockAPI:
                     self._json(404, {"type": "error", "error": {"type": "not_found_error", "message": path}})
                     return
                 turn = api._next_turn(body, dict(self.headers))
+                if turn.delay > 0:
+                    time.sleep(turn.delay)
                 headers = {"request-id": f"req_mock{next(_ids):08d}", **api.all_headers, **turn.headers}
                 if turn.error is not None:
                     self._json(turn.error.status, turn.error.body(), {**headers, **turn.error.headers})
@@ -322,6 +330,7 @@ class MockAPI:
                 "cache_creation_input_tokens": turn.cache_creation,
                 "cache_read_input_tokens": turn.cache_read,
                 "output_tokens": turn.output_tokens,
+                **turn.usage,
             },
         }
 

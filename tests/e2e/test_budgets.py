@@ -1,19 +1,25 @@
 """End to end: a pane's budget pauses the real Claude Code CLI within one more model request, kills
 nothing, and ``fleet budget --add`` lets the same conversation go on — in a real tmux fleet, our hooks
-and status line installed, the spend measured from what the CLI's status line reports.
+and status line installed, the spend measured from what the CLI's status line reports and, where
+requests outrun it, from the replies the hooks price. A headless ``claude-run --budget-usd -- -p``
+ends at its budget, however many launches it takes.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import subprocess
+import time
 import typing as t
 
 import psutil
 import pytest
 from support.waiting import wait_until
 
+from .cli import MODEL
 from .mock_api import MockAPI, Turn
-from .test_fleet import SESSION, Fleet
+from .test_fleet import BIN, SESSION, Fleet
 from .test_headless import install_hooks
 
 pytestmark = pytest.mark.slow
@@ -124,3 +130,85 @@ def test_a_resumed_conversation_is_counted_once(plain_fleet: Fleet, mock_api: Mo
     wait_until(lambda: (status(fleet).get("cost_usd") or 0) >= 0.12 or None, 60, "the second reply measured")
     fleet.tmux("run-shell", "sleep 2")  # any later render of the status line
     assert status(fleet)["cost_usd"] == pytest.approx(0.12)
+
+
+# ------------------------------------------------------- requests faster than the status line, and -p
+
+
+@pytest.fixture
+def quick_fleet(world, env_for) -> t.Iterator[Fleet]:
+    """A fleet whose pane A has a $0.30 budget."""
+    env = env_for()
+    running = Fleet(world, env, install_hooks(world, env))
+    text = running.layout.read_text()
+    command = text.split("        - A: ", 1)[1].rstrip("\n")
+    running.layout.write_text(
+        text.split("        - A: ", 1)[0]
+        + f"        - A:\n            budget: 0.3\n            commands: {command}\n"
+    )
+    yield running
+    running.close()
+
+
+def test_quick_tool_calls_pause_at_the_request_that_crossed_the_budget(
+    quick_fleet: Fleet, mock_api: MockAPI, world
+) -> None:
+    """Instant tool calls come faster than the status line is redrawn (it let 11 requests past a $0.30
+    budget): the PreToolUse hook prices the reply asking for its call from the transcript, so the
+    reply that crossed the budget is the last request — the fifth at $0.06 each."""
+    fleet = quick_fleet
+    quick = Turn.bash("echo RAN >> ran.txt", times=20, **PRICEY)
+    mock_api.script(Turn.bash(f"session activate {SESSION} implement", **PRICEY), quick, Turn.say("all done"))
+    started = fleet.fleet("start", "--no-attach")
+    assert started.returncode == 0, started.stdout + started.stderr
+    fleet.ready()
+    fleet.type("spend some money")
+    wait_until(lambda: status(fleet).get("paused") or None, 60, f"the pause: {fleet.screen()}")
+    fleet.tmux("run-shell", "sleep 5")  # time for any request that would follow
+    assert len(mock_api.main_requests()) == 5, f"$0.30 is crossed by the fifth reply: {status(fleet)}"
+    assert (world.project / "ran.txt").read_text().split() == ["RAN"] * 3, (
+        "the fifth reply's call did not run"
+    )
+    row = status(fleet)
+    assert row["state"] == "paused" and row["budget_spent"] >= 0.3, row
+
+
+def claude_run_headless(world, env: dict[str, str], settings, *args: str) -> subprocess.CompletedProcess[str]:
+    """``claude-run ARGS -- -p … spend``, run to its end; on a timeout it and every process under it
+    are killed (a Claude and its tools left running would outlive the test)."""
+    argv = [str(BIN / "claude-run"), *args, "--", "-p", "--dangerously-skip-permissions", "--model", MODEL,
+            "--settings", str(settings), "spend"]  # fmt: skip
+    run = subprocess.Popen(
+        argv, env=env, cwd=world.project, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        out, err = run.communicate(timeout=90)
+    except subprocess.TimeoutExpired:
+        top = psutil.Process(run.pid)
+        for proc in [*top.children(recursive=True), top]:
+            with contextlib.suppress(psutil.Error):
+                proc.kill()
+        out, err = run.communicate()
+    return subprocess.CompletedProcess(argv, run.returncode, out, err)
+
+
+@pytest.mark.parametrize("apart", [0.0, 3.0], ids=["instant", "3s_apart"])
+def test_a_headless_run_ends_at_its_budget_with_one_line_and_exit_4(
+    world, mock_api: MockAPI, env_for, apart: float
+) -> None:
+    """``claude -p`` stops at Claude's own --max-budget-usd with status 1, which claude-run took for a
+    crash: every relaunch got the whole budget again (10 requests for $0.10; replies seconds apart
+    never trip the crash limit). The budget is the run's: the reply that crossed it is the last."""
+    env = env_for()
+    settings = install_hooks(world, env)
+    mock_api.script(Turn.bash("echo RAN >> ran.txt", times=-1, delay=apart, **PRICEY))
+    began = time.monotonic()
+    run = claude_run_headless(world, env, settings, "--budget-usd", "0.10")
+    assert run.returncode == 4, run.stdout + run.stderr
+    assert len(mock_api.main_requests()) == 2, "$0.10 is crossed by the second reply; nothing is sent after"
+    last = run.stderr.strip().splitlines()[-1]
+    assert last == "claude-run: the budget of $0.10 is spent ($0.12 measured); nothing more is sent", (
+        run.stderr
+    )
+    assert "crash" not in run.stderr, run.stderr
+    assert time.monotonic() - began < 60

@@ -5,7 +5,8 @@ Claude Code CLI, each produced here offline by the mock API: the status line's
 ``cost`` and ``rate_limits``, a usage-limit 429 in ``claude -p`` and
 interactively, the ``StopFailure`` hook, a PreToolUse or UserPromptSubmit hook
 that stops the agent, ``--max-budget-usd`` and the session's cost across a
-resume. Each test counts the requests the CLI sent.
+resume. Each test counts the requests the CLI sent. The hooks' copy of the CLI's list prices is
+checked against its own figure, model by model.
 
 The payloads seen are kept in ``recorded/`` for fast tests that replay them
 without the CLI; a run with ``CLAUDE_SHEPHERD_E2E_RECORD=1`` writes them anew,
@@ -24,6 +25,8 @@ from pathlib import Path
 
 import pytest
 from support.waiting import wait_until
+
+from claude_shepherd.supervisor.session import prices
 
 from .cli import CLI_VERSION, MODEL, Tmux, transcript_path
 from .mock_api import UNIFIED, MockAPI, Turn
@@ -507,3 +510,49 @@ def test_cost_is_per_session_and_kept_in_the_transcript(
     assert [s["totalCostUSD"] for s in states] == pytest.approx([0.045, 0.09])
     assert states[-1]["modelUsage"][MODEL]["inputTokens"] == 20_000
     recorded("transcript-cost-state", states[-1], world.home.parent)
+
+
+# ------------------------------------------------------------------- list prices
+
+
+SHAPES = (
+    {"input_tokens": 1234, "output_tokens": 567},
+    {"input_tokens": 20, "output_tokens": 300, "cache_read": 150_000, "cache_creation": 10_000},
+    {"input_tokens": 20, "output_tokens": 300, "cache_creation": 40_000,
+     "usage": {"cache_creation": {"ephemeral_1h_input_tokens": 30_000, "ephemeral_5m_input_tokens": 10_000}}},
+    {"input_tokens": 120_000, "output_tokens": 1000,
+     "usage": {"inference_geo": "us", "server_tool_use": {"web_search_requests": 2}}},
+    {"input_tokens": 5000, "output_tokens": 700, "usage": {"speed": "fast"}},
+)  # fmt: skip
+"""Replies of every kind a price depends on: plain, cache reads and 5-minute writes, 1-hour writes,
+US inference and web searches, a prompt over 100k tokens, fast mode."""
+
+
+@pytest.mark.parametrize("model", [*prices.MODELS, "claude-sonnet-4-5-20250929", "claude-next-9"])
+def test_replies_priced_from_the_transcript_cost_what_claude_says(
+    world, mock_api: MockAPI, env_for, claude_bin: Path, model: str
+) -> None:
+    """The hooks price each reply of the transcript at our copy of the CLI's list prices: for every
+    model of its catalog, the sum is the CLI's own ``total_cost_usd`` (the status line's figure) for
+    the same replies. A model the CLI has no price for it prices at its default model's rate; ours is
+    the dearest rate, never below it."""
+    mock_api.model = model
+    mock_api.script(*(Turn.bash("echo hi", **shape) for shape in SHAPES), Turn.say("done"))
+    run = claude_print(claude_bin, world, env_for(), None, "--model", model, "--output-format", "json", "go")
+    result = json_result(run)
+    assert len(mock_api.requests) == len(SHAPES) + 1, "no request but the scripted replies"
+    priced: dict[str, tuple[float, bool]] = {}
+    for line in transcript_path(world.home, world.project, result["session_id"]).read_text().splitlines():
+        entry = json.loads(line)
+        if entry.get("type") == "assistant" and not entry.get("isSidechain"):
+            cost = prices.reply_cost(entry["message"]["model"], entry["message"]["usage"])
+            assert cost is not None, entry
+            priced[entry["message"]["id"]] = cost
+    ours = sum(usd for usd, _ in priced.values())
+    (basis,) = {usage.get("costBasis") for usage in result["modelUsage"].values()}
+    if model == "claude-next-9":
+        assert basis == "unknown" and {known for _, known in priced.values()} == {False}
+        assert ours > result["total_cost_usd"] > 0
+    else:
+        assert basis == "list" and {known for _, known in priced.values()} == {True}
+        assert ours == pytest.approx(result["total_cost_usd"], rel=1e-9), model

@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import time
+import typing as t
 from pathlib import Path
 
 import pytest
+from support.fixtures import script
 from support.hooks import hook_env, run, tool
 
 from claude_shepherd.supervisor.env import BUDGET_USD_ENV
@@ -83,3 +86,139 @@ def test_a_paused_agents_lone_session_command_runs_and_ends_the_turn(project: Pa
     assert answer["continue"] is False and answer["stopReason"].startswith("PAUSED (budget)"), answer
     assert "permissionDecision" not in json.dumps(answer), "the session command itself runs"
     assert stops(project, env), "any other call is refused and ends the turn, as before"
+
+
+# ------------------------------------------------------------- replies priced from the transcript
+
+PRICEY = {"input_tokens": 10_000, "output_tokens": 2_000}
+"""$0.06 a reply on claude-sonnet-4-5."""
+
+
+def stamp(when: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(when)) + f".{int(when % 1 * 1000):03d}Z"
+
+
+def append_reply(transcript: Path, n: int, *, tool: bool = True, model: str = "claude-sonnet-4-5",
+                 when: float | None = None, usage: dict[str, int] = PRICEY) -> None:  # fmt: skip
+    """Append what Claude writes for one reply: the tool result before it, then the reply itself."""
+    block = (
+        {"type": "tool_use", "id": f"toolu_{n}", "name": "Read", "input": {}} if tool else {"type": "text"}
+    )
+    lines = [
+        {"type": "user", "message": {"role": "user", "content": [{"type": "tool_result", "content": "x"}]}},
+        {"type": "assistant", "timestamp": stamp(time.time() if when is None else when), "isSidechain": False,
+         "message": {"id": f"msg_{n}", "model": model, "role": "assistant", "content": [block], "usage": usage}},
+    ]  # fmt: skip
+    with transcript.open("a") as out:
+        out.write("".join(json.dumps(line) + "\n" for line in lines))
+
+
+def call_for(project: Path, transcript: Path, n: int) -> dict[str, object]:
+    payload = tool(project, "Read", transcript=str(transcript), file_path=str(project / "notes.txt"))
+    return {**payload, "session_id": CONVERSATION, "tool_use_id": f"toolu_{n}"}
+
+
+def answer(done: subprocess.CompletedProcess[str]) -> dict[str, t.Any]:
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout) if done.stdout.strip() else {}
+
+
+@pytest.fixture
+def transcript(project: Path) -> Path:
+    path = project.parent / "home" / ".claude" / "projects" / "p" / f"{CONVERSATION}.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"type": "user", "message": {"role": "user", "content": "spend"}}) + "\n")
+    return path
+
+
+def test_a_reply_the_status_line_has_not_drawn_counts_and_pauses_at_the_cap(
+    project: Path, transcript: Path
+) -> None:
+    """Requests faster than the status line (or in ``claude -p``, where it never runs): the hook prices
+    the reply asking for its call from the transcript, waiting for it when Claude writes it late, and
+    pauses at the cap — the reply that crossed it is the last request. Claude's later figure for the
+    same replies does not count them again."""
+    env = hook_env(project, **{BUDGET_USD_ENV: "0.1"})
+    append_reply(transcript, 1)
+    assert answer(run("pre-tool-use", call_for(project, transcript, 1), env, cwd=project)) == {}
+    assert spend.read(project / "sessions", me())["source"] == spend.ESTIMATED  # type: ignore[index]
+
+    late = subprocess.Popen(
+        [script("claude-hook"), "pre-tool-use"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, env=env, cwd=project,
+    )  # fmt: skip
+    try:
+        late.stdin.write(json.dumps(call_for(project, transcript, 2)))  # type: ignore[union-attr]
+        late.stdin.close()  # type: ignore[union-attr]
+        time.sleep(0.3)  # the reply lands after the hook started
+        append_reply(transcript, 2)
+        late.wait(timeout=30)
+        out, err = late.stdout.read(), late.stderr.read()  # type: ignore[union-attr]
+    finally:
+        late.kill()
+        late.wait()
+    paused = answer(subprocess.CompletedProcess([], late.returncode, out, err))
+    assert paused["continue"] is False, paused
+    assert "budget ($0.10) is spent ($0.12 estimated)" in paused["stopReason"], paused["stopReason"]
+    assert run("status-line", status_line(project, 0.12), env, cwd=project).returncode == 0
+    ledger = spend.read(project / "sessions", me())
+    assert ledger is not None and (spend.spent(ledger), ledger["source"]) == (0.12, spend.MEASURED)
+
+
+def test_the_reply_that_ends_a_turn_is_counted_by_the_stop_hook(project: Path, transcript: Path) -> None:
+    """It asks for no tool, so no PreToolUse sees it: in ``claude -p`` it is the run's last reply."""
+    env = hook_env(project, **{BUDGET_USD_ENV: "1"})
+    append_reply(transcript, 1)
+    run("pre-tool-use", call_for(project, transcript, 1), env, cwd=project)
+    append_reply(transcript, 2, tool=False)
+    stop = {"session_id": CONVERSATION, "transcript_path": str(transcript), "cwd": str(project),
+            "hook_event_name": "Stop", "stop_hook_active": False}  # fmt: skip
+    done = run("stop", stop, env, cwd=project)
+    assert (done.returncode, done.stdout) == (0, "")
+    assert spend.spent(spend.read(project / "sessions", me())) == 0.12
+    assert run("stop", stop, env, cwd=project).returncode == 0
+    assert spend.spent(spend.read(project / "sessions", me())) == 0.12, "each reply once"
+
+
+def test_a_long_conversation_is_read_from_where_the_hooks_stopped(project: Path, transcript: Path) -> None:
+    """A conversation the status line measured (its replies an hour old, $1 by Claude's figure) with a
+    large transcript: only its newest part is read, its old replies are in Claude's figure, and from
+    then on each hook reads only what was appended."""
+    env = hook_env(project, **{BUDGET_USD_ENV: "5"})
+    hour_ago = time.time() - 3600
+    with transcript.open("a") as out:
+        out.write((json.dumps({"type": "user", "message": {"content": "y" * 1000}}) + "\n") * 20_000)
+    for n in range(1, 17):
+        append_reply(transcript, n, when=hour_ago + n)
+    assert run("status-line", {**status_line(project, 1.0), "transcript_path": str(transcript)}, env,
+               cwd=project).returncode == 0  # fmt: skip
+    append_reply(transcript, 17)
+    began = time.monotonic()
+    assert answer(run("pre-tool-use", call_for(project, transcript, 17), env, cwd=project)) == {}
+    assert time.monotonic() - began < 5
+    ledger = spend.read(project / "sessions", me())
+    assert ledger is not None and spend.spent(ledger) == 1.06, "the old replies are in Claude's $1"
+    assert ledger["conversations"][CONVERSATION]["o"] == transcript.stat().st_size
+
+
+def test_a_sub_agents_call_does_not_wait_for_a_reply_the_main_transcript_never_gets(
+    project: Path, transcript: Path
+) -> None:
+    """Claude gives a sub-agent's hooks the main conversation's transcript (and an ``agent_id``); the
+    sub-agent's replies are not in it, so its calls are not held up waiting for them."""
+    env = hook_env(project, **{BUDGET_USD_ENV: "5"})
+    append_reply(transcript, 1)
+    run("pre-tool-use", call_for(project, transcript, 1), env, cwd=project)
+
+    def took(**extra: object) -> float:
+        append_reply(transcript, 0, tool=False)  # the main transcript is being written
+        began = time.monotonic()
+        assert (
+            answer(run("pre-tool-use", {**call_for(project, transcript, 99), **extra}, env, cwd=project))
+            == {}
+        )
+        return time.monotonic() - began
+
+    waited, sub_agent = took(), took(agent_id="a1b2c3")
+    assert waited >= 1.0, "a call of the main agent waits for its reply while the transcript is written"
+    assert sub_agent < waited - 0.5, (sub_agent, waited)

@@ -376,14 +376,13 @@ def test_a_process_the_hooks_left_to_type_outlives_a_relaunch_of_claude_but_not_
     the pane: adopted by claude-run, it is let be by the sweep after a crash, and ended by a stop."""
     import sys
 
-    import claude_shepherd.hooks
-
     marker = tmp_path / "sessions"
     (marker / ".shepherd" / "spend").mkdir(parents=True)  # where it keeps its lock
-    typist = [sys.executable, "-I", "-S", str(Path(claude_shepherd.hooks.__file__).parent / "__main__.py"),
-              "budget-renews", "/nowhere", "%1", f"{time.time() + 3600:.3f}", str(marker), "a:b:c", "day"]  # fmt: skip
+    args = ["/nowhere", "%1", f"{time.time() + 3600:.3f}", str(marker), "a:b:c", "day"]
+    leave = ("import os, sys\nfrom claude_shepherd.hooks import pane_typing\n"  # as the budget gate leaves one
+             "pane_typing.spawn('budget-renews', sys.argv[1:], dict(os.environ))\n")  # fmt: skip
     fake.plan(
-        [{"run": ["sh", "-c", 'exec setsid -f "$@" </dev/null >/dev/null 2>&1', "sh", *typist]},
+        [{"run": [sys.executable, "-c", leave, *args]},
          {"wait_file": str(tmp_path / "go")}, {"exit": 1}],
         [{"mark": "second"}, {"wait": None}],
     )  # fmt: skip

@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 
 from claude_shepherd.supervisor.session import budgets, spend
+from claude_shepherd.supervisor.session.replies import Reply
 
 NOON = time.mktime((2026, 11, 25, 12, 0, 0, 0, 0, -1))  # a Wednesday, local time
 
@@ -85,3 +86,110 @@ def test_a_fleets_ledgers_are_found_by_name_among_every_claude_runs(tmp_path: Pa
     folder = root / ".shepherd" / "spend"
     (folder / "claude-run_9_t-00000000.json").write_text("[" * 100000)  # not a fleet's: never read
     assert sorted(e["agent"] for e in spend.ledgers(root, "duo:")) == sorted(fleet)
+
+
+# --------------------------------------------------------------------------- replies priced by the hooks
+
+REPLY = 0.06
+"""One reply of 10k tokens in and 2k out on Sonnet 4.5."""
+
+
+def reply(n: int, when: float, usd: float = REPLY) -> Reply:
+    return Reply(f"msg_{n}", when, usd, True)
+
+
+def counted(ledger: dict[str, object] | None) -> tuple[float | None, object]:
+    return spend.spent(ledger), (ledger or {}).get("source")
+
+
+def test_replies_count_at_once_and_claudes_later_figure_counts_only_what_they_did_not() -> None:
+    """Quick requests outrun the status line: each reply counts when the hook sees it; Claude's figure
+    that covers them then adds only what no reply holds (a title request, say), nothing twice."""
+    ledger = spend.add_replies(None, "A", "c", [reply(1, NOON)], 100, NOON + 0.1)
+    ledger = spend.add_replies(ledger, "A", "c", [reply(2, NOON + 1)], 200, NOON + 1.1)
+    assert counted(ledger) == (0.12, spend.ESTIMATED)
+    ledger = spend.add_reading(ledger, "A", "c", 0.13, NOON + 2)  # both, and a cent of side requests
+    assert counted(ledger) == (0.13, spend.MEASURED)
+    ledger = spend.add_reading(ledger, "A", "c", 0.13, NOON + 3)
+    assert counted(ledger) == (0.13, spend.MEASURED), "the same figure again adds nothing"
+
+
+def test_a_figure_that_came_first_covers_the_replies_priced_after_it() -> None:
+    ledger = spend.add_reading(None, "A", "c", 0.0, NOON)
+    ledger = spend.add_reading(ledger, "A", "c", 0.06, NOON + 2)  # reply 1 drawn before any hook priced it
+    ledger = spend.add_replies(ledger, "A", "c", [reply(1, NOON + 1.5)], 100, NOON + 2.1)
+    assert counted(ledger) == (0.06, spend.MEASURED)
+    ledger = spend.add_replies(ledger, "A", "c", [reply(2, NOON + 3)], 200, NOON + 3.1)
+    assert counted(ledger) == (0.12, spend.ESTIMATED), "a reply after the figure counts"
+
+
+def test_a_reply_just_before_a_figure_that_does_not_hold_it_still_counts() -> None:
+    """Claude computes the status line's input before our process starts: a reply written in between
+    is older than the reading but not in it. Only what the figure grew by covers replies."""
+    ledger = spend.add_reading(None, "A", "c", 0.06, NOON)  # reply 1, no hook priced it yet
+    ledger = spend.add_reading(ledger, "A", "c", 0.06, NOON + 2)  # reply 2 (NOON + 1.9) not in it
+    ledger = spend.add_replies(
+        ledger, "A", "c", [reply(1, NOON - 0.5), reply(2, NOON + 1.9)], 100, NOON + 2.1
+    )
+    assert counted(ledger) == (0.12, spend.ESTIMATED)
+    ledger = spend.add_reading(ledger, "A", "c", 0.12, NOON + 3)
+    assert counted(ledger) == (0.12, spend.MEASURED), "the figure that holds it does not count it again"
+
+
+def test_a_dear_estimate_is_never_lowered_nor_counted_twice() -> None:
+    """A model the table does not know is priced dearer than Claude prices it: the ledger keeps what
+    it counted (never below Claude's figure), and Claude's figure counts again only once it passes it."""
+    ledger = spend.add_reading(None, "A", "c", 0.0, NOON)
+    ledger = spend.add_replies(ledger, "A", "c", [reply(1, NOON + 1, usd=0.30)], 100, NOON + 1.1)
+    ledger = spend.add_reading(ledger, "A", "c", 0.06, NOON + 2)
+    assert spend.spent(ledger) == 0.30
+    ledger = spend.add_reading(ledger, "A", "c", 0.12, NOON + 30)
+    assert spend.spent(ledger) == 0.30, "still within what was counted"
+    ledger = spend.add_reading(ledger, "A", "c", 0.40, NOON + 40)
+    assert counted(ledger) == (0.40, spend.MEASURED)
+
+
+def test_a_complete_figure_covers_every_reply_before_it_and_a_lower_one_starts_over() -> None:
+    ledger = spend.add_replies(None, "A", "c", [reply(1, NOON), reply(2, NOON + 1)], 100, NOON + 1.1)
+    ledger = spend.add_reading(ledger, "A", "c", 0.12, NOON + 1.2, complete=True)
+    assert counted(ledger) == (0.12, spend.MEASURED)
+    ledger = spend.add_reading(ledger, "A", "c", 0.06, NOON + 5)  # a Claude killed before its cost-state
+    ledger = spend.add_replies(ledger, "A", "c", [reply(3, NOON + 6)], 200, NOON + 6.1)
+    assert spend.spent(ledger) == 0.18, "the new base adds nothing; the reply after it counts"
+
+
+def test_one_reply_is_priced_once_whatever_lines_it_takes() -> None:
+    ledger = spend.add_replies(None, "A", "c", [reply(1, NOON, 0.05), reply(1, NOON, 0.06)], 100, NOON)
+    ledger = spend.add_replies(ledger, "A", "c", [reply(1, NOON, 0.06)], 150, NOON + 1)
+    assert spend.spent(ledger) == 0.06
+
+
+def test_many_replies_no_figure_covers_are_all_counted_in_a_bounded_record() -> None:
+    ledger = None
+    for n in range(3 * spend.KEEP_PENDING):
+        ledger = spend.add_replies(ledger, "A", "c", [reply(n, NOON + n)], 100 * n, NOON + n)
+    assert ledger is not None and spend.spent(ledger) == round(3 * spend.KEEP_PENDING * REPLY, 6)
+    assert len(ledger["conversations"]["c"]["p"]) == spend.KEEP_PENDING
+
+
+def test_a_ledger_written_before_replies_were_priced_is_read_as_it_was() -> None:
+    old = {"agent": "A", "source": "measured", "total": 0.5, "days": {}, "conversations": {"c": 0.5}}
+    ledger = spend.add_reading(old, "A", "c", 0.7, NOON)
+    assert counted(ledger) == (0.7, spend.MEASURED)
+
+
+def test_the_same_figure_drawn_again_writes_nothing(tmp_path: Path) -> None:
+    """The status line draws Claude's figure on every render: an unchanged one leaves the ledger as it is
+    (no write, no fsync on a render), even with replies priced since that it does not hold."""
+    root = tmp_path / "sessions"
+    spend.measure(root, "A", "c", 0.5, now=NOON)
+    ledger = root / ".shepherd" / "spend" / spend._file_name("A")
+    written = ledger.stat().st_ino
+    spend.measure(root, "A", "c", 0.5, now=NOON + 1)
+    assert ledger.stat().st_ino == written
+    spend._update(
+        root, "A", lambda before: spend.add_replies(before, "A", "c", [reply(1, NOON + 2)], 10, NOON + 2)
+    )
+    written = ledger.stat().st_ino
+    spend.measure(root, "A", "c", 0.5, now=NOON + 3)
+    assert ledger.stat().st_ino == written and spend.spent(spend.read(root, "A")) == 0.56
