@@ -88,6 +88,12 @@ class AgentRef:
         self.fleet = fleet or agent.partition(":")[0]
 
 
+def ref_for(host: str, socket: str, row: t.Any) -> AgentRef:
+    """The agent of a ``fleet status`` row (:class:`~claude_shepherd.fleet.status.PaneStatus`) of the
+    fleet on *socket* of *host*: named as its hooks' alerts name it (``session:window:label``)."""
+    return AgentRef(host, socket, row.pane_id or row.pane, row.label or row.pane, row.session)
+
+
 def key_of(ref: AgentRef, kind: str) -> str:
     """The dedupe key: one agent, one kind of trouble (``\\x1f`` cannot be in a tmux name we keep)."""
     return "\x1f".join((ref.host, ref.socket, ref.agent, kind))
@@ -324,11 +330,11 @@ class Queue:
         return bool(self._change(change))
 
     def observe(
-        self, seen: t.Iterable[tuple[AgentRef, str]], looked: t.Callable[[str, str], bool]
+        self, seen: t.Iterable[tuple[AgentRef, str]], looked: t.Callable[[Entry], bool]
     ) -> list[Entry]:
-        """Take in what a look at the fleets showed: each (agent, kind) of *seen* waits; an entry of a
-        fleet that was *looked* at (host, socket) and is not among them is resolved. Returns what
-        waits, ranked (snoozed ones too: :meth:`Entry.quiet` tells)."""
+        """Take in what a look at the fleets showed: each (agent, kind) of *seen* waits; an entry whose
+        fleet was *looked* at whole and that is not among them is resolved. Returns what waits, ranked
+        (snoozed ones too: :meth:`Entry.quiet` tells)."""
         seen = list(seen)
 
         def change(entries: dict[str, Entry], now: float) -> list[Entry]:
@@ -342,7 +348,7 @@ class Queue:
                     entry.count += 1
                     entry.changed, entry.resolved = now, None
             for key, entry in entries.items():
-                if entry.resolved is None and key not in current and looked(entry.host, entry.socket):
+                if entry.resolved is None and key not in current and looked(entry):
                     entry.resolved, entry.changed = now, now
                     entry.snoozed_change = False  # it changed: back again, it is loud
             return ranked(e for e in entries.values() if e.resolved is None)
@@ -401,10 +407,14 @@ def _pruned(entries: t.Iterable[Entry], now: float) -> list[Entry]:
     return kept[:MAX_ENTRIES]
 
 
-def count_waiting(refs: t.Iterable[tuple[AgentRef, str]], queue: Queue | None = None) -> int:
-    """How many of the entries *refs* (what rows show) wait, less those snoozed: ``fleet status``'s
-    count, read without writing anything."""
+def waiting_of(refs: t.Iterable[tuple[AgentRef, str]], queue: Queue | None = None) -> list[Entry]:
+    """The entries *refs* (what rows show) are, as the queue has them (their count and age) where it
+    does, less those snoozed, ranked: what ``fleet status`` says waits, read without writing anything."""
     queue = queue or Queue()
     now = queue.clock()
-    quiet = {e.key for e in queue.read() if e.waiting and e.quiet(now)}
-    return len({key_of(ref, kind) for ref, kind in refs} - quiet)
+    stored = {e.key: e for e in queue.read() if e.waiting}
+    out: dict[str, Entry] = {}
+    for ref, kind in refs:
+        key = key_of(ref, kind)
+        out[key] = stored.get(key) or Entry(kind, ref, now)
+    return ranked(e for e in out.values() if not e.quiet(now))

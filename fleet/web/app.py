@@ -101,7 +101,7 @@ class Source:
         try:
             seen = self._look()
             try:
-                entries = view.observed(seen, self.queue)
+                entries = view.taken_in(seen, self.queue)
             except (ShepherdError, OSError) as exc:  # a queue that cannot be kept: the page still shows
                 entries = []
                 seen = view.Look(

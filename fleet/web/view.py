@@ -20,7 +20,7 @@ from pathlib import Path
 from claude_shepherd.fleet.hosts import LOCAL
 from claude_shepherd.fleet.output import Printer
 from claude_shepherd.fleet.status import shown_state, usage_lines
-from claude_shepherd.fleet.watch import AgentRow, cost_cell, ordered
+from claude_shepherd.fleet.watch import AgentRow, cost_cell, observed, ordered
 from claude_shepherd.supervisor import attention
 from claude_shepherd.supervisor.errors import ShepherdError
 from claude_shepherd.supervisor.printable import printable
@@ -41,10 +41,11 @@ class Look:
     answered: frozenset[tuple[str, str]] = frozenset()
     seen_at: float = 0.0
 
-    def looked(self, host: str, socket: str) -> bool:
-        """Was the fleet on *socket* of *host* looked at (a fleet of this machine that runs no more was:
-        nothing of it waits)? A host that did not answer was not."""
-        return (host, socket) in self.answered or (host == LOCAL and (host, socket) not in self.unanswered)
+    def looked(self, entry: attention.Entry) -> bool:
+        """Was *entry*'s fleet looked at whole (a fleet of this machine that runs no more was: nothing
+        of it waits)? One on a host that did not answer was not."""
+        where = (entry.host, entry.socket)
+        return where in self.answered or (entry.host == LOCAL and where not in self.unanswered)
 
     @property
     def unanswered(self) -> frozenset[tuple[str, str]]:
@@ -103,15 +104,9 @@ def _status(name: str, socket: str) -> StatusReport | str:
         return printable(str(exc))
 
 
-def observed(seen: Look, queue: attention.Queue) -> list[attention.Entry]:
-    """*seen* taken into the queue: what waits (snoozed entries too), ranked."""
-    pairs = [(ref_of(row), kind) for row in seen.rows for kind in attention.kinds_of(row.status)]
-    return queue.observe(pairs, seen.looked)
-
-
-def ref_of(row: AgentRow) -> attention.AgentRef:
-    """The queue's name of *row*'s agent."""
-    return attention.AgentRef(row.host, row.socket, row.identity[2], row.name, row.fleet)
+def taken_in(seen: Look, queue: attention.Queue) -> list[attention.Entry]:
+    """*seen* taken into the attention queue, as the watch takes its rows: what waits, ranked."""
+    return observed(seen.rows, seen.looked, queue)
 
 
 # --------------------------------------------------------------------------- the page's document

@@ -37,7 +37,7 @@ def ref(label: str, socket: str = "fleet-duo", host: str = "local") -> at.AgentR
     return at.AgentRef(host, socket, f"duo:agents:{label}")
 
 
-def everywhere(host: str, socket: str) -> bool:
+def everywhere(entry: at.Entry) -> bool:
     return True
 
 
@@ -94,7 +94,7 @@ def test_resolved_leaves_the_queue_and_coming_back_soon_is_the_same_entry(
 def test_a_fleet_not_looked_at_keeps_its_entries(queue: at.Queue, clock: Clock) -> None:
     queue.observe([(ref("A"), at.ERROR), (ref("B", host="box"), at.ERROR)], everywhere)
     clock.now += 1
-    left = queue.observe([], lambda host, socket: host == "local")  # the host did not answer
+    left = queue.observe([], lambda entry: entry.host == "local")  # the host did not answer
     assert [(e.host, e.label) for e in left] == [("box", "B")]
 
 
@@ -103,7 +103,8 @@ def test_snooze_for_an_hour_is_quiet_everywhere_then_loud(queue: at.Queue, clock
     (a, _) = queue.waiting()
     queue.snooze(a.id, hour=True)
     assert [e.label for e in queue.waiting()] == ["B"] and [e.label for e in queue.snoozed()] == ["A"]
-    assert at.count_waiting([(ref("A"), at.NEEDS_YOU), (ref("B"), at.NEEDS_YOU)], queue) == 1
+    shown = at.waiting_of([(ref("A"), at.NEEDS_YOU), (ref("B"), at.NEEDS_YOU), (ref("C"), at.ERROR)], queue)
+    assert [e.words() for e in shown] == ["B needs you", "C error"], "what fleet status says waits"
     clock.now += at.REPEAT + 1
     assert not queue.occurred(ref("A"), at.NEEDS_YOU), "news, but snoozed: nobody is paged"
     clock.now += at.SNOOZE_SECONDS
