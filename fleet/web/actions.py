@@ -131,7 +131,18 @@ def raise_budget(body: t.Any) -> str:
     failure = report.failure()
     if failure is not None:
         raise Refused(printable(str(failure)), 409)
-    return printable(" ".join(line.strip() for line in report.lines() if line.strip())[:2000])
+    return printable(" ".join(_outcome(report.lines()))[:2000])
+
+
+OUTCOME = ("Budget of ", "Resumed ", "Still paused")
+"""What a raise said that matters on a phone: what changed, who went on, who is still held (not the
+table of every budget, which the page shows per agent)."""
+
+
+def _outcome(lines: t.Iterable[str]) -> list[str]:
+    said = [line.strip() for line in lines if line.strip()]
+    kept = [line for line in said if any(word in line for word in OUTCOME)]
+    return kept or said[:1]
 
 
 def snooze(body: t.Any, queue: attention.Queue) -> str:

@@ -54,8 +54,10 @@ ol, ul { list-style: none; margin: 0; padding: 0; }
 button { font: inherit; min-height: 2.6rem; padding: .3rem .9rem; border-radius: .5rem;
   border: 1px solid var(--line); background: var(--card); color: var(--accent); cursor: pointer; }
 button:disabled { opacity: .5; }
+.entry button { padding: .3rem .6rem; font-size: .95rem; }
 .raise { display: flex; flex-wrap: wrap; gap: .4rem; align-items: center; margin: 0; }
-.raise input { font: inherit; width: 5.5rem; min-height: 2.6rem; padding: .3rem .4rem; border-radius: .5rem;
+.raise label { display: flex; align-items: center; gap: .3rem; }
+.raise input { font: inherit; width: 4.5rem; min-height: 2.6rem; padding: .3rem .4rem; border-radius: .5rem;
   border: 1px solid var(--line); background: var(--bg); color: var(--ink); }
 .raise[hidden], [hidden] { display: none !important; }
 #usage li { font-size: .9rem; margin: .2rem .25rem; }
@@ -153,12 +155,12 @@ function card(agent) {
         "Restart " + a.where + "? Its Claude stops and starts again, resuming its conversation.");
   });
   const raise = el("form", "raise");
-  const label = el("label", "", "Raise its budget by $ ");
+  const label = el("label", "", "Budget +$");
   const amount = el("input");
   amount.type = "number"; amount.min = "0.01"; amount.step = "0.01"; amount.value = "5";
   amount.inputMode = "decimal"; amount.setAttribute("aria-label", "dollars to add");
   label.append(amount);
-  const go = el("button", "", "Raise");
+  const go = el("button", "", "Raise budget");
   go.type = "submit";
   raise.append(label, go);
   raise.addEventListener("submit", (event) => {
@@ -202,6 +204,18 @@ function drawQueue(doc) {
     head.lastChild.dataset.kind = entry.kind;
     item.append(head, el("div", "where", entry.where), el("div", "age", "waiting " + age(entry.age)));
     const actions = el("div", "actions");
+    const show = el("button", "", "Show");
+    show.type = "button";
+    show.addEventListener("click", () => {
+      for (const node of cards.values()) {
+        const a = node.agent;
+        if (a.host === entry.host && a.socket === entry.socket && a.identity === entry.agent) {
+          node.scrollIntoView({ behavior: "smooth", block: "center" });
+          (node.querySelector(".raise:not([hidden]) input") || node.querySelector("button")).focus({ preventScroll: true });
+        }
+      }
+    });
+    actions.append(show);
     for (const [text, until] of [["Snooze 1 h", "hour"], ["Until it changes", "change"]]) {
       const button = el("button", "", text);
       button.type = "button";

@@ -151,7 +151,7 @@ def test_the_fleets_on_a_phone_live_safe_and_acting(world: FleetWorld, tmp_path:
         page.evaluate("window.confirm = () => true")
         page.evaluate(
             "[...document.querySelectorAll('#queue .entry')].find(e => e.textContent.includes('B exited'))"
-            ".querySelector('button').click()"
+            "  .querySelectorAll('button').forEach(b => { if (b.textContent === 'Snooze 1 h') b.click(); })"
         )
         page.until("document.querySelector('#snoozed').textContent.includes('B exited')", 15, "B snoozed")
         from claude_shepherd.supervisor.attention import Queue
