@@ -253,12 +253,7 @@ class StatusReport:
 
         hosts = self.host_column() or ["local"] * len(self.rows)
         refs = [
-            (
-                attention.AgentRef(
-                    host, self.socket, row.pane_id or row.pane, row.label or row.pane, row.session
-                ),
-                kind,
-            )
+            (attention.ref_for(host, self.socket, row), kind)
             for row, host in zip(self.rows, hosts)
             for kind in attention.kinds_of(row)
         ]

@@ -141,6 +141,7 @@ def dispatch(
     tty: str,
     env: t.Mapping[str, str],
     agent: str = "",
+    pane: str = "",
 ) -> bool:
     """Start the alert in a process of its own and return at once (True when one was started).
 
@@ -158,7 +159,7 @@ def dispatch(
     from claude_shepherd.supervisor.session.programs import spawn_later
 
     payload = {"command": config.command, "tmux": config.tmux, "state": state, "socket": socket, "fleet": fleet,
-               "window": window, "label": label, "tty": tty, "agent": agent}  # fmt: skip
+               "window": window, "label": label, "tty": tty, "agent": agent, "pane": pane}  # fmt: skip
     # The interpreter starts after a short sleep: started at once, its start-up competes for the CPU
     # with the hook's own exit, which the agent waits for (measured in bench/bench_fleet.py).
     from claude_shepherd.hooks import MAIN
@@ -179,7 +180,8 @@ def main(args: list[str]) -> int:
         config = Config(tuple(command) if command else None, (data["state"],), bool(data["tmux"]))
         agent = data.get("agent") or f"{data['fleet']}:{data['window']}:{data['label']}"
         _alert(config, state=data["state"], socket=data["socket"], fleet=data["fleet"], window=data["window"],
-               label=data["label"], tty=data["tty"], env=os.environ, agent=str(agent))  # fmt: skip
+               label=data["label"], tty=data["tty"], env=os.environ, agent=str(agent),
+               pane=str(data.get("pane") or ""))  # fmt: skip
     except (IndexError, ValueError, KeyError, TypeError):
         return 2
     return 0
@@ -196,10 +198,11 @@ def _alert(
     tty: str,
     env: t.Mapping[str, str],
     agent: str = "",
+    pane: str = "",
 ) -> None:
     from claude_shepherd.supervisor.session.programs import run_tmux
 
-    if not news(state, socket, fleet, agent or f"{fleet}:{window}:{label}", label, env):
+    if not news(state, socket, fleet, agent or f"{fleet}:{window}:{label}", label, env, pane):
         return  # the attention queue has it already (a flap), or the person snoozed it: quiet everywhere
     if config.tmux:
         if state != "exited":
@@ -225,7 +228,9 @@ def _alert(
         run_command(substitute(config.command, values), timeout(env))
 
 
-def news(state: str, socket: str, fleet: str, agent: str, label: str, env: t.Mapping[str, str]) -> bool:
+def news(
+    state: str, socket: str, fleet: str, agent: str, label: str, env: t.Mapping[str, str], pane: str = ""
+) -> bool:
     """Is this change worth a page? The attention queue's word for the states it holds
     (:meth:`~claude_shepherd.supervisor.attention.Queue.occurred`); True for any other state, and when
     the queue cannot be kept (a page too many, never one lost)."""
@@ -233,7 +238,7 @@ def news(state: str, socket: str, fleet: str, agent: str, label: str, env: t.Map
 
     if state not in attention.KINDS:
         return True
-    ref = attention.AgentRef(HERE, os.path.basename(socket), agent, label, fleet)
+    ref = attention.AgentRef(HERE, os.path.basename(socket), agent, label, fleet, pane)
     try:
         return attention.Queue(env).occurred(ref, state)
     except Exception:

@@ -299,6 +299,7 @@ def _alert_with(
         agent=f"{pane['session_name']}:{pane['window_name']}:{pane[LABEL_OPTION]}"
         if pane[LABEL_OPTION]
         else pane["pane_id"],
+        pane=pane["pane_id"],
     )
 
 

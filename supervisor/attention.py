@@ -76,14 +76,19 @@ class GoneError(ShepherdError):
 
 
 class AgentRef:
-    """Which agent an entry is about: its host (``local``), fleet socket, and ``session:window:label``."""
+    """Which agent an entry is about: its host (``local``), fleet socket, ``session:window:label`` and
+    pane (``%N``: an agent that takes another's label in its own pane is another agent here, so its
+    flapping never makes the other's need a repeat)."""
 
-    __slots__ = ("host", "socket", "agent", "label", "fleet")
+    __slots__ = ("host", "socket", "agent", "pane", "label", "fleet")
 
-    def __init__(self, host: str, socket: str, agent: str, label: str = "", fleet: str = "") -> None:
+    def __init__(
+        self, host: str, socket: str, agent: str, label: str = "", fleet: str = "", pane: str = ""
+    ) -> None:
         self.host = host
         self.socket = socket
         self.agent = agent
+        self.pane = pane
         self.label = label or agent.rpartition(":")[2]
         self.fleet = fleet or agent.partition(":")[0]
 
@@ -91,18 +96,18 @@ class AgentRef:
 def ref_for(host: str, socket: str, row: t.Any) -> AgentRef:
     """The agent of a ``fleet status`` row (:class:`~claude_shepherd.fleet.status.PaneStatus`) of the
     fleet on *socket* of *host*: named as its hooks' alerts name it (``session:window:label``)."""
-    return AgentRef(host, socket, row.pane_id or row.pane, row.label or row.pane, row.session)
+    return AgentRef(host, socket, row.pane_id or row.pane, row.label or row.pane, row.session, row.pane)
 
 
 def key_of(ref: AgentRef, kind: str) -> str:
-    """The dedupe key: one agent, one kind of trouble (``\\x1f`` cannot be in a tmux name we keep)."""
-    return "\x1f".join((ref.host, ref.socket, ref.agent, kind))
+    """The dedupe key: one agent in its pane, one kind of trouble (``\\x1f`` is in no tmux field we read)."""
+    return "\x1f".join((ref.host, ref.socket, ref.pane, ref.agent, kind))
 
 
 class Entry:
     """One thing that needs a person: an agent in one kind of trouble, since *opened*, seen *count* times."""
 
-    __slots__ = ("kind", "host", "socket", "agent", "label", "fleet", "opened", "changed", "count",
+    __slots__ = ("kind", "host", "socket", "agent", "pane", "label", "fleet", "opened", "changed", "count",
                  "resolved", "snoozed_until", "snoozed_change", "paged")  # fmt: skip
 
     def __init__(
@@ -122,6 +127,7 @@ class Entry:
         self.host = ref.host
         self.socket = ref.socket
         self.agent = ref.agent
+        self.pane = ref.pane
         self.label = ref.label
         self.fleet = ref.fleet
         self.opened = opened
@@ -140,7 +146,7 @@ class Entry:
 
     @property
     def ref(self) -> AgentRef:
-        return AgentRef(self.host, self.socket, self.agent, self.label, self.fleet)
+        return AgentRef(self.host, self.socket, self.agent, self.label, self.fleet, self.pane)
 
     @property
     def key(self) -> str:
@@ -174,7 +180,7 @@ class Entry:
         return f"{self.label} {WHAT.get(self.kind, self.kind)}{times}"
 
     def as_json(self) -> dict[str, t.Any]:
-        return {"kind": self.kind, "host": self.host, "socket": self.socket, "agent": self.agent,
+        return {"kind": self.kind, "host": self.host, "socket": self.socket, "agent": self.agent, "pane": self.pane,
                 "label": self.label, "fleet": self.fleet, "opened": self.opened, "changed": self.changed,
                 "count": self.count, "resolved": self.resolved, "snoozed_until": self.snoozed_until,
                 "snoozed_change": self.snoozed_change, "paged": self.paged, "key": self.key, "id": self.id,
@@ -189,13 +195,14 @@ class Entry:
         if not all(isinstance(v, str) and 0 < len(v) <= MAX_TEXT for v in texts[:3]):
             return None
         host, socket, agent, label, fleet = (v if isinstance(v, str) else "" for v in texts)
+        pane = data.get("pane") if isinstance(data.get("pane"), str) else ""
         opened, changed = _moment(data.get("opened")), _moment(data.get("changed"))
         count = data.get("count")
         if opened is None or changed is None or not isinstance(count, int) or isinstance(count, bool):
             return None
         return cls(
             data["kind"],
-            AgentRef(host, socket, agent, label[:MAX_TEXT], fleet[:MAX_TEXT]),
+            AgentRef(host, socket, agent, label[:MAX_TEXT], fleet[:MAX_TEXT], pane[:MAX_TEXT]),
             opened,
             changed=changed,
             count=max(1, min(count, 10**9)),

@@ -176,7 +176,6 @@ function card(agent) {
 
 function fill(node, agent) {
   node.agent = agent;
-  agent.where = (agent.host === "local" ? "" : agent.host + "/") + agent.identity;
   node.dataset.kind = agent.kind;
   node.querySelector(".label").textContent = agent.label;
   const badge = node.querySelector(".badge");

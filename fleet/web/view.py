@@ -138,6 +138,7 @@ def agent(row: AgentRow, now: float) -> dict[str, t.Any]:
         "socket": row.socket,
         "pane": s.pane,
         "identity": row.identity[2],
+        "where": printable(row.where),
         "label": printable(row.name),
         "fleet": printable(row.fleet),
         "window": printable(s.window),

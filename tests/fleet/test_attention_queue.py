@@ -33,8 +33,8 @@ def queue(tmp_path: Path, clock: Clock) -> at.Queue:
     return at.Queue({"XDG_STATE_HOME": str(tmp_path / "state"), "HOME": str(tmp_path)}, clock=clock)
 
 
-def ref(label: str, socket: str = "fleet-duo", host: str = "local") -> at.AgentRef:
-    return at.AgentRef(host, socket, f"duo:agents:{label}")
+def ref(label: str, socket: str = "fleet-duo", host: str = "local", pane: str = "") -> at.AgentRef:
+    return at.AgentRef(host, socket, f"duo:agents:{label}", pane=pane or f"%{ord(label[0])}")
 
 
 def everywhere(entry: at.Entry) -> bool:
@@ -72,6 +72,13 @@ def test_an_agent_flapping_is_one_entry_with_a_count_and_one_page(queue: at.Queu
     assert queue.occurred(ref("A"), at.NEEDS_YOU), "long after its last change it is news again"
     assert queue.occurred(ref("A"), at.ERROR), "another kind of trouble is another entry"
     assert queue.occurred(ref("A", socket="fleet-other"), at.NEEDS_YOU), "so is another fleet's agent"
+
+
+def test_an_agent_that_takes_anothers_label_never_makes_its_need_a_repeat(queue: at.Queue) -> None:
+    impostor = ref("B", pane="%7")  # A relabelled its own pane B, and flaps
+    assert queue.occurred(impostor, at.NEEDS_YOU)
+    assert not queue.occurred(impostor, at.NEEDS_YOU)
+    assert queue.occurred(ref("B", pane="%2"), at.NEEDS_YOU), "the real B's need is news: it pages"
 
 
 def test_resolved_leaves_the_queue_and_coming_back_soon_is_the_same_entry(

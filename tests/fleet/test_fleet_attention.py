@@ -49,10 +49,8 @@ def test_an_agent_flapping_ten_times_pages_once_and_waits_as_one_entry(world: Fl
     assert (entry.label, entry.kind, entry.count, entry.socket) == ("A", "needs-you", 10, world.socket)
 
     status = world.fleet("status")
-    assert (
-        "waiting for you: 1 (A needs you (×10)); `fleet watch` and `fleet web` show them first"
-        in status.stdout
-    ), status.stdout
+    said = "waiting for you: 1 (A needs you (×10)); `fleet watch` and `fleet web` show them first"
+    assert said in status.stdout, (status.stdout, [e.as_json() for e in Queue(state_of(world)).read()])
     Queue(state_of(world)).snooze(entry.id)
     assert "waiting for you" not in world.fleet("status").stdout, "a snoozed entry is quiet everywhere"
 
