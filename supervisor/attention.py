@@ -195,7 +195,8 @@ class Entry:
         if not all(isinstance(v, str) and 0 < len(v) <= MAX_TEXT for v in texts[:3]):
             return None
         host, socket, agent, label, fleet = (v if isinstance(v, str) else "" for v in texts)
-        pane = data.get("pane") if isinstance(data.get("pane"), str) else ""
+        raw_pane = data.get("pane")
+        pane = raw_pane if isinstance(raw_pane, str) else ""
         opened, changed = _moment(data.get("opened")), _moment(data.get("changed"))
         count = data.get("count")
         if opened is None or changed is None or not isinstance(count, int) or isinstance(count, bool):
