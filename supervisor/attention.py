@@ -77,8 +77,7 @@ class GoneError(ShepherdError):
 
 class AgentRef:
     """Which agent an entry is about: its host (``local``), fleet socket, ``session:window:label`` and
-    pane (``%N``: an agent that takes another's label in its own pane is another agent here, so its
-    flapping never makes the other's need a repeat)."""
+    pane (``%N``: what the entry's key names, see :func:`key_of`)."""
 
     __slots__ = ("host", "socket", "agent", "pane", "label", "fleet")
 
@@ -100,8 +99,12 @@ def ref_for(host: str, socket: str, row: t.Any) -> AgentRef:
 
 
 def key_of(ref: AgentRef, kind: str) -> str:
-    """The dedupe key: one agent in its pane, one kind of trouble (``\\x1f`` is in no tmux field we read)."""
-    return "\x1f".join((ref.host, ref.socket, ref.pane, ref.agent, kind))
+    """The dedupe key: one pane (the agent in it, whatever label it gives itself), one kind of trouble.
+
+    Not the label: an agent can relabel its pane, and a new label must neither page the person anew
+    nor, taken from another agent, make that agent's need a repeat. Without a pane (a record of
+    another shape), the agent's name stands in (``\\x1f`` is in no tmux field we read)."""
+    return "\x1f".join((ref.host, ref.socket, ref.pane or ref.agent, kind))
 
 
 class Entry:
@@ -326,6 +329,7 @@ class Queue:
             if entry is not None and now - entry.changed <= REPEAT:
                 entry.count += 1
                 entry.changed, entry.resolved = now, None
+                entry.agent, entry.label = ref.agent, ref.label[:MAX_TEXT]
                 return False
             until = entry.snoozed_until if entry is not None and entry.quiet(now) else None
             fresh = Entry(kind, ref, now, snoozed_until=until)
@@ -355,6 +359,8 @@ class Queue:
                 elif entry.resolved is not None:  # back within REPEAT: the same entry, once more
                     entry.count += 1
                     entry.changed, entry.resolved = now, None
+                if entries[key].agent != ref.agent:  # the agent relabelled its pane: named as it is now
+                    entries[key].agent, entries[key].label = ref.agent, ref.label[:MAX_TEXT]
             for key, entry in entries.items():
                 if entry.resolved is None and key not in current and looked(entry):
                     entry.resolved, entry.changed = now, now

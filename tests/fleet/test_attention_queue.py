@@ -74,11 +74,14 @@ def test_an_agent_flapping_is_one_entry_with_a_count_and_one_page(queue: at.Queu
     assert queue.occurred(ref("A", socket="fleet-other"), at.NEEDS_YOU), "so is another fleet's agent"
 
 
-def test_an_agent_that_takes_anothers_label_never_makes_its_need_a_repeat(queue: at.Queue) -> None:
-    impostor = ref("B", pane="%7")  # A relabelled its own pane B, and flaps
-    assert queue.occurred(impostor, at.NEEDS_YOU)
-    assert not queue.occurred(impostor, at.NEEDS_YOU)
+def test_a_relabelled_pane_neither_pages_anew_nor_silences_the_agent_whose_label_it_took(
+    queue: at.Queue,
+) -> None:
+    assert queue.occurred(ref("A", pane="%7"), at.NEEDS_YOU)
+    for label in ("X", "Y", "B"):  # A relabels its own pane again and again, the last time as B
+        assert not queue.occurred(ref(label, pane="%7"), at.NEEDS_YOU), "one pane, one entry: no new page"
     assert queue.occurred(ref("B", pane="%2"), at.NEEDS_YOU), "the real B's need is news: it pages"
+    assert sorted((e.pane, e.label, e.count) for e in queue.waiting()) == [("%2", "B", 1), ("%7", "B", 4)]
 
 
 def test_resolved_leaves_the_queue_and_coming_back_soon_is_the_same_entry(
