@@ -66,9 +66,16 @@ def serve(address: str, port: int, interval: float, say: t.Callable[[str], None]
     token = secrets.token_urlsafe(32)
     local = loopback(address)
     if not local:
+        wildcard = address in ("0.0.0.0", "::")
+        where = (
+            " (every address of this machine: open the URL with the one your phone reaches)"
+            if wildcard
+            else ""
+        )
         say(
-            f"fleet web: WARNING: listening on {address}, not on this machine alone: anyone who can reach it and "
-            "holds this URL controls the fleet (restarts agents, raises budgets); prefer an SSH tunnel to 127.0.0.1"
+            f"fleet web: WARNING: listening on {address}{where}, not on this machine alone: anyone who can reach "
+            "it and holds this URL controls the fleet (restarts agents, raises budgets); prefer an SSH tunnel to "
+            "127.0.0.1"
         )
     source = Source(interval)
     app = make_app(token, source, port=sock.getsockname()[1], loopback=local)

@@ -123,3 +123,20 @@ def test_fleet_web_without_its_extra_says_how_to_install_it(tmp_path: t.Any) -> 
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert done.returncode == 1
     assert done.stderr == "fleet: error: fleet web needs the web extra: pip install 'claude-shepherd[web]'\n"
+
+
+def test_fleet_web_on_another_address_says_plainly_who_controls_the_fleet(world: FleetWorld) -> None:
+    import subprocess
+
+    from support.fleet import BIN
+
+    served = subprocess.Popen([str(BIN / "fleet"), "web", "--bind", "0.0.0.0"], cwd=world.project, env=world.env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        assert served.stdout is not None
+        warning, url = served.stdout.readline(), served.stdout.readline()
+    finally:
+        served.terminate()
+        served.communicate(timeout=20)
+    assert "anyone who can reach it and holds this URL controls the fleet" in warning, warning
+    assert url.startswith("http://0.0.0.0:") and "/?token=" in url and served.returncode == 0
