@@ -11,6 +11,7 @@
     fleet doctor [LAYOUT] [--fix]        orphans, stale bindings, duplicate labels, hooks
     fleet forget NAME [--host HOST]      forget a stopped fleet's name, or a host gone for good
     fleet watch                          every agent of every fleet, live; attach, restart, stop
+    fleet web [--bind ADDR] [--port N]   the same as a page for a phone, with what needs you first
     fleet host add HOST                  install this claude-shepherd on HOST, for layouts that name it
     fleet worktree ls|remove NAME        agents' git worktrees; remove refuses one holding work
 
@@ -73,6 +74,7 @@ def _app() -> typer.Typer:
         stop,
         usage,
         watch,
+        web,
         worktree,
     )
 
@@ -97,6 +99,7 @@ def _app() -> typer.Typer:
     app.command()(usage.usage)
     app.command()(ls.ls)
     app.command()(watch.watch)
+    app.command()(web.web)
     app.command("pane-id")(pane_id.pane_id)
     app.command()(doctor.doctor)
     app.command()(forget.forget)

@@ -220,6 +220,8 @@ class StatusReport:
     """How wide the HOST column of the per-host lines is."""
     name: str = ""
     """The fleet's name, as the advice in a failure names it."""
+    socket: str = ""
+    """The fleet's tmux socket (on each of its hosts): what names its agents in the attention queue."""
 
     def heading(self) -> list[str]:
         """The lines above the table."""
@@ -243,7 +245,29 @@ class StatusReport:
 
         lines += dialog_line(self.rows, self.name)  # agents at a dialog of Claude Code's, not yet running
         lines += usage_lines(self.rows)  # usage windows per credential, agents parked by one
+        lines += self._waiting()
         return lines
+
+    def _waiting(self) -> list[str]:
+        """How many entries of the attention queue wait for the person, and which (the snoozed left out)."""
+        from claude_shepherd.supervisor import attention
+
+        hosts = self.host_column() or ["local"] * len(self.rows)
+        refs = [
+            (attention.ref_for(host, self.socket, row), kind)
+            for row, host in zip(self.rows, hosts)
+            for kind in attention.kinds_of(row)
+        ]
+        if not refs or not self.socket:
+            return []
+        waiting = attention.waiting_of(refs)
+        if not waiting:
+            return []
+        named = "; ".join(e.words() if e.host == "local" else f"{e.host}/{e.words()}" for e in waiting[:5])
+        more = f"; and {len(waiting) - 5} more" if len(waiting) > 5 else ""
+        return [
+            f"  waiting for you: {len(waiting)} ({named}{more}); `fleet watch` and `fleet web` show them first"
+        ]
 
     def host_column(self) -> list[str] | None:
         """The HOST cell of each row, across hosts."""

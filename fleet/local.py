@@ -288,7 +288,9 @@ class LocalFleet:
         trees = {f"{layout.name}:{w.name}:{p.label}": (p.worktree, w.root) for w in layout.windows
                  for p in w.panes if p.label and p.worktree} if layout is not None else {}  # fmt: skip
         rows = collect(server, sessions, panes, trees)
-        return StatusReport(f"Fleet {', '.join(repr(s) for s in sessions)} (socket {where.socket})", rows)
+        return StatusReport(
+            f"Fleet {', '.join(repr(s) for s in sessions)} (socket {where.socket})", rows, socket=where.socket
+        )
 
     def logs(self, label: str, lines: int, follow: bool) -> LogsReport:
         from claude_shepherd.fleet.reports import LogsReport

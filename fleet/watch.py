@@ -25,6 +25,7 @@ from claude_shepherd.fleet.hosts.relay import Relay
 from claude_shepherd.fleet.live import live_fleets
 from claude_shepherd.fleet.resolve import of_row
 from claude_shepherd.fleet.status import PaneStatus, pane_rows, shown_state, usage_lines, worktree_cell
+from claude_shepherd.supervisor import attention
 from claude_shepherd.supervisor.printable import printable
 from claude_shepherd.supervisor.session.paths import display_name
 from claude_shepherd.supervisor.tmux_names import (
@@ -233,6 +234,56 @@ class Gathered:
     silent: list[str]
     alerts: list[str] = field(default_factory=list)
 
+    only: tuple[str, ...] = ()
+    """The fleets looked at (names or sockets); none: all."""
+
+    def looked(self, entry: attention.Entry) -> bool:
+        """Was *entry*'s fleet seen whole (so what it no longer shows is over)? A fleet of this machine
+        was when its socket answered (one that runs no more, too), another host's when the host did;
+        with *only*, only the fleets named."""
+        if self.only and entry.fleet not in self.only and entry.socket not in self.only:
+            return False
+        silent = {name.split(" (")[0] for name in self.silent}
+        if entry.host == LOCAL:
+            return entry.socket not in silent
+        return entry.host not in silent and any(
+            r.host == entry.host and r.socket == entry.socket for r in self.rows
+        )
+
+
+def ref_of(row: AgentRow) -> attention.AgentRef:
+    """The attention queue's name of *row*'s agent."""
+    return attention.ref_for(row.host, row.socket, row.status)
+
+
+def observed(
+    rows: t.Sequence[AgentRow],
+    looked: t.Callable[[attention.Entry], bool],
+    queue: attention.Queue | None = None,
+) -> list[attention.Entry]:
+    """*rows* taken into the attention queue (:meth:`~claude_shepherd.supervisor.attention.Queue.observe`):
+    what waits for a person, ranked, the snoozed among them (each says it is quiet)."""
+    pairs = [(ref_of(row), kind) for row in rows for kind in attention.kinds_of(row.status)]
+    return (queue or attention.Queue()).observe(pairs, looked)
+
+
+def queue_lines(entries: t.Sequence[attention.Entry], now: float, most: int = 5) -> list[str]:
+    """The attention queue as the watch shows it above the table: what waits first, then how many are
+    snoozed."""
+    waiting = [e for e in entries if not e.quiet(now)]
+    snoozed = len(entries) - len(waiting)
+    lines = [
+        f"{'!' if e.tier == 0 else '·'} {e.words()} — {e.where}, waiting {uptime(now - e.opened)}"
+        for e in waiting[:most]
+    ]
+    if len(waiting) > most:
+        lines.append(f"  and {len(waiting) - most} more")
+    if not waiting:
+        lines.append("Nothing needs you.")
+    if snoozed:
+        lines.append(f"  ({snoozed} snoozed)")
+    return lines
+
 
 def gather(only: t.Collection[str] = (), relay: Relay | None = None) -> Gathered:
     """Every agent row of every fleet server that answers, from one process-table snapshot, and of
@@ -255,7 +306,7 @@ def gather(only: t.Collection[str] = (), relay: Relay | None = None) -> Gathered
                 if status.label or status.supervisor_alive
             ]  # not an unlabelled shell (or this watch)
     remote = gather_hosts(only, relay)
-    return Gathered(ordered(rows + remote.rows), silent + remote.silent, remote.alerts)
+    return Gathered(ordered(rows + remote.rows), silent + remote.silent, remote.alerts, tuple(only))
 
 
 HOST_WAIT = 5.0

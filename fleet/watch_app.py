@@ -1,6 +1,7 @@
 """``fleet watch``'s screen: a Textual app over :mod:`claude_shepherd.fleet.watch`.
 
-A table of every agent (needs-you first), a line of totals per fleet, and a
+The attention queue on top (what needs a person, most urgent first: the one list the web page and
+the notify command share), a table of every agent (needs-you first), a line of totals per fleet, and a
 footer of keys: Enter attaches to the agent's pane, ``r`` restarts its agent,
 ``s`` stops it (each asks first, naming the agent), ``l`` shows its recent
 output, ``q`` quits. Rows are gathered in a worker thread once per interval,
@@ -112,6 +113,7 @@ class WatchApp(App[None]):
     CSS = """
     DataTable { height: 1fr; }
     #totals { height: auto; max-height: 10; color: $text-muted; padding: 0 1; }
+    #queue { height: auto; max-height: 7; padding: 0 1; color: $warning; }
     .heading { padding: 0 1; text-style: bold; }
     """
     BINDINGS: t.ClassVar[list[BindingType]] = [
@@ -160,6 +162,7 @@ class WatchApp(App[None]):
 
     def compose(self) -> ComposeResult:
         yield Static("fleet watch — gathering…", classes="heading", id="title", markup=False)
+        yield Static("", id="queue", markup=False)
         yield AgentTable(cursor_type="row", zebra_stripes=True)
         yield Static("", id="totals", markup=False)
         yield Footer()
@@ -179,8 +182,14 @@ class WatchApp(App[None]):
             self.gather()
 
     @work(thread=True, group="gather", exit_on_error=False)
-    def gather(self) -> w.Gathered:
-        return w.gather(self.only, self.relay)
+    def gather(self) -> tuple[w.Gathered, list[str]]:
+        """The rows, and the attention queue they leave (taken in as the web page takes them)."""
+        gathered = w.gather(self.only, self.relay)
+        try:
+            queue = w.queue_lines(w.observed(gathered.rows, gathered.looked), time.time())
+        except (ShepherdError, OSError) as exc:  # a queue that cannot be kept: the table still shows
+            queue = [f"the attention queue cannot be kept: {exc}"]
+        return gathered, queue
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """Results of the workers, handled here in the app's thread (a worker thread never waits
@@ -191,7 +200,8 @@ class WatchApp(App[None]):
             self.notify(str(error) if isinstance(error, ShepherdError) else f"{type(error).__name__}: {error}",
                         severity="error")  # fmt: skip
         elif event.state == WorkerState.SUCCESS and worker.group == "gather":
-            gathered = t.cast("w.Gathered", worker.result)
+            gathered, queue = t.cast("tuple[w.Gathered, list[str]]", worker.result)
+            self.query_one("#queue", Static).update("\n".join(printable(line) for line in queue))
             self.show(gathered.rows, gathered.silent)
             for alert in gathered.alerts:  # an agent on another host changed into an alerting state
                 self.bell()

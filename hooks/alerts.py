@@ -1,9 +1,10 @@
 """Tell the person when a fleet agent needs them: once per transition, never slowing the hook.
 
-A pane that enters the same state again within
-:data:`~claude_shepherd.hooks.pane_notify.ALERT_COOLDOWN` seconds does not
-alert again (an agent flapping between error and working is one page, not one
-per tool call).
+What needs a person (needs-you, paused, error, exited, a budget nearly spent) pages only when the
+attention queue (:mod:`claude_shepherd.supervisor.attention`) takes it as news: the same agent in
+the same trouble again within a minute of its last change is one entry with a count, and an entry
+the person snoozed stays quiet. Any other state (done) does not alert again within
+:data:`~claude_shepherd.hooks.pane_notify.ALERT_COOLDOWN` seconds of the pane's last alert on it.
 
 :mod:`claude_shepherd.hooks.pane_notify` reads a pane's previous state in the
 same tmux call that sets the new one (tmux runs one client's command list
@@ -139,6 +140,8 @@ def dispatch(
     label: str,
     tty: str,
     env: t.Mapping[str, str],
+    agent: str = "",
+    pane: str = "",
 ) -> bool:
     """Start the alert in a process of its own and return at once (True when one was started).
 
@@ -156,7 +159,7 @@ def dispatch(
     from claude_shepherd.supervisor.session.programs import spawn_later
 
     payload = {"command": config.command, "tmux": config.tmux, "state": state, "socket": socket, "fleet": fleet,
-               "window": window, "label": label, "tty": tty}  # fmt: skip
+               "window": window, "label": label, "tty": tty, "agent": agent, "pane": pane}  # fmt: skip
     # The interpreter starts after a short sleep: started at once, its start-up competes for the CPU
     # with the hook's own exit, which the agent waits for (measured in bench/bench_fleet.py).
     from claude_shepherd.hooks import MAIN
@@ -175,8 +178,10 @@ def main(args: list[str]) -> int:
         data = json.loads(args[0])
         command = data["command"]
         config = Config(tuple(command) if command else None, (data["state"],), bool(data["tmux"]))
+        agent = data.get("agent") or f"{data['fleet']}:{data['window']}:{data['label']}"
         _alert(config, state=data["state"], socket=data["socket"], fleet=data["fleet"], window=data["window"],
-               label=data["label"], tty=data["tty"], env=os.environ)  # fmt: skip
+               label=data["label"], tty=data["tty"], env=os.environ, agent=str(agent),
+               pane=str(data.get("pane") or ""))  # fmt: skip
     except (IndexError, ValueError, KeyError, TypeError):
         return 2
     return 0
@@ -192,9 +197,13 @@ def _alert(
     label: str,
     tty: str,
     env: t.Mapping[str, str],
+    agent: str = "",
+    pane: str = "",
 ) -> None:
     from claude_shepherd.supervisor.session.programs import run_tmux
 
+    if not news(state, socket, fleet, agent or f"{fleet}:{window}:{label}", label, env, pane):
+        return  # the attention queue has it already (a flap), or the person snoozed it: quiet everywhere
     if config.tmux:
         if state != "exited":
             ring_bell(tty)
@@ -217,6 +226,23 @@ def _alert(
             "host": HERE,
         }
         run_command(substitute(config.command, values), timeout(env))
+
+
+def news(
+    state: str, socket: str, fleet: str, agent: str, label: str, env: t.Mapping[str, str], pane: str = ""
+) -> bool:
+    """Is this change worth a page? The attention queue's word for the states it holds
+    (:meth:`~claude_shepherd.supervisor.attention.Queue.occurred`); True for any other state, and when
+    the queue cannot be kept (a page too many, never one lost)."""
+    from claude_shepherd.supervisor import attention
+
+    if state not in attention.KINDS:
+        return True
+    ref = attention.AgentRef(HERE, os.path.basename(socket), agent, label, fleet, pane)
+    try:
+        return attention.Queue(env).occurred(ref, state)
+    except Exception:
+        return True
 
 
 def ring_bell(tty: str) -> bool:

@@ -41,12 +41,14 @@ from claude_shepherd.supervisor.tmux_names import (
     COST_OPTION,
     DONE,
     ERROR,
+    EXITED,
     FIELD_SEP,
     FLEET_NOTIFY_OPTION,
     HOOK_STATES,
     LABEL_OPTION,
     NEEDS_YOU,
     PANE_OPTION,
+    PAUSED,
     PRIORITY,
     STATES,
     WORKING,
@@ -239,14 +241,24 @@ def notify(
     return True
 
 
+QUEUED = frozenset({NEEDS_YOU, PAUSED, ERROR, EXITED})
+"""Alerting states the attention queue holds (claude_shepherd.supervisor.attention.KINDS): their alert
+process is always started, and the queue says whether it is news (a flap is one entry, counted)."""
+
+
 def alert_once(
     state: str, socket: str, pane: str, fields: dict[str, str], env: t.Mapping[str, str], now: float
 ) -> bool:
-    """*pane* changed into *state* (*fields*: :data:`ALERT_FIELDS` as read before the change): alert,
-    unless this pane alerted on the same state within :data:`ALERT_COOLDOWN` seconds (as its own
-    :data:`ALERTED_OPTION` says; then recorded there, one more tmux call only when alerting)."""
+    """*pane* changed into *state* (*fields*: :data:`ALERT_FIELDS` as read before the change): alert.
+
+    A state of :data:`QUEUED` goes to the alert process, where the attention queue pages only for
+    news. Any other (done) is dropped if this pane alerted on the same state within
+    :data:`ALERT_COOLDOWN` seconds (as its own :data:`ALERTED_OPTION` says; then recorded there, one
+    more tmux call only when alerting)."""
     if state not in ALERTING:
         return False
+    if state in QUEUED:  # the attention queue decides, in the alert process: a flap is counted there
+        return _alert(state, socket, fields, env)
     alerted: dict[str, str] = {}
     for entry in fields.get(ALERTED_OPTION, "").split()[: len(ALERTING)]:
         name, _, when = entry.partition("=")
@@ -284,6 +296,10 @@ def _alert_with(
         label=pane[LABEL_OPTION] or pane["pane_id"],
         tty=pane["pane_tty"],
         env=env,
+        agent=f"{pane['session_name']}:{pane['window_name']}:{pane[LABEL_OPTION]}"
+        if pane[LABEL_OPTION]
+        else pane["pane_id"],
+        pane=pane["pane_id"],
     )
 
 

@@ -274,6 +274,7 @@ class SpanFleet:
             hosts,
             span.width,
             span.layout.name,
+            span.layout.socket_name,
         )
 
     # ----------------------------------------------------------------------- one pane: logs, attach

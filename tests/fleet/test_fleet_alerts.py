@@ -214,9 +214,12 @@ def test_fleet_start_configures_alerts_and_an_agent_needing_you_runs_the_command
 
 
 @pytest.mark.slow  # over a second
-def test_a_pane_flapping_into_the_same_state_alerts_once_a_cooldown(tmux: Tmux, tmp_path: Path) -> None:
-    """An overflowed agent alternating a denied tool (error) and `session` (working) pages once, not per call."""
-    from claude_shepherd.hooks.pane_notify import ALERT_COOLDOWN
+def test_a_pane_flapping_into_the_same_state_pages_once_and_the_queue_counts_it(
+    tmux: Tmux, tmp_path: Path
+) -> None:
+    """An overflowed agent alternating a denied tool (error) and `session` (working) pages once, not per
+    call: the attention queue holds one entry with its count, and pages again only once it is old news."""
+    from claude_shepherd.supervisor import attention
 
     a = tmux.ids[0]
     argv, out = recorder(tmp_path)
@@ -225,15 +228,24 @@ def test_a_pane_flapping_into_the_same_state_alerts_once_a_cooldown(tmux: Tmux, 
     for _ in range(3):
         hook(tmux, a, "working", tmp_path)
         hook(tmux, a, "error", tmp_path)
-    hook(tmux, a, "needs-you", tmp_path)  # another state alerts at once
+    hook(tmux, a, "needs-you", tmp_path)  # another kind of trouble pages at once
     assert settle(out, 2) == [["error"], ["needs-you"]]
+    queue = attention.Queue()
+    entries = {e.kind: e for e in queue.waiting()}
+    assert (entries["error"].count, entries["needs-you"].count) == (4, 1), queue.read()
+    assert entries["error"].socket == os.path.basename(tmux.path) and entries["error"].paged is not None
 
-    alerted = dict(entry.split("=") for entry in tmux.option(a, "@pane_alerted").split())
-    assert alerted.keys() == {"error", "needs-you"} and abs(float(alerted["error"]) - time.time()) < 600
-    old = time.time() - ALERT_COOLDOWN - 1
-    tmux("set-option", "-p", "-t", a, "@pane_alerted", f"error={old:.3f} needs-you={alerted['needs-you']}")
-    hook(tmux, a, "error", tmp_path)  # the cooldown is over
-    assert settle(out, 3)[2] == ["error"]
+    hook(tmux, a, "working", tmp_path)
+    hook(tmux, a, "error", tmp_path)
+    assert settle(out, 2) == [["error"], ["needs-you"]], "its last change was moments ago: a flap still"
+    record = Path(queue.folder) / attention.FILE
+    data = json.loads(record.read_text())
+    for entry in data["entries"]:
+        entry["changed"] -= attention.REPEAT + 1
+    record.write_text(json.dumps(data))
+    hook(tmux, a, "working", tmp_path)
+    hook(tmux, a, "error", tmp_path)
+    assert settle(out, 3)[2] == ["error"], "a minute after its last change, the same trouble is news again"
 
 
 @pytest.mark.slow  # over a second

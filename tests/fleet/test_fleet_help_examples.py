@@ -59,6 +59,7 @@ def test_every_help_example_runs_as_written_against_the_shipped_layout(world: Fl
         "doctor",
         "forget",
         "worktree",
+        "web",
     ]
     assert set(shown) - NEEDS_A_TERMINAL - NEEDS_A_HOST == set(order), shown
     for command in order:
@@ -74,6 +75,16 @@ def test_every_help_example_runs_as_written_against_the_shipped_layout(world: Fl
                 follow.kill()
                 out, err = follow.communicate()
             assert out and not err, (shown[command], out, err)
+            continue
+        if command == "web":  # serves until stopped: it must say its URL, then stop cleanly on SIGTERM
+            served = subprocess.Popen([str(BIN / "fleet"), *argv[1:]], cwd=world.project, env=world.env,
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+            try:
+                assert served.stdout is not None and served.stdout.readline().startswith("http://127.0.0.1:")
+            finally:
+                served.terminate()
+                out, err = served.communicate(timeout=20)
+            assert served.returncode == 0 and not err, (shown[command], out, err)
             continue
         if command == "worktree":  # agents' worktrees are a repository's: the project is one, as this one is
             subprocess.run(["git", "init", "-q", str(world.project)], check=True)

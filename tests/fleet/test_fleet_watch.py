@@ -263,6 +263,11 @@ def test_watch_in_a_real_terminal_attach_restart_stop_log_quit(world: FleetWorld
             "duo: 3 agents, 1 needs you", "$1.24", "3 agents · 1 needs-you ·"
         )  # the totals: drawn last
         lines = first.splitlines()
+        assert lines[1].strip().startswith("! B needs you — duo:agents:B, waiting"), (
+            "the attention queue on top"
+        )
+        head = next(i for i, line in enumerate(lines) if line.split()[:2] == ["AGENT", "STATE"])
+        lines = lines[head - 1 :]  # the table, as without the queue
         assert lines[1].split() == [
             "AGENT",
             "STATE",
@@ -294,7 +299,9 @@ def test_watch_in_a_real_terminal_attach_restart_stop_log_quit(world: FleetWorld
 
         # B's state is cleared by the restart: rows are now A, B, C in layout order, the cursor still on B.
         def order() -> list[str]:
-            return [line.split()[0] for line in screen().splitlines()[2:5] if len(line.split()) > 3]
+            now = screen().splitlines()
+            head = next((i for i, line in enumerate(now) if line.split()[:2] == ["AGENT", "STATE"]), 0)
+            return [line.split()[0] for line in now[head + 1 : head + 4] if len(line.split()) > 3]
 
         wait_until(
             lambda: (order() == ["A", "B", "C"] and "exited" not in screen()) or None, 15, "rows A, B, C"

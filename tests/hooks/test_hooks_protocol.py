@@ -27,7 +27,20 @@ from claude_shepherd.hooks.install import hook_command
 from claude_shepherd.hooks.protocol import parse_input, read_stdin
 from claude_shepherd.supervisor.session.store import file_lock
 
-HEAVY = {"pydantic", "typer", "click", "rich", "textual", "libtmux", "psutil", "filelock", "yaml"}
+HEAVY = {
+    "pydantic",
+    "typer",
+    "click",
+    "rich",
+    "textual",
+    "libtmux",
+    "psutil",
+    "filelock",
+    "yaml",
+    "starlette",
+    "uvicorn",
+    "anyio",
+}
 KEYS = [
     "tool_name",
     "tool_input",
