@@ -12,6 +12,8 @@
     fleet watch                          every agent of every fleet, live; attach, restart, stop
     fleet host add HOST                  install this claude-shepherd on HOST, for layouts that name it
     fleet worktree ls|remove NAME        agents' git worktrees; remove refuses one holding work
+    fleet start --all                    every fleet that was running, not those a person stopped
+    fleet boot enable|disable|status     run `fleet start --all` at boot (systemd user unit, launchd)
 
 Errors are one line, ``fleet: error: ...``. Exit status: 0 done, 1 failed (or
 ``stop`` had to kill an agent that ignored SIGTERM), 2 usage, 3 the fleet is
@@ -58,6 +60,7 @@ def _app() -> typer.Typer:
 
     from claude_shepherd.fleet.commands import (
         attach,
+        boot,
         budget,
         doctor,
         forget,
@@ -99,6 +102,7 @@ def _app() -> typer.Typer:
     app.command()(forget.forget)
     app.add_typer(host.app, name="host")
     app.add_typer(worktree.app, name="worktree")
+    app.add_typer(boot.app, name="boot")
     _made.append(app)
     return app
 
