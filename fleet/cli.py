@@ -12,6 +12,7 @@
     fleet watch                          every agent of every fleet, live; attach, restart, stop
     fleet host add HOST                  install this claude-shepherd on HOST, for layouts that name it
     fleet worktree ls|remove NAME        agents' git worktrees; remove refuses one holding work
+    fleet drain [LAYOUT] [--dehydrate]   agents reach a safe point, then stop; back at `start --all`
     fleet start --all                    every fleet that was running, not those a person stopped
     fleet boot enable|disable|status     run `fleet start --all` at boot (systemd user unit, launchd)
 
@@ -63,6 +64,7 @@ def _app() -> typer.Typer:
         boot,
         budget,
         doctor,
+        drain,
         forget,
         host,
         logs,
@@ -90,6 +92,7 @@ def _app() -> typer.Typer:
     app.callback()(options.root)
     app.command()(start.start)
     app.command()(stop.stop)
+    app.command()(drain.drain)
     app.command()(attach.attach)
     app.command()(logs.logs)
     app.command()(restart.restart)
