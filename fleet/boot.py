@@ -33,8 +33,9 @@ import typing as t
 from dataclasses import dataclass
 from pathlib import Path
 
-from claude_shepherd.fleet.environment import scripts_dir
+from claude_shepherd.fleet.environment import AGENT_ROOT, scripts_dir
 from claude_shepherd.supervisor.errors import ShepherdError
+from claude_shepherd.supervisor.session.store import write_atomic_at
 
 UNIT = "claude-shepherd-fleets.service"
 AGENT_LABEL = "com.claude-shepherd.fleets"
@@ -81,6 +82,8 @@ def environment(env: t.Mapping[str, str] | None = None) -> dict[str, str]:
     env = os.environ if env is None else env
     out = {k: v for k, v in env.items() if (k in KEPT or k.startswith(KEPT_PREFIXES)) and k not in NOT_KEPT
            and not SECRET.search(k) and "\n" not in v and "\0" not in v}  # fmt: skip
+    if env.get("CLAUDE_SUPERVISOR_PID"):  # run by an agent: its sessions root is not the boot's
+        out.pop(AGENT_ROOT, None)
     out.setdefault("HOME", os.path.expanduser("~"))
     path = out.get("PATH", "/usr/local/bin:/usr/bin:/bin")
     tmux = shutil.which("tmux", path=path) or shutil.which("tmux")
@@ -213,10 +216,11 @@ def enable(say: t.Callable[[str], object], kind: str | None = None) -> Plan:
     unit = plan(kind)
     try:
         unit.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = unit.path.with_name(f".{unit.path.name}.{os.getpid()}")
-        tmp.write_text(unit.text)
-        tmp.chmod(0o600)  # it carries the environment: the user's alone
-        os.replace(tmp, unit.path)
+        folder = os.open(unit.path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:  # private (it carries the environment), never written through a planted link
+            write_atomic_at(folder, unit.path.name, unit.text, mode=0o600, keep_mode=True)
+        finally:
+            os.close(folder)
     except OSError as exc:
         raise BootError(
             f"cannot write {unit.path}: {exc.strerror or exc}; check that folder, then enable again"
@@ -230,8 +234,8 @@ def enable(say: t.Callable[[str], object], kind: str | None = None) -> Plan:
     wants = unit.path.parent / WANTS / UNIT
     try:
         wants.parent.mkdir(exist_ok=True)
-        if not wants.is_symlink():
-            wants.unlink(missing_ok=True)
+        if not (wants.is_symlink() and os.readlink(wants) == str(Path("..") / UNIT)):
+            wants.unlink(missing_ok=True)  # a link elsewhere (or a file) would run something else
             wants.symlink_to(
                 Path("..") / UNIT
             )  # what `systemctl --user enable` makes: works without a manager

@@ -21,6 +21,7 @@ there, its agents keep their conversations and Claude's trust of their folder.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import os
 import typing as t
@@ -36,6 +37,8 @@ from claude_shepherd.supervisor.session.store import write_atomic
 
 MAX_RECORD = 64 * 1024
 """Bytes of one record read at most (ours are a few hundred)."""
+MAX_LAYOUT = 4 * 1024 * 1024
+"""Bytes of a layout file hashed at most."""
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,9 @@ class Known:
     agents: int
     folder: Path | None = None
     """Where it first started: what its layout's relative roots are relative to (None: not recorded)."""
+    digest: str = ""
+    """The layout file's SHA-256 when the fleet last started: ``start --all`` (no person watching)
+    refuses a layout an agent may have changed since ("": not recorded)."""
     wanted: bool = False
     """Meant to run: set by each start, cleared only by a person's ``fleet stop`` (a crash, a kill or a
     power loss keeps it), so ``fleet start --all`` brings back what ran and nothing a person stopped."""
@@ -56,7 +62,7 @@ class Known:
     def as_json(self) -> dict[str, t.Any]:
         return {"name": self.name, "socket": self.socket, "layout": str(self.layout), "hosts": list(self.hosts),
                 "agents": self.agents, "folder": None if self.folder is None else str(self.folder),
-                "wanted": self.wanted}  # fmt: skip
+                "wanted": self.wanted, "digest": self.digest}  # fmt: skip
 
 
 def known_dir(env: t.Mapping[str, str] | None = None) -> Path:
@@ -67,13 +73,22 @@ def _path(socket: str, name: str) -> Path:
     return known_dir() / f"{this_machine()}.{socket}.{name}.json"
 
 
+def digest_of(path: Path) -> str:
+    """The SHA-256 of the file at *path* ("" when it cannot be read)."""
+    try:
+        with path.open("rb") as handle:
+            return hashlib.sha256(handle.read(MAX_LAYOUT)).hexdigest()
+    except OSError:
+        return ""
+
+
 def remember(layout: Layout) -> None:
     """Record that *layout*'s fleet was started here (again: its record is replaced)."""
     path = _path(layout.socket_name, layout.name)
     private_dir(path.parent, within=registry_dir(os.environ))
     hosts = [host or LOCAL for host in layout.hosts] if layout.spans_hosts else [LOCAL]
     record = Known(layout.name, layout.socket_name, Path(layout.source), tuple(hosts), layout.pane_count,
-                   layout.base, wanted=True)  # fmt: skip
+                   layout.base, digest_of(Path(layout.source)), wanted=True)  # fmt: skip
     write_atomic(path, json.dumps(record.as_json()))  # another fleet start may be reading it
 
 
@@ -99,7 +114,7 @@ def _read(path: Path) -> Known | None:
         known = Known(str(data["name"]), str(data["socket"]), Path(str(data["layout"])),
                       tuple(str(h) for h in hosts), int(data["agents"]),
                       Path(folder) if isinstance(folder, str) and os.path.isabs(folder) else None,
-                      wanted=data.get("wanted") is True)  # fmt: skip
+                      str(data.get("digest") or ""), wanted=data.get("wanted") is True)  # fmt: skip
     except (OSError, ValueError, KeyError, TypeError):
         return None
     return known if path.name == f"{this_machine()}.{known.socket}.{known.name}.json" else None

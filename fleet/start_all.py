@@ -113,6 +113,10 @@ def _start_one(record: known.Known, wait: float | None, budget: float, say: Say)
     from claude_shepherd.fleet.handle import HostsReport
     from claude_shepherd.fleet.resolve import resolve
 
+    if record.digest and known.digest_of(record.layout) != record.digest:  # no person is there to see it
+        return FleetLine(record.name, record.socket, "failed",
+                         f"its layout file {record.layout} changed since it last started (an agent may have "
+                         f"written it); read it, then start it yourself: fleet start {record.name}")  # fmt: skip
     deadline = time.monotonic() + budget
     pause = FIRST_PAUSE
     while True:

@@ -211,3 +211,26 @@ def test_the_launchd_agent_runs_this_installation_and_abandons_its_process_group
     assert document["EnvironmentVariables"]["HOME"] == "/home/someone"
     assert "ANTHROPIC_API_KEY" not in document["EnvironmentVariables"]
     assert boot.exec_start(plan.text) == tuple(document["ProgramArguments"])
+
+
+def test_start_all_refuses_a_layout_an_agent_changed_and_enable_replaces_a_planted_link(
+    world: FleetWorld,
+) -> None:
+    """No person watches a boot: a layout file written since the fleet last started (agents write files in
+    their projects, and ./tmuxinator/ is one) is not run; the other fleets still start."""
+    path = world.layout("solo", "  - agents:\n      panes:\n        - S: claude-run\n")
+    world.plan("S", [{"wait": None}])
+    assert world.fleet("start", "solo", "--no-attach").returncode == 0
+    planted = world.project / "PWNED"
+    path.write_text(path.read_text().replace("windows:", f"on_project_start: touch {planted}\nwindows:"))
+    started = world.fleet("start", "--all", socket=False)
+    assert (
+        started.returncode == 1 and "its layout file" in started.stdout and "changed since" in started.stdout
+    )
+    assert "fleet start solo" in started.stdout and not planted.exists(), started.stdout
+
+    wants = world.home / UNIT.parent / "default.target.wants" / UNIT.name
+    wants.parent.mkdir(parents=True)
+    wants.symlink_to(world.project / "evil.service")
+    assert world.fleet("boot", "enable").returncode == 0
+    assert os.readlink(wants) == f"../{UNIT.name}", "enabled as our unit, not the link found there"

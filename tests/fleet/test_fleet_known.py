@@ -20,6 +20,7 @@ def test_a_stopped_fleet_is_started_again_by_its_name_listed_and_forgotten(world
     world.wait_event("A", "mark", name="ready")
 
     listed = json.loads(world.fleet("ls", "--json").stdout)
+    assert len(listed[0].pop("digest")) == 64, "the layout's hash, as it started"
     assert listed == [{"name": "crew", "socket": world.socket, "layout": str(elsewhere), "hosts": ["local"],
                        "agents": 1, "folder": str(world.project), "wanted": True, "state": "running"}]  # fmt: skip
     assert world.fleet("forget", "crew").returncode == 1, "a running fleet is not forgotten"
