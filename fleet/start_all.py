@@ -96,6 +96,8 @@ def start_all(say: Say, wait: float | None, env: t.Mapping[str, str] | None = No
         say(line.line())
         lines.append(line)
     report = AllReport(tuple(lines))
+    if not lines:
+        say(report.lines()[0])
     _keep_run(began, report, env)
     return report
 

@@ -30,7 +30,7 @@ def drain(
     keep it to come back at the next `fleet start --all`; an agent still working at the deadline is
     stopped anyway and resumes its conversation then.
 
-    Example: fleet drain agents-2x2 --deadline 600 --dehydrate
+    Example: fleet drain agents-2x2 --deadline 600   (--dehydrate: each saves its handover first)
     """
     from claude_shepherd.fleet import known
     from claude_shepherd.fleet.drain import drain as bring_to_safe_points
