@@ -14,6 +14,9 @@
     fleet web [--bind ADDR] [--port N]   the same as a page for a phone, with what needs you first
     fleet host add HOST                  install this claude-shepherd on HOST, for layouts that name it
     fleet worktree ls|remove NAME        agents' git worktrees; remove refuses one holding work
+    fleet drain [LAYOUT] [--dehydrate]   agents reach a safe point, then stop; back at `start --all`
+    fleet start --all                    every fleet that was running, not those a person stopped
+    fleet boot enable|disable|status     run `fleet start --all` at boot (systemd user unit, launchd)
 
 Errors are one line, ``fleet: error: ...``. Exit status: 0 done, 1 failed (or
 ``stop`` had to kill an agent that ignored SIGTERM), 2 usage, 3 the fleet is
@@ -60,8 +63,10 @@ def _app() -> typer.Typer:
 
     from claude_shepherd.fleet.commands import (
         attach,
+        boot,
         budget,
         doctor,
+        drain,
         forget,
         host,
         logs,
@@ -91,6 +96,7 @@ def _app() -> typer.Typer:
     app.callback()(options.root)
     app.command()(start.start)
     app.command()(stop.stop)
+    app.command()(drain.drain)
     app.command()(attach.attach)
     app.command()(logs.logs)
     app.command()(restart.restart)
@@ -105,6 +111,7 @@ def _app() -> typer.Typer:
     app.command()(forget.forget)
     app.add_typer(host.app, name="host")
     app.add_typer(worktree.app, name="worktree")
+    app.add_typer(boot.app, name="boot")
     _made.append(app)
     return app
 

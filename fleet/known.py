@@ -6,7 +6,8 @@ layout file lies. ``fleet start`` records each fleet it builds — its name,
 socket, layout file, hosts and agent count — under
 ``$XDG_STATE_HOME/claude-shepherd/fleets/`` (named by this machine, like the
 span records, so a home shared with another host does not confuse them);
-``fleet ls`` lists them, a bare LAYOUT name that no layout file answers to is
+``fleet ls`` lists them, ``fleet start --all`` starts those meant to run (:attr:`Known.wanted`: a record
+written before it was kept is not), a bare LAYOUT name that no layout file answers to is
 looked up here, and ``fleet forget`` removes one. A host's own part of a fleet
 across hosts (``LAYOUT -``) is not recorded there: the fleet that sent it is.
 
@@ -19,6 +20,8 @@ there, its agents keep their conversations and Claude's trust of their folder.
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import json
 import os
 import typing as t
@@ -34,6 +37,8 @@ from claude_shepherd.supervisor.session.store import write_atomic
 
 MAX_RECORD = 64 * 1024
 """Bytes of one record read at most (ours are a few hundred)."""
+MAX_LAYOUT = 4 * 1024 * 1024
+"""Bytes of a layout file hashed at most."""
 
 
 @dataclass(frozen=True)
@@ -47,10 +52,17 @@ class Known:
     agents: int
     folder: Path | None = None
     """Where it first started: what its layout's relative roots are relative to (None: not recorded)."""
+    digest: str = ""
+    """The layout file's SHA-256 when the fleet last started: ``start --all`` (no person watching)
+    refuses a layout an agent may have changed since ("": not recorded)."""
+    wanted: bool = False
+    """Meant to run: set by each start, cleared only by a person's ``fleet stop`` (a crash, a kill or a
+    power loss keeps it), so ``fleet start --all`` brings back what ran and nothing a person stopped."""
 
     def as_json(self) -> dict[str, t.Any]:
         return {"name": self.name, "socket": self.socket, "layout": str(self.layout), "hosts": list(self.hosts),
-                "agents": self.agents, "folder": None if self.folder is None else str(self.folder)}  # fmt: skip
+                "agents": self.agents, "folder": None if self.folder is None else str(self.folder),
+                "wanted": self.wanted, "digest": self.digest}  # fmt: skip
 
 
 def known_dir(env: t.Mapping[str, str] | None = None) -> Path:
@@ -61,14 +73,33 @@ def _path(socket: str, name: str) -> Path:
     return known_dir() / f"{this_machine()}.{socket}.{name}.json"
 
 
+def digest_of(path: Path) -> str:
+    """The SHA-256 of the file at *path* ("" when it cannot be read)."""
+    try:
+        with path.open("rb") as handle:
+            return hashlib.sha256(handle.read(MAX_LAYOUT)).hexdigest()
+    except OSError:
+        return ""
+
+
 def remember(layout: Layout) -> None:
     """Record that *layout*'s fleet was started here (again: its record is replaced)."""
     path = _path(layout.socket_name, layout.name)
     private_dir(path.parent, within=registry_dir(os.environ))
     hosts = [host or LOCAL for host in layout.hosts] if layout.spans_hosts else [LOCAL]
     record = Known(layout.name, layout.socket_name, Path(layout.source), tuple(hosts), layout.pane_count,
-                   layout.base)  # fmt: skip
+                   layout.base, digest_of(Path(layout.source)), wanted=True)  # fmt: skip
     write_atomic(path, json.dumps(record.as_json()))  # another fleet start may be reading it
+
+
+def mark(socket: str, name: str, *, wanted: bool) -> bool:
+    """Record whether the fleet *name* on *socket* is meant to run: a person's ``fleet stop`` clears it
+    (``fleet start --all`` leaves the fleet stopped), ``fleet drain`` keeps it. True when it changed."""
+    known = record(socket, name)
+    if known is None or known.wanted == wanted:
+        return False
+    write_atomic(_path(socket, name), json.dumps(dataclasses.replace(known, wanted=wanted).as_json()))
+    return True
 
 
 def forget(known: Known) -> None:
@@ -82,7 +113,8 @@ def _read(path: Path) -> Known | None:
         hosts, folder = data["hosts"], data.get("folder")
         known = Known(str(data["name"]), str(data["socket"]), Path(str(data["layout"])),
                       tuple(str(h) for h in hosts), int(data["agents"]),
-                      Path(folder) if isinstance(folder, str) and os.path.isabs(folder) else None)  # fmt: skip
+                      Path(folder) if isinstance(folder, str) and os.path.isabs(folder) else None,
+                      str(data.get("digest") or ""), wanted=data.get("wanted") is True)  # fmt: skip
     except (OSError, ValueError, KeyError, TypeError):
         return None
     return known if path.name == f"{this_machine()}.{known.socket}.{known.name}.json" else None

@@ -121,6 +121,8 @@ class LocalFleet:
         from claude_shepherd.fleet.reports import StopReport
 
         if self._where is None:  # stopping what is stopped succeeds, as systemctl stop does
+            if not labels:
+                self._stopped_by_person(self.layout_arg, None)
             return StopReport("", nothing=f"{str(self.missing).split(';')[0].capitalize()}; nothing to stop.")
         where = self._where
         server = where.server()
@@ -128,18 +130,33 @@ class LocalFleet:
             try:
                 sessions = where.running_sessions(server)
             except NotRunningError as exc:
+                if not labels and where.layout is not None:  # crashed, then stopped: not back at boot
+                    self._stopped_by_person(where.layout.name, where.socket)
                 return StopReport(
                     where.socket,
                     nothing=f"{str(exc)[:1].upper()}{str(exc)[1:]}; nothing to stop.",
                     elsewhere=_agents_elsewhere(where, server, str(exc)),
                 )
             report = self._stop_agents(server, sessions, grace, labels)
+            if not labels:
+                for session in sessions:
+                    self._stopped_by_person(session, where.socket)
             if (
                 not labels and where.layout is not None and report.failure() is None
             ):  # a decoy under the fleet's name is not the whole fleet
                 done = f"stopped the session named {where.layout.name!r}"
                 report = dataclasses.replace(report, elsewhere=_agents_elsewhere(where, server, done))
         return report
+
+    def _stopped_by_person(self, name: str | None, socket: str | None) -> None:
+        """A person's stop of the whole fleet: ``fleet start --all`` leaves it stopped (a host's own part
+        is the fleet's that sent it, which records it)."""
+        from claude_shepherd.fleet import known
+
+        if name is None or self.layout_arg == STDIN:
+            return
+        for record in known.named(name, socket):
+            known.mark(record.socket, record.name, wanted=False)
 
     def restart(self, grace: float, labels: t.Sequence[str] | None, wait: float | None) -> RestartReport:
         from claude_shepherd.fleet import builder

@@ -95,6 +95,11 @@ class Printer:
         else:
             _echo(printable(line))
 
+    @property
+    def said(self) -> list[str]:
+        """The lines kept so far (under ``--json``; none otherwise)."""
+        return list(self._kept or ())
+
     def document(self, value: t.Any) -> None:
         """A verb's own JSON document on stdout (``status --json``, ``ls --json``): ASCII, escapes
         ``\\u``-quoted, so it carries no terminal escape either."""

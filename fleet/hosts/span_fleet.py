@@ -183,6 +183,9 @@ class SpanFleet:
         heard = [_heard(p, r, not_done=not_done) for p, r in zip(parts, replies)]
         after = []
         if not labels:  # a host whose answer is believed has stopped its part; one never reached has none
+            known.mark(
+                span.layout.socket_name, span.layout.name, wanted=False
+            )  # a person's stop: not back at boot
             answered = {p.name for p, r in zip(parts, replies) if _believed(r)}
             left = span.with_parts(p for p in span.parts if p.name not in answered and p.started)
             keep(left)

@@ -57,9 +57,11 @@ def test_every_help_example_runs_as_written_against_the_shipped_layout(world: Fl
         "stop",
         "pane-id",
         "doctor",
+        "drain",
         "forget",
         "worktree",
         "web",
+        "boot",
     ]
     assert set(shown) - NEEDS_A_TERMINAL - NEEDS_A_HOST == set(order), shown
     for command in order:

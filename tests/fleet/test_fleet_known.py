@@ -20,11 +20,13 @@ def test_a_stopped_fleet_is_started_again_by_its_name_listed_and_forgotten(world
     world.wait_event("A", "mark", name="ready")
 
     listed = json.loads(world.fleet("ls", "--json").stdout)
+    assert len(listed[0].pop("digest")) == 64, "the layout's hash, as it started"
     assert listed == [{"name": "crew", "socket": world.socket, "layout": str(elsewhere), "hosts": ["local"],
-                       "agents": 1, "folder": str(world.project), "state": "running"}]  # fmt: skip
+                       "agents": 1, "folder": str(world.project), "wanted": True, "state": "running"}]  # fmt: skip
     assert world.fleet("forget", "crew").returncode == 1, "a running fleet is not forgotten"
 
     assert world.fleet("stop", "crew").returncode == 0
+    assert json.loads(world.fleet("ls", "--json").stdout)[0]["wanted"] is False, "a person stopped it"
     table = world.fleet("ls").stdout.splitlines()
     assert re.match(r"NAME +STATE +AGENTS +HOSTS +LAYOUT$", table[0]), table
     assert re.match(rf"crew \({world.socket}\) +stopped +1 +local +{re.escape(str(elsewhere))}$", table[1])
