@@ -45,7 +45,7 @@ KEPT = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "LC_CTYPE"
 """Variables a boot's environment lacks and a fleet reads, written into the unit as they are now."""
 KEPT_PREFIXES = ("CLAUDE_", "FLEET_")
 """Our settings and Claude Code's (``CLAUDE_CONFIG_DIR``, ``CLAUDE_BIN``, ``FLEET_START_WAIT``...)."""
-SECRET = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL|AUTH", re.IGNORECASE)
+SECRET = re.compile(r"KEY|TOKEN|SECRET|PASS|PWD|CREDENTIAL|AUTH|COOKIE|BEARER|JWT", re.IGNORECASE)
 NOT_KEPT = frozenset({"FLEET_SOCKET", "FLEET_LAYOUT", "CLAUDE_SUPERVISOR_PID", "CLAUDE_PID", "CLAUDECODE",
                       "CLAUDE_CODE_SESSION_ID", "CLAUDE_CODE_ENTRYPOINT", "SESSION_REQUIRED"})  # fmt: skip
 """Not the boot's: a fleet of its own, or an agent's identity (``boot enable`` run inside an agent)."""
@@ -128,14 +128,21 @@ def launchd_path(env: t.Mapping[str, str]) -> Path:
     )
 
 
-def _escape(value: str) -> str:
-    """A value in a systemd unit: ``%`` specifiers and ``$`` expansion off, quotes and backslashes escaped."""
-    return value.replace("\\", "\\\\").replace('"', '\\"').replace("%", "%%").replace("$", "$$")
+def _escape(value: str, *, command: bool = False) -> str:
+    """A value in a systemd unit: ``%`` specifiers off, quotes and backslashes escaped, and in a command
+    ``$`` expansion off (``Environment=`` expands no ``$``: there ``$$`` would stay two)."""
+    value = value.replace("\\", "\\\\").replace('"', '\\"').replace("%", "%%")
+    return value.replace("$", "$$") if command else value
 
 
 def unit_text(argv: t.Sequence[str], variables: t.Mapping[str, str]) -> str:
     """The systemd user unit: see the module docstring for why each setting."""
-    exec_start = " ".join(f'"{_escape(word)}"' for word in argv)
+    if any(c in argv[0] for c in '\\"'):
+        raise BootError(
+            f"{argv[0]}: a systemd unit cannot run a program whose path holds a backslash or a quote; "
+            "install claude-shepherd in a folder without them"
+        )
+    exec_start = " ".join(f'"{_escape(word, command=True)}"' for word in argv)
     lines = [
         "# Written by `fleet boot enable`; `fleet boot status` checks it, `fleet boot disable` removes it.",
         "[Unit]",
@@ -310,6 +317,27 @@ def exec_start(text: str) -> tuple[str, ...] | None:
     return None
 
 
+WRITTEN = ("Description", "Type", "RemainAfterExit", "KillMode", "TimeoutStartSec", "Environment", "ExecStart",
+           "WantedBy")  # fmt: skip
+"""The directives `fleet boot enable` writes into the unit: any other (``ExecStartPre=``…) was added."""
+
+
+def _foreign_lines(text: str) -> list[str]:
+    """The unit's directives enable does not write, and the variables it does not set (``LD_PRELOAD``…)."""
+    found = []
+    for line in text.splitlines():
+        key, eq, value = line.partition("=")
+        if not eq or line.startswith(("#", ";", "[")):
+            continue
+        if key.strip() not in WRITTEN:
+            found.append(key.strip() + "=")
+        elif key.strip() == "Environment":
+            name = value.strip().strip('"').split("=", 1)[0]
+            if not (name in KEPT or name.startswith(KEPT_PREFIXES)) or name in NOT_KEPT:
+                found.append(f"Environment={name}")
+    return found
+
+
 def status_lines(kind: str | None = None, now: float | None = None) -> list[str]:
     """Whether boot start is enabled, what it runs (this installation or not), and its last runs."""
     from claude_shepherd.fleet.start_all import last_runs
@@ -325,8 +353,16 @@ def status_lines(kind: str | None = None, now: float | None = None) -> list[str]
     if not enabled:
         lines[0] += "; enable it: fleet boot enable"
     runs, here = exec_start(text), command()
+    foreign = _foreign_lines(text) if kind == "systemd" else []
+    if foreign:
+        lines.append(
+            f"It has lines `fleet boot enable` does not write ({', '.join(foreign[:3])}): it may run more than "
+            "this installation at boot; read it, then rewrite it: fleet boot enable"
+        )
     if runs is None:
         lines.append("It names no command this version can read; rewrite it: fleet boot enable")
+    elif runs != here and runs[0] == here[0]:
+        lines.append(f"It runs {shlex.join(runs)}, not {shlex.join(here)}; rewrite it: fleet boot enable")
     elif runs[0] != here[0]:
         gone = "" if os.access(runs[0], os.X_OK) else ", which no longer exists"
         lines.append(

@@ -98,6 +98,15 @@ def ref_for(host: str, socket: str, row: t.Any) -> AgentRef:
     return AgentRef(host, socket, row.pane_id or row.pane, row.label or row.pane, row.session, row.pane)
 
 
+def _kept_snooze(entry: Entry | None, ref: AgentRef, now: float) -> float | None:
+    """The hour's snooze a new entry of the pane keeps: its old entry's, while it runs and the pane holds
+    the same agent (tmux numbers panes anew when a fleet's server starts again: another agent in the same
+    pane is not the one the person silenced)."""
+    if entry is None or not entry.quiet(now) or entry.agent != ref.agent:
+        return None
+    return entry.snoozed_until
+
+
 def key_of(ref: AgentRef, kind: str) -> str:
     """The dedupe key: one pane (the agent in it, whatever label it gives itself), one kind of trouble.
 
@@ -331,7 +340,7 @@ class Queue:
                 entry.changed, entry.resolved = now, None
                 entry.agent, entry.label = ref.agent, ref.label[:MAX_TEXT]
                 return False
-            until = entry.snoozed_until if entry is not None and entry.quiet(now) else None
+            until = _kept_snooze(entry, ref, now)
             fresh = Entry(kind, ref, now, snoozed_until=until)
             entries[key] = fresh
             if fresh.quiet(now):
@@ -354,8 +363,7 @@ class Queue:
             for key, (ref, kind) in current.items():
                 entry = entries.get(key)
                 if entry is None or (entry.resolved is not None and now - entry.changed > REPEAT):
-                    until = entry.snoozed_until if entry is not None and entry.quiet(now) else None
-                    entries[key] = Entry(kind, ref, now, snoozed_until=until)
+                    entries[key] = Entry(kind, ref, now, snoozed_until=_kept_snooze(entry, ref, now))
                 elif entry.resolved is not None:  # back within REPEAT: the same entry, once more
                     entry.count += 1
                     entry.changed, entry.resolved = now, None

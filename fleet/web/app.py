@@ -126,9 +126,12 @@ def _host_name(host: str) -> str:
 class Guard:
     """Host, origin and token checks before any route, and the safety headers on every answer."""
 
-    def __init__(self, app: ASGIApp, *, token: str, port: int, loopback: bool) -> None:
+    def __init__(self, app: ASGIApp, *, token: str, page_key: str, port: int, loopback: bool) -> None:
         self.app = app
         self.token = token.encode()
+        self.page_key = page_key.encode()
+        """The cookie's value: not the token, since a browser sends the cookie to every server on this
+        address whatever its port; it opens the page alone, which holds no agent data."""
         self.cookie = f"fleet_web_{port}"
         self.loopback = loopback
 
@@ -150,7 +153,7 @@ class Guard:
             refusal = PlainTextResponse("421: fleet web answers only to a loopback address", 421)
         elif method == "POST" and headers.get("origin") != f"http://{host}":
             refusal = JSONResponse({"error": "refused: a change must come from this page's own origin"}, 403)
-        elif method == "POST" and not headers.get("content-type", "").startswith("application/json"):
+        elif method == "POST" and headers.get("content-type", "").split(";")[0].strip() != "application/json":
             refusal = JSONResponse({"error": "a change is asked for in JSON"}, 415)
         elif not self._allowed(path, method, headers, scope):
             api = path.startswith("/api/")
@@ -176,7 +179,7 @@ class Guard:
         except Exception:
             return False
         morsel = jar.get(self.cookie)
-        return morsel is not None and self._holds(morsel.value)
+        return morsel is not None and hmac.compare_digest(morsel.value.encode(), self.page_key)
 
     async def _guarded(
         self, response: Response, scope: Scope, receive: Receive, send: Send, nonce: str
@@ -230,10 +233,12 @@ def make_app(
 ) -> ASGIApp:
     """The whole app: its routes behind :class:`Guard`."""
 
+    page_key = secrets.token_urlsafe(32)
+
     async def home(request: Request) -> Response:
         response = HTMLResponse(page.html(request.scope["state"]["nonce"], source.interval))
         if request.scope["state"].get("set_cookie"):
-            response.set_cookie(f"fleet_web_{port}", token, httponly=True, samesite="strict", path="/")
+            response.set_cookie(f"fleet_web_{port}", page_key, httponly=True, samesite="strict", path="/")
         return response
 
     async def document(request: Request) -> Response:
@@ -264,4 +269,4 @@ def make_app(
         Route("/api/budget", acting(actions.raise_budget), methods=["POST"]),
         Route("/api/snooze", acting(lambda body: actions.snooze(body, source.queue)), methods=["POST"]),
     ]
-    return Guard(Starlette(routes=routes), token=token, port=port, loopback=loopback)
+    return Guard(Starlette(routes=routes), token=token, page_key=page_key, port=port, loopback=loopback)

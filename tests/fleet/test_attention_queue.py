@@ -121,6 +121,18 @@ def test_snooze_for_an_hour_is_quiet_everywhere_then_loud(queue: at.Queue, clock
     assert [e.label for e in queue.waiting()] == ["B", "A"], "A's new need is the younger"
 
 
+def test_an_hours_snooze_stays_with_its_agent_not_with_the_pane(queue: at.Queue, clock: Clock) -> None:
+    """tmux numbers panes anew when a fleet's server starts again: another agent in the pane the person
+    silenced is not the one silenced."""
+    queue.observe([(ref("B", pane="%1"), at.NEEDS_YOU)], everywhere)
+    (b,) = queue.waiting()
+    queue.snooze(b.id, hour=True)
+    queue.observe([], everywhere)  # B's trouble went
+    clock.now += at.REPEAT + 30
+    assert queue.occurred(ref("Z", pane="%1"), at.NEEDS_YOU), "Z in the same pane is paged"
+    assert [e.label for e in queue.waiting()] == ["Z"]
+
+
 def test_snooze_until_it_changes_ends_when_it_resolves(queue: at.Queue, clock: Clock) -> None:
     queue.observe([(ref("A"), at.PAUSED)], everywhere)
     (a,) = queue.waiting()

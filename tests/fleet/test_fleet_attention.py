@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import sys
 import typing as t
+import urllib.request
 
 import pytest
 from support.alerts import recorder, settle
@@ -73,11 +74,16 @@ def test_the_guard_refuses_what_is_not_the_pages_own(world: FleetWorld) -> None:
             web.request("/api/view", headers={**bearer, "Host": f"evil.example:{host.split(':')[1]}"})[0]
             == 421
         )
-        assert (
-            web.request("/api/view", headers={"Cookie": f"fleet_web_{host.split(':')[1]}={web.token}"})[0]
-            == 401
+        with urllib.request.urlopen(f"{web.base}/?token={web.token}", timeout=30) as first:
+            cookie = first.headers["Set-Cookie"].split(";", 1)[0]
+        name, _, key = cookie.partition("=")
+        assert name == f"fleet_web_{host.split(':')[1]}" and key and key != web.token, (
+            "the cookie, which a browser sends to every port of this address, is not the token"
         )
-        status, page = web.request("/", headers={"Cookie": f"fleet_web_{host.split(':')[1]}={web.token}"})
+        for value in (key, web.token):
+            assert web.request("/api/view", headers={"Cookie": f"{name}={value}"})[0] == 401
+        assert web.request("/", headers={"Cookie": f"{name}={web.token}"})[0] == 401
+        status, page = web.request("/", headers={"Cookie": cookie})
         assert status == 200 and "<script nonce=" in page, "the cookie is good for the page alone"
         form = {**own, "Content-Type": "application/x-www-form-urlencoded"}
         assert web.request("/api/snooze", body={}, headers=form)[0] == 415
