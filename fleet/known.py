@@ -88,7 +88,7 @@ def remember(layout: Layout) -> None:
     private_dir(path.parent, within=registry_dir(os.environ))
     hosts = [host or LOCAL for host in layout.hosts] if layout.spans_hosts else [LOCAL]
     record = Known(layout.name, layout.socket_name, Path(layout.source), tuple(hosts), layout.pane_count,
-                   layout.base, digest_of(Path(layout.source)), wanted=True)  # fmt: skip
+                   layout.base, layout.digest or digest_of(Path(layout.source)), wanted=True)  # fmt: skip
     write_atomic(path, json.dumps(record.as_json()))  # another fleet start may be reading it
 
 

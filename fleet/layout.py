@@ -202,6 +202,9 @@ class Layout:
     base: Path | None = None
     """The folder a relative ``root:`` (or none) was resolved from: where the layout was read, or where its
     fleet first started (:func:`claude_shepherd.fleet.known.where_it_ran`)."""
+    digest: str = ""
+    """The SHA-256 of the very bytes this layout was parsed from ("" for one not read from a file): what a
+    start records, and what ``fleet start --all`` holds a layout to at boot."""
 
     @property
     def hosts(self) -> tuple[str | None, ...]:
@@ -864,8 +867,11 @@ def _pane_written(pane: PaneSpec, window: WindowSpec) -> t.Any:
 
 def load_layout(path: Path, *, cwd: Path | None = None) -> Layout:
     """Read and validate the layout file at *path* (checked once for a text: :mod:`.layout_cache`)."""
+    import hashlib
+
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()  # read once: what is parsed is what its digest names
+        text = raw.decode("utf-8")
     except FileNotFoundError:
         raise LayoutError(f"{path}: no such layout file") from None
     except UnicodeDecodeError:
@@ -879,4 +885,4 @@ def load_layout(path: Path, *, cwd: Path | None = None) -> Layout:
     if layout is None:
         layout = parse_layout(text, path, cwd=cwd)
         layout_cache.keep(path, text, cwd, layout)
-    return layout
+    return replace(layout, digest=hashlib.sha256(raw).hexdigest())

@@ -37,6 +37,7 @@ def resolve(
     verb: str,
     here: bool = False,
     lenient: tuple[type[ShepherdError], ...] = (),
+    expect_digest: str | None = None,
 ) -> Fleet:
     """The fleet *verb* acts on, saying what it does through *out*.
 
@@ -50,6 +51,12 @@ def resolve(
             loaded = target.load(layout_arg, socket)
         except LayoutNotFoundError as missing:
             loaded = missing
+        if expect_digest is not None and (isinstance(loaded, Exception) or loaded.digest != expect_digest):
+            name = loaded.name if not isinstance(loaded, Exception) and loaded is not None else layout_arg
+            raise ShepherdError(
+                f"its layout file {layout_arg} changed since it last started (or is gone): an agent may have "
+                f"written it; read it, then start it yourself: fleet start {name}"
+            )
         span = _span(loaded, layout_arg, socket)
         if span is not None:
             from claude_shepherd.fleet.hosts.span_fleet import SpanFleet

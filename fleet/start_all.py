@@ -115,18 +115,21 @@ def _start_one(record: known.Known, wait: float | None, budget: float, say: Say)
     from claude_shepherd.fleet.handle import HostsReport
     from claude_shepherd.fleet.resolve import resolve
 
-    if record.digest and known.digest_of(record.layout) != record.digest:  # no person is there to see it
+    if not record.digest:  # started by an earlier version, or drained before one started it here
         return FleetLine(record.name, record.socket, "failed",
-                         f"its layout file {record.layout} changed since it last started (an agent may have "
-                         f"written it); read it, then start it yourself: fleet start {record.name}")  # fmt: skip
+                         f"nothing says which text of its layout file {record.layout} last ran; read it, then "
+                         f"start it yourself once: fleet start {record.name}")  # fmt: skip
     deadline = time.monotonic() + budget
     pause = FIRST_PAUSE
     while True:
         quiet = Printer().use_json(True)  # its lines are summed up in one
         try:
-            report = resolve(quiet, str(record.layout), record.socket, verb="start").start(
-                wait=wait, attach=False
+            # Held to the text that last ran, checked on the bytes that are then parsed and run: no person
+            # is there to see a layout an agent may have written.
+            handle = resolve(
+                quiet, str(record.layout), record.socket, verb="start", expect_digest=record.digest
             )
+            report = handle.start(wait=wait, attach=False)
         except ShepherdError as exc:
             return FleetLine(record.name, record.socket, "failed", str(exc))
         if not isinstance(report, HostsReport):

@@ -220,12 +220,20 @@ def _operator_startup(home: str, env: t.Mapping[str, str]) -> list[tuple[str, st
         ("/etc/gitattributes", f"git's attributes: which filters run ({OPERATOR_CODE})"),
         *_programs(home, env),
         (os.path.join(home, ".bash_completion"), "a shell start-up file"),
+        (
+            os.path.join(home, "Library", "LaunchAgents"),
+            f"launchd's agents, `fleet boot`'s among them ({OPERATOR_CODE})",
+        ),
     ]
     for config in configs:
         found += [
             (os.path.join(config, "tmux"), f"tmux's configuration ({OPERATOR_CODE})"),
             (os.path.join(config, "git"), f"git's configuration ({OPERATOR_CODE})"),
             (os.path.join(config, "fish"), "a shell start-up file"),
+            (
+                os.path.join(config, "systemd"),
+                f"the user's systemd units, `fleet boot`'s among them ({OPERATOR_CODE})",
+            ),
         ]
     return found
 

@@ -6,6 +6,9 @@ own conversation, while the fleet a person stopped stays stopped. The failures p
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import json
 import os
 import plistlib
 import shlex
@@ -234,3 +237,49 @@ def test_start_all_refuses_a_layout_an_agent_changed_and_enable_replaces_a_plant
     wants.symlink_to(world.project / "evil.service")
     assert world.fleet("boot", "enable").returncode == 0
     assert os.readlink(wants) == f"../{UNIT.name}", "enabled as our unit, not the link found there"
+
+
+def test_what_a_boot_holds_a_layout_to_is_the_text_that_ran(
+    world: FleetWorld, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A start records the digest of the bytes it parsed and ran, not of the file as it is a moment later
+    (an agent could swap the file in between); a record with no digest (an earlier version's, drained
+    since) starts nothing at boot."""
+    from claude_shepherd.fleet import known
+    from claude_shepherd.fleet.layout import load_layout
+
+    monkeypatch.setenv("HOME", world.env["HOME"])  # the records this test writes are the world's fleets'
+    monkeypatch.delenv("XDG_STATE_HOME", raising=False)
+    path = world.layout("solo", "  - agents:\n      panes:\n        - S: claude-run\n")
+    layout = load_layout(path)
+    ran = path.read_bytes()
+    path.write_text(path.read_text().replace("windows:", "on_project_start: touch PWNED\nwindows:"))
+    known.remember(layout)
+    (record,) = known.named(layout.name)
+
+    assert record.digest == hashlib.sha256(ran).hexdigest() != known.digest_of(path)
+    started = world.fleet("start", "--all", socket=False)
+    assert started.returncode == 1 and "changed since it last started" in started.stdout, started.stdout
+    assert not (world.project / "PWNED").exists()
+
+    old = dataclasses.replace(record, digest="", wanted=True)  # as a drain marks an earlier version's record
+    known._path(record.socket, record.name).write_text(json.dumps(old.as_json()))
+    started = world.fleet("start", "--all", socket=False)
+    assert started.returncode == 1 and "start it yourself once: fleet start solo" in started.stdout, (
+        started.stdout
+    )
+
+
+def test_the_unit_carries_odd_paths_and_status_names_lines_enable_never_writes(world: FleetWorld) -> None:
+    text = boot.unit_text(("/opt/a$b %c/bin/fleet", "start", "--all"), {"HOME": "/home/u$er %x"})
+    assert '"/opt/a$$b %%c/bin/fleet"' in text, "a command expands $: written $$"
+    assert 'Environment="HOME=/home/u$er %%x"' in text, "Environment= expands no $: written as it is"
+    with pytest.raises(boot.BootError, match="backslash or a quote"):
+        boot.unit_text(('/opt/a"b/bin/fleet', "start", "--all"), {})
+    assert world.fleet("boot", "enable").returncode == 0
+    unit = world.home / UNIT
+    unit.write_text(
+        unit.read_text().replace("ExecStart=", "ExecStartPre=/bin/sh -c 'touch /tmp/x'\nExecStart=")
+    )
+    status = world.fleet("boot", "status")
+    assert "It has lines `fleet boot enable` does not write (ExecStartPre=)" in status.stdout, status.stdout

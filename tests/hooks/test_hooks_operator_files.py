@@ -49,6 +49,8 @@ def _operator_code(project: Path) -> dict[str, str]:
         "a tmux plugin": "~/.tmux/plugins/tpm/tpm",
         "the user's git config": "~/.gitconfig",
         "the system's git config": "/etc/gitconfig",
+        "fleet boot's systemd unit": "~/.config/systemd/user/claude-shepherd-fleets.service",
+        "fleet boot's launchd agent": "~/Library/LaunchAgents/com.claude-shepherd.fleets.plist",
         "the system's git attributes": "/etc/gitattributes",
         "fish's start-up": "~/.config/fish/config.fish",
         "the alert stamps": str(
