@@ -75,6 +75,10 @@ class Fleet(t.Protocol):
     def stop(self, grace: float, labels: t.Sequence[str] | None) -> StopReport | HostsReport:
         """Stop every agent (or those labelled *labels*) so that no process is left."""
 
+    def drain(self, grace: float, deadline: float, dehydrate: bool) -> StopReport:
+        """Let each agent reach a safe point (its turn ends; with *dehydrate*, its handover saved) within
+        *deadline* seconds, then stop the fleet and keep it to come back at ``fleet start --all``."""
+
     def restart(
         self, grace: float, labels: t.Sequence[str] | None, wait: float | None
     ) -> RestartReport | HostsReport:

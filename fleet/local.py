@@ -117,6 +117,20 @@ class LocalFleet:
             report, then=self._show(spec.name, spec.attach and attach, server.tmux_bin)
         )
 
+    def drain(self, grace: float, deadline: float, dehydrate: bool) -> StopReport:
+        from claude_shepherd.fleet import known
+        from claude_shepherd.fleet.drain import drain as bring_to_safe_points
+
+        where = self.where
+        sessions = where.running_sessions(where.server())
+        bring_to_safe_points(self, deadline, dehydrate, self._say)
+        report = self.stop(grace, None)
+        kept = [s for s in sessions if known.mark(where.socket, s, wanted=True) or _wanted(where.socket, s)]
+        if kept:
+            self._say(f"Kept to come back: {', '.join(kept)}; `fleet start --all` (or a boot, `fleet boot enable`) "
+                      "starts each agent again in its own conversation.")  # fmt: skip
+        return report
+
     def stop(self, grace: float, labels: t.Sequence[str] | None) -> StopReport:
         from claude_shepherd.fleet.reports import StopReport
 
@@ -529,6 +543,13 @@ def _agents_elsewhere(where: Target, server: FleetServer, done: str) -> str:
         f"{done}, but {what} (was its session renamed? `fleet status --socket {where.socket}` lists every "
         f"session); rename it back (tmux -L {where.socket} rename-session -t OLD {layout.name}) and stop again"
     )
+
+
+def _wanted(socket: str, name: str) -> bool:
+    from claude_shepherd.fleet import known
+
+    record = known.record(socket, name)
+    return record is not None and record.wanted
 
 
 def where_it_runs(spec: Layout) -> str:

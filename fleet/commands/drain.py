@@ -32,30 +32,7 @@ def drain(
 
     Example: fleet drain agents-2x2 --deadline 600   (--dehydrate: each saves its handover first)
     """
-    from claude_shepherd.fleet import known
-    from claude_shepherd.fleet.drain import drain as bring_to_safe_points
-    from claude_shepherd.fleet.local import LocalFleet
     from claude_shepherd.fleet.resolve import resolve  # lazy, as in every verb: keeps `fleet --help` fast
-    from claude_shepherd.supervisor.errors import UsageError
 
     out = printer_of(ctx)
-    fleet = resolve(out, layout, socket, verb="stop", here=here)
-    if not isinstance(fleet, LocalFleet):
-        raise UsageError("fleet drain drains this machine's fleets; on each host of a fleet across hosts run "
-                         "`fleet drain NAME --here` there")  # fmt: skip
-    where = fleet.where
-    sessions = where.running_sessions(where.server())
-    bring_to_safe_points(fleet, deadline, dehydrate, out.say)
-    report = fleet.stop(grace, None)
-    kept = [s for s in sessions if known.mark(where.socket, s, wanted=True) or _wanted(where.socket, s)]
-    if kept:
-        out.say(f"Kept to come back: {', '.join(kept)}; `fleet start --all` (or a boot, `fleet boot enable`) "
-                "starts each agent again in its own conversation.")  # fmt: skip
-    out.show(report)
-
-
-def _wanted(socket: str, name: str) -> bool:
-    from claude_shepherd.fleet import known
-
-    record = known.record(socket, name)
-    return record is not None and record.wanted
+    out.show(resolve(out, layout, socket, verb="stop", here=here).drain(grace, deadline, dehydrate))

@@ -165,6 +165,12 @@ class SpanFleet:
         wanted = layout.attach and attach and not self.out.machine
         return _hosts("start", span, heard, then=self._attach(span, None, wanted))
 
+    def drain(self, grace: float, deadline: float, dehydrate: bool) -> t.NoReturn:
+        raise UsageError(
+            "fleet drain drains this machine's fleets; on each host of a fleet across hosts run "
+            "`fleet drain NAME --here` there"
+        )
+
     def stop(self, grace: float, labels: t.Sequence[str] | None) -> HostsReport:
         """Each host stops its own part (or the panes labelled *labels*)."""
         say, span = self._say, self.span
