@@ -207,6 +207,14 @@ def meter_turn_end(
     metering.meter(caller.root, agent, conversation, transcript)
 
 
+def holds(caller: Caller, env: t.Mapping[str, str]) -> bool:
+    """Is the calling agent held to any budget?"""
+    agent = agent_of(caller, env)
+    return bool(
+        agent and budgets.limits(caller.root, agent, pane=bool(caller.pane), env=env, now=time.time())
+    )
+
+
 def is_paused(caller: Caller, env: t.Mapping[str, str]) -> bool:
     """Is the agent recorded paused (what the pane's state must go on showing)?"""
     agent = agent_of(caller, env)

@@ -69,6 +69,21 @@ def failure_reason(problem: str, event: str = PRE_TOOL_USE) -> str:
     )
 
 
+def subagents_held(caller: Caller, env: t.Mapping[str, str], call: ToolCall) -> str | None:
+    """For an agent a budget holds: a sub-agent call that may not run now (:mod:`.subagent_admission`);
+    like the budget gate, a rule that fails refuses nothing."""
+    from claude_shepherd.hooks import subagent_admission
+
+    if call.name not in subagent_admission.SUBAGENT_TOOLS:
+        return None
+    try:
+        if not budget_gate.holds(caller, env):
+            return None
+        return subagent_admission.refusal(call.name, call.input, call.transcript_path, call.tool_use_id)
+    except Exception:
+        return None
+
+
 def budget_stop(caller: Caller, env: t.Mapping[str, str], call: ToolCall) -> str | None:
     """The budget gate's pause, if the agent is at a budget (counting the reply that asks for *call*,
     waited for unless a sub-agent's, which is not in the main transcript); a gate that fails pauses
@@ -94,6 +109,10 @@ def decide(
 ) -> str:
     caller = locate(cwd, env)
     paused = budget_stop(caller, env, call)
+    if paused is None and not call.from_agent:
+        admitted = subagents_held(caller, env, call)
+        if admitted is not None:
+            return deny(admitted, event)
     if paused is not None and not call.is_session_command:
         return deny_and_stop(paused, event)
     # A paused agent's lone `session` command runs (it may be what saves its work), and ends the turn:

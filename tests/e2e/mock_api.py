@@ -120,6 +120,8 @@ class Turn:
     """Answer every request until this epoch (``"{now+N}"`` allowed), then give way; ``times`` is ignored."""
     delay: float = 0.0
     """Seconds the answer waits before it is sent (replies that come seconds apart)."""
+    copies: int = 1
+    """How many tool_use blocks of *tool* the reply holds (calls a model asks for at once)."""
     usage: dict[str, t.Any] = field(default_factory=dict)
     """More fields of the reply's ``usage``: ``cache_creation`` (its 1-hour part), ``speed``,
     ``inference_geo``, ``server_tool_use``, as the API reports them."""
@@ -312,7 +314,8 @@ class MockAPI:
         content: list[dict[str, t.Any]]
         if turn.tool:
             content = [{"type": "tool_use", "id": f"toolu_mock{next(_ids):08d}", "name": turn.tool,
-                        "input": turn.tool_input or {}, **(turn.block_extra or {})}]  # fmt: skip
+                        "input": turn.tool_input or {}, **(turn.block_extra or {})}
+                       for _ in range(max(1, turn.copies))]  # fmt: skip
             stop = "tool_use"
         else:
             content = [{"type": "text", "text": turn.text or self.fallback}]

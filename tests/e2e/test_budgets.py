@@ -212,3 +212,29 @@ def test_a_headless_run_ends_at_its_budget_with_one_line_and_exit_4(
     )
     assert "crash" not in run.stderr, run.stderr
     assert time.monotonic() - began < 60
+
+
+def test_sub_agents_asked_for_together_run_one_at_a_time_under_a_budget(
+    world, mock_api: MockAPI, env_for
+) -> None:
+    """Eight sub-agents asked for in one reply, each reply of theirs 3 s in coming and $0.06: they would
+    all spend before any reply is priced (an attack measured $0.46 on a $0.10 budget). Held to a budget,
+    the agent runs the first alone; the others are refused, and the cap holds within one reply."""
+    env = env_for()
+    settings = install_hooks(world, env)
+
+    def sub(body: dict[str, t.Any]) -> bool:
+        """A sub-agent's request: its conversation starts with the prompt it was given."""
+        return "SUBAGENT-MARK" in json.dumps(body.get("messages", [])[:1])
+
+    task = {"description": "x", "prompt": "SUBAGENT-MARK do it", "subagent_type": "general-purpose"}
+    mock_api.script(
+        Turn.bash(f"session activate {SESSION} implement"),
+        Turn.call("Agent", task, copies=8),
+        Turn.say("sub done", when=sub, times=8, delay=3, **PRICEY),
+        Turn.say("all done"),
+    )
+    run = claude_run_headless(world, env, settings, "--budget-usd", "0.10")
+    subs = [body for body in mock_api.main_requests() if sub(body)]
+    assert len(subs) == 1, f"{len(subs)} sub-agents sent requests; {run.stdout}{run.stderr}"
+    assert run.returncode in (0, 4), run.stdout + run.stderr

@@ -222,3 +222,43 @@ def test_a_sub_agents_call_does_not_wait_for_a_reply_the_main_transcript_never_g
     waited, sub_agent = took(), took(agent_id="a1b2c3")
     assert waited >= 1.0, "a call of the main agent waits for its reply while the transcript is written"
     assert sub_agent < waited - 0.5, (sub_agent, waited)
+
+
+def _reply_with_subagents(project: Path, ids: list[str]) -> Path:
+    """A transcript whose last reply asks for sub-agents *ids* at once, one line per block as Claude
+    Code writes a reply."""
+    transcript = project / "conversation.jsonl"
+    lines = [
+        {"type": "assistant", "isSidechain": False, "message": {"id": "msg_1", "role": "assistant",
+         "content": [{"type": "tool_use", "id": i, "name": "Task", "input": {"prompt": "x"}}],
+         "usage": {"input_tokens": 10, "output_tokens": 10}, "model": "claude-sonnet-4-5"}}
+        for i in ids
+    ]  # fmt: skip
+    transcript.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return transcript
+
+
+def test_sub_agents_run_one_at_a_time_while_a_budget_holds(project: Path) -> None:
+    """Sub-agents started together each spend before any reply is priced (an attack measured $0.46 on a
+    $0.10 budget with eight): while a budget holds the agent, only the first of one reply's runs, and none
+    in the background."""
+    env = hook_env(project, **{BUDGET_USD_ENV: "1"})
+    run("status-line", status_line(project, 0.01), env, cwd=project)
+    transcript = str(_reply_with_subagents(project, ["toolu_a", "toolu_b", "toolu_c"]))
+
+    def ask(tool_use_id: str, **extra: object) -> str:
+        call = tool(project, "Task", transcript=transcript, prompt="x", **extra)
+        call["tool_use_id"] = tool_use_id
+        return run("pre-tool-use", call, env, cwd=project).stdout
+
+    assert ask("toolu_a") == "", "the first sub-agent of the reply runs"
+    for later in ("toolu_b", "toolu_c"):
+        answer = json.loads(ask(later))
+        assert "one sub-agent at a time" in answer["hookSpecificOutput"]["permissionDecisionReason"]
+        assert "continue" not in answer, "refused, not paused: the model asks again later"
+    background = json.loads(ask("toolu_a", run_in_background=True))
+    assert "run_in_background is refused" in background["hookSpecificOutput"]["permissionDecisionReason"]
+    free = hook_env(project)
+    call = tool(project, "Task", transcript=transcript, prompt="x")
+    call["tool_use_id"] = "toolu_b"
+    assert run("pre-tool-use", call, free, cwd=project).stdout == "", "without a budget, sub-agents as asked"

@@ -1,0 +1,80 @@
+"""Sub-agents one at a time for an agent a budget holds.
+
+A reply may ask for several sub-agents (Task/Agent) at once, or for one that runs in the background;
+each sends requests of its own, in flight before any of their replies can be priced, and a request in
+flight cannot be called back. So for an agent held to a budget the budget gate admits sub-agents one at
+a time: of one reply's sub-agent calls only the first runs (the others are refused, so the model asks
+for them again once it has the first one's answer), and none runs in the background. The cap then
+overshoots by one reply, sub-agents or not. Standard library only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import typing as t
+
+SUBAGENT_TOOLS = ("Task", "Agent")
+TAIL = 1 << 20
+"""Bytes of the transcript's end searched for the reply asking for the call."""
+ONE_AT_A_TIME = (
+    "BUDGET: one sub-agent at a time while a budget holds this agent (sub-agents running together spend "
+    "past it before any reply is priced). This one did not run; ask for it again once the first has answered."
+)
+FOREGROUND = (
+    "BUDGET: while a budget holds this agent, a sub-agent runs in the foreground (run_in_background is "
+    "refused: it would spend beside the next requests). Ask for it again without run_in_background."
+)
+
+
+def refusal(
+    name: str, tool_input: t.Mapping[str, t.Any], transcript: object, tool_use_id: object
+) -> str | None:
+    """Why this sub-agent call may not run now (the agent is held to a budget), or None."""
+    if name not in SUBAGENT_TOOLS:
+        return None
+    if tool_input.get("run_in_background") is True:
+        return FOREGROUND
+    first = first_subagent_call(transcript, tool_use_id)
+    return ONE_AT_A_TIME if first is not None and first != tool_use_id else None
+
+
+def first_subagent_call(transcript: object, tool_use_id: object) -> str | None:
+    """The id of the first sub-agent call of the reply that asked for *tool_use_id* (Claude Code writes a
+    reply as one line per block, each naming the message's id), or None when it cannot be told."""
+    if not isinstance(transcript, str) or not os.path.isabs(transcript) or not isinstance(tool_use_id, str):
+        return None
+    try:
+        fd = os.open(transcript, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        size = os.fstat(fd).st_size
+        os.lseek(fd, max(0, size - TAIL), os.SEEK_SET)
+        tail = os.read(fd, TAIL)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    blocks: list[tuple[str, str, str]] = []  # (message id, tool_use id, tool name), in order
+    for line in tail.split(b"\n"):
+        if b'"tool_use"' not in line:
+            continue
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        message = entry.get("message") if isinstance(entry, dict) else None
+        if not isinstance(message, dict) or entry.get("isSidechain") is True:
+            continue
+        content = message.get("content")
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("type") == "tool_use":
+                blocks.append((str(message.get("id")), str(block.get("id")), str(block.get("name"))))
+    asked = next((m for m, i, _ in blocks if i == tool_use_id), None)
+    if asked is None:
+        return None
+    return next((i for m, i, n in blocks if m == asked and n in SUBAGENT_TOOLS), None)
