@@ -22,6 +22,8 @@ its own event's words. Standard library only.
 
 from __future__ import annotations
 
+import os
+
 from claude_shepherd.hooks import budget_gate, deadline, pane_notify
 from claude_shepherd.hooks import config as hook_config
 from claude_shepherd.hooks.context import newest, stored_usage, transcript_usage
@@ -69,7 +71,7 @@ def failure_reason(problem: str, event: str = PRE_TOOL_USE) -> str:
     )
 
 
-def subagents_held(caller: Caller, env: t.Mapping[str, str], call: ToolCall) -> str | None:
+def subagents_held(caller: Caller, env: t.Mapping[str, str], call: ToolCall, cwd: str) -> str | None:
     """For an agent a budget holds: a sub-agent call that may not run now (:mod:`.subagent_admission`);
     like the budget gate, a rule that fails refuses nothing."""
     from claude_shepherd.hooks import subagent_admission
@@ -79,7 +81,16 @@ def subagents_held(caller: Caller, env: t.Mapping[str, str], call: ToolCall) -> 
     try:
         if not budget_gate.holds(caller, env):
             return None
-        return subagent_admission.refusal(call.name, call.input, call.transcript_path, call.tool_use_id)
+        home = env.get("HOME") or os.path.expanduser("~")
+        configs = {env.get("CLAUDE_CONFIG_DIR", "").strip() or os.path.join(home, ".claude")}
+        projects = {env.get("CLAUDE_PROJECT_DIR", "").strip() or cwd, cwd}
+        folders = [os.path.join(c, "agents") for c in configs] + [
+            os.path.join(p, ".claude", "agents") for p in projects if p
+        ]
+        return subagent_admission.refusal(
+            call.name, call.input, call.transcript_path, call.tool_use_id,
+            from_agent=call.from_agent, definitions=folders,
+        )  # fmt: skip
     except Exception:
         return None
 
@@ -109,8 +120,8 @@ def decide(
 ) -> str:
     caller = locate(cwd, env)
     paused = budget_stop(caller, env, call)
-    if paused is None and not call.from_agent:
-        admitted = subagents_held(caller, env, call)
+    if paused is None:
+        admitted = subagents_held(caller, env, call, cwd)
         if admitted is not None:
             return deny(admitted, event)
     if paused is not None and not call.is_session_command:

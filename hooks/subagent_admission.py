@@ -1,11 +1,14 @@
 """Sub-agents one at a time for an agent a budget holds.
 
-A reply may ask for several sub-agents (Task/Agent) at once, or for one that runs in the background;
-each sends requests of its own, in flight before any of their replies can be priced, and a request in
-flight cannot be called back. So for an agent held to a budget the budget gate admits sub-agents one at
-a time: of one reply's sub-agent calls only the first runs (the others are refused, so the model asks
-for them again once it has the first one's answer), and none runs in the background. The cap then
-overshoots by one reply, sub-agents or not. Standard library only.
+A reply may ask for several sub-agents (Task/Agent) at once, or for one that runs in the background
+(Claude Code 2.1.328 runs the main agent's sub-agents in the background unless ``run_in_background`` is
+``false``, and so does an agent definition that says ``background: true``); each sends requests of its
+own, in flight before any of their replies can be priced, and a request in flight cannot be called
+back. So for an agent held to a budget the budget gate admits sub-agents one at a time: only with
+``run_in_background: false`` and a definition that does not put it in the background, only the first
+sub-agent call of a reply (the others are refused, so the model asks for them again once it has the
+first one's answer), and none asked for by a sub-agent. The cap then overshoots by one reply, sub-agents
+or not. Standard library only.
 """
 
 from __future__ import annotations
@@ -25,21 +28,64 @@ ONE_AT_A_TIME = (
     "past it before any reply is priced). This one did not run; ask for it again once the first has answered."
 )
 FOREGROUND = (
-    "BUDGET: while a budget holds this agent, a sub-agent runs in the foreground (run_in_background is "
-    "refused: it would spend beside the next requests). Ask for it again without run_in_background."
+    "BUDGET: while a budget holds this agent, a sub-agent runs in the foreground, one at a time (in the "
+    "background it would spend beside the next requests). Ask for it again with run_in_background: false."
 )
+DEFINED_BACKGROUND = (
+    "BUDGET: while a budget holds this agent, a sub-agent runs in the foreground, and the definition of "
+    "this one puts it in the background (background: true). Use a sub-agent type without it."
+)
+NESTED = (
+    "BUDGET: while a budget holds this agent, a sub-agent starts no sub-agents of its own (they would run "
+    "beside it). Do this part yourself."
+)
+DEFINITION_LIMIT = 16 * 1024
 
 
 def refusal(
-    name: str, tool_input: t.Mapping[str, t.Any], transcript: object, tool_use_id: object
+    name: str,
+    tool_input: t.Mapping[str, t.Any],
+    transcript: object,
+    tool_use_id: object,
+    *,
+    from_agent: bool = False,
+    definitions: t.Sequence[str] = (),
 ) -> str | None:
-    """Why this sub-agent call may not run now (the agent is held to a budget), or None."""
+    """Why this sub-agent call may not run now (the agent is held to a budget), or None. *definitions*:
+    the folders Claude Code finds agent definitions in (``agents/`` of the project and the config)."""
     if name not in SUBAGENT_TOOLS:
         return None
-    if tool_input.get("run_in_background") is True:
+    if from_agent:
+        return NESTED
+    if tool_input.get("run_in_background") is not False:
         return FOREGROUND
+    kind = tool_input.get("subagent_type")
+    if isinstance(kind, str) and any(_in_background(folder, kind) for folder in definitions):
+        return DEFINED_BACKGROUND
     first = first_subagent_call(transcript, tool_use_id)
     return ONE_AT_A_TIME if first is not None and first != tool_use_id else None
+
+
+def _in_background(folder: str, kind: str) -> bool:
+    """Does the definition of sub-agent *kind* in *folder* say ``background: true`` in its front matter?"""
+    if not kind or "/" in kind or kind.startswith("."):
+        return False
+    try:
+        fd = os.open(os.path.join(folder, kind + ".md"), os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        text = os.read(fd, DEFINITION_LIMIT).decode("utf-8", "replace")
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    head = text.split("\n---", 1)[0] if text.startswith("---") else ""
+    for line in head.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() == "background" and value.strip().strip("'\"").lower() in ("true", "yes", "on"):
+            return True
+    return False
 
 
 def first_subagent_call(transcript: object, tool_use_id: object) -> str | None:

@@ -227,7 +227,8 @@ def test_sub_agents_asked_for_together_run_one_at_a_time_under_a_budget(
         """A sub-agent's request: its conversation starts with the prompt it was given."""
         return "SUBAGENT-MARK" in json.dumps(body.get("messages", [])[:1])
 
-    task = {"description": "x", "prompt": "SUBAGENT-MARK do it", "subagent_type": "general-purpose"}
+    task = {"description": "x", "prompt": "SUBAGENT-MARK do it", "subagent_type": "general-purpose",
+            "run_in_background": False}  # fmt: skip
     mock_api.script(
         Turn.bash(f"session activate {SESSION} implement"),
         Turn.call("Agent", task, copies=8),
@@ -238,3 +239,26 @@ def test_sub_agents_asked_for_together_run_one_at_a_time_under_a_budget(
     subs = [body for body in mock_api.main_requests() if sub(body)]
     assert len(subs) == 1, f"{len(subs)} sub-agents sent requests; {run.stdout}{run.stderr}"
     assert run.returncode in (0, 4), run.stdout + run.stderr
+
+
+def test_a_sub_agent_the_cli_would_run_in_the_background_is_refused_under_a_budget(
+    world, mock_api: MockAPI, env_for
+) -> None:
+    """Claude Code runs the main agent's sub-agents in the background unless asked not to: one per reply,
+    each reply asking for another, they would spend together. Held to a budget, none runs so."""
+    env = env_for()
+    settings = install_hooks(world, env)
+
+    def sub(body: dict[str, t.Any]) -> bool:
+        return "SUBAGENT-MARK" in json.dumps(body.get("messages", [])[:1])
+
+    task = {"description": "x", "prompt": "SUBAGENT-MARK do it", "subagent_type": "general-purpose"}
+    mock_api.script(
+        Turn.bash(f"session activate {SESSION} implement"),
+        Turn.call("Agent", task, times=4),
+        Turn.say("sub done", when=sub, times=4, delay=3, **PRICEY),
+        Turn.say("all done"),
+    )
+    run = claude_run_headless(world, env, settings, "--budget-usd", "0.10")
+    subs = [body for body in mock_api.main_requests() if sub(body)]
+    assert subs == [], f"{len(subs)} sub-agents ran in the background; {run.stdout}{run.stderr}"

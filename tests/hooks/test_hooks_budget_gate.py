@@ -239,26 +239,36 @@ def _reply_with_subagents(project: Path, ids: list[str]) -> Path:
 
 
 def test_sub_agents_run_one_at_a_time_while_a_budget_holds(project: Path) -> None:
-    """Sub-agents started together each spend before any reply is priced (an attack measured $0.46 on a
-    $0.10 budget with eight): while a budget holds the agent, only the first of one reply's runs, and none
-    in the background."""
+    """Sub-agents running together each spend before any reply is priced (attacks measured $0.46 on a
+    $0.10 budget with eight in one reply, and more with one per reply, Claude Code running the main
+    agent's sub-agents in the background unless told not to): while a budget holds the agent, only the
+    first of one reply's runs, only in the foreground, and no sub-agent starts sub-agents."""
     env = hook_env(project, **{BUDGET_USD_ENV: "1"})
     run("status-line", status_line(project, 0.01), env, cwd=project)
     transcript = str(_reply_with_subagents(project, ["toolu_a", "toolu_b", "toolu_c"]))
 
-    def ask(tool_use_id: str, **extra: object) -> str:
+    def ask(tool_use_id: str, environment: dict[str, str] = env, agent: str = "", **extra: object) -> str:
         call = tool(project, "Task", transcript=transcript, prompt="x", **extra)
         call["tool_use_id"] = tool_use_id
-        return run("pre-tool-use", call, env, cwd=project).stdout
+        if agent:
+            call["agent_id"] = agent  # a sub-agent's own call, as Claude Code says it
+        return run("pre-tool-use", call, environment, cwd=project).stdout
 
-    assert ask("toolu_a") == "", "the first sub-agent of the reply runs"
+    def reason(answer: str) -> str:
+        decided = json.loads(answer)
+        assert "continue" not in decided, "refused, not paused: the model asks again later"
+        return str(decided["hookSpecificOutput"]["permissionDecisionReason"])
+
+    assert ask("toolu_a", run_in_background=False) == "", (
+        "the first sub-agent of the reply, in the foreground"
+    )
     for later in ("toolu_b", "toolu_c"):
-        answer = json.loads(ask(later))
-        assert "one sub-agent at a time" in answer["hookSpecificOutput"]["permissionDecisionReason"]
-        assert "continue" not in answer, "refused, not paused: the model asks again later"
-    background = json.loads(ask("toolu_a", run_in_background=True))
-    assert "run_in_background is refused" in background["hookSpecificOutput"]["permissionDecisionReason"]
-    free = hook_env(project)
-    call = tool(project, "Task", transcript=transcript, prompt="x")
-    call["tool_use_id"] = "toolu_b"
-    assert run("pre-tool-use", call, free, cwd=project).stdout == "", "without a budget, sub-agents as asked"
+        assert "one sub-agent at a time" in reason(ask(later, run_in_background=False))
+    assert "run_in_background: false" in reason(ask("toolu_a")), "the CLI's default is the background"
+    assert "run_in_background: false" in reason(ask("toolu_a", run_in_background=True))
+    assert "no sub-agents of its own" in reason(ask("toolu_a", agent="sub-1", run_in_background=False))
+    (project / ".claude" / "agents").mkdir(parents=True)
+    (project / ".claude" / "agents" / "bg.md").write_text("---\nname: bg\nbackground: true\n---\nwork\n")
+    defined = ask("toolu_a", run_in_background=False, subagent_type="bg")
+    assert "background: true" in reason(defined)
+    assert ask("toolu_b", environment=hook_env(project)) == "", "without a budget, sub-agents as asked"
