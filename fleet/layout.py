@@ -36,7 +36,7 @@ from __future__ import annotations
 import re
 import shlex
 import typing as t
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from claude_shepherd.supervisor.errors import ShepherdError
@@ -202,7 +202,7 @@ class Layout:
     base: Path | None = None
     """The folder a relative ``root:`` (or none) was resolved from: where the layout was read, or where its
     fleet first started (:func:`claude_shepherd.fleet.known.where_it_ran`)."""
-    digest: str = ""
+    digest: str = field(default="", compare=False)
     """The SHA-256 of the very bytes this layout was parsed from ("" for one not read from a file): what a
     start records, and what ``fleet start --all`` holds a layout to at boot."""
 
