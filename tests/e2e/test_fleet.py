@@ -68,9 +68,16 @@ class Fleet:
         """Type *text* once Claude reads keys (after a crash, claude-run leaves the terminal cooked
         until the next Claude takes it), and Enter once its prompt shows the text."""
         tty = self.tmux("display-message", "-p", "-t", "e2efleet:agents", "#{pane_tty}").strip()
-        wait_until(lambda: takes_keys(tty), timeout=60, what="Claude to read keys (raw mode)")
-        self.tmux("send-keys", "-t", "e2efleet:agents", "-l", text)
-        wait_until(lambda: text[:20] in self.screen(), timeout=10, what="the typed prompt")
+        for attempt in range(3):  # a TUI still drawing its start (2.1.332's notices) may drop the keys
+            wait_until(lambda: takes_keys(tty), timeout=60, what="Claude to read keys (raw mode)")
+            self.tmux("send-keys", "-t", "e2efleet:agents", "-l", text)
+            try:
+                wait_until(lambda: text[:20] in self.screen(), timeout=10, what="the typed prompt")
+                break
+            except AssertionError:
+                if attempt == 2:
+                    raise
+                self.tmux("send-keys", "-t", "e2efleet:agents", "C-u")
         self.tmux("send-keys", "-t", "e2efleet:agents", "Enter")
 
     def supervisor_pid(self) -> int:
