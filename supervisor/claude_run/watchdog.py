@@ -61,8 +61,8 @@ if TYPE_CHECKING:  # a watchdog runs beside every agent: it stays as lean as the
 DEFAULT_GRACE = KILL_GRACE_DEFAULT
 PARENT_POLL = 1.0
 """Fallback parent check where there is no parent-death signal (not Linux)."""
-PARENT_GONE_WAIT = 1.0
-"""After EOF without ``stop``: how long the dying supervisor may take to be gone (reparenting)."""
+DYING_POLL = 0.05
+"""After EOF without ``stop``: how often to look whether the dying supervisor is gone yet."""
 STOP_LINE = b"stop"
 """The control line of a deliberate stop; EOF without it means the supervisor died."""
 
@@ -360,24 +360,9 @@ def _drain(fd: int) -> None:
         pass
 
 
-def _supervisor_gone(supervisor: int, control: _Control, wake_r: int) -> bool:
-    """Has our supervisor died? EOF without ``stop`` is its death too, once the kernel has
-    reparented us (its files close first): wait a moment for that, woken by the parent-death signal."""
-    if os.getppid() != supervisor:
-        return True
-    if not control.eof or control.stop:
-        return False
-    deadline = time.monotonic() + PARENT_GONE_WAIT
-    while os.getppid() == supervisor:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            return False
-        try:
-            select.select([wake_r], [], [], min(remaining, proctree.FOLLOW_INTERVAL * 5))
-        except InterruptedError:
-            pass
-        _drain(wake_r)
-    return True
+def _supervisor_gone(supervisor: int) -> bool:
+    """Has our supervisor died? (The kernel has reparented us.)"""
+    return os.getppid() != supervisor
 
 
 def end_orphans(target: tuple[int, str] | None, supervisor: int, since: int | None, grace: float) -> None:
@@ -420,7 +405,7 @@ def watch(supervisor: int, grace: float, since: int | None = None) -> int:
     os.set_blocking(0, False)
     control = _Control(supervisor)
     while True:
-        if _supervisor_gone(supervisor, control, wake_r):
+        if _supervisor_gone(supervisor):
             end_orphans(control.target, supervisor, since, grace)
             from claude_shepherd.supervisor.claude_run.fleet_pane import (
                 nudge_reaping,
@@ -434,11 +419,14 @@ def watch(supervisor: int, grace: float, since: int | None = None) -> int:
             if proc is not None:
                 kill_tree(proc, grace)
             continue  # still on guard until stopped: the supervisor may die before it reaps Claude
-        if flags.term or control.stop or control.eof:
+        if flags.term or control.stop:
             return 0
+        # EOF without ``stop``: the supervisor is dying (its files close before the kernel reparents
+        # us, which a loaded machine can take seconds to do). Stay on guard until it is gone, woken by
+        # the parent-death signal; never give up on a clock, or Claude would outlive it unwatched.
         readable = [wake_r] if control.eof else [0, wake_r]
         try:
-            ready, _, _ = select.select(readable, [], [], PARENT_POLL)
+            ready, _, _ = select.select(readable, [], [], DYING_POLL if control.eof else PARENT_POLL)
         except InterruptedError:
             continue
         if wake_r in ready:

@@ -97,9 +97,13 @@ def test_a_start_up_refusal_of_2_1_332_ends_claude_run_once_with_its_reason(
     assert mock_api.requests == []
 
     pane = tmux.start([str(BIN / "claude-run"), "--", *refused], env, world.project)
-    wait_until(lambda: tmux("display-message", "-p", "-t", pane, "#{pane_dead}").strip() == "1", 120,
-               "claude-run to end in the pane")  # fmt: skip
-    assert tmux("display-message", "-p", "-t", pane, "#{pane_dead_status}").strip() == "78", tmux.screen(pane)
+    # tmux marks a pane dead when its terminal closes, and knows the exit status only once it has
+    # reaped the process: wait for the status itself.
+    status = wait_until(
+        lambda: tmux("display-message", "-p", "-t", pane, "#{pane_dead}:#{pane_dead_status}").strip().partition(":")[2],
+        120, "claude-run to end in the pane and tmux to know its exit status",
+    )  # fmt: skip
+    assert status == "78", tmux.screen(pane)
     screen = tmux.screen(pane)
     assert "claude-run: error: Claude refused to start (sideload_flags_disabled" in screen, screen
     assert "disabled by your organization's managed settings" in screen, "Claude's own line reached the pane"

@@ -185,6 +185,43 @@ def test_dies_with_its_supervisor(env: dict[str, str], children: list, test_tag:
     wait_until(lambda: not alive(watchdog, token), 3, "the orphaned watchdog to exit")
 
 
+def test_a_supervisor_slow_to_die_still_has_its_claude_ended(
+    fake: FakeClaude, env: dict[str, str], children: list, test_tag: str
+) -> None:
+    """A dying process closes its files before the kernel reparents its children, and on a loaded
+    machine that can take seconds: the control pipe's EOF without ``stop`` must keep the watchdog on
+    guard until the supervisor is gone, however long, and then it ends Claude."""
+    fake.plan([{"mark": "ready"}, {"wait": None}])
+    code = (
+        "import os, subprocess, sys, time\n"
+        "from claude_shepherd.supervisor.claude_run.watchdog import WatchdogHandle\n"
+        "h = WatchdogHandle.start(supervisor_pid=os.getpid(), grace=0.5)\n"
+        f"claude = subprocess.Popen([sys.executable, {str(FAKE_CLAUDE)!r}], stdin=subprocess.DEVNULL)\n"
+        "h.arm(claude.pid)\n"
+        "print(h.pid, claude.pid, flush=True)\n"
+        "sys.stdin.readline()\n"
+        "os.close(h._control)\n"  # its files closed, no stop said: dying
+        "sys.stdin.readline()\n"
+        "os._exit(9)\n"
+    )
+    supervisor = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  env=env)  # fmt: skip
+    children.append(supervisor)
+    watchdog, claude = map(int, supervisor.stdout.readline().split())  # type: ignore[union-attr]
+    fake.wait_event("mark", name="ready")
+    tokens = {watchdog: start_token(watchdog), claude: start_token(claude)}
+    supervisor.stdin.write(b"\n")  # type: ignore[union-attr]
+    supervisor.stdin.flush()  # type: ignore[union-attr]
+    time.sleep(2.5)  # longer than any fixed wait for the reparenting would be
+    assert alive(watchdog, tokens[watchdog]), "the watchdog gave up on a supervisor that had not died yet"
+    assert alive(claude, tokens[claude]), "nothing is ended while the supervisor lives"
+    supervisor.stdin.write(b"\n")  # type: ignore[union-attr]
+    supervisor.stdin.flush()  # type: ignore[union-attr]
+    assert supervisor.wait(timeout=30) == 9
+    wait_until(lambda: not alive(claude, tokens[claude]), 10, "the orphaned Claude to be ended")
+    wait_until(lambda: not alive(watchdog, tokens[watchdog]), 10, "the watchdog to exit after it")
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux-only")
 def test_parent_death_signal_is_available_on_linux() -> None:
     code = (
