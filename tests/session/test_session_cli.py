@@ -372,6 +372,19 @@ def test_skipping_optional_sub_phases_to_the_next_major(project: Path, run_sessi
     assert run_session("phase", S, "3: Review", input="tests_passed: yes\n").returncode == 0
 
 
+def test_proof_from_a_writer_slow_to_start_is_still_read(project: Path, run_session: Run) -> None:
+    """A loaded machine can let the first wait for stdin pass before the other end of the pipe writes:
+    a phase that needs proof waits for it before it refuses."""
+    run_session("activate", S, "implement", input=json.dumps(PHASED))
+    run_session("phase", S, "2: Build")
+    proc = subprocess.Popen([script("session"), "phase", S, "3: Review"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=project)  # fmt: skip
+    time.sleep(0.8)  # well past the first wait
+    out, err = proc.communicate("tests_passed: yes\n", timeout=20)
+    assert proc.returncode == 0, err
+    assert state_of(project)["phaseHistory"][-1]["proof"] == {"tests_passed": "yes"}
+
+
 @pytest.mark.parametrize("label", ["Build", "5b: X", "2.1a: X", "2.1AB: X"])
 def test_malformed_labels_are_refused_when_phases_are_declared(
     project: Path, run_session: Run, label: str
