@@ -107,13 +107,15 @@ def check(
     transcript: object = None,
     conversation: object = None,
     call: object = None,
+    subagent: str | None = None,
 ) -> str | None:
     """The refusal when the calling agent reached a budget (recorded ``paused`` before it returns),
     else None (alerting at 80 % once).
 
     With the call's *transcript* and *conversation*, the replies Claude wrote since the last hook are
     priced first (:mod:`.metering`; the reply asking for tool call *call* waited for): the status line
-    may not have counted them yet, and in ``claude -p`` it never does."""
+    may not have counted them yet, and in ``claude -p`` it never does. A call of sub-agent *subagent* is
+    priced from that sub-agent's own transcript."""
     agent = agent_of(caller, env)
     if agent is None:
         return None
@@ -124,7 +126,8 @@ def check(
     if transcript is not None:
         from claude_shepherd.hooks import metering
 
-        if metering.meter(caller.root, agent, conversation, transcript, metering.tool_use_needle(call)):
+        needle = metering.tool_use_needle(call)
+        if metering.meter(caller.root, agent, conversation, transcript, needle, subagent=subagent):
             held = budgets.limits(caller.root, agent, pane=bool(caller.pane), env=env, now=now)
     reached = next((limit for limit in held if limit.reached), None)
     record = spend.gate_record(caller.root, agent)

@@ -5,7 +5,9 @@ tool calls) outrun its figure; in ``claude -p`` it never runs at all. So the hoo
 a budget price the replies the transcript gained since they last read it (each at Claude's list
 price, :mod:`claude_shepherd.supervisor.session.prices`) into the spend ledger before the budget gate
 compares: PreToolUse the reply asking for this call, Stop the reply that ended the turn (the last one
-of a ``-p`` run, which asks for no tool). Claude writes the transcript a few milliseconds late, so the
+of a ``-p`` run, which asks for no tool). A sub-agent's call is priced from the sub-agent's own
+transcript: while the main agent waits for it, the status line is not redrawn, and its replies are in
+no other file the hooks read. Claude writes the transcript a few milliseconds late, so the
 hook first waits for the reply it is called for (:data:`CALL_WAIT` at most, and only while the file
 is being written). Standard library only.
 """
@@ -64,13 +66,26 @@ def meter(
     transcript: object,
     needle: bytes | None = ANY_REPLY,
     wait: float = CALL_WAIT,
+    subagent: str | None = None,
 ) -> bool:
-    """Price the replies of *conversation* its *transcript* gained since *agent*'s ledger read it,
-    after waiting for the one holding *needle*; True when the ledger changed."""
+    """Price the replies of *conversation* its *transcript* gained since *agent*'s ledger read it
+    (those of its sub-agent *subagent*, from that one's own transcript), after waiting for the one
+    holding *needle*; True when the ledger changed."""
     if not isinstance(conversation, str) or not conversation or not isinstance(transcript, str):
         return False
     if not os.path.isabs(transcript) or "\0" in transcript:
         return False
+    main = transcript
+    if subagent is not None:
+        from claude_shepherd.supervisor.session.replies import subagent_transcript
+
+        found = subagent_transcript(transcript, subagent)
+        if found is None:
+            return False
+        transcript = found
     if needle is not None and wait > 0:
-        _await(transcript, spend.offset_of(root, agent, conversation) or 0, needle, wait)
-    return spend.price_replies(root, agent, conversation, transcript) is not None
+        _await(transcript, spend.offset_of(root, agent, conversation, subagent) or 0, needle, wait)
+    priced = spend.price_replies(
+        root, agent, conversation, transcript, subagent=subagent, main_transcript=main
+    )
+    return priced is not None

@@ -90,6 +90,7 @@ def subagents_held(caller: Caller, env: t.Mapping[str, str], call: ToolCall, cwd
         return subagent_admission.refusal(
             call.name, call.input, call.transcript_path, call.tool_use_id,
             from_agent=call.from_agent, definitions=folders,
+            foreground=subagent_admission.background_off(env),
         )  # fmt: skip
     except Exception:
         return None
@@ -97,15 +98,16 @@ def subagents_held(caller: Caller, env: t.Mapping[str, str], call: ToolCall, cwd
 
 def budget_stop(caller: Caller, env: t.Mapping[str, str], call: ToolCall) -> str | None:
     """The budget gate's pause, if the agent is at a budget (counting the reply that asks for *call*,
-    waited for unless a sub-agent's, which is not in the main transcript); a gate that fails pauses
-    nobody: no cost it could not read stops an agent."""
+    a sub-agent's from its own transcript); a gate that fails pauses nobody: no cost it could not read
+    stops an agent."""
     try:
         return budget_gate.check(
             caller,
             env,
             transcript=call.transcript_path,
             conversation=call.conversation,
-            call=None if call.from_agent else call.tool_use_id,
+            call=call.tool_use_id,
+            subagent=call.agent_id or None,
         )
     except Exception:
         return None

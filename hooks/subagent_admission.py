@@ -4,11 +4,14 @@ A reply may ask for several sub-agents (Task/Agent) at once, or for one that run
 (Claude Code 2.1.328 runs the main agent's sub-agents in the background unless ``run_in_background`` is
 ``false``, and so does an agent definition that says ``background: true``); each sends requests of its
 own, in flight before any of their replies can be priced, and a request in flight cannot be called
-back. So for an agent held to a budget the budget gate admits sub-agents one at a time: only with
-``run_in_background: false`` and a definition that does not put it in the background, only the first
-sub-agent call of a reply (the others are refused, so the model asks for them again once it has the
-first one's answer), and none asked for by a sub-agent. The cap then overshoots by one reply, sub-agents
-or not. Standard library only.
+back. So for an agent held to a budget the budget gate admits sub-agents one at a time: only in the
+foreground (``run_in_background: false``, or background tasks off: ``CLAUDE_CODE_DISABLE_BACKGROUND_TASKS``,
+which claude-run sets for an agent a budget holds when it starts Claude: in a terminal, Claude Code
+2.1.328 runs every sub-agent in the background otherwise and does not offer ``run_in_background``) and a
+definition that does not put it in the background, only the first sub-agent call of a reply (the others
+are refused, so the model asks for them again once it has the first one's answer), and none asked for
+by a sub-agent. Each call of the sub-agent is priced from its own transcript (:mod:`.metering`). The cap
+then overshoots by one reply, sub-agents or not. Standard library only.
 """
 
 from __future__ import annotations
@@ -29,8 +32,19 @@ ONE_AT_A_TIME = (
 )
 FOREGROUND = (
     "BUDGET: while a budget holds this agent, a sub-agent runs in the foreground, one at a time (in the "
-    "background it would spend beside the next requests). Ask for it again with run_in_background: false."
+    "background it would spend beside the next requests). Ask for it again with run_in_background: false; "
+    "where that parameter is not offered, sub-agents run in the background here: do this part yourself."
 )
+BACKGROUND_OFF = "CLAUDE_CODE_DISABLE_BACKGROUND_TASKS"
+"""Claude Code's switch that runs every sub-agent in the foreground (the hooks inherit Claude's environment)."""
+TRUE_WORDS = ("1", "true", "yes", "on")
+
+
+def background_off(env: t.Mapping[str, str]) -> bool:
+    """Does Claude run without background tasks (every sub-agent in the foreground)?"""
+    return env.get(BACKGROUND_OFF, "").strip().lower() in TRUE_WORDS
+
+
 DEFINED_BACKGROUND = (
     "BUDGET: while a budget holds this agent, a sub-agent runs in the foreground, and the definition of "
     "this one puts it in the background (background: true). Use a sub-agent type without it."
@@ -50,14 +64,16 @@ def refusal(
     *,
     from_agent: bool = False,
     definitions: t.Sequence[str] = (),
+    foreground: bool = False,
 ) -> str | None:
     """Why this sub-agent call may not run now (the agent is held to a budget), or None. *definitions*:
-    the folders Claude Code finds agent definitions in (``agents/`` of the project and the config)."""
+    the folders Claude Code finds agent definitions in (``agents/`` of the project and the config);
+    *foreground*: Claude runs no background tasks (:func:`background_off`)."""
     if name not in SUBAGENT_TOOLS:
         return None
     if from_agent:
         return NESTED
-    if tool_input.get("run_in_background") is not False:
+    if not foreground and tool_input.get("run_in_background") is not False:
         return FOREGROUND
     kind = tool_input.get("subagent_type")
     if isinstance(kind, str) and any(_in_background(folder, kind) for folder in definitions):

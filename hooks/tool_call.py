@@ -35,7 +35,7 @@ class ToolCall:
         "tool_use_id",
         "conversation",
         "from_skill",
-        "from_agent",
+        "agent_id",
     )
 
     def __init__(
@@ -49,7 +49,7 @@ class ToolCall:
         tool_use_id: str = "",
         conversation: str = "",
         from_skill: bool = False,
-        from_agent: bool = False,
+        agent_id: str = "",
     ) -> None:
         self.name = name
         self.input = tool_input
@@ -60,9 +60,11 @@ class ToolCall:
         self.tool_use_id = tool_use_id  # names the transcript line of the response asking for this call
         self.conversation = conversation  # Claude's session_id: whose overflow and dehydrate budget this is
         self.from_skill = from_skill  # a skill's inline shell command (PreSkillShellCommand), not a tool call
-        self.from_agent = (
-            from_agent  # a sub-agent's call (agent_id): its reply is not in the transcript given
-        )
+        self.agent_id = agent_id  # a sub-agent's call: its reply is in that sub-agent's own transcript
+
+    @property
+    def from_agent(self) -> bool:
+        return bool(self.agent_id)
 
     @property
     def counted(self) -> bool:
@@ -105,5 +107,5 @@ def classify(inp: HookInput, config: Config, *, from_skill: bool = False) -> Too
         inp.text("tool_use_id"),
         conversation if 0 < len(conversation) <= 200 and conversation.isprintable() else "",
         from_skill,
-        bool(inp.text("agent_id")),
+        inp.text("agent_id"),
     )

@@ -15,6 +15,7 @@ budget is not a crash: claude-run says so in one line and exits :data:`EXIT_BUDG
 
 from __future__ import annotations
 
+import time
 import typing as t
 from pathlib import Path
 
@@ -28,6 +29,28 @@ PRINT_FLAGS = ("-p", "--print")
 OWN_FLAG = "--max-budget-usd"
 LEFT_DECIMALS = 6
 """``--max-budget-usd`` is given to the micro-dollar: what Claude stops at is what the ledger counts."""
+
+
+BACKGROUND_OFF = "CLAUDE_CODE_DISABLE_BACKGROUND_TASKS"
+"""Claude Code's switch that runs every sub-agent in the foreground, where its calls are priced one at a time."""
+
+
+def launch_env(
+    env: t.Mapping[str, str], root: Path, pane: str | None, owner: tuple[int, str | None]
+) -> t.Mapping[str, str]:
+    """Claude's environment for the next launch: with background tasks off while a budget holds the agent.
+
+    In a terminal Claude Code runs every sub-agent in the background, beside the requests that follow,
+    where no budget can hold it (the hooks refuse them); with background tasks off it runs each in the
+    foreground, one at a time, each of its calls priced. A value the person set stays."""
+    if BACKGROUND_OFF in env:
+        return env
+    from claude_shepherd.supervisor.session import budgets
+
+    where = pane_records.spot(pane, owner)
+    if where is None or not budgets.limits(root, where[0], pane=bool(pane), env=env, now=time.time()):
+        return env
+    return {**env, BACKGROUND_OFF: "1"}
 
 
 def headless(args: t.Iterable[str]) -> bool:

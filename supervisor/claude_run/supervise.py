@@ -40,7 +40,7 @@ from claude_shepherd.supervisor.claude_run.crashloop import CrashPolicy, CrashTr
 from claude_shepherd.supervisor.claude_run.foreground import Outcome
 from claude_shepherd.supervisor.claude_run.launch_decision import Plan, short
 from claude_shepherd.supervisor.claude_run.refusals import REFUSED_STATUS, refusal_in
-from claude_shepherd.supervisor.claude_run.run_budget import EXIT_BUDGET_SPENT, RunBudget
+from claude_shepherd.supervisor.claude_run.run_budget import EXIT_BUDGET_SPENT, RunBudget, launch_env
 from claude_shepherd.supervisor.claude_run.usage_wait import CONTINUE_PROMPT, LOOK_EVERY, UsageGate, Wait
 from claude_shepherd.supervisor.claude_run.worktree import Worktree, creating
 
@@ -198,7 +198,8 @@ class Supervisor:
             with creating(self.s.worktree, self.say, cancelled=lambda: self.runner.stop_signal is not None):
                 if self.runner.stop_signal is not None:  # it came while we waited for the worktree lock
                     continue
-                outcome = self.runner.run(self.s.claude, argv, self.s.env)
+                env = launch_env(self.s.env, self.s.root, self.start_pane, (self.me.pid, self.me.token))
+                outcome = self.runner.run(self.s.claude, argv, env)
             next_plan = self.after_exit(plan, outcome)
             if next_plan is None:
                 return self._final_status(outcome)

@@ -4,8 +4,10 @@ Claude Code appends every reply of the main conversation to the transcript as an
 holding the API's ``usage`` and ``model`` (one line per content block, all with the message's id and
 its final usage: a reply is priced once, by its id). The hooks read only what was appended since
 they last read (an offset the spend ledger keeps), and only complete lines: a line still being
-written is read next time. A sub-agent's lines (``isSidechain``) and Claude's own error messages
-(model ``<synthetic>``) cost nothing here; a line that cannot be read is skipped.
+written is read next time. A sub-agent's replies are written to a transcript of its own
+(:func:`subagent_transcript`), every line ``isSidechain``: read as such (*sidechain*), those count; in
+the main transcript they and Claude's own error messages (model ``<synthetic>``) cost nothing here; a
+line that cannot be read is skipped.
 
 Reads are bounded: at most :data:`READ_LIMIT` bytes, the newest (a longer gap is what a reading of
 Claude's own figure covers). Standard library only: the hooks call it on every tool call of an agent
@@ -71,9 +73,31 @@ def epoch(stamp: object) -> float | None:
     return days * 86400 + hour * 3600 + minute * 60 + second
 
 
-def reply_of(entry: t.Any, now: float) -> Reply | None:
-    """The priced reply one transcript line holds, or None."""
-    if not isinstance(entry, dict) or entry.get("type") != "assistant" or entry.get("isSidechain") is True:
+def subagent_transcript(transcript: str, agent_id: object) -> str | None:
+    """Where Claude Code writes the replies of sub-agent *agent_id* of the conversation whose transcript is
+    *transcript* (``<project>/<session>.jsonl`` → ``<project>/<session>/subagents/agent-<id>.jsonl``, or a
+    folder below ``subagents/``), or None: not found, or an id that could name another file."""
+    if not isinstance(agent_id, str) or not 0 < len(agent_id) <= 100:
+        return None
+    if not all(c.isalnum() or c in "-_" for c in agent_id) or not transcript.endswith(".jsonl"):
+        return None
+    folder = os.path.join(transcript[: -len(".jsonl")], "subagents")
+    name = f"agent-{agent_id}.jsonl"
+    direct = os.path.join(folder, name)
+    if os.path.isfile(direct):
+        return direct
+    try:
+        below = [entry.path for entry in os.scandir(folder) if entry.is_dir(follow_symlinks=False)]
+    except OSError:
+        return None
+    return next((os.path.join(d, name) for d in below if os.path.isfile(os.path.join(d, name))), None)
+
+
+def reply_of(entry: t.Any, now: float, sidechain: bool = False) -> Reply | None:
+    """The priced reply one transcript line holds, or None (a sub-agent's line unless *sidechain*)."""
+    if not isinstance(entry, dict) or entry.get("type") != "assistant":
+        return None
+    if entry.get("isSidechain") is True and not sidechain:
         return None
     message = entry.get("message")
     if not isinstance(message, dict):
@@ -138,7 +162,9 @@ def size_of(path: str) -> int | None:
         os.close(fd)
 
 
-def read_since(path: str, offset: int, now: float | None = None) -> tuple[list[Reply], int] | None:
+def read_since(
+    path: str, offset: int, now: float | None = None, *, sidechain: bool = False
+) -> tuple[list[Reply], int] | None:
     """The replies appended to the transcript at *path* from byte *offset* on, and the offset after the
     last complete line read; None when the transcript cannot be read. An offset past the end (the file
     was replaced) reads its newest part anew."""
@@ -165,7 +191,7 @@ def read_since(path: str, offset: int, now: float | None = None) -> tuple[list[R
         if b'"assistant"' not in line or b'"usage"' not in line:
             continue
         try:
-            reply = reply_of(json.loads(line), now)
+            reply = reply_of(json.loads(line), now, sidechain)
         except (ValueError, RecursionError):
             continue
         if reply is not None:

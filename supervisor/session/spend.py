@@ -76,6 +76,8 @@ KEEP_PENDING = 8
 oldest are kept as one)."""
 KEEP_MESSAGES = 4
 """Message ids remembered per conversation: one reply is several transcript lines, priced once."""
+KEEP_SUBAGENTS = 8
+"""Sub-agent transcripts whose reading is remembered per conversation (the oldest is forgotten first)."""
 EPSILON = 1e-6
 """Dollars below which two figures are the same (sums of floats)."""
 LOCK_TIMEOUT = 2.0
@@ -227,7 +229,9 @@ def _entry(value: t.Any) -> dict[str, t.Any] | None:
     ``at``: when that figure was read; ``p``: ``[when, usd]`` of the replies priced from the transcript
     since (an estimate); ``c``: what the ledger counted for it, never less than ``r`` + ``p``'s sum;
     ``u``: growth of the last reading no priced reply accounts for (replies it covered but not priced
-    yet); ``o``: how far the transcript was read; ``m``: ``[id, usd]`` of the last replies priced."""
+    yet); ``o``: how far the transcript was read; ``m``: ``[id, usd]`` of the last replies priced;
+    ``s``: per sub-agent of the conversation, its own transcript's ``o`` and ``m`` (its replies are
+    priced into this conversation: Claude's figure for it counts them too)."""
     if not isinstance(value, dict):
         number = _dollars(value)
         return None if number is None else {"r": number, "c": number}
@@ -245,14 +249,27 @@ def _entry(value: t.Any) -> dict[str, t.Any] | None:
         pairs = [p for p in pending if isinstance(p, list) and len(p) == 2]
         kept = [[_epoch(w), _dollars(u)] for w, u in pairs]
         entry["p"] = [p for p in kept if p[1] is not None][-KEEP_PENDING:]
+    entry.update(_reading_of(value))
+    parts = value.get("s")
+    if isinstance(parts, dict):
+        kept_parts = {
+            k: _reading_of(v) for k, v in parts.items() if isinstance(k, str) and isinstance(v, dict)
+        }
+        entry["s"] = dict(list(kept_parts.items())[-KEEP_SUBAGENTS:])
+    return entry
+
+
+def _reading_of(value: t.Mapping[str, t.Any]) -> dict[str, t.Any]:
+    """How far a transcript was read (``o``) and the last replies priced from it (``m``), checked."""
+    out: dict[str, t.Any] = {}
     offset = value.get("o")
     if isinstance(offset, int) and not isinstance(offset, bool) and offset >= 0:
-        entry["o"] = offset
+        out["o"] = offset
     seen = value.get("m")
     if isinstance(seen, list):
-        entry["m"] = [m for m in seen if isinstance(m, list) and len(m) == 2 and isinstance(m[0], str)
-                      and _dollars(m[1]) is not None][-KEEP_MESSAGES:]  # fmt: skip
-    return entry
+        out["m"] = [m for m in seen if isinstance(m, list) and len(m) == 2 and isinstance(m[0], str)
+                    and _dollars(m[1]) is not None][-KEEP_MESSAGES:]  # fmt: skip
+    return out
 
 
 def _ledger(before: t.Mapping[str, t.Any] | None) -> tuple[float, dict[str, t.Any], dict[str, t.Any]]:
@@ -358,8 +375,11 @@ def add_replies(
     offset: int,
     now: float,
     baseline: t.Callable[[], float] = lambda: 0.0,
+    *,
+    subagent: str | None = None,
 ) -> dict[str, t.Any]:
-    """The ledger after pricing *replies* of *conversation* (read from its transcript up to *offset*).
+    """The ledger after pricing *replies* of *conversation* (read from its transcript up to *offset*;
+    from the transcript of its sub-agent *subagent*, if given).
 
     A reply counts at once unless Claude's last figure already covers it (:func:`add_reading` says
     which); the next figure that covers it does not count it again. A reply seen again (the lines of
@@ -370,8 +390,10 @@ def add_replies(
     if entry is None:
         base = min(baseline(), MAX_DOLLARS)
         entry = {"r": base, "c": base}
+    parts: dict[str, t.Any] = dict(entry.get("s", {}))
+    reading = entry if subagent is None else parts.pop(subagent, {})
     at, credit = entry.get("at", 0.0), entry.get("u", 0.0)
-    pending, seen = list(entry.get("p", ())), list(entry.get("m", ()))
+    pending, seen = list(entry.get("p", ())), list(reading.get("m", ()))
     for reply in replies:
         usd = reply.usd
         before_usd = next((m[1] for m in seen if m[0] == reply.id), None)
@@ -393,7 +415,12 @@ def add_replies(
         pending.append([round(reply.when, 3), usd])
         if len(pending) > KEEP_PENDING:  # the oldest two as one, dated as the newer: never dropped early
             pending[:2] = [[pending[1][0], pending[0][1] + pending[1][1]]]
-    entry.update(u=round(credit, 9), p=pending, m=seen, o=offset)
+    entry.update(u=round(credit, 9), p=pending)
+    if subagent is None:
+        entry.update(m=seen, o=offset)
+    else:
+        parts[subagent] = {"o": offset, "m": seen}
+        entry["s"] = dict(list(parts.items())[-KEEP_SUBAGENTS:])
     return _counted(agent, total, days, conversations, conversation, _tidy(entry), now)
 
 
@@ -407,6 +434,9 @@ def _tidy(entry: dict[str, t.Any]) -> dict[str, t.Any]:
         out["p"] = [[w, round(u, 9)] for w, u in entry["p"]]
     if entry.get("m"):
         out["m"] = [[i, round(u, 9)] for i, u in entry["m"]]
+    if entry.get("s"):
+        out["s"] = {k: {"o": v.get("o", 0), "m": [[i, round(u, 9)] for i, u in v.get("m", ())]}
+                    for k, v in entry["s"].items()}  # fmt: skip
     return out
 
 
@@ -462,42 +492,57 @@ def measure(
 
 
 def price_replies(
-    root: Path, agent: str, conversation: str, transcript: str, *, now: float | None = None
+    root: Path,
+    agent: str,
+    conversation: str,
+    transcript: str,
+    *,
+    now: float | None = None,
+    subagent: str | None = None,
+    main_transcript: str | None = None,
 ) -> dict[str, t.Any] | None:
     """Price the replies *transcript* gained since *agent*'s ledger last read it (from where the
     conversation became this agent's, the first time); the ledger after, None when nothing was new.
+    With *subagent*, *transcript* is that sub-agent's own, read from its start, and *main_transcript*
+    the conversation's (where what it cost before stands).
 
     In ``claude -p`` no status line runs: this is what measures. Interactively it counts the replies
-    the status line has not drawn yet (requests faster than it is redrawn)."""
+    the status line has not drawn yet (requests faster than it is redrawn, a sub-agent's requests
+    while the main agent waits for it)."""
     from claude_shepherd.supervisor.session import replies
 
     when = time.time() if now is None else now
 
     def baseline() -> float:
-        return transcript_cost(transcript)
+        return transcript_cost(transcript if subagent is None else main_transcript)
 
     def change(before: dict[str, t.Any] | None) -> dict[str, t.Any] | None:
         kept = before.get("conversations") if before else None
         entry = _entry(kept.get(conversation)) if isinstance(kept, dict) else None
-        if entry is not None and "o" in entry:
-            start = entry["o"]
+        reading = entry if entry is None or subagent is None else entry.get("s", {}).get(subagent)
+        if reading is not None and "o" in reading:
+            start = reading["o"]
+        elif subagent is not None:  # a sub-agent's transcript is all its own
+            start = 0
         elif entry is None or entry.get("at"):  # never read: after what it cost before it was taken up
             start = replies.start_of(transcript)
         else:  # a ledger from before replies were priced: from now on
             start = replies.size_of(transcript) or 0
-        found = replies.read_since(transcript, start, when)
-        if found is None or (not found[0] and entry is not None and found[1] == entry.get("o")):
+        found = replies.read_since(transcript, start, when, sidechain=subagent is not None)
+        if found is None or (not found[0] and reading is not None and found[1] == reading.get("o")):
             return None
-        return add_replies(before, agent, conversation, found[0], found[1], when, baseline)
+        return add_replies(before, agent, conversation, found[0], found[1], when, baseline, subagent=subagent)
 
     return _update(root, agent, change)
 
 
-def offset_of(root: Path, agent: str, conversation: str) -> int | None:
-    """How far *agent*'s ledger read *conversation*'s transcript, or None."""
+def offset_of(root: Path, agent: str, conversation: str, subagent: str | None = None) -> int | None:
+    """How far *agent*'s ledger read *conversation*'s transcript (its sub-agent *subagent*'s), or None."""
     ledger = read(root, agent)
     kept = ledger.get("conversations") if ledger else None
     entry = _entry(kept.get(conversation)) if isinstance(kept, dict) else None
+    if entry is not None and subagent is not None:
+        entry = entry.get("s", {}).get(subagent)
     return entry.get("o") if entry else None
 
 

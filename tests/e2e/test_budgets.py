@@ -262,3 +262,74 @@ def test_a_sub_agent_the_cli_would_run_in_the_background_is_refused_under_a_budg
     run = claude_run_headless(world, env, settings, "--budget-usd", "0.10")
     subs = [body for body in mock_api.main_requests() if sub(body)]
     assert subs == [], f"{len(subs)} sub-agents ran in the background; {run.stdout}{run.stderr}"
+
+
+@pytest.mark.parametrize("apart", [0.0, 2.0], ids=["instant", "2s_apart"])
+def test_a_sub_agent_that_keeps_calling_tools_is_held_to_the_budget(
+    world, mock_api: MockAPI, env_for, apart: float
+) -> None:
+    """A sub-agent's replies are written to a transcript of its own, not the main one: a foreground
+    sub-agent calling tool after tool would spend on unpriced until it ended. Its calls are priced from
+    its own transcript, and the reply that crossed the budget is the last any agent sends."""
+    env = env_for()
+    settings = install_hooks(world, env)
+
+    def sub(body: dict[str, t.Any]) -> bool:
+        return "SUBAGENT-MARK" in json.dumps(body.get("messages", [])[:1])
+
+    task = {"description": "x", "prompt": "SUBAGENT-MARK do it", "subagent_type": "general-purpose",
+            "run_in_background": False}  # fmt: skip
+    mock_api.script(
+        Turn.bash(f"session activate {SESSION} implement"),
+        Turn.call("Agent", task),
+        Turn.bash("echo SUB >> sub.txt", when=sub, times=-1, delay=apart, **PRICEY),
+        Turn.say("all done", times=-1),
+    )
+    run = claude_run_headless(world, env, settings, "--budget-usd", "0.10")
+    subs = [body for body in mock_api.main_requests() if sub(body)]
+    assert len(subs) == 2, f"$0.10 is crossed by the sub-agent's second reply: {len(subs)} sent; {run.stderr}"
+    assert run.returncode == 4, run.stdout + run.stderr
+
+
+@pytest.mark.parametrize("how", ["agent", "forked_skill"])
+def test_a_sub_agent_in_a_fleet_pane_that_keeps_calling_tools_is_held_to_the_budget(
+    quick_fleet: Fleet, mock_api: MockAPI, world, how: str
+) -> None:
+    """In a terminal Claude Code runs every sub-agent in the background and offers no
+    ``run_in_background``; claude-run starts a Claude a budget holds with background tasks off, so the
+    sub-agent runs in the foreground. Its replies go to a transcript of its own, and the status line is
+    not redrawn while the main agent waits for it (it drew $0.01 while the sub-agent spent dollars): its
+    calls are priced from its own transcript, and the reply that crossed the budget is the last."""
+    fleet = quick_fleet
+
+    def sub(body: dict[str, t.Any]) -> bool:
+        return "SUBAGENT-MARK" in json.dumps(body.get("messages", [])[:1])
+
+    if how == "agent":
+        ask = Turn.call(
+            "Agent", {"description": "x", "prompt": "SUBAGENT-MARK do it", "subagent_type": "general-purpose"}
+        )
+    else:  # a skill that runs in a sub-agent of its own
+        skill = world.project / ".claude" / "skills" / "spender" / "SKILL.md"
+        skill.parent.mkdir(parents=True)
+        skill.write_text("---\nname: spender\ndescription: spends\ncontext: fork\n---\nSUBAGENT-MARK do it\n")
+        ask = Turn.call("Skill", {"skill": "spender"})
+    mock_api.script(
+        Turn.bash(f"session activate {SESSION} implement"),
+        ask,
+        Turn.bash("echo SUB >> sub.txt", when=sub, times=-1, **PRICEY),
+        Turn.say("all done", times=-1),
+    )
+    started = fleet.fleet("start", "--no-attach")
+    assert started.returncode == 0, started.stdout + started.stderr
+    fleet.ready()
+    fleet.type("spend some money")
+    wait_until(lambda: status(fleet).get("paused") or None, 60, f"the pause: {fleet.screen()}")
+    fleet.tmux("run-shell", "sleep 5")  # time for any request that would follow
+    subs = [body for body in mock_api.main_requests() if sub(body)]
+    assert len(subs) == 5, f"$0.30 is crossed by the sub-agent's fifth reply: {len(subs)}; {fleet.screen()}"
+    assert (world.project / "sub.txt").read_text().split() == ["SUB"] * 4, (
+        "the fifth reply's call did not run"
+    )
+    after = len(mock_api.main_requests()) - 2 - len(subs)
+    assert after <= 1, f"{after} requests after the one that crossed the budget"

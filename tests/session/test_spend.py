@@ -193,3 +193,47 @@ def test_the_same_figure_drawn_again_writes_nothing(tmp_path: Path) -> None:
     written = ledger.stat().st_ino
     spend.measure(root, "A", "c", 0.5, now=NOON + 3)
     assert ledger.stat().st_ino == written and spend.spent(spend.read(root, "A")) == 0.56
+
+
+def test_a_sub_agents_replies_count_in_its_conversation_with_their_own_reading() -> None:
+    """A sub-agent's replies are in a transcript of its own: priced from there into the conversation
+    (Claude's figure for the conversation holds them too, and then counts only what they did not),
+    each transcript's offset and seen replies kept apart."""
+    ledger = spend.add_replies(None, "A", "c", [reply(1, NOON)], 100, NOON + 0.1)
+    ledger = spend.add_replies(ledger, "A", "c", [reply(2, NOON + 1)], 40, NOON + 1.1, subagent="x1")
+    ledger = spend.add_replies(ledger, "A", "c", [reply(2, NOON + 1)], 60, NOON + 1.2, subagent="x1")
+    assert counted(ledger) == (0.12, spend.ESTIMATED), "the sub-agent's reply counts once"
+    entry = ledger["conversations"]["c"]
+    assert entry["o"] == 100 and entry["s"] == {"x1": {"o": 60, "m": [["msg_2", REPLY]]}}
+    ledger = spend.add_reading(ledger, "A", "c", 0.12, NOON + 2)
+    assert counted(ledger) == (0.12, spend.MEASURED), "Claude's figure that holds it does not count it again"
+    for n in range(spend.KEEP_SUBAGENTS + 2):
+        ledger = spend.add_replies(ledger, "A", "c", [], n, NOON + 3, subagent=f"y{n}")
+    assert len(ledger["conversations"]["c"]["s"]) == spend.KEEP_SUBAGENTS
+
+
+def test_a_sub_agents_transcript_is_priced_from_its_own_file(tmp_path: Path) -> None:
+    """Where Claude Code keeps it (``<session>/subagents/agent-<id>.jsonl``), every line a sidechain."""
+    import json
+
+    from claude_shepherd.supervisor.session.replies import subagent_transcript
+
+    main = tmp_path / "project" / "s1.jsonl"
+    own = main.parent / "s1" / "subagents" / "agent-a1b2.jsonl"
+    own.parent.mkdir(parents=True)
+    main.write_text("")
+    line = {"type": "assistant", "isSidechain": True, "timestamp": "2026-11-25T12:00:00.000Z",
+            "message": {"id": "m9", "model": "claude-sonnet-4-5",
+                        "usage": {"input_tokens": 10_000, "output_tokens": 2_000}}}  # fmt: skip
+    own.write_text(json.dumps(line) + "\n")
+    assert subagent_transcript(str(main), "a1b2") == str(own)
+    assert subagent_transcript(str(main), "../s1/subagents/agent-a1b2") is None, "an id names no other file"
+    assert subagent_transcript(str(main), "zz") is None
+    ledger = spend.price_replies(tmp_path, "A", "s1", str(own), subagent="a1b2", main_transcript=str(main))
+    assert ledger is not None and spend.spent(ledger) == 0.06
+    assert (
+        spend.price_replies(tmp_path, "A", "s1", str(own), subagent="a1b2", main_transcript=str(main)) is None
+    )
+    assert spend.offset_of(tmp_path, "A", "s1", "a1b2") == own.stat().st_size
+    as_main = spend.price_replies(tmp_path, "B", "s2", str(own))
+    assert spend.spent(as_main) in (None, 0.0), "read as a main transcript, a sidechain line costs nothing"
