@@ -380,7 +380,7 @@ def test_proof_from_a_writer_slow_to_start_is_still_read(project: Path, run_sess
     proc = subprocess.Popen([script("session"), "phase", S, "3: Review"], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=project)  # fmt: skip
     time.sleep(0.8)  # well past the first wait
-    out, err = proc.communicate("tests_passed: yes\n", timeout=20)
+    _out, err = proc.communicate("tests_passed: yes\n", timeout=20)
     assert proc.returncode == 0, err
     assert state_of(project)["phaseHistory"][-1]["proof"] == {"tests_passed": "yes"}
 
