@@ -7,7 +7,8 @@ price, :mod:`claude_shepherd.supervisor.session.prices`) into the spend ledger b
 compares: PreToolUse the reply asking for this call, Stop the reply that ended the turn (the last one
 of a ``-p`` run, which asks for no tool). A sub-agent's call is priced from the sub-agent's own
 transcript: while the main agent waits for it, the status line is not redrawn, and its replies are in
-no other file the hooks read. Claude writes the transcript a few milliseconds late, so the
+no other file the hooks read. A sub-agent's last reply asks for no tool: the main agent's next call
+prices what every sub-agent of the conversation wrote lately (:func:`meter_subagents`). Claude writes the transcript a few milliseconds late, so the
 hook first waits for the reply it is called for (:data:`CALL_WAIT` at most, and only while the file
 is being written). Standard library only.
 """
@@ -31,6 +32,8 @@ LIVE_WRITE_SECONDS = 5.0
 NEEDLE_SPAN = 1024 * 1024
 """How far back from the end a reply is looked for while waiting (a long tool input makes a long line)."""
 ANY_REPLY = b'"type":"assistant"'
+SUBAGENTS_RECENT = 3600.0
+"""Seconds since a sub-agent's transcript was written within which the main agent's calls price it."""
 
 
 def tool_use_needle(tool_use_id: object) -> bytes | None:
@@ -88,4 +91,22 @@ def meter(
     priced = spend.price_replies(
         root, agent, conversation, transcript, subagent=subagent, main_transcript=main
     )
+    if subagent is None:
+        return meter_subagents(root, agent, conversation, main) or priced is not None
     return priced is not None
+
+
+def meter_subagents(root: Path, agent: str, conversation: str, transcript: str) -> bool:
+    """Price what the sub-agents of *conversation* wrote to their own transcripts since the ledger read
+    them (the last reply of each asks for no tool, so no call of its own priced it); True when the
+    ledger changed. Only transcripts written lately: an older one was read when it ended."""
+    from claude_shepherd.supervisor.session.replies import subagent_transcripts
+
+    changed = False
+    now = time.time()
+    for ident, path, mtime in subagent_transcripts(transcript):
+        if now - mtime > SUBAGENTS_RECENT:
+            continue
+        if spend.price_replies(root, agent, conversation, path, subagent=ident, main_transcript=transcript):
+            changed = True
+    return changed

@@ -36,14 +36,20 @@ BACKGROUND_OFF = "CLAUDE_CODE_DISABLE_BACKGROUND_TASKS"
 
 
 def launch_env(
-    env: t.Mapping[str, str], root: Path, pane: str | None, owner: tuple[int, str | None]
+    env: t.Mapping[str, str],
+    root: Path,
+    pane: str | None,
+    owner: tuple[int, str | None],
+    args: t.Sequence[str] = (),
 ) -> t.Mapping[str, str]:
-    """Claude's environment for the next launch: with background tasks off while a budget holds the agent.
+    """Claude's environment for the next launch: with background tasks off while a budget holds an
+    interactive agent.
 
     In a terminal Claude Code runs every sub-agent in the background, beside the requests that follow,
     where no budget can hold it (the hooks refuse them); with background tasks off it runs each in the
-    foreground, one at a time, each of its calls priced. A value the person set stays."""
-    if BACKGROUND_OFF in env:
+    foreground, one at a time, each of its calls priced. Headless (``-p``), Claude offers
+    ``run_in_background`` and the hooks ask for ``false``. A value the person set stays."""
+    if BACKGROUND_OFF in env or headless(args):
         return env
     from claude_shepherd.supervisor.session import budgets
 

@@ -198,7 +198,7 @@ class Supervisor:
             with creating(self.s.worktree, self.say, cancelled=lambda: self.runner.stop_signal is not None):
                 if self.runner.stop_signal is not None:  # it came while we waited for the worktree lock
                     continue
-                env = launch_env(self.s.env, self.s.root, self.start_pane, (self.me.pid, self.me.token))
+                env = launch_env(self.s.env, self.s.root, self.start_pane, (self.me.pid, self.me.token), argv)
                 outcome = self.runner.run(self.s.claude, argv, env)
             next_plan = self.after_exit(plan, outcome)
             if next_plan is None:

@@ -93,6 +93,35 @@ def subagent_transcript(transcript: str, agent_id: object) -> str | None:
     return next((os.path.join(d, name) for d in below if os.path.isfile(os.path.join(d, name))), None)
 
 
+def subagent_transcripts(transcript: str) -> list[tuple[str, str, float]]:
+    """(agent id, path, mtime) of every sub-agent transcript of the conversation whose transcript is
+    *transcript* (``subagents/agent-<id>.jsonl`` and one folder below), newest first, at most 64."""
+    if not transcript.endswith(".jsonl"):
+        return []
+    folder = os.path.join(transcript[: -len(".jsonl")], "subagents")
+    found: list[tuple[str, str, float]] = []
+    try:
+        entries = list(os.scandir(folder))
+        for d in [e for e in entries if e.is_dir(follow_symlinks=False)][:16]:
+            entries += list(os.scandir(d.path))
+    except OSError:
+        return []
+    for entry in entries:
+        name = entry.name
+        if not (name.startswith("agent-") and name.endswith(".jsonl")):
+            continue
+        ident = name[len("agent-") : -len(".jsonl")]
+        if not 0 < len(ident) <= 100 or not all(c.isalnum() or c in "-_" for c in ident):
+            continue
+        try:
+            info = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if stat.S_ISREG(info.st_mode):
+            found.append((ident, entry.path, info.st_mtime))
+    return sorted(found, key=lambda f: -f[2])[:64]
+
+
 def reply_of(entry: t.Any, now: float, sidechain: bool = False) -> Reply | None:
     """The priced reply one transcript line holds, or None (a sub-agent's line unless *sidechain*)."""
     if not isinstance(entry, dict) or entry.get("type") != "assistant":

@@ -76,8 +76,10 @@ KEEP_PENDING = 8
 oldest are kept as one)."""
 KEEP_MESSAGES = 4
 """Message ids remembered per conversation: one reply is several transcript lines, priced once."""
-KEEP_SUBAGENTS = 8
-"""Sub-agent transcripts whose reading is remembered per conversation (the oldest is forgotten first)."""
+KEEP_SUBAGENTS = 16
+"""Sub-agent transcripts whose reading is remembered per conversation (the oldest is forgotten first),
+in the :data:`SUBAGENT_CONVERSATIONS` newest conversations only: the ledger stays small."""
+SUBAGENT_CONVERSATIONS = 2
 EPSILON = 1e-6
 """Dollars below which two figures are the same (sums of floats)."""
 LOCK_TIMEOUT = 2.0
@@ -306,6 +308,8 @@ def _counted(
     conversations[conversation] = entry  # last: the most recent
     while len(conversations) > KEEP_CONVERSATIONS:
         conversations.pop(next(iter(conversations)))
+    for older in list(conversations)[:-SUBAGENT_CONVERSATIONS]:
+        conversations[older].pop("s", None)
     for day in sorted(days)[:-KEEP_DAYS]:
         days.pop(day)
     estimated = any(e["c"] > e["r"] + EPSILON for e in conversations.values())

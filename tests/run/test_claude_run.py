@@ -284,6 +284,15 @@ def test_watchdog_dies_when_the_supervisor_is_killed(fake: FakeClaude, start_run
     wait_until(lambda: not alive(watchdog, token), 3, "the watchdog to die with its supervisor")
 
 
+def describe(pid: int) -> str:
+    """What a process is, for a failure message: its status, parent and command line."""
+    try:
+        proc = psutil.Process(pid)
+        return f"[{proc.status()}, parent {proc.ppid()}] {' '.join(proc.cmdline())[:120]}"
+    except psutil.Error:
+        return "[gone]"
+
+
 def claudes_processes(fake: FakeClaude, claude_pid: int) -> dict[int, str | None]:
     """PID → start token of the stand-in Claude, its whole tree and the daemons it double-forked."""
     claude = psutil.Process(claude_pid)
@@ -316,11 +325,19 @@ def test_a_killed_supervisor_takes_claude_and_everything_claude_started_with_it(
     processes[watchdog] = start_token(watchdog)
     os.kill(run.pid, signal.SIGKILL)
     assert run.wait() == 128 + signal.SIGKILL
-    wait_until(
-        lambda: not [pid for pid, token in processes.items() if alive(pid, token)],
-        5,
-        "Claude, its descendants, its daemon and the watchdog to be gone",
-    )
+
+    def survivors() -> str:
+        left = [pid for pid, token in processes.items() if alive(pid, token)]
+        return ", ".join(f"{pid} {describe(pid)}{' (watchdog)' if pid == watchdog else ''}" for pid in left)
+
+    try:
+        wait_until(
+            lambda: not [pid for pid, token in processes.items() if alive(pid, token)],
+            5,
+            "Claude, its descendants, its daemon and the watchdog to be gone",
+        )
+    except AssertionError as failed:
+        raise AssertionError(f"{failed}; left: {survivors()}") from None
 
 
 # --------------------------------------------------------------------------- orphans (subreaper)
