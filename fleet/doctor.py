@@ -23,7 +23,7 @@
 * **agent worktrees** (``claude -w NAME``) that no layout pane names and nothing runs in, with
   what they hold and their size, and git's entries of worktrees whose folder is gone: ``--fix``
   prunes those entries and removes only a worktree provably empty (clean, no commit on no other
-  branch, no stash made in it); any other is left for ``fleet worktree remove`` (docs/FLEET.md);
+  branch, no stash made in it); any other is left for ``fleet worktree remove`` (docs/WORKTREES.md);
 * **a stale session index** is no problem: it is a cache that every lookup
   refreshes, so doctor refreshes it too (``--fix`` or not) and says so as
   information.

@@ -60,7 +60,7 @@ def own_socket_dir() -> Path:
 
 def live_fleets(extra: t.Iterable[FleetServer] = ()) -> Fleet:
     """Every fleet server of this user that answers (sockets ``fleet``/``fleet-*``)."""
-    from concurrent.futures import ThreadPoolExecutor, wait  # off `fleet status`'s path (DESIGN §10)
+    from concurrent.futures import ThreadPoolExecutor, wait  # off `fleet status`'s path (docs/HOT_CORE.md)
 
     fleet = Fleet()
     names: list[str] = []
@@ -102,7 +102,7 @@ def live_fleets(extra: t.Iterable[FleetServer] = ()) -> Fleet:
 
 def _served_sockets() -> set[str]:
     """The socket paths this user's tmux servers listen on (empty when that cannot be read)."""
-    import psutil  # only past MAX_ASKING servers: `fleet attach` finds its fleet without it (DESIGN §10)
+    import psutil  # only past MAX_ASKING servers: `fleet attach` finds its fleet without it (docs/HOT_CORE.md)
 
     paths: set[str] = set()
     for proc in psutil.process_iter(["name", "uids"]):

@@ -85,7 +85,7 @@ class Proc:
 
     def handle(self) -> psutil.Process | None:
         """A psutil handle that is still *this* process (not a reused pid), else None."""
-        import psutil  # for signalling and scans only: `fleet status` reads /proc (DESIGN §10)
+        import psutil  # for signalling and scans only: `fleet status` reads /proc (docs/HOT_CORE.md)
 
         try:
             proc = psutil.Process(self.pid)
@@ -280,7 +280,7 @@ def _still(proc: Proc) -> bool:
 
 def snapshot(*, with_env: bool = True) -> Table:
     """Read every process of the current user (their environment only when asked)."""
-    import psutil  # the scan of every process: stop, doctor and the watch (DESIGN §10)
+    import psutil  # the scan of every process: stop, doctor and the watch (docs/HOT_CORE.md)
 
     uid = os.getuid()
     procs: list[Proc] = []

@@ -97,7 +97,7 @@ def _span(loaded: target.Loaded, layout_arg: str | None, socket: str | None) -> 
     """
     if loaded is not None and not isinstance(loaded, LayoutNotFoundError) and not loaded.spans_hosts:
         return None
-    # What only a fleet across hosts needs, and `fleet status` of this machine's fleet never loads (DESIGN §10).
+    # What only a fleet across hosts needs, and `fleet status` of this machine's fleet never loads (docs/HOT_CORE.md).
     from claude_shepherd.fleet.hosts.span import Span, remembered, remembered_named
 
     if loaded is not None and not isinstance(loaded, LayoutNotFoundError):

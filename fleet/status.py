@@ -412,7 +412,7 @@ def render(rows: list[PaneStatus], hosts: t.Sequence[str] | None = None) -> None
         sys.stdout.write("".join(f"{line}\n" for line in lines))
         sys.stdout.flush()
         return
-    from rich.console import Console  # only for a terminal: not for a pipe, --json or a relay (DESIGN §10)
+    from rich.console import Console  # a terminal only, not a pipe, --json or a relay (docs/HOT_CORE.md)
     from rich.table import Table
     from rich.text import Text
 

@@ -434,7 +434,7 @@ def new_lines(before: list[str], after: list[str]) -> list[str]:
     up with *before* in order are the new output and the redrawn rows — never
     the whole history again because a row at the bottom changed.
     """
-    import difflib  # `fleet logs -f` alone: not on `fleet status`'s path (DESIGN §10)
+    import difflib  # `fleet logs -f` alone: not on `fleet status`'s path (docs/HOT_CORE.md)
 
     matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
     return [

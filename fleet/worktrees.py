@@ -270,7 +270,7 @@ def _stashes_of(repo: Path, entry: Entry) -> list[str]:
 def users_of(path: Path) -> tuple[str, ...]:
     """Processes whose working directory is in *path* (an agent, its tools, a person's shell), but
     this one and its ancestors (the person asking from there)."""
-    import psutil  # only here, where every process is scanned (DESIGN §10): not on fleet status's path
+    import psutil  # only here, where every process is scanned (docs/HOT_CORE.md): not on fleet status's path
 
     real = os.path.realpath(path)
     mine = {os.getpid(), *(p.pid for p in psutil.Process().parents())}

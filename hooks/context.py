@@ -2,16 +2,16 @@
 
 * The status line's ``used_percentage``, stored by ``claude-hook status-line``
   as ``contextUsage`` (with ``contextUsageAt``). The status line never runs in
-  ``claude -p`` (docs/DESIGN.md §6.4), so that value can be missing or old.
+  ``claude -p`` (docs/CLAUDE_CODE.md §6.4), so that value can be missing or old.
 * The transcript: when a PreToolUse hook runs, the assistant message that asked
-  for the tool is already in the transcript with its ``usage`` (docs/DESIGN.md §6.9);
+  for the tool is already in the transcript with its ``usage`` (docs/CLAUDE_CODE.md §6.9);
   input + cache tokens ÷ the window size is the same quantity.
 
 A number that is missing, not a number, negative or not finite is *unknown*,
 never 0: an unknown reading must not look like an empty context and lift the
 overflow gate. Nor may an older reading stand in for a newest one that cannot
 be read (a line nested past the parser, bad numbers): that is an *unreadable*
-reading, and the gate denies on it (docs/DESIGN.md §6.9). Standard library only.
+reading, and the gate denies on it (docs/CLAUDE_CODE.md §6.9). Standard library only.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ file that is not valid JSON is refused, never overwritten.
 
 It also installs the ``session`` skill: the restart prompt ``/session continue …``
 is a slash command, and Claude Code answers an unknown one locally without ever
-calling the model (docs/DESIGN.md §6.10) — without the skill every restart stalls.
+calling the model (docs/CLAUDE_CODE.md §6.10) — without the skill every restart stalls.
 
 Uninstall removes only what is ours. The user's original bytes are kept beside
 the settings file while we are installed, so an install/uninstall round trip

@@ -17,7 +17,7 @@ NotebookEdit of any of them are denied, before every other rule.
 The target is judged both as written (made absolute, ``~`` expanded) and
 with every symlink resolved, and compared by whole path components, so a
 link, a ``..`` or a dangling symlink does not slip by. What an agent runs
-from its Bash tool is not covered: see README "Threat model".
+from its Bash tool is not covered: see docs/SECURITY.md, "What it cannot hold".
 Standard library only.
 """
 

@@ -1,6 +1,6 @@
 """Claude Code's hook protocol: JSON in on stdin, JSON (or nothing) out on stdout.
 
-What Claude Code does with our output (docs/DESIGN.md §6):
+What Claude Code does with our output (docs/CLAUDE_CODE.md §6):
 a crash, a timeout, bad JSON or an exit status other than 2 all *fail open* —
 the tool runs anyway. Only a ``deny`` decision blocks. An explicit ``allow``
 is worse than nothing: it skips the user's own permission prompt. So:

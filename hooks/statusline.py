@@ -1,6 +1,6 @@
 """``claude-hook status-line``: bind the conversation to the session, then draw one line.
 
-On every render Claude Code pipes its status object in (docs/DESIGN.md §6.4). We
+On every render Claude Code pipes its status object in (docs/CLAUDE_CODE.md §6.4). We
 record ``sessionId`` (unless a restart is pending, the session overflowed or is
 dehydrating — docs/DESIGN.md R1), ``contextUsage`` = ``used_percentage``/100 and the
 window size (which the PreToolUse hook needs to read usage from transcripts),

@@ -20,7 +20,7 @@ EXIT_FAILURE = 1
 EXIT_USAGE = 2
 EXIT_NOT_RUNNING = 3
 EXIT_BUDGET_SPENT = 4
-"""``claude-run --budget-usd`` of a headless run stopped at its budget (docs/FLEET.md, Budgets)."""
+"""``claude-run --budget-usd`` of a headless run stopped at its budget (docs/BUDGETS.md)."""
 EXIT_CANNOT_EXECUTE = 126
 EXIT_NOT_FOUND = 127
 EXIT_INTERRUPTED = 130

@@ -2,7 +2,7 @@
 as the operator may run it in folders agents write.
 
 ``claude -w NAME`` keeps an agent's worktree at ``<repository>/.claude/worktrees/NAME`` on the
-branch ``worktree-NAME`` (docs/FLEET.md, "Worktrees"). Everything that creates, removes or prunes
+branch ``worktree-NAME`` (docs/WORKTREES.md). Everything that creates, removes or prunes
 worktrees of a repository on our side — claude-run while its Claude makes one, ``fleet worktree
 remove``, ``fleet doctor --fix`` — holds :func:`repo_lock` for it: ``lockf`` on a file in the
 repository's common git directory, so two of them never race on ``index.lock`` or a ref's lock and

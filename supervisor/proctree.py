@@ -24,7 +24,7 @@ import signal
 import time
 
 TYPE_CHECKING = False
-if TYPE_CHECKING:  # a watchdog runs beside every agent: it stays as lean as the hot core (DESIGN §10)
+if TYPE_CHECKING:  # a watchdog runs beside every agent: it stays as lean as the hot core (docs/HOT_CORE.md)
     import typing as t
 
     import psutil

@@ -4,7 +4,7 @@ the pydantic it coerces options with) stays off the path a script or a status ba
 :func:`claude_shepherd.fleet.cli.run` asks :func:`status_words` first; any
 other words (``--help``, an unknown or repeated option, a missing value) go to
 the typer app, which says what it always said. Both paths end in :func:`show`.
-Standard library only at the top (DESIGN §10).
+Standard library only at the top (docs/HOT_CORE.md).
 """
 
 from __future__ import annotations

@@ -117,7 +117,7 @@ class Span:
         chosen = list(self.parts if parts is None else parts)
         if len(chosen) <= 1:
             return [call(p) for p in chosen]
-        from concurrent.futures import ThreadPoolExecutor  # off `fleet status`'s path (DESIGN §10)
+        from concurrent.futures import ThreadPoolExecutor  # off `fleet status`'s path (docs/HOT_CORE.md)
 
         with ThreadPoolExecutor(max_workers=min(32, len(chosen))) as pool:
             return list(pool.map(call, chosen))

@@ -341,7 +341,7 @@ class SshHost:
     def _start_master(self, timeout: float) -> Reply | None:
         argv = [*self.ssh, *self._options(timeout), "-o", "ControlMaster=yes",
                 "-o", f"ControlPersist={CONTROL_PERSIST}", "-N", "-f", self.destination]  # fmt: skip
-        import tempfile  # only where a connection is opened: not on `fleet status`'s path (DESIGN §10)
+        import tempfile  # only where a connection is opened: not on `fleet status`'s path (docs/HOT_CORE.md)
 
         started = time.monotonic()
         with tempfile.TemporaryFile() as said:

@@ -1,6 +1,6 @@
 """A usage limit is not a crash: claude-run waits for the window to reopen, then goes on in its turn.
 
-What claude-run can tell, with the real CLI (docs/FLEET.md "Usage windows"):
+What claude-run can tell, with the real CLI (docs/USAGE_WINDOWS.md):
 
 * ``claude -p`` at a usage limit exits 1 at once (one request, under OAuth). Its StopFailure hook,
   installed behind ``setsid -f``, outlives it and marks the agent ``limited`` with the reset

@@ -55,7 +55,7 @@ from claude_shepherd.supervisor.env import KILL_GRACE_DEFAULT, SUPERVISOR_PID_EN
 from claude_shepherd.supervisor.session.identity import WATCHDOG_NAME, parent_pid, process_stat, start_token
 
 TYPE_CHECKING = False
-if TYPE_CHECKING:  # a watchdog runs beside every agent: it stays as lean as the hot core (DESIGN §10)
+if TYPE_CHECKING:  # a watchdog runs beside every agent: it stays as lean as the hot core (docs/HOT_CORE.md)
     import typing as t
 
 DEFAULT_GRACE = KILL_GRACE_DEFAULT

@@ -96,7 +96,7 @@ def sessions_root(cwd: str | Path | None = None, env: t.Mapping[str, str] | None
     if configured:
         root = Path(configured).expanduser()
         return Path(os.path.abspath(base / root))
-    # One sessions root per project, whichever agent worktree of it we are in (docs/DESIGN.md §12).
+    # One sessions root per project, whichever agent worktree of it we are in (docs/DESIGN_FLEET.md §12).
     return project_root(worktree_checkout(base) or base) / SESSIONS_DIRNAME
 
 

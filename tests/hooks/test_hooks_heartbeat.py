@@ -162,7 +162,7 @@ def test_uncounted_reads_and_subagents(project: Path, env: dict[str, str], sessi
 def test_repeated_edits_of_one_file_are_counted(
     project: Path, env: dict[str, str], session_dir: Path
 ) -> None:
-    """Every counted tool counts, as README says: editing one file over and over is work to log."""
+    """Every counted tool counts, as docs/GATES.md says: editing one file over and over is work to log."""
     edit = lambda path: tool(project, "Edit", file_path=path, old_string="a", new_string="b")  # noqa: E731
     for n in range(1, 4):
         call("pre-tool-use", edit("/src/a.py"), env)

@@ -365,7 +365,7 @@ def imported_modules(argv: list[str], stdin: dict | str, env: dict[str, str], cw
 
 
 HOT_CORE = ("claude_shepherd.hooks", "claude_shepherd.supervisor.session")
-"""The hot core's packages (docs/DESIGN.md, "The hot core"), with the shared modules below."""
+"""The hot core's packages (docs/HOT_CORE.md), with the shared modules below."""
 HOT_SHARED = {
     "claude_shepherd",
     "claude_shepherd.supervisor",

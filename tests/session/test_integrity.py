@@ -1,4 +1,4 @@
-"""The gates and the store against a hostile agent sharing the sessions root (README "Threat model").
+"""The gates and the store against a hostile agent sharing the sessions root (docs/SECURITY.md).
 
 Every test plays an agent trying one of the known escapes through the real
 console scripts (``session`` and ``claude-hook`` as subprocesses) on real
