@@ -210,10 +210,10 @@ def judge(inp: HookInput, env: t.Mapping[str, str], event: str = PRE_TOOL_USE) -
     """The answer to *inp*, a PreToolUse input — for *event* PreSkillShellCommand, a skill's inline
     command given as a Bash call, answered in that event's words."""
     if inp.problem is not None:
-        return deny(failure_reason(inp.problem, event), event)
+        return refuse(failure_reason(inp.problem, event), inp, env, event)
     oversized = too_long(inp.data)  # before any rule normalises a path or walks up from it
     if oversized is not None:
-        return deny(oversized, event)
+        return refuse(oversized, inp, env, event)
     call: ToolCall | None = None
     try:
         config = hook_config.load(env)
@@ -224,4 +224,27 @@ def judge(inp: HookInput, env: t.Mapping[str, str], event: str = PRE_TOOL_USE) -
     except Exception as exc:
         if call is not None and call.is_session_command:
             return ""
-        return deny(failure_reason(f"{type(exc).__name__}: {exc}", event), event)
+        return refuse(failure_reason(f"{type(exc).__name__}: {exc}", event), inp, env, event)
+
+
+def refuse(reason: str, inp: HookInput, env: t.Mapping[str, str], event: str) -> str:
+    """A refusal before the rules ran (an input that cannot be read or is too long, a rule that
+    failed): for an agent at its budget it also ends the turn, or the model would ask again and again,
+    each time a request past the cap. The budget is read from the input's plain fields only."""
+    try:
+        paused = budget_gate.check(
+            locate(inp.cwd, env),
+            env,
+            transcript=_plain(inp.text("transcript_path")),
+            conversation=_plain(inp.text("session_id")),
+            call=_plain(inp.text("tool_use_id")),
+            subagent=_plain(inp.text("agent_id")) or None,
+        )
+    except Exception:
+        paused = None
+    return deny_and_stop(paused, event) if paused is not None else deny(reason, event)
+
+
+def _plain(value: str) -> str:
+    """*value* when it is short, printable text, else "" (the input may be what was refused)."""
+    return value if len(value) <= 4096 and value.isprintable() else ""

@@ -272,3 +272,27 @@ def test_sub_agents_run_one_at_a_time_while_a_budget_holds(project: Path) -> Non
     defined = ask("toolu_a", run_in_background=False, subagent_type="bg")
     assert "background: true" in reason(defined)
     assert ask("toolu_b", environment=hook_env(project)) == "", "without a budget, sub-agents as asked"
+
+
+@pytest.mark.parametrize("how", ["too_long", "unreadable"])
+def test_a_refusal_before_the_rules_ends_the_turn_of_an_agent_at_its_budget(project: Path, how: str) -> None:
+    """An input too long to check, or one that cannot be read, is refused before the rules run: for an
+    agent at its budget that refusal must end the turn too, or the model asks again, each time a request
+    past the cap (an attack made 11 that way); below the budget it stays a plain refusal."""
+    env = hook_env(project, **{BUDGET_USD_ENV: "1"})
+
+    def refused() -> dict[str, t.Any]:
+        if how == "too_long":
+            done = run("pre-tool-use", tool(project, "Read", file_path="/" + "a" * 5000), env, cwd=project)
+        else:
+            done = subprocess.run([script("claude-hook"), "pre-tool-use"], input="{not json", env=env,
+                                  cwd=project, capture_output=True, text=True, timeout=30)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        out = json.loads(done.stdout)
+        assert out["hookSpecificOutput"]["permissionDecision"] == "deny", out
+        return out
+
+    run("status-line", status_line(project, 0.5), env, cwd=project)
+    assert refused().get("continue") is None, "below its budget a refusal is only a refusal"
+    run("status-line", status_line(project, 2.0), env, cwd=project)
+    assert refused().get("continue") is False, "at its budget a refusal ends the turn"
