@@ -51,6 +51,7 @@ HOOK_TIMEOUT = 10  # seconds; the hook answers well inside it (its lock wait is 
     NOTIFICATION,
     STOP_FAILURE,
     PRE_SKILL_SHELL_COMMAND,
+    POST_TOOL_BATCH,
 ) = HOOK_EVENTS
 Version = tuple[int, int, int]
 VERSION_TIMEOUT = 30  # seconds for `claude --version` (it answers in milliseconds)
@@ -72,6 +73,8 @@ REGISTRATIONS: tuple[Registration, ...] = (
     Registration("StopFailure", STOP_FAILURE, None),  # a usage limit: limited until the reset, not a crash
     # a skill's inline shell command, gated like Bash (hooks/skill_shell.py)
     Registration("PreSkillShellCommand", PRE_SKILL_SHELL_COMMAND, None, (2, 1, 332)),
+    # a budget's last word before the next request (hooks/tool_batch.py)
+    Registration("PostToolBatch", POST_TOOL_BATCH, None),
 )
 DETACHED = frozenset({STOP_FAILURE})
 """Events whose hook runs in a process of its own (``setsid -f``): ``claude -p`` kills the StopFailure

@@ -34,6 +34,7 @@ HOOK_EVENTS = (
     "notification",
     "stop-failure",
     "pre-skill-shell-command",
+    "post-tool-batch",
 )
 """The events ``claude-hook EVENT`` answers (installed by ``claude-hook install``)."""
 

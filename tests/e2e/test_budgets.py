@@ -332,4 +332,27 @@ def test_a_sub_agent_in_a_fleet_pane_that_keeps_calling_tools_is_held_to_the_bud
         "the fifth reply's call did not run"
     )
     after = len(mock_api.main_requests()) - 2 - len(subs)
-    assert after <= 1, f"{after} requests after the one that crossed the budget"
+    assert after == 0, f"{after} requests after the one that crossed the budget"
+
+
+@pytest.mark.parametrize("bad", ["unknown_tool", "bad_input"])
+def test_calls_claude_refuses_before_any_hook_still_stop_at_the_budget(
+    quick_fleet: Fleet, mock_api: MockAPI, world, bad: str
+) -> None:
+    """Claude refuses an unknown tool, or input that fails its own check, before any PreToolUse runs:
+    the model asked fifteen times and spent $0.91 on a $0.30 budget. PostToolBatch runs before the next
+    request whatever became of the calls: the reply that crossed the budget is the last."""
+    fleet = quick_fleet
+    tool, tool_input = ("NoSuchTool", {"x": 1}) if bad == "unknown_tool" else ("Read", {"bogus": 1})
+    mock_api.script(
+        Turn.bash(f"session activate {SESSION} implement"),
+        Turn.call(tool, tool_input, times=15, **PRICEY),
+        Turn.say("all done", times=-1),
+    )
+    started = fleet.fleet("start", "--no-attach")
+    assert started.returncode == 0, started.stdout + started.stderr
+    fleet.ready()
+    fleet.type("spend some money")
+    wait_until(lambda: status(fleet).get("paused") or None, 60, f"the pause: {fleet.screen()}")
+    fleet.tmux("run-shell", "sleep 5")  # time for any request that would follow
+    assert len(mock_api.main_requests()) == 6, f"$0.30 is crossed by the sixth request: {status(fleet)}"

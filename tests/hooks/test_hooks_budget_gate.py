@@ -296,3 +296,21 @@ def test_a_refusal_before_the_rules_ends_the_turn_of_an_agent_at_its_budget(proj
     assert refused().get("continue") is None, "below its budget a refusal is only a refusal"
     run("status-line", status_line(project, 2.0), env, cwd=project)
     assert refused().get("continue") is False, "at its budget a refusal ends the turn"
+
+
+def test_the_tool_batch_hook_ends_the_turn_at_the_budget_before_the_next_request(
+    project: Path, transcript: Path
+) -> None:
+    """PostToolBatch runs before Claude asks the model again, also after calls Claude refused before any
+    PreToolUse (an unknown tool): it prices the reply that asked for the batch and stops at the budget."""
+    env = hook_env(project, **{BUDGET_USD_ENV: "0.10"})
+    batch = {"session_id": CONVERSATION, "cwd": str(project), "transcript_path": str(transcript),
+             "hook_event_name": "PostToolBatch", "tool_calls": []}  # fmt: skip
+    append_reply(transcript, 1)
+    done = run("post-tool-batch", batch, env, cwd=project)
+    assert done.returncode == 0 and done.stdout == "", done.stdout + done.stderr
+    append_reply(transcript, 2)  # $0.12: past $0.10
+    done = run("post-tool-batch", batch, env, cwd=project)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout).get("continue") is False, done.stdout
+    assert "hookSpecificOutput" not in json.loads(done.stdout), "PostToolBatch takes no deny"
