@@ -5,7 +5,7 @@ A safe point is the end of the agent's turn: its pane's state (``@pane_notify``,
 which the hooks publish) is no longer ``working``. With ``--dehydrate`` each
 agent is first asked, by the one typing routine
 (:func:`claude_shepherd.hooks.pane_typing.type_prompt`), to save its handover
-with ``session dehydrate``, and its turn doing so is waited for. An agent still
+with ``session dehydrate --no-restart``, and its turn doing so is waited for. An agent still
 working at the deadline is stopped anyway, as ``fleet stop`` stops it: its
 conversation resumes at the next start, from its last saved point, and its line
 says so.
@@ -28,9 +28,12 @@ POLL = 0.5
 TYPE_WAIT = 30.0
 """Seconds, at most, for a Claude to take the handover prompt before the turn it starts is waited for."""
 DEHYDRATE_PROMPT = (
-    "The fleet is being drained for a planned reboot. Save your handover now: run `session dehydrate` "
-    "(it records where you are and what comes next), then stop and wait."
+    "The fleet is being drained for a planned reboot. Save your handover now: run `session dehydrate "
+    "--no-restart DIR` for your session (it records where you are and what comes next), then stop and wait: "
+    "this conversation resumes after the reboot."
 )
+"""``--no-restart``: a restart now would start a fresh Claude on the continue prompt in the middle of the
+drain; the conversation itself resumes at the next start, the handover kept beside it."""
 
 
 @dataclass(frozen=True)

@@ -261,3 +261,88 @@ def test_a_killed_claude_that_never_activated_a_session_resumes_its_own_conversa
     logs = subprocess.run([str(BIN / "fleet"), "logs", str(fleet.layout), "--pane", "A"], env=fleet.env,
                           cwd=fleet.project, capture_output=True, text=True, timeout=60)  # fmt: skip
     assert "Starting fresh" not in logs.stdout and "Resuming conversation" in logs.stdout, logs.stdout
+
+
+def test_drain_waits_for_the_real_claudes_turn_and_start_all_resumes_its_conversation(
+    fleet: Fleet, mock_api: MockAPI, world
+) -> None:
+    """A planned reboot with the real CLI: ``fleet drain`` lets a turn in the middle of a tool call run to
+    its end (the tool's work done, the reply after it sent), stops the fleet, and ``fleet start --all``
+    brings the agent back in the same conversation."""
+    mock_api.script(
+        Turn.bash(f"session activate {SESSION} implement"),
+        Turn.bash("sleep 6; echo DONE >> done.txt"),
+        Turn.say("finished the work"),
+    )
+    started = fleet.fleet("start", "--no-attach")
+    assert started.returncode == 0, started.stdout + started.stderr
+    fleet.ready()
+    fleet.type("do the work")
+    wait_until(lambda: len(mock_api.main_requests()) >= 2 or None, 60, "the turn under way")
+    first_id = next(r for r in mock_api.requests if r["body"].get("tools"))["headers"].get(
+        "X-Claude-Code-Session-Id"
+    )
+    assert not (world.project / "done.txt").exists(), "the drain starts mid-turn"
+    drained = fleet.fleet("drain", "--deadline", "90")
+    said = drained.stdout + drained.stderr
+    assert drained.returncode == 0, said
+    assert (world.project / "done.txt").read_text() == "DONE\n", "the tool's work was let finish"
+    assert mock_api.pending() == 0, f"the reply after it was sent: {said}"
+    assert "agents:A  at a safe point" in said, said
+    assert "Kept to come back: e2efleet" in said, said
+
+    mock_api.script(Turn.say("back again"))
+    back = subprocess.run([str(BIN / "fleet"), "start", "--all"], env=fleet.env, cwd=fleet.project,
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert back.returncode == 0, back.stdout + back.stderr
+    fleet.ready()
+    fleet.type("what did you do?")
+    wait_until(lambda: mock_api.pending() == 0 or None, 60, "the reply after the reboot")
+    request = [r for r in mock_api.requests if r["body"].get("tools")][-1]
+    assert request["headers"].get("X-Claude-Code-Session-Id") == first_id, "its own conversation"
+    assert "do the work" in MockAPI.all_text(request["body"]), "its history came back with it"
+
+
+def test_drain_with_dehydrate_has_the_real_claude_save_its_handover_and_come_back_from_it(
+    fleet: Fleet, mock_api: MockAPI, world
+) -> None:
+    """``fleet drain --dehydrate`` types the handover prompt into the idle agent's pane; the real Claude
+    runs ``session dehydrate --no-restart`` (its handover written to the session; no fresh Claude in the
+    middle of the drain), the drain waits for that turn and stops the fleet, and ``fleet start --all``
+    brings the agent back in the same conversation, the handover in it."""
+    mock_api.script(Turn.bash(f"session activate {SESSION} implement"), Turn.say("ready"))
+    started = fleet.fleet("start", "--no-attach")
+    assert started.returncode == 0, started.stdout + started.stderr
+    fleet.ready()
+    fleet.type("get ready")
+    wait_until(lambda: mock_api.pending() == 0 or None, 60, "the first turn")
+    first_id = next(r for r in mock_api.requests if r["body"].get("tools"))["headers"].get(
+        "X-Claude-Code-Session-Id"
+    )
+    handover = f"session dehydrate --no-restart {SESSION} <<'EOF'\nHANDOVER-MARK: step 3 of 5 is next\nEOF"
+    mock_api.script(
+        Turn.bash(handover, when=lambda body: "planned reboot" in MockAPI.all_text(body)),
+        Turn.say("saved", times=-1),
+    )
+    drained = fleet.fleet("drain", "--dehydrate", "--deadline", "120")
+    said = drained.stdout + drained.stderr
+    assert drained.returncode == 0, said
+    assert "agents:A  saved its handover" in said, said
+    asked = next(r for r in mock_api.requests if "planned reboot" in MockAPI.all_text(r["body"]))
+    assert "session dehydrate --no-restart" in MockAPI.all_text(asked["body"]), "it was asked for no restart"
+    saved = (world.project / SESSION / "DEHYDRATED_CONTEXT.md").read_text()
+    assert "HANDOVER-MARK: step 3 of 5 is next" in saved, saved
+    assert not any("/session continue --session" in MockAPI.all_text(r["body"]) for r in mock_api.requests), (
+        "no fresh Claude was started in the middle of the drain"
+    )
+
+    back = subprocess.run([str(BIN / "fleet"), "start", "--all"], env=fleet.env, cwd=fleet.project,
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert back.returncode == 0, back.stdout + back.stderr
+    fleet.ready()
+    fleet.type("where were we?")
+    wait_until(lambda: "where were we" in MockAPI.all_text(mock_api.requests[-1]["body"]) or None, 60,
+               "the prompt after the reboot")  # fmt: skip
+    request = mock_api.requests[-1]
+    assert request["headers"].get("X-Claude-Code-Session-Id") == first_id, "its own conversation"
+    assert "HANDOVER-MARK" in MockAPI.all_text(request["body"]), "the handover is in it"
