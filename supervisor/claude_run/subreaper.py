@@ -34,17 +34,12 @@ def leftovers(keep: t.Collection[int]) -> list[int]:
 
 
 def our_typists() -> set[int]:
-    """Our children that the hooks left waiting to type into this pane: recorded so by the hook that
-    spawned each (:mod:`claude_shepherd.supervisor.session.typists`), and with a typist's command line. A
-    process that only says it is one (its command line rewritten) is ended with Claude's other leftovers."""
-    from claude_shepherd.hooks.pane_typing import is_typist
+    """Our children that the hooks left waiting to type into this pane: recorded so, by pid and start
+    token, by the hook that spawned each (:mod:`claude_shepherd.supervisor.session.typists`). A process
+    that only says it is one (its command line rewritten) is ended with Claude's other leftovers."""
     from claude_shepherd.supervisor.session import typists
 
-    return {
-        pid
-        for pid in live_children(os.getpid())
-        if is_typist(_cmdline(pid)) and typists.recorded(pid, os.environ)
-    }
+    return {pid for pid in live_children(os.getpid()) if typists.recorded(pid, os.environ)}
 
 
 def _cmdline(pid: int) -> list[str]:
@@ -56,6 +51,10 @@ def _cmdline(pid: int) -> list[str]:
         return []
 
 
+HOOKS_MAIN = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "hooks",
+                          "__main__.py")  # fmt: skip
+"""The program ``claude-hook install`` writes into Claude's settings (beside ``supervisor/``): read by
+path, never imported, so claude-run imports nothing of the hooks."""
 HOOK_FINISH = 5.0
 """Seconds a hook of ours that Claude left running (StopFailure, detached so that ``claude -p``
 cannot kill it) gets to finish before the sweep ends it: it records why Claude stopped."""
@@ -65,13 +64,13 @@ def is_our_hook(pid: int) -> bool:
     """Is *pid* a run of our hooks: ``claude-hook EVENT``, or installed as ``python -I -S
     …/hooks/__main__.py EVENT``? (By its command line: a process that only claims to be one gets
     :data:`HOOK_FINISH` seconds more, then is ended like any leftover.)"""
-    from claude_shepherd.hooks import MAIN
-
     words = _cmdline(pid)
     if any(os.path.basename(w) == "claude-hook" for w in words[:3]):
         return True
     return (
-        len(words) > 4 and words[1:3] == ["-I", "-S"] and os.path.realpath(words[3]) == os.path.realpath(MAIN)
+        len(words) > 4
+        and words[1:3] == ["-I", "-S"]
+        and os.path.realpath(words[3]) == os.path.realpath(HOOKS_MAIN)
     )
 
 

@@ -43,7 +43,8 @@ def continue_requests(api: MockAPI) -> list[dict[str, t.Any]]:
 def test_print_mode_usage_limit_is_waited_out_without_a_crash(world, mock_api: MockAPI, env_for) -> None:
     env = env_for(oauth=True, CLAUDE_RUN_CRASH_LIMIT="1")  # one crash would give up
     settings = install_hooks(world, env)
-    mock_api.script(Turn.usage_limit(reset_in=5, until="{now+5}"), Turn.say("went on", times=-1))
+    # The limit holds 20 s from now: a Claude slow to start on a loaded machine (5 s was seen) still meets it.
+    mock_api.script(Turn.usage_limit(reset_in=20, until="{now+20}"), Turn.say("went on", times=-1))
     argv = [str(BIN / "claude-run"), "--", "-p", "--dangerously-skip-permissions", "--model", MODEL,
             "--settings", str(settings), "work on"]  # fmt: skip
     done = subprocess.run(argv, env=env, cwd=world.project, capture_output=True, text=True, timeout=240)

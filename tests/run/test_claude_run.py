@@ -323,6 +323,7 @@ def test_a_killed_supervisor_takes_claude_and_everything_claude_started_with_it(
     assert len(processes) == 6, "Claude, four helpers (one a helper's child) and a daemon"
     watchdog = int(start["env"]["WATCHDOG_PID"])
     processes[watchdog] = start_token(watchdog)
+    assert alive(watchdog, processes[watchdog]), f"the watchdog runs before the kill: {run.text}"
     os.kill(run.pid, signal.SIGKILL)
     assert run.wait() == 128 + signal.SIGKILL
 
@@ -337,7 +338,7 @@ def test_a_killed_supervisor_takes_claude_and_everything_claude_started_with_it(
             "Claude, its descendants, its daemon and the watchdog to be gone",
         )
     except AssertionError as failed:
-        raise AssertionError(f"{failed}; left: {survivors()}") from None
+        raise AssertionError(f"{failed}; left: {survivors()}; claude-run's terminal:\n{run.text}") from None
 
 
 # --------------------------------------------------------------------------- orphans (subreaper)
