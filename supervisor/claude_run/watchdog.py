@@ -62,7 +62,7 @@ DEFAULT_GRACE = KILL_GRACE_DEFAULT
 PARENT_POLL = 1.0
 """Fallback parent check where there is no parent-death signal (not Linux)."""
 DYING_POLL = 0.05
-"""After EOF without ``stop``: how often to look whether the dying supervisor is gone yet."""
+"""After EOF without ``stop`` or SIGTERM: how often to look whether the dying supervisor is gone yet."""
 STOP_LINE = b"stop"
 """The control line of a deliberate stop; EOF without it means the supervisor died."""
 
@@ -285,7 +285,8 @@ def kill_trees(
 class _Flags:
     kill = False
     term = False
-    """SIGTERM: the parent-death signal, or someone else stopping us."""
+    """SIGTERM: the parent-death signal (the supervisor is dying), or someone else's; it ends nothing by
+    itself: the watchdog ends when its supervisor says ``stop``, or after it ended Claude's tree."""
 
 
 class _Control:
@@ -419,14 +420,17 @@ def watch(supervisor: int, grace: float, since: int | None = None) -> int:
             if proc is not None:
                 kill_tree(proc, grace)
             continue  # still on guard until stopped: the supervisor may die before it reaps Claude
-        if flags.term or control.stop:
+        if control.stop:
             return 0
-        # EOF without ``stop``: the supervisor is dying (its files close before the kernel reparents
-        # us, which a loaded machine can take seconds to do). Stay on guard until it is gone, woken by
-        # the parent-death signal; never give up on a clock, or Claude would outlive it unwatched.
+        # EOF without ``stop``, or SIGTERM: the supervisor is dying. Its files close before the kernel
+        # reparents us, and the parent-death signal comes when the thread that forked us ends, while
+        # its other threads (the stderr tail) may still be ending: seconds on a loaded machine. Stay on
+        # guard until it is gone; never give up on a clock, or Claude would outlive it unwatched. Only
+        # ``stop`` ends the watchdog (its supervisor says it after Claude ended).
+        dying = control.eof or flags.term
         readable = [wake_r] if control.eof else [0, wake_r]
         try:
-            ready, _, _ = select.select(readable, [], [], DYING_POLL if control.eof else PARENT_POLL)
+            ready, _, _ = select.select(readable, [], [], DYING_POLL if dying else PARENT_POLL)
         except InterruptedError:
             continue
         if wake_r in ready:

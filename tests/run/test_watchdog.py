@@ -223,6 +223,43 @@ def test_a_supervisor_slow_to_die_still_has_its_claude_ended(
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux-only")
+def test_the_parent_death_signal_of_a_thread_ending_ends_no_watch(
+    fake: FakeClaude, env: dict[str, str], children: list
+) -> None:
+    """The kernel sends the parent-death signal when the *thread* that forked the watchdog ends: a
+    SIGKILLed claude-run's threads end one by one (its stderr tail last), so the signal can come while
+    the supervisor still is the watchdog's parent. The watchdog that took it for the end exited and left
+    Claude running; it must watch on until its supervisor is really gone, then end Claude."""
+    fake.plan([{"mark": "ready"}, {"wait": None}])
+    code = (
+        "import os, subprocess, sys, threading, time\n"
+        "from claude_shepherd.supervisor.claude_run.watchdog import WatchdogHandle\n"
+        "made = []\n"
+        "forker = threading.Thread(target=lambda: (made.append(WatchdogHandle.start(supervisor_pid=os.getpid(), "
+        "grace=0.5)), time.sleep(1)))\n"
+        "forker.start(); forker.join()\n"  # the forking thread ended (its watchdog set up): the signal is sent
+        f"claude = subprocess.Popen([sys.executable, {str(FAKE_CLAUDE)!r}], stdin=subprocess.DEVNULL)\n"
+        "made[0].arm(claude.pid)\n"
+        "print(made[0].pid, claude.pid, flush=True)\n"
+        "sys.stdin.readline()\n"
+        "os._exit(9)\n"
+    )
+    supervisor = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  env=env)  # fmt: skip
+    children.append(supervisor)
+    watchdog, claude = map(int, supervisor.stdout.readline().split())  # type: ignore[union-attr]
+    fake.wait_event("mark", name="ready")
+    tokens = {watchdog: start_token(watchdog), claude: start_token(claude)}
+    time.sleep(1.5)
+    assert alive(watchdog, tokens[watchdog]), "the watchdog exited while its supervisor lived"
+    supervisor.stdin.write(b"\n")  # type: ignore[union-attr]
+    supervisor.stdin.flush()  # type: ignore[union-attr]
+    assert supervisor.wait(timeout=30) == 9
+    wait_until(lambda: not alive(claude, tokens[claude]), 10, "the orphaned Claude to be ended")
+    wait_until(lambda: not alive(watchdog, tokens[watchdog]), 10, "the watchdog to exit after it")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux-only")
 def test_parent_death_signal_is_available_on_linux() -> None:
     code = (
         "import signal, sys\n"
