@@ -181,6 +181,13 @@ def wait_running(
             elif pane is None or pane.dead or last_round:
                 lines = tuple(line for line in pane_history(server, pane_id, 200)
                               if line.strip() and not line.startswith(DEAD_BANNER))[-LAST_LINES:]  # fmt: skip
+                if (
+                    not lines
+                    and pane is not None
+                    and pane.dead
+                    and clock() - dead_since.setdefault(pane_id, clock()) < STATUS_GRACE
+                ):
+                    continue  # what it printed last may not be drawn yet (tmux reads the pane's output apart)
                 if not (pane is None or pane.dead):
                     detail = f"not running after {timeout:g}s: {detail}"
                 outcomes[pane_id] = Outcome(pane_id, False, detail, lines)

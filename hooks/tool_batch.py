@@ -25,12 +25,15 @@ def run(raw: bytes, env: t.Mapping[str, str]) -> str:
     inp = parse_input(raw)
     if inp.problem is not None:
         return ""
+    calls = inp.data.get("tool_calls")
+    last = calls[-1] if isinstance(calls, list) and calls and isinstance(calls[-1], dict) else {}
     try:
         paused = budget_gate.check(
             locate(inp.cwd, env),
             env,
             transcript=inp.text("transcript_path") or None,
             conversation=inp.text("session_id"),
+            call=last.get("tool_use_id"),  # the reply that asked for the batch, waited for in the transcript
             subagent=inp.text("agent_id") or None,
         )
     except Exception:

@@ -130,7 +130,10 @@ def restart_and_ask(fleet: Fleet, api: MockAPI, prompt: str) -> dict[str, t.Any]
     assert restarted.returncode == 0, restarted.stdout + restarted.stderr
     fleet.ready()
     fleet.type(prompt)
-    wait_until(lambda: api.pending() == 0, timeout=60, what="the reply after the restart")
+    try:
+        wait_until(lambda: api.pending() == 0, timeout=60, what="the reply after the restart")
+    except AssertionError as failed:
+        raise AssertionError(f"{failed}; the pane:\n{fleet.screen()}") from None
     return next(r for r in api.requests[before:] if r["body"].get("tools"))
 
 
@@ -155,6 +158,7 @@ def test_s9_overflowed_pane_starts_fresh(fleet: Fleet, mock_api: MockAPI, world)
                     Turn.say("stopping here"))  # fmt: skip
     fleet.type("keep going")
     wait_until(lambda: state(world, SESSION).get("overflowed") is True, timeout=60, what="overflowed=true")
+    wait_until(lambda: mock_api.pending() == 0, timeout=60, what="the turn to run to its end")
     stop(fleet, supervisor)
     assert json.loads((world.project / SESSION / ".state.json").read_text())["overflowed"] is True
     request = restart_and_ask(fleet, mock_api, "hello again")

@@ -98,11 +98,20 @@ def test_a_start_up_refusal_of_2_1_332_ends_claude_run_once_with_its_reason(
 
     pane = tmux.start([str(BIN / "claude-run"), "--", *refused], env, world.project)
     # tmux marks a pane dead when its terminal closes, and knows the exit status only once it has
-    # reaped the process: wait for the status itself.
-    status = wait_until(
-        lambda: tmux("display-message", "-p", "-t", pane, "#{pane_dead}:#{pane_dead_status}").strip().partition(":")[2],
-        120, "claude-run to end in the pane and tmux to know its exit status",
-    )  # fmt: skip
+    # reaped the process: wait for the status itself (what was seen, and what still ran, if it never comes).
+    seen: list[str] = []
+
+    def look() -> str:
+        seen.append(tmux("display-message", "-p", "-t", pane, "#{pane_dead}:#{pane_dead_status}").strip())
+        return seen[-1].partition(":")[2]
+
+    try:
+        status = wait_until(look, 120, "claude-run to end in the pane and tmux to know its exit status")
+    except AssertionError as failed:
+        left = subprocess.run(["ps", "-eo", "pid,ppid,stat,args"], capture_output=True, text=True).stdout
+        mine = [line for line in left.splitlines() if "claude" in line or "hook" in line]
+        raise AssertionError(f"{failed}; tmux said {sorted(set(seen))}; the pane:\n{tmux.screen(pane)}\n"
+                             + "\n".join(mine)) from None  # fmt: skip
     assert status == "78", tmux.screen(pane)
     screen = tmux.screen(pane)
     assert "claude-run: error: Claude refused to start (sideload_flags_disabled" in screen, screen
