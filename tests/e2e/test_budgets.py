@@ -28,6 +28,15 @@ PRICEY = {"input_tokens": 10_000, "output_tokens": 2_000}
 """$0.06 a reply at the model's list price (tests/e2e/test_limits.py measures it)."""
 
 
+SUBAGENT_MARK = "SUBAGENT-MARK do it"
+"""The prompt the scripted main agent gives its sub-agents: their requests start with it."""
+
+
+def is_subagent(body: dict[str, t.Any]) -> bool:
+    """A sub-agent's request: its conversation starts with the prompt it was given."""
+    return SUBAGENT_MARK in json.dumps(body.get("messages", [])[:1])
+
+
 def status(fleet: Fleet) -> dict[str, t.Any]:
     done = fleet.fleet("status", "--json")
     rows = json.loads(done.stdout) if done.stdout.strip().startswith("[") else []
@@ -223,20 +232,16 @@ def test_sub_agents_asked_for_together_run_one_at_a_time_under_a_budget(
     env = env_for()
     settings = install_hooks(world, env)
 
-    def sub(body: dict[str, t.Any]) -> bool:
-        """A sub-agent's request: its conversation starts with the prompt it was given."""
-        return "SUBAGENT-MARK" in json.dumps(body.get("messages", [])[:1])
-
-    task = {"description": "x", "prompt": "SUBAGENT-MARK do it", "subagent_type": "general-purpose",
+    task = {"description": "x", "prompt": SUBAGENT_MARK, "subagent_type": "general-purpose",
             "run_in_background": False}  # fmt: skip
     mock_api.script(
         Turn.bash(f"session activate {SESSION} implement"),
         Turn.call("Agent", task, copies=8),
-        Turn.say("sub done", when=sub, times=8, delay=3, **PRICEY),
+        Turn.say("sub done", when=is_subagent, times=8, delay=3, **PRICEY),
         Turn.say("all done"),
     )
     run = claude_run_headless(world, env, settings, "--budget-usd", "0.10")
-    subs = [body for body in mock_api.main_requests() if sub(body)]
+    subs = [body for body in mock_api.main_requests() if is_subagent(body)]
     assert len(subs) == 1, f"{len(subs)} sub-agents sent requests; {run.stdout}{run.stderr}"
     assert run.returncode in (0, 4), run.stdout + run.stderr
 
@@ -249,18 +254,15 @@ def test_a_sub_agent_the_cli_would_run_in_the_background_is_refused_under_a_budg
     env = env_for()
     settings = install_hooks(world, env)
 
-    def sub(body: dict[str, t.Any]) -> bool:
-        return "SUBAGENT-MARK" in json.dumps(body.get("messages", [])[:1])
-
-    task = {"description": "x", "prompt": "SUBAGENT-MARK do it", "subagent_type": "general-purpose"}
+    task = {"description": "x", "prompt": SUBAGENT_MARK, "subagent_type": "general-purpose"}
     mock_api.script(
         Turn.bash(f"session activate {SESSION} implement"),
         Turn.call("Agent", task, times=4),
-        Turn.say("sub done", when=sub, times=4, delay=3, **PRICEY),
+        Turn.say("sub done", when=is_subagent, times=4, delay=3, **PRICEY),
         Turn.say("all done"),
     )
     run = claude_run_headless(world, env, settings, "--budget-usd", "0.10")
-    subs = [body for body in mock_api.main_requests() if sub(body)]
+    subs = [body for body in mock_api.main_requests() if is_subagent(body)]
     assert subs == [], f"{len(subs)} sub-agents ran in the background; {run.stdout}{run.stderr}"
 
 
@@ -274,19 +276,16 @@ def test_a_sub_agent_that_keeps_calling_tools_is_held_to_the_budget(
     env = env_for()
     settings = install_hooks(world, env)
 
-    def sub(body: dict[str, t.Any]) -> bool:
-        return "SUBAGENT-MARK" in json.dumps(body.get("messages", [])[:1])
-
-    task = {"description": "x", "prompt": "SUBAGENT-MARK do it", "subagent_type": "general-purpose",
+    task = {"description": "x", "prompt": SUBAGENT_MARK, "subagent_type": "general-purpose",
             "run_in_background": False}  # fmt: skip
     mock_api.script(
         Turn.bash(f"session activate {SESSION} implement"),
         Turn.call("Agent", task),
-        Turn.bash("echo SUB >> sub.txt", when=sub, times=-1, delay=apart, **PRICEY),
+        Turn.bash("echo SUB >> sub.txt", when=is_subagent, times=-1, delay=apart, **PRICEY),
         Turn.say("all done", times=-1),
     )
     run = claude_run_headless(world, env, settings, "--budget-usd", "0.10")
-    subs = [body for body in mock_api.main_requests() if sub(body)]
+    subs = [body for body in mock_api.main_requests() if is_subagent(body)]
     assert len(subs) == 2, f"$0.10 is crossed by the sub-agent's second reply: {len(subs)} sent; {run.stderr}"
     assert run.returncode == 4, run.stdout + run.stderr
 
@@ -302,22 +301,19 @@ def test_a_sub_agent_in_a_fleet_pane_that_keeps_calling_tools_is_held_to_the_bud
     calls are priced from its own transcript, and the reply that crossed the budget is the last."""
     fleet = quick_fleet
 
-    def sub(body: dict[str, t.Any]) -> bool:
-        return "SUBAGENT-MARK" in json.dumps(body.get("messages", [])[:1])
-
     if how == "agent":
         ask = Turn.call(
-            "Agent", {"description": "x", "prompt": "SUBAGENT-MARK do it", "subagent_type": "general-purpose"}
+            "Agent", {"description": "x", "prompt": SUBAGENT_MARK, "subagent_type": "general-purpose"}
         )
     else:  # a skill that runs in a sub-agent of its own
         skill = world.project / ".claude" / "skills" / "spender" / "SKILL.md"
         skill.parent.mkdir(parents=True)
-        skill.write_text("---\nname: spender\ndescription: spends\ncontext: fork\n---\nSUBAGENT-MARK do it\n")
+        skill.write_text(f"---\nname: spender\ndescription: spends\ncontext: fork\n---\n{SUBAGENT_MARK}\n")
         ask = Turn.call("Skill", {"skill": "spender"})
     mock_api.script(
         Turn.bash(f"session activate {SESSION} implement"),
         ask,
-        Turn.bash("echo SUB >> sub.txt", when=sub, times=-1, **PRICEY),
+        Turn.bash("echo SUB >> sub.txt", when=is_subagent, times=-1, **PRICEY),
         Turn.say("all done", times=-1),
     )
     started = fleet.fleet("start", "--no-attach")
@@ -326,7 +322,7 @@ def test_a_sub_agent_in_a_fleet_pane_that_keeps_calling_tools_is_held_to_the_bud
     fleet.type("spend some money")
     wait_until(lambda: status(fleet).get("paused") or None, 60, f"the pause: {fleet.screen()}")
     fleet.tmux("run-shell", "sleep 5")  # time for any request that would follow
-    subs = [body for body in mock_api.main_requests() if sub(body)]
+    subs = [body for body in mock_api.main_requests() if is_subagent(body)]
     assert len(subs) == 5, f"$0.30 is crossed by the sub-agent's fifth reply: {len(subs)}; {fleet.screen()}"
     assert (world.project / "sub.txt").read_text().split() == ["SUB"] * 4, (
         "the fifth reply's call did not run"
