@@ -104,7 +104,7 @@ def meter_subagents(root: Path, agent: str, conversation: str, transcript: str) 
 
     changed = False
     now = time.time()
-    for ident, path, mtime in subagent_transcripts(transcript):
+    for ident, path, mtime in subagent_transcripts(transcript)[: spend.KEEP_SUBAGENTS]:
         if now - mtime > SUBAGENTS_RECENT:
             continue
         if spend.price_replies(root, agent, conversation, path, subagent=ident, main_transcript=transcript):

@@ -127,7 +127,7 @@ def first_subagent_call(transcript: object, tool_use_id: object) -> str | None:
             continue
         try:
             entry = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # a line nested too deep for the parser says nothing here
             continue
         message = entry.get("message") if isinstance(entry, dict) else None
         if not isinstance(message, dict) or entry.get("isSidechain") is True:

@@ -23,8 +23,12 @@ if TYPE_CHECKING:
 def run(raw: bytes, env: t.Mapping[str, str]) -> str:
     """The hook's stdout for stdin *raw*: "" (go on) or ``continue: false`` at a budget."""
     inp = parse_input(raw)
-    if inp.problem is not None:
-        return ""
+    if inp.problem is not None:  # a batch holding input nested too deep to parse: at least the ledger's word
+        try:
+            paused = budget_gate.check(locate(inp.cwd, env), env)
+        except Exception:
+            return ""
+        return stop_after(paused) if paused is not None else ""
     calls = inp.data.get("tool_calls")
     last = calls[-1] if isinstance(calls, list) and calls and isinstance(calls[-1], dict) else {}
     try:

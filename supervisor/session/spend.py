@@ -76,9 +76,11 @@ KEEP_PENDING = 8
 oldest are kept as one)."""
 KEEP_MESSAGES = 4
 """Message ids remembered per conversation: one reply is several transcript lines, priced once."""
-KEEP_SUBAGENTS = 16
-"""Sub-agent transcripts whose reading is remembered per conversation (the oldest is forgotten first),
-in the :data:`SUBAGENT_CONVERSATIONS` newest conversations only: the ledger stays small."""
+KEEP_SUBAGENTS = 32
+"""Sub-agent transcripts whose reading is remembered per conversation (the one changed longest ago is
+forgotten first), in the :data:`SUBAGENT_CONVERSATIONS` newest conversations only: the ledger stays
+small. The hooks price no more than this many, the newest: a reading forgotten while its transcript is
+still priced would be read again from its start."""
 SUBAGENT_CONVERSATIONS = 2
 EPSILON = 1e-6
 """Dollars below which two figures are the same (sums of floats)."""

@@ -314,3 +314,35 @@ def test_the_tool_batch_hook_ends_the_turn_at_the_budget_before_the_next_request
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout).get("continue") is False, done.stdout
     assert "hookSpecificOutput" not in json.loads(done.stdout), "PostToolBatch takes no deny"
+
+
+def test_a_tool_batch_whose_input_cannot_be_read_still_stops_an_agent_at_its_budget(project: Path) -> None:
+    """A batch holding input nested too deep to parse (an unknown tool's, which no PreToolUse saw) must not
+    let an agent at its budget send its next request: the ledger alone says it is at the budget."""
+    env = hook_env(project, **{BUDGET_USD_ENV: "1"})
+    deep = (
+        '{"hook_event_name": "PostToolBatch", "tool_calls": [{"tool_input": '
+        + "[" * 5000
+        + "]" * 5000
+        + "}]}"
+    )
+    run("status-line", status_line(project, 0.5), env, cwd=project)
+    below = run("post-tool-batch", deep, env, cwd=project)
+    assert below.returncode == 0 and below.stdout == "", below.stdout + below.stderr
+    run("status-line", status_line(project, 2.0), env, cwd=project)
+    at = run("post-tool-batch", deep, env, cwd=project)
+    assert at.returncode == 0 and json.loads(at.stdout).get("continue") is False, at.stdout + at.stderr
+
+
+def test_a_line_nested_too_deep_does_not_break_one_sub_agent_at_a_time(tmp_path: Path) -> None:
+    """The reply's other calls are read from the transcript: a line the parser cannot take is skipped,
+    and the second sub-agent of the reply is still told to wait (it used to escape, admitted)."""
+    from claude_shepherd.hooks.subagent_admission import first_subagent_call
+
+    reply = {"type": "assistant", "message": {"id": "m1", "content": [
+        {"type": "tool_use", "id": "a1", "name": "Agent", "input": {}},
+        {"type": "tool_use", "id": "a2", "name": "Agent", "input": {}}]}}  # fmt: skip
+    path = tmp_path / "t.jsonl"
+    deep = '{"type": "tool_use", "x": ' + "[" * 5000 + "]" * 5000 + "}"
+    path.write_text(json.dumps(reply) + "\n" + deep + "\n")
+    assert first_subagent_call(str(path), "a2") == "a1"

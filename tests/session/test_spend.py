@@ -237,3 +237,26 @@ def test_a_sub_agents_transcript_is_priced_from_its_own_file(tmp_path: Path) -> 
     assert spend.offset_of(tmp_path, "A", "s1", "a1b2") == own.stat().st_size
     as_main = spend.price_replies(tmp_path, "B", "s2", str(own))
     assert spend.spent(as_main) in (None, 0.0), "read as a main transcript, a sidechain line costs nothing"
+
+
+def test_more_recent_sub_agents_than_the_ledger_keeps_are_never_priced_twice(tmp_path: Path) -> None:
+    """The hooks price only as many sub-agent transcripts as the ledger keeps readings for: one whose
+    reading was forgotten would be read, and counted, again from its start."""
+    import json
+
+    from claude_shepherd.hooks import metering
+
+    main = tmp_path / "project" / "s1.jsonl"
+    main.parent.mkdir()
+    main.write_text("")
+    line = {"type": "assistant", "isSidechain": True, "timestamp": "2026-11-25T12:00:00.000Z",
+            "message": {"model": "claude-sonnet-4-5", "usage": {"input_tokens": 10_000, "output_tokens": 2_000}}}  # fmt: skip
+    for n in range(spend.KEEP_SUBAGENTS + 8):
+        own = main.parent / "s1" / "subagents" / f"agent-a{n}.jsonl"
+        own.parent.mkdir(parents=True, exist_ok=True)
+        own.write_text(json.dumps({**line, "message": {**line["message"], "id": f"m{n}"}}) + "\n")
+    metering.meter_subagents(tmp_path, "A", "s1", str(main))
+    first = spend.spent(spend.read(tmp_path, "A"))
+    for _ in range(3):
+        metering.meter_subagents(tmp_path, "A", "s1", str(main))
+    assert spend.spent(spend.read(tmp_path, "A")) == first
