@@ -20,7 +20,7 @@ Standard library only.
 from __future__ import annotations
 
 from claude_shepherd.hooks import config as hook_config
-from claude_shepherd.hooks import pane_notify
+from claude_shepherd.hooks import cut_off_reply, pane_notify
 from claude_shepherd.hooks.context import number, statusline_reading, stored_usage
 from claude_shepherd.hooks.locate import Caller, claimant, locate
 from claude_shepherd.hooks.protocol import one_line, parse_input
@@ -153,6 +153,10 @@ def render(data: t.Mapping[str, t.Any], cwd: str, env: t.Mapping[str, str]) -> s
     session_id = conversation_id(data.get("session_id"))
     cost = pane_spent(caller, session_id, data, usage, config.threshold, env)
     note_usage(caller, data, env)
+    try:  # Claude follows up a reply cut off at its output limit with no hook between: at a budget, not
+        cut_off_reply.stop_at_budget(caller, env, data.get("transcript_path"), session_id)
+    except Exception:
+        pass
     if found is None:
         pane_notify.publish(None, context=usage, cost=cost, env=env)  # the pane's border and fleet watch
         return SEPARATOR.join([NO_SESSION, cost_text(cost), shown_percent(usage, config.threshold)])

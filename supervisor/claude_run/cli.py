@@ -161,8 +161,8 @@ EXAMPLES = """examples:
   claude-run --budget-usd 2 -- -p "fix it"     # headless: stops for good once $2 is spent, exit 4
   CLAUDE_RUN_KILL_GRACE=5 claude-run           # every knob has an environment variable
 
-exit status: Claude's own (0 when it ended normally); 4 a headless run's --budget-usd is spent
-(every launch counted); 2 a usage error; 127 no Claude Code found; 126 it cannot be run;
+exit status: Claude's own (0 when it ended normally); 4 the --budget-usd is spent (a headless run,
+every launch counted; or Claude ended paused at it); 2 a usage error; 127 no Claude Code found; 126 it cannot be run;
 128+N stopped by signal N; 130 interrupted while no Claude ran"""
 
 

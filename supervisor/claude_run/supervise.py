@@ -277,8 +277,29 @@ class Supervisor:
         if self.runner.stop_signal is not None:  # it arrived between two launches
             self.say(f"Stopped by {signal_name(self.runner.stop_signal)}.")
             return 128 + self.runner.stop_signal
+        paused = self._paused_at_budget() if outcome.status == 0 else None
+        if paused is not None:
+            self.say(paused)
+            return EXIT_BUDGET_SPENT
         self.say("Goodbye.")
         return outcome.status
+
+    def _paused_at_budget(self) -> str | None:
+        """What to say when Claude ended while its agent is paused at a budget (the status line interrupts
+        a Claude outside a fleet pane that would go on past it): the budget and how to go on, else None."""
+        from claude_shepherd.supervisor.session import pane_records, spend
+
+        where = pane_records.spot(self.start_pane, (self.me.pid, self.me.token))
+        paused = spend.gate_record(self.s.root, where[0]).get("paused") if where else None
+        if not isinstance(paused, dict) or not isinstance(paused.get("raise"), str):
+            return None
+        usd, spent = paused.get("usd"), paused.get("spent")
+        amounts = (
+            f" (${spent:.2f} of ${usd:.2f})"
+            if isinstance(usd, (int, float)) and isinstance(spent, (int, float))
+            else ""
+        )
+        return f"Paused at its budget{amounts}; the conversation is kept. To go on: {paused['raise']}"
 
     def after_exit(self, plan: Plan, outcome: Outcome) -> Plan | None:
         """The next launch after *outcome*, or None to exit."""

@@ -141,7 +141,7 @@ def reply_of(entry: t.Any, now: float, sidechain: bool = False) -> Reply | None:
     return Reply(ident, now if when is None else when, priced[0], priced[1])
 
 
-def _open(path: str) -> int | None:
+def open_transcript(path: str) -> int | None:
     """The transcript, opened to read without blocking (a FIFO would hang the hook), else None."""
     if not isinstance(path, str) or not os.path.isabs(path) or "\0" in path:
         return None
@@ -161,7 +161,7 @@ def _open(path: str) -> int | None:
 def start_of(path: str) -> int:
     """Where a conversation not read before starts to be this agent's: after its last ``cost-state``
     line (what Claude spent on it before, counted as its baseline), else where the bounded read starts."""
-    fd = _open(path)
+    fd = open_transcript(path)
     if fd is None:
         return 0
     try:
@@ -180,7 +180,7 @@ def start_of(path: str) -> int:
 
 
 def size_of(path: str) -> int | None:
-    fd = _open(path)
+    fd = open_transcript(path)
     if fd is None:
         return None
     try:
@@ -197,7 +197,7 @@ def read_since(
     """The replies appended to the transcript at *path* from byte *offset* on, and the offset after the
     last complete line read; None when the transcript cannot be read. An offset past the end (the file
     was replaced) reads its newest part anew."""
-    fd = _open(path)
+    fd = open_transcript(path)
     if fd is None:
         return None
     now = time.time() if now is None else now
@@ -230,7 +230,7 @@ def read_since(
 
 def has_since(path: str, offset: int, needle: bytes, span: int = READ_LIMIT) -> bool:
     """Is *needle* in the transcript after *offset* (its newest *span* bytes at most)?"""
-    fd = _open(path)
+    fd = open_transcript(path)
     if fd is None:
         return False
     try:

@@ -26,6 +26,8 @@ import dataclasses
 import itertools
 import json
 import re
+import select
+import socket
 import threading
 import time
 import typing as t
@@ -119,7 +121,11 @@ class Turn:
     until: float | str | None = None
     """Answer every request until this epoch (``"{now+N}"`` allowed), then give way; ``times`` is ignored."""
     delay: float = 0.0
-    """Seconds the answer waits before it is sent (replies that come seconds apart)."""
+    """Seconds the answer waits before it is sent (replies that come seconds apart); a request whose
+    client hangs up meanwhile is not answered, and is recorded ``cut``."""
+    stop_reason: str | None = None
+    """The reply's ``stop_reason`` instead of ``tool_use``/``end_turn`` (``max_tokens``: cut off at its
+    output limit, which Claude Code follows up by itself)."""
     copies: int = 1
     """How many tool_use blocks of *tool* the reply holds (calls a model asks for at once)."""
     usage: dict[str, t.Any] = field(default_factory=dict)
@@ -221,8 +227,9 @@ class MockAPI:
                     self._json(404, {"type": "error", "error": {"type": "not_found_error", "message": path}})
                     return
                 turn = api._next_turn(body, dict(self.headers))
-                if turn.delay > 0:
-                    time.sleep(turn.delay)
+                if turn.delay > 0 and not self._client_stays(turn.delay):
+                    api._cut(body)
+                    return
                 headers = {"request-id": f"req_mock{next(_ids):08d}", **api.all_headers, **turn.headers}
                 if turn.error is not None:
                     self._json(turn.error.status, turn.error.body(), {**headers, **turn.error.headers})
@@ -230,6 +237,18 @@ class MockAPI:
                     self._stream(api._message(turn, body), headers)
                 else:
                     self._json(200, api._message(turn, body), headers)
+
+            def _client_stays(self, seconds: float) -> bool:
+                """Wait *seconds*; False as soon as the client hangs up (an interrupted request)."""
+                deadline = time.monotonic() + seconds
+                while (left := deadline - time.monotonic()) > 0:
+                    ready, _, _ = select.select([self.connection], [], [], min(left, 0.05))
+                    try:
+                        if ready and not self.connection.recv(1, socket.MSG_PEEK):
+                            return False
+                    except OSError:  # reset
+                        return False
+                return True
 
             def _json(
                 self, code: int, payload: dict[str, t.Any], headers: dict[str, str] | None = None
@@ -320,6 +339,8 @@ class MockAPI:
         else:
             content = [{"type": "text", "text": turn.text or self.fallback}]
             stop = "end_turn"
+        if turn.stop_reason is not None:
+            stop = turn.stop_reason
         return {
             "id": f"msg_mock{next(_ids):08d}",
             "type": "message",
@@ -343,6 +364,17 @@ class MockAPI:
         """How many requests *turn* answered."""
         with self._lock:
             return sum(1 for r in self.requests if r["turn"] is turn)
+
+    def _cut(self, body: dict[str, t.Any]) -> None:
+        with self._lock:
+            for record in self.requests:
+                if record["body"] is body:
+                    record["cut"] = True
+
+    def cut(self) -> int:
+        """How many agent-loop requests the client hung up on before they were answered."""
+        with self._lock:
+            return sum(1 for r in self.requests if r.get("cut") and r["body"].get("tools"))
 
     def main_requests(self) -> list[dict[str, t.Any]]:
         """Bodies of the agent-loop requests (those that carried tools)."""

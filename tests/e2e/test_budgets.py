@@ -10,17 +10,20 @@ from __future__ import annotations
 import contextlib
 import json
 import subprocess
+import sys
 import time
 import typing as t
 
 import psutil
 import pytest
+from support.claude_run import PANE_WRAPPER
 from support.waiting import wait_until
 
-from .cli import MODEL
+from .cli import MODEL, Tmux
 from .mock_api import MockAPI, Turn
 from .test_fleet import BIN, SESSION, Fleet
 from .test_headless import install_hooks
+from .test_interactive import PROMPT_READY
 
 pytestmark = pytest.mark.slow
 
@@ -201,7 +204,7 @@ def claude_run_headless(world, env: dict[str, str], settings, *args: str) -> sub
     return subprocess.CompletedProcess(argv, run.returncode, out, err)
 
 
-@pytest.mark.parametrize("apart", [0.0, 3.0], ids=["instant", "3s_apart"])
+@pytest.mark.parametrize("apart", [1.0, 3.0], ids=["1s_apart", "3s_apart"])
 def test_a_headless_run_ends_at_its_budget_with_one_line_and_exit_4(
     world, mock_api: MockAPI, env_for, apart: float
 ) -> None:
@@ -352,3 +355,62 @@ def test_calls_claude_refuses_before_any_hook_still_stop_at_the_budget(
     wait_until(lambda: status(fleet).get("paused") or None, 60, f"the pause: {fleet.screen()}")
     fleet.tmux("run-shell", "sleep 5")  # time for any request that would follow
     assert len(mock_api.main_requests()) == 6, f"$0.30 is crossed by the sixth request: {status(fleet)}"
+
+
+@pytest.mark.parametrize("apart", [1.0, 3.0], ids=["1s_apart", "3s_apart"])
+def test_a_reply_cut_off_at_its_output_limit_is_not_followed_past_the_budget(
+    quick_fleet: Fleet, mock_api: MockAPI, world, apart: float
+) -> None:
+    """A reply cut off at its output limit (``max_tokens``) asks for no tool: Claude Code follows it up
+    by itself, up to three times, with no hook in between. The status line sees the budget spent after
+    such a reply and interrupts Claude: the follow-up in flight is cut, and no other request is sent."""
+    fleet = quick_fleet
+    mock_api.script(
+        Turn.bash(f"session activate {SESSION} implement"),
+        Turn.bash("echo RAN >> ran.txt", times=4, **PRICEY),  # $0.2533 spent: just under the budget
+        Turn.say("LONG", times=15, stop_reason="max_tokens", delay=apart, **PRICEY),
+        Turn.say("all done", times=-1),
+    )
+    started = fleet.fleet("start", "--no-attach")
+    assert started.returncode == 0, started.stdout + started.stderr
+    fleet.ready()
+    fleet.type("spend some money")
+    wait_until(lambda: status(fleet).get("paused") or None, 60, f"the pause: {fleet.screen()}")
+    fleet.tmux("run-shell", f"sleep {apart * 3 + 3:g}")  # time for every follow-up Claude would make
+    answered = len(mock_api.main_requests()) - mock_api.cut()
+    assert answered == 6, f"$0.30 is crossed by the sixth request: {answered} answered, {status(fleet)}"
+    assert len(mock_api.main_requests()) <= 7, f"one follow-up at most, cut: {fleet.screen()}"
+
+
+def test_a_lone_claude_run_stops_a_cut_off_reply_at_its_budget_and_says_how_to_go_on(
+    tmux: Tmux, world, env_for, mock_api: MockAPI, tmp_path
+) -> None:
+    """Outside a fleet pane nothing can press Escape: the status line ends Claude (SIGINT) once a reply
+    cut off at its output limit spent the budget, and claude-run says how to go on in the same
+    conversation, exit 4."""
+    env = env_for()
+    mock_api.script(
+        Turn.bash(f"session activate {SESSION} implement"),
+        Turn.bash("echo RAN >> ran.txt", times=4, **PRICEY),
+        Turn.say("LONG", times=15, stop_reason="max_tokens", delay=2.0, **PRICEY),
+        Turn.say("all done", times=-1),
+    )
+    status_file = tmp_path / "status"  # tmux may reap the pane's process late: a parent of ours tells
+    argv = [sys.executable, "-c", PANE_WRAPPER, str(status_file), str(BIN / "claude-run"), "--budget-usd", "0.3",
+            "--", "--dangerously-skip-permissions", "--model", MODEL, "--settings", str(install_hooks(world, env))]  # fmt: skip
+    pane = tmux.start(argv, env, world.project)
+    tmux.wait_for(pane, PROMPT_READY, timeout=60)
+    tmux.type(pane, "spend some money")
+    try:
+        exit_status = wait_until(
+            lambda: status_file.exists() and status_file.read_text(), 60, "claude-run's end"
+        )
+    except AssertionError:
+        raise AssertionError(tmux.screen(pane)) from None
+    screen = tmux.screen(pane)
+    answered = len(mock_api.main_requests()) - mock_api.cut()
+    assert answered == 6, f"$0.30 is crossed by the sixth request: {answered} answered\n{screen}"
+    assert len(mock_api.main_requests()) <= 7, screen
+    assert "Paused at its budget ($0.30 of $0.30)" in screen, screen
+    assert "To go on: claude-run --budget-usd 0.3 -- --resume" in screen, screen
+    assert exit_status == "4", screen
