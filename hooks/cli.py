@@ -46,9 +46,9 @@ def _runner(event: str) -> t.Callable[[bytes, t.Mapping[str, str]], str]:
     elif event == "session-start":
         from claude_shepherd.hooks.session_start import run
     elif event == "stop":
-        from claude_shepherd.hooks.pane_notify import run_stop as run
+        from claude_shepherd.hooks.turn_events import run_stop as run
     elif event == "notification":
-        from claude_shepherd.hooks.pane_notify import run_notification as run
+        from claude_shepherd.hooks.turn_events import run_notification as run
     elif event == "stop-failure":
         from claude_shepherd.hooks.stop_failure import run
     elif event == "pre-skill-shell-command":

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 
-from claude_shepherd.hooks import budget_gate, deadline, pane_notify
+from claude_shepherd.hooks import budget_gate, deadline, pane_notify, turn_events
 from claude_shepherd.hooks import config as hook_config
 from claude_shepherd.hooks.context import newest, stored_usage, transcript_usage
 from claude_shepherd.hooks.gate import is_live, session_gate
@@ -179,7 +179,7 @@ def _decide(
                 state, call.conversation or None
             )  # dehydrating is an overflow's: this call is one
         blocked = overflow_gate(state, call, usage, config, dir_arg)
-        pane_state = pane_notify.shown(
+        pane_state = turn_events.shown(
             tmux_names.WORKING, state, call.conversation
         )  # error until it dehydrates
         if blocked is not None:

@@ -8,7 +8,7 @@ prompt (nothing is sent: :mod:`claude_shepherd.hooks.budget_gate`). Writes no st
 
 from __future__ import annotations
 
-from claude_shepherd.hooks import budget_gate, pane_notify
+from claude_shepherd.hooks import budget_gate, pane_notify, turn_events
 from claude_shepherd.hooks import config as hook_config
 from claude_shepherd.hooks.gate import prompt_context
 from claude_shepherd.hooks.locate import locate
@@ -47,7 +47,7 @@ def run(raw: bytes, env: t.Mapping[str, str]) -> str:
         if held is not None:
             return held
     # A prompt was submitted: the agent works (unless it overflowed and must dehydrate first).
-    pane_notify.publish(pane_notify.unless_overflowed(tmux_names.WORKING, raw, env), env=env)
+    pane_notify.publish(turn_events.unless_overflowed(tmux_names.WORKING, raw, env), env=env)
     try:
         config = hook_config.load(env)
         if not config.session_required:

@@ -19,6 +19,7 @@ from support.tmux_panes import Tmux
 
 from claude_shepherd.fleet.style import fleet_options
 from claude_shepherd.hooks import pane_notify as pn
+from claude_shepherd.hooks import turn_events
 from claude_shepherd.supervisor import tmux_names
 
 
@@ -196,7 +197,7 @@ def test_claude_hook_events_mark_the_pane(tmux: Tmux, project: Path) -> None:
     ],
 )
 def test_notification_kinds(payload: bytes, state: str | None) -> None:
-    assert pn.notification_state(payload) == state
+    assert turn_events.notification_state(payload) == state
 
 
 def test_cost_is_published_with_the_context_and_garbage_is_not(tmux: Tmux) -> None:
