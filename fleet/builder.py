@@ -37,7 +37,7 @@ from claude_shepherd.fleet.tmux import (
     TmuxError,
     list_panes,
 )
-from claude_shepherd.hooks import alerts
+from claude_shepherd.supervisor import alerts
 from claude_shepherd.supervisor.env import FLEET_NOTIFY_COMMAND_ENV, TMUX_ENV, WORKTREE_ENV
 from claude_shepherd.supervisor.errors import ShepherdError
 from claude_shepherd.supervisor.session.fields import F

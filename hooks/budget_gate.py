@@ -146,7 +146,7 @@ def check(
             paused["renews"] = renews
         if before.get("raise") != paused["raise"] or before.get("renews") != renews:
             spend.write_gate_record(caller.root, agent, {**record, "paused": paused})
-        from claude_shepherd.hooks import pane_notify
+        from claude_shepherd.supervisor import pane_notify
         from claude_shepherd.supervisor.tmux_names import PAUSED
 
         pane_notify.publish(PAUSED, env=env)
@@ -154,7 +154,7 @@ def check(
     if record.get("paused"):  # raised, or a new day or week: it goes on
         record = {k: v for k, v in record.items() if k != "paused"}
         spend.write_gate_record(caller.root, agent, record)
-        from claude_shepherd.hooks import pane_notify
+        from claude_shepherd.supervisor import pane_notify
         from claude_shepherd.supervisor.tmux_names import WORKING
 
         pane_notify.publish(WORKING, env=env)
@@ -163,7 +163,7 @@ def check(
         if limit.nearly:
             fresh = _first_alert(caller, agent, limit, agent_record=record, now=now) or fresh
     if fresh:
-        from claude_shepherd.hooks import pane_notify
+        from claude_shepherd.supervisor import pane_notify
 
         try:
             pane_notify.budget_alert(env)

@@ -2,7 +2,7 @@
 
 Events: ``pre-tool-use``, ``user-prompt-submit``, ``session-start``,
 ``status-line``, ``stop`` and ``notification`` (the last two only mark the
-fleet pane done / needs-you, :mod:`claude_shepherd.hooks.pane_notify`), ``stop-failure`` (a usage
+fleet pane done / needs-you, :mod:`claude_shepherd.supervisor.pane_notify`), ``stop-failure`` (a usage
 limit: :mod:`claude_shepherd.hooks.stop_failure`), ``pre-skill-shell-command`` (a skill's inline
 shell command, gated like Bash: :mod:`claude_shepherd.hooks.skill_shell`), ``post-tool-batch`` (a
 budget's last word before the next request: :mod:`claude_shepherd.hooks.tool_batch`); and ``install`` /
@@ -108,8 +108,8 @@ def main(argv: list[str] | None = None) -> int:
                 note(f"claude-hook {command} failed ({type(exc).__name__}: {exc})")
         deadline.answer(out, emit)
         return 0
-    if command == "alert":  # internal: the process a pane's alert runs in (claude_shepherd.hooks.alerts)
-        from claude_shepherd.hooks.alerts import main as alert_main
+    if command == "alert":  # internal: the process a pane's alert runs in (claude_shepherd.supervisor.alerts)
+        from claude_shepherd.supervisor.alerts import main as alert_main
 
         return alert_main(args[1:])
     if (

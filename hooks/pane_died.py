@@ -21,7 +21,7 @@ import os
 import re
 import time
 
-from claude_shepherd.hooks.pane_notify import ALERT_FIELDS, alert_once
+from claude_shepherd.supervisor.pane_notify import ALERT_FIELDS, alert_once
 from claude_shepherd.supervisor.session.identity import fleet_socket
 from claude_shepherd.supervisor.session.numbers import parse_pid
 from claude_shepherd.supervisor.tmux_names import (

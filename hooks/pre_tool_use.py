@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 
-from claude_shepherd.hooks import budget_gate, deadline, pane_notify, turn_events
+from claude_shepherd.hooks import budget_gate, deadline, turn_events
 from claude_shepherd.hooks import config as hook_config
 from claude_shepherd.hooks.context import newest, stored_usage, transcript_usage
 from claude_shepherd.hooks.gate import is_live, session_gate
@@ -44,7 +44,7 @@ from claude_shepherd.hooks.protocol import (
     stop_after,
 )
 from claude_shepherd.hooks.tool_call import ToolCall, classify
-from claude_shepherd.supervisor import tmux_names
+from claude_shepherd.supervisor import pane_notify, tmux_names
 from claude_shepherd.supervisor.session.fields import F
 from claude_shepherd.supervisor.session.store import NoStateError, update_state
 from claude_shepherd.supervisor.session.transitions import mark_overflowed

@@ -8,7 +8,7 @@ prompt (nothing is sent: :mod:`claude_shepherd.hooks.budget_gate`). Writes no st
 
 from __future__ import annotations
 
-from claude_shepherd.hooks import budget_gate, pane_notify, turn_events
+from claude_shepherd.hooks import budget_gate, turn_events
 from claude_shepherd.hooks import config as hook_config
 from claude_shepherd.hooks.gate import prompt_context
 from claude_shepherd.hooks.locate import locate
@@ -19,7 +19,7 @@ from claude_shepherd.hooks.protocol import (
     one_line,
     parse_input,
 )
-from claude_shepherd.supervisor import tmux_names
+from claude_shepherd.supervisor import pane_notify, tmux_names
 
 CONTINUE_MARKERS = (b"usage limit has reset", b"usage is available again", b"while you were working")
 """Words of every continue prompt Claude types itself after a usage limit (hooks.usage_turn): a cheap

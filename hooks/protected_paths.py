@@ -193,7 +193,7 @@ def _protected(cwd: str, root: str, env: t.Mapping[str, str]) -> list[tuple[str,
     if tmux is not None:
         found.append((tmux, "the tmux the hooks run"))
     found += _operator_startup(home, env)
-    from claude_shepherd.hooks.pane_notify import run_dir
+    from claude_shepherd.supervisor.pane_notify import run_dir
 
     for run in {run_dir(env), run_dir({})}:
         found.append((run, "the hooks' alert bookkeeping (one agent could silence another's alerts)"))

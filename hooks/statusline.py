@@ -20,11 +20,12 @@ Standard library only.
 from __future__ import annotations
 
 from claude_shepherd.hooks import config as hook_config
-from claude_shepherd.hooks import cut_off_reply, pane_notify
+from claude_shepherd.hooks import cut_off_reply
 from claude_shepherd.hooks.context import number, statusline_reading, stored_usage
 from claude_shepherd.hooks.locate import Caller, claimant, locate
 from claude_shepherd.hooks.protocol import one_line, parse_input
 from claude_shepherd.hooks.session_start import conversation_id
+from claude_shepherd.supervisor import pane_notify
 from claude_shepherd.supervisor.printable import printable
 from claude_shepherd.supervisor.session import pane_records, spend, usage_windows
 from claude_shepherd.supervisor.session.fields import F

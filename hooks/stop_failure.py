@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import time
 
-from claude_shepherd.hooks import pane_notify
 from claude_shepherd.hooks.locate import claimant, locate
 from claude_shepherd.hooks.protocol import parse_input
+from claude_shepherd.supervisor import pane_notify
 from claude_shepherd.supervisor.session import pane_records, usage_windows
 from claude_shepherd.supervisor.tmux_names import ERROR, LIMITED
 

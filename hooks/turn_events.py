@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 
-from claude_shepherd.hooks.pane_notify import publish
+from claude_shepherd.supervisor.pane_notify import publish
 from claude_shepherd.supervisor.session.identity import fleet_socket
 from claude_shepherd.supervisor.tmux_names import DONE, ERROR, NEEDS_YOU, WORKING
 

@@ -45,6 +45,8 @@ STOPPED = "stopped"
 """``fleet stop`` ended the pane's agent."""
 LIMITED = "limited"
 """The account's usage window stopped the agent; it goes on after the reset (supervisor.session.usage_windows)."""
+PAUSED = "paused"
+"""The agent reached a budget: its hooks refuse new work until the budget is raised (``fleet budget``)."""
 
 UNKNOWN = "unknown"
 """The agent's host did not answer: it may run on, so it is never called stopped."""
@@ -54,35 +56,28 @@ DIALOG = "dialog"
 """The agent's Claude waits at a dialog of Claude Code's before it starts (its folder's trust, say):
 ``fleet`` sees it on the pane's screen; no hook has run to say anything."""
 
-STATES: tuple[str, ...] = (EXITED, ERROR, NEEDS_YOU, LIMITED, WORKING, DONE, STOPPED)
+STATES: tuple[str, ...] = (EXITED, ERROR, NEEDS_YOU, LIMITED, PAUSED, WORKING, DONE, STOPPED)
 """Most urgent first: the window tab shows the first state any of its panes is in."""
 
 HOOK_STATES: tuple[str, ...] = (ERROR, NEEDS_YOU, LIMITED, WORKING, DONE)
 """What a running agent's hooks publish (the others belong to a pane whose process ended)."""
 
-PRIORITY: dict[str, int] = {EXITED: 5, ERROR: 4, NEEDS_YOU: 3, LIMITED: 2, WORKING: 1, DONE: 0, STOPPED: -1}
+PRIORITY: dict[str, int] = {EXITED: 5, ERROR: 4, NEEDS_YOU: 3, LIMITED: 2, PAUSED: 2, WORKING: 1, DONE: 0,
+                            STOPPED: -1}  # fmt: skip
 
 COLOURS: dict[str, str] = {EXITED: "colour196", ERROR: "colour160", NEEDS_YOU: "colour35", WORKING: "colour33",
-                           DONE: "colour244", STOPPED: "colour240", LIMITED: "colour172"}  # fmt: skip
+                           DONE: "colour244", STOPPED: "colour240", LIMITED: "colour172", PAUSED: "colour208"}  # fmt: skip
 """tmux colours of each state (border text, tab background)."""
 
-ALERTING = frozenset({EXITED, ERROR, NEEDS_YOU, DONE})
-"""States that may alert on entry (which of them do is the fleet's choice: claude_shepherd.hooks.alerts)."""
-ALERT_STATES: tuple[str, ...] = (NEEDS_YOU, ERROR, EXITED, DONE)
+ALERTING = frozenset({EXITED, ERROR, NEEDS_YOU, DONE, PAUSED})
+"""States that may alert on entry (which of them do is the fleet's choice: claude_shepherd.supervisor.alerts)."""
+ALERT_STATES: tuple[str, ...] = (NEEDS_YOU, ERROR, EXITED, DONE, PAUSED)
 """The states a layout's ``notify_on`` may list, in the order they are shown."""
-DEFAULT_ALERT_ON: tuple[str, ...] = (NEEDS_YOU, ERROR, EXITED)
+DEFAULT_ALERT_ON: tuple[str, ...] = (NEEDS_YOU, ERROR, EXITED, PAUSED)
 """The states that alert when a layout does not say."""
 
 # --------------------------------------------------------------------------- budgets
 
-PAUSED = "paused"
-"""The agent reached a budget: its hooks refuse new work until the budget is raised (``fleet budget``)."""
-STATES = (*STATES[: STATES.index(WORKING)], PAUSED, *STATES[STATES.index(WORKING) :])
-PRIORITY[PAUSED] = 2
-COLOURS[PAUSED] = "colour208"
-ALERTING = ALERTING | {PAUSED}
-ALERT_STATES = (*ALERT_STATES, PAUSED)
-DEFAULT_ALERT_ON = (*DEFAULT_ALERT_ON, PAUSED)
 BUDGET_ALERT = "budget"
 """What an alert at 80 % of a budget says in ``{state}`` (it is no pane state: the agent works on)."""
 
@@ -109,7 +104,7 @@ where no file tool reaches)."""
 AGENT_OPTION = "@pane_agent"
 """``1`` on a pane ``fleet start`` made to run a supervised Claude: a dead one is a dead agent."""
 FLEET_NOTIFY_OPTION = "@fleet_notify"
-"""The fleet's alert settings (a session option ``fleet start`` writes; see claude_shepherd.hooks.alerts)."""
+"""The fleet's alert settings (a session option ``fleet start`` writes; see claude_shepherd.supervisor.alerts)."""
 LAYOUT_OPTION = "@fleet_layout"
 """The layout file a fleet was built from (a session option): verbs given no LAYOUT use it."""
 CLAUDE_OPTION = "@pane_claude"

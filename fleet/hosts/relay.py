@@ -5,8 +5,8 @@ nobody may be looking. The watch sees every remote row once per refresh; when
 an agent's state *changes into* one its fleet alerts on, or its spend reaches
 80 % of a budget (``budget``, where the fleet alerts on ``paused``, as a local
 pane's hook does), the relay runs the fleet's notify command here — the same command, values and timeout as a local
-pane's (:mod:`claude_shepherd.hooks.alerts`), ``{host}`` naming the host, at
-most once per :data:`~claude_shepherd.hooks.pane_notify.ALERT_COOLDOWN` per
+pane's (:mod:`claude_shepherd.supervisor.alerts`), ``{host}`` naming the host, at
+most once per :data:`~claude_shepherd.supervisor.pane_notify.ALERT_COOLDOWN` per
 agent and state — and says one line for the watch to show and ring.
 
 A host is trusted only for its own rows: the panes its part of the layout
@@ -30,9 +30,9 @@ from claude_shepherd.fleet.builder import notify_command
 from claude_shepherd.fleet.hosts.span import Part
 from claude_shepherd.fleet.layout import Layout
 from claude_shepherd.fleet.status import PaneStatus
-from claude_shepherd.hooks import alerts
-from claude_shepherd.hooks.pane_notify import ALERT_COOLDOWN
+from claude_shepherd.supervisor import alerts
 from claude_shepherd.supervisor.errors import ShepherdError
+from claude_shepherd.supervisor.pane_notify import ALERT_COOLDOWN
 from claude_shepherd.supervisor.printable import printable
 from claude_shepherd.supervisor.session import spend
 from claude_shepherd.supervisor.session.budgets import ALERT_AT

@@ -19,6 +19,7 @@ import os
 import typing as t
 
 from claude_shepherd.supervisor.claude_run.watchdog import kill_trees, live_children, prctl
+from claude_shepherd.supervisor.session.programs import HOOKS_MAIN
 
 PR_SET_CHILD_SUBREAPER = 36
 
@@ -51,10 +52,6 @@ def _cmdline(pid: int) -> list[str]:
         return []
 
 
-HOOKS_MAIN = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "hooks",
-                          "__main__.py")  # fmt: skip
-"""The program ``claude-hook install`` writes into Claude's settings (beside ``supervisor/``): read by
-path, never imported, so claude-run imports nothing of the hooks."""
 HOOK_FINISH = 5.0
 """Seconds a hook of ours that Claude left running (StopFailure, detached so that ``claude -p``
 cannot kill it) gets to finish before the sweep ends it: it records why Claude stopped."""

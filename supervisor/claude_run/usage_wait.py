@@ -142,7 +142,7 @@ class UsageGate:
         border and ``fleet start`` say until when."""
         if self.agent is not None:
             uw.note_limited(self.root, self.agent, self.credential, wait.until, wait.window, "reading")
-        from claude_shepherd.hooks import pane_notify
+        from claude_shepherd.supervisor import pane_notify
         from claude_shepherd.supervisor.tmux_names import LIMITED
 
         pane_notify.publish(LIMITED, env=self.env)

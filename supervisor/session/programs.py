@@ -21,6 +21,11 @@ if TYPE_CHECKING:
     import typing as t
 
 SYSTEM_DIRS = ("/usr/local/bin", "/usr/bin", "/bin", "/opt/homebrew/bin")
+HOOKS_MAIN = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "hooks",
+                          "__main__.py")  # fmt: skip
+"""The program every hook of ours runs as installed (``python -I -S …/hooks/__main__.py EVENT``, what
+``claude-hook install`` writes into Claude's settings), and every process the hooks leave behind (an
+alert, a typist): named by path, so nothing below the hooks imports them."""
 
 _cache: dict[str, str | None] = {}
 

@@ -1,6 +1,6 @@
 """Alerts: once per transition into needs-you / error (/ done), a tmux bell and message, the fleet's command.
 
-The hooks run as separate processes (``python -m claude_shepherd.hooks.pane_notify STATE``,
+The hooks run as separate processes (``python -m claude_shepherd.supervisor.pane_notify STATE``,
 ``claude-hook notification``) in a pane's environment on a private tmux server, exactly
 as in a fleet; the notify command is a recorder that appends its argv, as JSON, to a file.
 """
@@ -23,7 +23,7 @@ from support.fleet import FleetWorld
 from support.tmux_panes import Tmux
 from support.waiting import wait_until
 
-from claude_shepherd.hooks import alerts
+from claude_shepherd.supervisor import alerts
 
 
 def alert_processes(tmux: Tmux) -> list[psutil.Process]:
@@ -35,7 +35,7 @@ def alert_processes(tmux: Tmux) -> list[psutil.Process]:
 def throttle_passed(tmp_path: Path) -> None:
     """As far as the pane-state throttle knows, each pane's last state was published
     THROTTLE_SECONDS ago (it compares its stamps' times with the clock): the next hook calls tmux."""
-    from claude_shepherd.hooks.pane_notify import THROTTLE_SECONDS
+    from claude_shepherd.supervisor.pane_notify import THROTTLE_SECONDS
 
     stamps = list((tmp_path / "run").rglob("*.state"))
     assert stamps, "the hook stamped the state it published"
@@ -47,7 +47,7 @@ def hook(tmux: Tmux, pane: str, state: str, tmp_path: Path, **env: str) -> float
     """Run the pane-state hook as its own process in *pane*; return how long it took."""
     full = {**os.environ, **tmux.pane_env(pane), "XDG_RUNTIME_DIR": str(tmp_path / "run"), **env}
     began = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "claude_shepherd.hooks.pane_notify", state], env=full,
+    done = subprocess.run([sys.executable, "-m", "claude_shepherd.supervisor.pane_notify", state], env=full,
                           capture_output=True, text=True, timeout=30)  # fmt: skip
     assert (done.returncode, done.stderr) == (0, "")
     return time.monotonic() - began
@@ -259,7 +259,7 @@ def test_no_file_an_agent_writes_silences_another_agents_alert(tmux: Tmux, tmp_p
     configure(tmux, [*argv, "{label}", "{state}"])
     hook(tmux, a, "working", tmp_path)  # the hooks' folder exists
     env = {**os.environ, "XDG_RUNTIME_DIR": str(tmp_path / "run")}
-    code = "from claude_shepherd.hooks.pane_notify import _stamp_dir; print(_stamp_dir())"
+    code = "from claude_shepherd.supervisor.pane_notify import _stamp_dir; print(_stamp_dir())"
     folder = Path(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                                  check=True).stdout.strip())  # fmt: skip
     assert folder.is_dir()

@@ -35,7 +35,7 @@ def test_an_agent_flapping_ten_times_pages_once_and_waits_as_one_entry(world: Fl
         "  - agents:\n      panes:\n        - A: claude-run\n        - B: claude-run\n",
         extra=f"notify: {json.dumps([*argv, '{label}', '{state}'])}\n",
     )
-    hook = [sys.executable, "-m", "claude_shepherd.hooks.pane_notify"]
+    hook = [sys.executable, "-m", "claude_shepherd.supervisor.pane_notify"]
     flaps: list[dict[str, t.Any]] = []
     for _ in range(10):
         flaps += [{"run": [*hook, "needs-you"]}, {"run": [*hook, "working"]}]

@@ -299,7 +299,7 @@ def test_a_host_pages_only_for_its_own_agents_names_itself_and_one_refresh_start
     its own making) page nobody; every alert names its host; past MAX_ALERTS, one summary."""
     from claude_shepherd.fleet.hosts import LOCAL
     from claude_shepherd.fleet.hosts.relay import MAX_ALERTS
-    from claude_shepherd.hooks import alerts
+    from claude_shepherd.supervisor import alerts
 
     assert alerts.HERE == LOCAL, "a local pane's {host} is what fleet calls this machine"
     text = SPAN.replace('"{label}: {state}"', '"{host}", "{fleet}", "{label}: {state}"')

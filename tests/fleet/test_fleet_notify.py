@@ -1,7 +1,7 @@
 """Pane status at a glance: @pane_notify per pane, @window_notify per window, on fleet sockets only.
 
 A real tmux server per test (private ``TMUX_TMPDIR``, socket ``fleet-pytest-*``)
-with three panes; :func:`claude_shepherd.hooks.pane_notify.notify` is called with each pane's
+with three panes; :func:`claude_shepherd.supervisor.pane_notify.notify` is called with each pane's
 ``TMUX``/``TMUX_PANE``, as a hook running in that pane would be.
 """
 
@@ -18,8 +18,8 @@ import pytest
 from support.tmux_panes import Tmux
 
 from claude_shepherd.fleet.style import fleet_options
-from claude_shepherd.hooks import pane_notify as pn
 from claude_shepherd.hooks import turn_events
+from claude_shepherd.supervisor import pane_notify as pn
 from claude_shepherd.supervisor import tmux_names
 
 
@@ -111,7 +111,7 @@ def test_the_command_line_form(tmux: Tmux) -> None:
     a = tmux.ids[0]
     env = {**os.environ, **tmux.pane_env(a)}
     done = subprocess.run(
-        [sys.executable, "-m", "claude_shepherd.hooks.pane_notify", "error", "0.8"],
+        [sys.executable, "-m", "claude_shepherd.supervisor.pane_notify", "error", "0.8"],
         env=env,
         capture_output=True,
         text=True,
@@ -119,13 +119,13 @@ def test_the_command_line_form(tmux: Tmux) -> None:
     assert (done.returncode, done.stderr) == (0, "")
     assert (tmux.option(a, "@pane_notify"), tmux.option(a, "@pane_context")) == ("error", "80")
     bad = subprocess.run(
-        [sys.executable, "-m", "claude_shepherd.hooks.pane_notify", "unchecked"],
+        [sys.executable, "-m", "claude_shepherd.supervisor.pane_notify", "unchecked"],
         env=env,
         capture_output=True,
         text=True,
     )
     assert bad.returncode == 2 and bad.stderr.startswith(
-        "usage: python -m claude_shepherd.hooks.pane_notify {error|needs-you|limited|working|done}"
+        "usage: python -m claude_shepherd.supervisor.pane_notify {error|needs-you|limited|working|done}"
     )
     with pytest.raises(ValueError, match="unknown pane state 'bogus'"):
         pn.notify("bogus", env=tmux.pane_env(a))

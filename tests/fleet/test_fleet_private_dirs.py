@@ -103,7 +103,7 @@ def test_the_hooks_keep_no_stamps_in_another_users_folder(other_account: SshHost
     try:
         shared.chmod(0o1777)
         as_user(other_account, "mkdir", "-m", "0777", str(shared / "claude-shepherd"))
-        code = "from claude_shepherd.hooks import pane_notify; print(pane_notify._stamp_dir())"
+        code = "from claude_shepherd.supervisor import pane_notify; print(pane_notify._stamp_dir())"
         done = subprocess.run([sys.executable, "-c", code], env={**os.environ, "XDG_RUNTIME_DIR": str(shared)},
                               capture_output=True, text=True, check=True)  # fmt: skip
         assert done.stdout == "None\n"
@@ -113,7 +113,7 @@ def test_the_hooks_keep_no_stamps_in_another_users_folder(other_account: SshHost
 
 
 def _stamp_dir(runtime: Path) -> str:
-    code = "from claude_shepherd.hooks import pane_notify; print(pane_notify._stamp_dir())"
+    code = "from claude_shepherd.supervisor import pane_notify; print(pane_notify._stamp_dir())"
     done = subprocess.run([sys.executable, "-c", code], env={**os.environ, "XDG_RUNTIME_DIR": str(runtime)},
                           capture_output=True, text=True, check=True)  # fmt: skip
     return done.stdout.strip()

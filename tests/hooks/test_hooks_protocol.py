@@ -373,6 +373,9 @@ HOT_SHARED = {
     "claude_shepherd.supervisor.errors",
     "claude_shepherd.supervisor.printable",
     "claude_shepherd.supervisor.tmux_names",
+    "claude_shepherd.supervisor.attention",
+    "claude_shepherd.supervisor.pane_notify",
+    "claude_shepherd.supervisor.alerts",
 }
 SESSION_DIR = "sessions/2026_11_22_TOPIC"
 SESSION_RUNS: dict[str, tuple[list[str], str]] = {

@@ -11,7 +11,7 @@ from pathlib import Path
 import psutil
 from support.waiting import wait_until
 
-from claude_shepherd.hooks.alerts import ALERT_COMMAND
+from claude_shepherd.supervisor.alerts import ALERT_COMMAND
 
 RECORDER = (
     "import json, sys, time\n"

@@ -4,9 +4,9 @@ What needs a person (needs-you, paused, error, exited, a budget nearly spent) pa
 attention queue (:mod:`claude_shepherd.supervisor.attention`) takes it as news: the same agent in
 the same trouble again within a minute of its last change is one entry with a count, and an entry
 the person snoozed stays quiet. Any other state (done) does not alert again within
-:data:`~claude_shepherd.hooks.pane_notify.ALERT_COOLDOWN` seconds of the pane's last alert on it.
+:data:`~claude_shepherd.supervisor.pane_notify.ALERT_COOLDOWN` seconds of the pane's last alert on it.
 
-:mod:`claude_shepherd.hooks.pane_notify` reads a pane's previous state in the
+:mod:`claude_shepherd.supervisor.pane_notify` reads a pane's previous state in the
 same tmux call that sets the new one (tmux runs one client's command list
 without interleaving another's, so two hooks of one pane cannot both see the
 change). When the state *changed into* one the fleet alerts on (needs-you,
@@ -162,9 +162,9 @@ def dispatch(
                "window": window, "label": label, "tty": tty, "agent": agent, "pane": pane}  # fmt: skip
     # The interpreter starts after a short sleep: started at once, its start-up competes for the CPU
     # with the hook's own exit, which the agent waits for (measured in bench/bench_fleet.py).
-    from claude_shepherd.hooks import MAIN
+    from claude_shepherd.supervisor.session.programs import HOOKS_MAIN
 
-    argv = [sys.executable, "-I", "-S", MAIN, ALERT_COMMAND, json.dumps(payload)]
+    argv = [sys.executable, "-I", "-S", HOOKS_MAIN, ALERT_COMMAND, json.dumps(payload)]
     return spawn_later(argv, env, START_DELAY) is not None
 
 

@@ -275,7 +275,7 @@ def alert_once(
 
 def _alert(state: str, socket: str, pane: dict[str, str], env: t.Mapping[str, str]) -> bool:
     """The pane changed into an alerting state: tell the person (from a detached process; see alerts)."""
-    from claude_shepherd.hooks import alerts
+    from claude_shepherd.supervisor import alerts
 
     return _alert_with(alerts.decode(pane[FLEET_NOTIFY_OPTION]), state, socket, pane, env)
 
@@ -283,7 +283,7 @@ def _alert(state: str, socket: str, pane: dict[str, str], env: t.Mapping[str, st
 def _alert_with(
     config: t.Any, state: str, socket: str, pane: dict[str, str], env: t.Mapping[str, str]
 ) -> bool:
-    from claude_shepherd.hooks import alerts
+    from claude_shepherd.supervisor import alerts
 
     return alerts.dispatch(
         config,
@@ -322,7 +322,7 @@ def budget_alert(env: t.Mapping[str, str]) -> bool:
     if found is None:
         return False
     socket, pane_fields = found
-    from claude_shepherd.hooks import alerts
+    from claude_shepherd.supervisor import alerts
     from claude_shepherd.supervisor.tmux_names import BUDGET_ALERT, PAUSED
 
     config = alerts.decode(pane_fields[FLEET_NOTIFY_OPTION])
@@ -356,7 +356,7 @@ def usage_alert(
     if found is None:
         return False
     socket, pane_fields = found
-    from claude_shepherd.hooks import alerts
+    from claude_shepherd.supervisor import alerts
     from claude_shepherd.supervisor.session.usage_windows import clock
 
     config = alerts.decode(pane_fields[FLEET_NOTIFY_OPTION])
@@ -365,11 +365,11 @@ def usage_alert(
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m claude_shepherd.hooks.pane_notify STATE [CONTEXT]``: for scripts and tmux key bindings."""
+    """``python -m claude_shepherd.supervisor.pane_notify STATE [CONTEXT]``: for scripts and tmux key bindings."""
     args = sys.argv[1:] if argv is None else argv
     if not args or args[0] not in HOOK_STATES:
         sys.stderr.write(
-            f"usage: python -m claude_shepherd.hooks.pane_notify {{{'|'.join(HOOK_STATES)}}} [CONTEXT 0.0-1.0]\n"
+            f"usage: python -m claude_shepherd.supervisor.pane_notify {{{'|'.join(HOOK_STATES)}}} [CONTEXT 0.0-1.0]\n"
         )
         return 2
     usage: float | None = None
