@@ -36,7 +36,11 @@ INTERRUPTED = "interrupted"
 
 def cut_off(transcript: object) -> str | None:
     """The message id of the conversation's newest reply when it was cut off at its output limit (Claude
-    follows it up by itself; a tool call in it is cut, never run), else None."""
+    follows it up by itself; a tool call in it is cut, never run), else None.
+
+    The transcript's last :data:`TAIL` bytes are read; when no reply ends there, the line they begin
+    inside is read whole, up to :data:`~claude_shepherd.supervisor.session.replies.READ_LIMIT` (a reply
+    of whitespace is many bytes in few tokens)."""
     if not isinstance(transcript, str):
         return None
     fd = replies.open_transcript(transcript)
@@ -46,35 +50,56 @@ def cut_off(transcript: object) -> str | None:
         size = os.fstat(fd).st_size
         start = max(0, size - TAIL)
         data = os.pread(fd, size - start, start)
+        lines = data[: data.rfind(b"\n") + 1].split(b"\n")
+        first = lines.pop(0) if start > 0 and lines else None  # begun before the tail
+        for line in reversed(lines):
+            found = _newest_reply(line)
+            if found is not None:
+                return found or None
+        if first is None:
+            return None
+        found = _newest_reply(_line_ending_at(fd, start + len(first), start))
+        return found or None
     except OSError:
         return None
     finally:
         os.close(fd)
-    if b'"max_tokens"' not in data:
-        return None  # the common case, without parsing a line
-    for line in reversed(data[: data.rfind(b"\n") + 1].split(b"\n")):
-        if b'"assistant"' not in line:
-            continue
-        try:
-            entry = json.loads(line)
-        except (ValueError, RecursionError):
-            continue
-        if (
-            not isinstance(entry, dict)
-            or entry.get("type") != "assistant"
-            or entry.get("isSidechain") is True
-        ):
-            continue
-        message = entry.get("message")
-        if not isinstance(message, dict):
-            continue
-        if message.get("model") == replies.SYNTHETIC_MODEL:
-            return None  # Claude's own error line ends the follow-ups
-        ident = message.get("id")
-        if message.get("stop_reason") == "max_tokens" and isinstance(ident, str):  # a tool call in it is cut
-            return ident[:200]
+
+
+def _newest_reply(line: bytes) -> str | None:
+    """For a line of the main conversation's reply: its message id when it was cut off at its output limit,
+    else ``""`` (the newest reply says no); None for any other line (look further back)."""
+    if b'"assistant"' not in line:
         return None
-    return None
+    try:
+        entry = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(entry, dict) or entry.get("type") != "assistant" or entry.get("isSidechain") is True:
+        return None
+    message = entry.get("message")
+    if not isinstance(message, dict):
+        return None
+    ident = message.get("id")
+    if message.get("model") == replies.SYNTHETIC_MODEL or not isinstance(ident, str):
+        return ""  # Claude's own error line ends the follow-ups
+    return ident[:200] if message.get("stop_reason") == "max_tokens" else ""  # a tool call in it is cut
+
+
+def _line_ending_at(fd: int, end: int, read_from: int) -> bytes:
+    """The whole line of the transcript that ends at byte *end* (its part from *read_from* on is known to
+    lie inside it), read back to its start; empty when it is longer than the bounded read."""
+    limit = max(0, end - replies.READ_LIMIT)
+    at = read_from
+    while at > limit:
+        step = min(TAIL, at - limit)
+        chunk = os.pread(fd, step, at - step)
+        newline = chunk.rfind(b"\n")
+        if newline != -1:
+            at = at - step + newline + 1
+            return os.pread(fd, end - at, at)
+        at -= step
+    return os.pread(fd, end, 0) if limit == 0 else b""
 
 
 def stop_at_budget(

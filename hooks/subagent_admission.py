@@ -54,6 +54,8 @@ NESTED = (
     "beside it). Do this part yourself."
 )
 DEFINITION_LIMIT = 16 * 1024
+DEFINITIONS_LIMIT = 256
+"""The most files and folders of one definitions folder read for a sub-agent's definition."""
 
 
 def refusal(
@@ -83,25 +85,49 @@ def refusal(
 
 
 def _in_background(folder: str, kind: str) -> bool:
-    """Does the definition of sub-agent *kind* in *folder* say ``background: true`` in its front matter?"""
-    if not kind or "/" in kind or kind.startswith("."):
+    """Does a definition of sub-agent *kind* in *folder* say ``background: true`` in its front matter?
+
+    Claude Code knows a definition by the ``name:`` in its front matter, whatever its file is called
+    (``helper.md`` may define ``name: sneaky``), and finds them in sub-folders too: every definition of
+    the folder is read, each one's first :data:`DEFINITION_LIMIT` bytes; past :data:`DEFINITIONS_LIMIT`
+    files and folders the call is refused."""
+    if not kind:
         return False
+    read = 0
+    for base, folders, files in os.walk(folder, followlinks=True):
+        folders.sort()
+        read += 1  # a folder counts too: linked folders may loop
+        for name in sorted(files):
+            read += name.endswith(".md")
+            if read > DEFINITIONS_LIMIT:
+                return True  # one may hide among so many: refused, as if it said so
+            head = _front_matter(os.path.join(base, name)) if name.endswith(".md") else {}
+            named = head.get("name", name[: -len(".md")]).strip("'\"")
+            if named == kind and head.get("background", "").strip("'\"").lower() in TRUE_WORDS:
+                return True
+    return False
+
+
+def _front_matter(path: str) -> dict[str, str]:
+    """The ``key: value`` lines of the front matter of the definition at *path* (empty when none)."""
     try:
-        fd = os.open(os.path.join(folder, kind + ".md"), os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
-        return False
+        return {}
     try:
         text = os.read(fd, DEFINITION_LIMIT).decode("utf-8", "replace")
     except OSError:
-        return False
+        return {}
     finally:
         os.close(fd)
-    head = text.split("\n---", 1)[0] if text.startswith("---") else ""
-    for line in head.splitlines():
-        key, _, value = line.partition(":")
-        if key.strip() == "background" and value.strip().strip("'\"").lower() in ("true", "yes", "on"):
-            return True
-    return False
+    if not text.startswith("---"):
+        return {}
+    head: dict[str, str] = {}
+    for line in text[3:].split("\n---", 1)[0].splitlines():
+        key, colon, value = line.partition(":")
+        if colon and key.strip() and key.strip() not in head:
+            head[key.strip()] = value.strip()
+    return head
 
 
 def first_subagent_call(transcript: object, tool_use_id: object) -> str | None:

@@ -185,11 +185,13 @@ def test_quick_tool_calls_pause_at_the_request_that_crossed_the_budget(
     assert row["state"] == "paused" and row["budget_spent"] >= 0.3, row
 
 
-def claude_run_headless(world, env: dict[str, str], settings, *args: str) -> subprocess.CompletedProcess[str]:
-    """``claude-run ARGS -- -p … spend``, run to its end; on a timeout it and every process under it
-    are killed (a Claude and its tools left running would outlive the test)."""
+def claude_run_headless(
+    world, env: dict[str, str], settings, *args: str, claude: t.Sequence[str] = ()
+) -> subprocess.CompletedProcess[str]:
+    """``claude-run ARGS -- -p … CLAUDE spend``, run to its end; on a timeout it and every process under
+    it are killed (a Claude and its tools left running would outlive the test)."""
     argv = [str(BIN / "claude-run"), *args, "--", "-p", "--dangerously-skip-permissions", "--model", MODEL,
-            "--settings", str(settings), "spend"]  # fmt: skip
+            "--settings", str(settings), *claude, "spend"]  # fmt: skip
     run = subprocess.Popen(
         argv, env=env, cwd=world.project, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
@@ -265,6 +267,36 @@ def test_a_sub_agent_the_cli_would_run_in_the_background_is_refused_under_a_budg
         Turn.say("all done"),
     )
     run = claude_run_headless(world, env, settings, "--budget-usd", "0.10")
+    subs = [body for body in mock_api.main_requests() if is_subagent(body)]
+    assert subs == [], f"{len(subs)} sub-agents ran in the background; {run.stdout}{run.stderr}"
+
+
+def test_a_background_definition_named_apart_from_its_file_is_refused_under_a_budget(
+    world, mock_api: MockAPI, env_for
+) -> None:
+    """Claude Code knows an agent definition by its ``name:``, not its file: ``helper.md`` saying
+    ``name: spender`` and ``background: true`` ran eight sub-agents in the background headless ($0.52 on
+    $0.10, an attack). Held to a budget, none runs."""
+    env = env_for()
+    settings = install_hooks(world, env)
+    agents = world.project / ".claude" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "helper.md").write_text(
+        "---\nname: spender\ndescription: spends\nbackground: true\n---\nSpend.\n"
+    )
+    task = {
+        "description": "x",
+        "prompt": SUBAGENT_MARK,
+        "subagent_type": "spender",
+        "run_in_background": False,
+    }
+    mock_api.script(
+        Turn.bash(f"session activate {SESSION} implement"),
+        Turn.call("Agent", task, times=8),
+        Turn.say("sub done", when=is_subagent, times=8, delay=3, **PRICEY),
+        Turn.say("all done", times=-1),
+    )
+    run = claude_run_headless(world, env, settings, "--budget-usd", "0.10", claude=["--max-budget-usd", "5"])
     subs = [body for body in mock_api.main_requests() if is_subagent(body)]
     assert subs == [], f"{len(subs)} sub-agents ran in the background; {run.stdout}{run.stderr}"
 
@@ -357,18 +389,23 @@ def test_calls_claude_refuses_before_any_hook_still_stop_at_the_budget(
     assert len(mock_api.main_requests()) == 6, f"$0.30 is crossed by the sixth request: {status(fleet)}"
 
 
-@pytest.mark.parametrize("apart", [1.0, 3.0], ids=["1s_apart", "3s_apart"])
+@pytest.mark.parametrize(
+    ("apart", "size"), [(1.0, 0), (3.0, 0), (1.0, 300_000)], ids=["1s_apart", "3s_apart", "300kB_reply"]
+)
 def test_a_reply_cut_off_at_its_output_limit_is_not_followed_past_the_budget(
-    quick_fleet: Fleet, mock_api: MockAPI, world, apart: float
+    quick_fleet: Fleet, mock_api: MockAPI, world, apart: float, size: int
 ) -> None:
     """A reply cut off at its output limit (``max_tokens``) asks for no tool: Claude Code follows it up
     by itself, up to three times, with no hook in between. The status line sees the budget spent after
-    such a reply and interrupts Claude: the follow-up in flight is cut, and no other request is sent."""
+    such a reply and interrupts Claude: the follow-up in flight is cut, and no other request is sent —
+    however long the reply's line (runs of spaces are few tokens and many bytes: an attack's 300 kB
+    reply was not seen)."""
     fleet = quick_fleet
+    text = ("word " + " " * 59) * (size // 64) or "LONG"
     mock_api.script(
         Turn.bash(f"session activate {SESSION} implement"),
         Turn.bash("echo RAN >> ran.txt", times=4, **PRICEY),  # $0.2533 spent: just under the budget
-        Turn.say("LONG", times=15, stop_reason="max_tokens", delay=apart, **PRICEY),
+        Turn.say(text, times=15, stop_reason="max_tokens", delay=apart, **PRICEY),
         Turn.say("all done", times=-1),
     )
     started = fleet.fleet("start", "--no-attach")

@@ -271,6 +271,16 @@ def test_sub_agents_run_one_at_a_time_while_a_budget_holds(project: Path) -> Non
     (project / ".claude" / "agents" / "bg.md").write_text("---\nname: bg\nbackground: true\n---\nwork\n")
     defined = ask("toolu_a", run_in_background=False, subagent_type="bg")
     assert "background: true" in reason(defined)
+    # Claude Code knows a definition by its name:, whatever its file is called, in sub-folders too
+    (project / ".claude" / "agents" / "team").mkdir()
+    (project / ".claude" / "agents" / "team" / "helper.md").write_text(
+        "---\ndescription: x\nname: 'sneaky'\nbackground: True\n---\nwork\n"
+    )
+    assert "background: true" in reason(ask("toolu_a", run_in_background=False, subagent_type="sneaky"))
+    assert ask("toolu_a", run_in_background=False, subagent_type="helper") == "", "helper.md names another"
+    for n in range(300):  # one could hide among too many to read: refused
+        (project / ".claude" / "agents" / f"filler{n}.md").write_text("---\nname: x\n---\n")
+    assert "background: true" in reason(ask("toolu_a", run_in_background=False, subagent_type="other"))
     assert ask("toolu_b", environment=hook_env(project)) == "", "without a budget, sub-agents as asked"
 
 

@@ -64,3 +64,13 @@ def test_a_reply_further_back_than_the_tail_read_or_no_transcript_is_none(tmp_pa
     assert cut_off(str(tmp_path / "missing.jsonl")) is None
     assert cut_off(None) is None
     assert cut_off("relative.jsonl") is None
+
+
+@pytest.mark.parametrize("before", [0, 2], ids=["alone", "after_other_lines"])
+def test_a_cut_off_reply_longer_than_the_tail_read_is_read_whole(tmp_path: Path, before: int) -> None:
+    """Whitespace is many bytes in few tokens: a reply within the output limit may be longer than the
+    tail searched (an attack sent 300 KB and was not interrupted)."""
+    long = reply("msg_long", "max_tokens", message={"content": [{"type": "text", "text": " " * (3 * TAIL)}]})
+    nudge = {"type": "user", "isMeta": True, "message": {"content": "Output token limit hit."}}
+    earlier = [reply(f"msg_{n}", "tool_use", tool=True) for n in range(before)]
+    assert cut_off(transcript(tmp_path, *earlier, long, nudge)) == "msg_long"
