@@ -130,6 +130,10 @@ def main(argv: list[str] | None = None) -> int:
         from claude_shepherd.hooks.budget_renewal import main as renewal_main
 
         return renewal_main(args[1:])
+    if command == "watch-subagent":  # internal: interrupts a sub-agent's follow-ups at a budget
+        from claude_shepherd.hooks.subagent_watch import main as watch_main
+
+        return watch_main(args[1:])
     if command in SETUP_COMMANDS:
         from claude_shepherd.hooks.install import main as setup_main
 

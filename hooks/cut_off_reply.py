@@ -34,13 +34,13 @@ INTERRUPTED = "interrupted"
 """The gate record's field: the id of the cut-off reply whose follow-up was interrupted."""
 
 
-def cut_off(transcript: object) -> str | None:
+def cut_off(transcript: object, sidechain: bool = False) -> str | None:
     """The message id of the conversation's newest reply when it was cut off at its output limit (Claude
     follows it up by itself; a tool call in it is cut, never run), else None.
 
     The transcript's last :data:`TAIL` bytes are read; when no reply ends there, the line they begin
     inside is read whole, up to :data:`~claude_shepherd.supervisor.session.replies.READ_LIMIT` (a reply
-    of whitespace is many bytes in few tokens)."""
+    of whitespace is many bytes in few tokens). A sub-agent's own transcript is read with *sidechain*."""
     if not isinstance(transcript, str):
         return None
     fd = replies.open_transcript(transcript)
@@ -53,12 +53,12 @@ def cut_off(transcript: object) -> str | None:
         lines = data[: data.rfind(b"\n") + 1].split(b"\n")
         first = lines.pop(0) if start > 0 and lines else None  # begun before the tail
         for line in reversed(lines):
-            found = _newest_reply(line)
+            found = _newest_reply(line, sidechain)
             if found is not None:
                 return found or None
         if first is None:
             return None
-        found = _newest_reply(_line_ending_at(fd, start + len(first), start))
+        found = _newest_reply(_line_ending_at(fd, start + len(first), start), sidechain)
         return found or None
     except OSError:
         return None
@@ -66,16 +66,19 @@ def cut_off(transcript: object) -> str | None:
         os.close(fd)
 
 
-def _newest_reply(line: bytes) -> str | None:
-    """For a line of the main conversation's reply: its message id when it was cut off at its output limit,
-    else ``""`` (the newest reply says no); None for any other line (look further back)."""
+def _newest_reply(line: bytes, sidechain: bool = False) -> str | None:
+    """For a line of a reply of the main conversation (a sub-agent's with *sidechain*): its message id
+    when it was cut off at its output limit, else ``""`` (the newest reply says no); None for any other
+    line (look further back)."""
     if b'"assistant"' not in line:
         return None
     try:
         entry = json.loads(line)
     except (ValueError, RecursionError):
         return None
-    if not isinstance(entry, dict) or entry.get("type") != "assistant" or entry.get("isSidechain") is True:
+    if not isinstance(entry, dict) or entry.get("type") != "assistant":
+        return None
+    if (entry.get("isSidechain") is True) != sidechain:
         return None
     message = entry.get("message")
     if not isinstance(message, dict):

@@ -42,8 +42,8 @@ READY_POLL = 0.5
 """Seconds between two looks, at the moment, for the owner's Claude reading keys in the pane."""
 
 
-TYPISTS = ("resume-at", "budget-renews")
-"""The ``claude-hook`` commands that wait, detached, to type into a pane."""
+TYPISTS = ("resume-at", "budget-renews", "watch-subagent")
+"""The ``claude-hook`` commands that wait, detached, to type into a pane (or interrupt its Claude)."""
 
 
 def spawn(command: str, args: list[str], env: t.Mapping[str, str]) -> int | None:

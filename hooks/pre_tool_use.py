@@ -87,11 +87,16 @@ def subagents_held(caller: Caller, env: t.Mapping[str, str], call: ToolCall, cwd
         folders = [os.path.join(c, "agents") for c in configs] + [
             os.path.join(p, ".claude", "agents") for p in projects if p
         ]
-        return subagent_admission.refusal(
+        refused = subagent_admission.refusal(
             call.name, call.input, call.transcript_path, call.tool_use_id,
             from_agent=call.from_agent, definitions=folders,
             foreground=subagent_admission.background_off(env),
         )  # fmt: skip
+        if refused is None:  # it runs: its own follow-ups of a cut-off reply are watched
+            from claude_shepherd.hooks import subagent_watch
+
+            subagent_watch.start(caller, env, call, cwd)
+        return refused
     except Exception:
         return None
 

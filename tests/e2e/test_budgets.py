@@ -451,3 +451,64 @@ def test_a_lone_claude_run_stops_a_cut_off_reply_at_its_budget_and_says_how_to_g
     assert "Paused at its budget ($0.30 of $0.30)" in screen, screen
     assert "To go on: claude-run --budget-usd 0.3 -- --resume" in screen, screen
     assert exit_status == "4", screen
+
+
+def watchers(world) -> list[psutil.Process]:
+    """The sub-agent watchers the hooks left for this test's project."""
+    found = []
+    for proc in psutil.process_iter(["cmdline"]):
+        line = proc.info["cmdline"] or []
+        if "watch-subagent" in line and str(world.project) in line:
+            found.append(proc)
+    return found
+
+
+def test_a_sub_agent_s_reply_cut_off_at_its_output_limit_is_not_followed_past_the_budget_in_a_pane(
+    quick_fleet: Fleet, mock_api: MockAPI, world
+) -> None:
+    """No status line is drawn while a sub-agent runs, and Claude follows its cut-off reply up by itself
+    (an attack: three requests past a $0.30 budget). The hooks watch an admitted sub-agent's transcript:
+    at the budget its follow-up in flight is cut, and nothing more is sent."""
+    fleet = quick_fleet
+    task = {"description": "x", "prompt": SUBAGENT_MARK, "subagent_type": "general-purpose"}
+    mock_api.script(
+        Turn.bash(f"session activate {SESSION} implement"),
+        Turn.call("Agent", task, when=lambda body: not is_subagent(body)),
+        Turn.bash("echo SUB >> sub.txt", when=is_subagent, times=4, **PRICEY),  # $0.24
+        Turn.say("LONG", when=is_subagent, times=8, stop_reason="max_tokens", delay=1, **PRICEY),
+        Turn.say("all done", times=-1),
+    )
+    started = fleet.fleet("start", "--no-attach")
+    assert started.returncode == 0, started.stdout + started.stderr
+    fleet.ready()
+    fleet.type("spend some money")
+    wait_until(lambda: status(fleet).get("paused") or None, 60, "the pause")
+    fleet.tmux("run-shell", "sleep 4")  # time for every follow-up Claude would make
+    answered = len(mock_api.main_requests()) - mock_api.cut()
+    assert answered == 7, (
+        f"the sub-agent's first cut-off reply crosses $0.30: {answered} answered, {status(fleet)}"
+    )
+    assert len(mock_api.main_requests()) <= 8, f"one follow-up at most, cut: {fleet.screen()}"
+    wait_until(lambda: not watchers(world), 10, "the watcher to end once the sub-agent's call was answered")
+
+
+def test_a_headless_sub_agent_s_cut_off_reply_is_not_followed_past_the_budget(
+    world, mock_api: MockAPI, env_for
+) -> None:
+    """Headless, Claude's own cap does not hold a sub-agent's follow-ups (an attack: two past a $0.10
+    budget with the person's own --max-budget-usd): the watcher ends Claude at the budget, exit 4."""
+    env = env_for()
+    settings = install_hooks(world, env)
+    task = {"description": "x", "prompt": SUBAGENT_MARK, "subagent_type": "general-purpose",
+            "run_in_background": False}  # fmt: skip
+    mock_api.script(
+        Turn.bash(f"session activate {SESSION} implement"),
+        Turn.call("Agent", task, when=lambda body: not is_subagent(body)),
+        Turn.say("LONG", when=is_subagent, times=8, stop_reason="max_tokens", delay=1, **PRICEY),
+        Turn.say("all done", times=-1),
+    )
+    run = claude_run_headless(world, env, settings, "--budget-usd", "0.10", claude=["--max-budget-usd", "5"])
+    answered = len(mock_api.main_requests()) - mock_api.cut()
+    assert answered == 4, f"the sub-agent's second reply crosses $0.10: {answered} answered; {run.stderr}"
+    assert run.returncode == 4, run.stdout + run.stderr
+    assert not watchers(world)
