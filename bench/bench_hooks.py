@@ -12,6 +12,8 @@ round so machine noise hits every command alike, it times:
 * the installed command under ``claude-run --budget-usd`` with a new reply in the transcript before
   each call: the budget gate prices the reply (reads the transcript from where it stopped) and
   writes the agent's spend ledger;
+* the installed PostToolBatch hook of such an agent, once per batch of tool calls (the budget's last
+  word before the next request: it prices what the transcripts gained);
 * the installed command in a fleet pane, where every call also asks tmux for
   the pane's identity and publishes its state: a driver runs in a pane of a
   private tmux server (socket ``fleet-bench-*``) as the agent would, activates
@@ -44,7 +46,7 @@ from bytecode import compile_package  # bench/, this script's folder
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from claude_shepherd.hooks.install import PRE_TOOL_USE, STATUS_LINE, hook_command  # noqa: E402
+from claude_shepherd.hooks.install import POST_TOOL_BATCH, PRE_TOOL_USE, STATUS_LINE, hook_command  # noqa: E402
 from claude_shepherd.supervisor.session.fields import STATE_FILE, F  # noqa: E402
 
 BIN = Path(sys.executable).parent
@@ -145,6 +147,19 @@ def replying(project: Path, transcript: Path) -> t.Callable[[], bytes]:
         return json.dumps({**data, "tool_use_id": tool_use}).encode()
 
     return next_call
+
+
+def batch_of(call: t.Callable[[], bytes]) -> t.Callable[[], bytes]:
+    """Stdin of a PostToolBatch hook for the call *call* makes (after its reply was appended)."""
+
+    def next_batch() -> bytes:
+        data = json.loads(call())
+        batch = [{"tool_use_id": data["tool_use_id"], "tool_name": "Bash", "tool_input": data["tool_input"]}]
+        return json.dumps(  # a conversation of its own: the ledger keeps a read offset per conversation
+            {**data, "session_id": "bench-batch", "hook_event_name": "PostToolBatch", "tool_calls": batch}
+        ).encode()
+
+    return next_batch
 
 
 def status_payload(project: Path) -> bytes:
@@ -281,6 +296,11 @@ def main() -> None:
         budget_transcript.write_text(transcript.read_text())
         commands["installed, --budget-usd, a new reply each call"] = (installed, budget_env)
         stdin_of = {"installed, --budget-usd, a new reply each call": replying(project, budget_transcript)}
+        batch_transcript = transcript.with_name("batch.jsonl")
+        batch_transcript.write_text(transcript.read_text())
+        batch = "post-tool-batch, --budget-usd, per batch"
+        commands[batch] = (shlex.split(hook_command(POST_TOOL_BATCH)), budget_env)
+        stdin_of[batch] = batch_of(replying(project, batch_transcript))
 
         for name, (argv, run_env) in commands.items():  # warm up: bytecode, index, page cache
             for _ in range(3):
