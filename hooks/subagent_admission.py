@@ -132,17 +132,34 @@ def _front_matter(path: str) -> dict[str, str]:
 
 def first_subagent_call(transcript: object, tool_use_id: object) -> str | None:
     """The id of the first sub-agent call of the reply that asked for *tool_use_id* (Claude Code writes a
-    reply as one line per block, each naming the message's id), or None when it cannot be told."""
+    reply as one line per block, each naming the message's id), or None when it cannot be told.
+
+    The transcript's last :data:`TAIL` bytes are searched first; a reply whose calls carry long input
+    may begin before them, so a call not found there, or a reply found in part, is looked for in the
+    newest :data:`~claude_shepherd.supervisor.session.replies.READ_LIMIT` bytes."""
     if not isinstance(transcript, str) or not os.path.isabs(transcript) or not isinstance(tool_use_id, str):
         return None
+    found = _first_call(transcript, tool_use_id, TAIL)
+    if found == _PARTLY:
+        from claude_shepherd.supervisor.session.replies import READ_LIMIT
+
+        found = _first_call(transcript, tool_use_id, READ_LIMIT)
+    return None if found == _PARTLY else found
+
+
+_PARTLY = "\0"
+"""The reply was found, but it may begin before the part read."""
+
+
+def _first_call(transcript: str, tool_use_id: str, span: int) -> str | None:
     try:
         fd = os.open(transcript, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return None
     try:
         size = os.fstat(fd).st_size
-        os.lseek(fd, max(0, size - TAIL), os.SEEK_SET)
-        tail = os.read(fd, TAIL)
+        start = max(0, size - span)
+        tail = os.pread(fd, size - start, start)
     except OSError:
         return None
     finally:
@@ -164,5 +181,7 @@ def first_subagent_call(transcript: object, tool_use_id: object) -> str | None:
                 blocks.append((str(message.get("id")), str(block.get("id")), str(block.get("name"))))
     asked = next((m for m, i, _ in blocks if i == tool_use_id), None)
     if asked is None:
-        return None
+        return _PARTLY if start > 0 else None  # the call may lie before the part read
+    if start > 0 and blocks[0][0] == asked:
+        return _PARTLY  # the reply's first block read is the first read at all: more of it may lie before
     return next((i for m, i, n in blocks if m == asked and n in SUBAGENT_TOOLS), None)

@@ -356,3 +356,24 @@ def test_a_line_nested_too_deep_does_not_break_one_sub_agent_at_a_time(tmp_path:
     deep = '{"type": "tool_use", "x": ' + "[" * 5000 + "]" * 5000 + "}"
     path.write_text(json.dumps(reply) + "\n" + deep + "\n")
     assert first_subagent_call(str(path), "a2") == "a1"
+
+
+def test_a_reply_whose_calls_begin_before_the_tail_read_still_has_its_first_call(tmp_path: Path) -> None:
+    """Claude writes each block of a reply on a line of its own: eight sub-agent calls with long prompts
+    make a reply longer than the 1 MiB searched first. Its first call is still found (it used to be
+    missed, so a later call of the same reply was taken for the first and ran beside it)."""
+    from claude_shepherd.hooks.subagent_admission import TAIL, first_subagent_call
+
+    path = tmp_path / "t.jsonl"
+    with path.open("w") as out:
+        out.write(json.dumps({"type": "user", "message": {"content": "go"}}) + "\n")
+        for n in range(8):
+            block = {
+                "type": "tool_use",
+                "id": f"a{n}",
+                "name": "Agent",
+                "input": {"prompt": "x" * (TAIL // 4)},
+            }
+            out.write(json.dumps({"type": "assistant", "message": {"id": "m1", "content": [block]}}) + "\n")
+    assert path.stat().st_size > TAIL
+    assert {first_subagent_call(str(path), f"a{n}") for n in range(8)} == {"a0"}
