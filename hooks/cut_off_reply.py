@@ -8,8 +8,9 @@ cut off and the agent at its budget, it interrupts Claude as a person would, onc
 - in a fleet pane, Escape — only when the agent's claude-run has its Claude reading the pane's keys
   (:func:`claude_shepherd.hooks.pane_typing.reads_keys`). The turn ends, the agent stays, paused, its
   conversation kept; ``fleet budget --add`` lets it go on;
-- elsewhere, SIGINT to the claude-run's Claude: it ends (a lone claude-run's budget is fixed while it
-  runs; the pause's line says how to go on in the same conversation).
+- elsewhere, or where Escape would not reach Claude (its terminal put back in line mode: a key then
+  waits for Enter), SIGINT to the claude-run's Claude: it ends (claude-run says how to go on in the
+  same conversation, exit 4).
 
 The follow-up in flight is cut; none after it is sent. Standard library only (the status line's path).
 """
@@ -128,29 +129,34 @@ def stop_at_budget(
     return interrupt(caller, env, agent)
 
 
-def interrupt(caller: Caller, env: t.Mapping[str, str], agent: str) -> bool:
-    """Escape into the fleet pane whose keys the agent's Claude reads, else SIGINT to the claude-run's
-    Claude; False when no Claude of the agent's claude-run was found."""
+def interrupt(
+    caller: Caller, env: t.Mapping[str, str], agent: str, claude: tuple[int, str] | None = None
+) -> bool:
+    """Escape into the fleet pane whose keys the agent's Claude reads; else (no fleet pane, or its
+    terminal put back in line mode, where a key waits for Enter) SIGINT to the claude-run's Claude:
+    *claude* (pid, start token) when given, else the Claude this hook runs under. False when neither
+    was done."""
     from claude_shepherd.hooks import pane_typing
-    from claude_shepherd.supervisor.session.identity import fleet_socket
+    from claude_shepherd.supervisor.session.identity import fleet_socket, start_token
     from claude_shepherd.supervisor.session.programs import run_tmux
 
     who = pane_typing.owner(env)
     if who is None:
         return False
     socket, pane = fleet_socket(env), env.get("TMUX_PANE", "")
-    if caller.pane is not None:
-        if socket is None or not pane.startswith("%"):
-            return False
-        if pane_typing.reads_keys(socket, pane, agent, who) is None:
-            return False
-        done = run_tmux(socket, ["send-keys", "-t", pane, "Escape"], os.environ)
-        return done is not None and done.returncode == 0
-    claude = claude_of(who[0])
-    if claude is None:
+    in_pane = caller.pane is not None and socket is not None and pane.startswith("%")
+    if in_pane and pane_typing.reads_keys(str(socket), pane, agent, who) is not None:
+        done = run_tmux(str(socket), ["send-keys", "-t", pane, "Escape"], os.environ)
+        if done is not None and done.returncode == 0:
+            return True
+    if claude is not None:
+        target: int | None = claude[0] if start_token(claude[0]) == claude[1] else None
+    else:
+        target = claude_of(who[0])
+    if target is None:
         return False
     try:
-        os.kill(claude, signal.SIGINT)
+        os.kill(target, signal.SIGINT)
     except OSError:
         return False
     return True

@@ -71,15 +71,24 @@ def failure_reason(problem: str, event: str = PRE_TOOL_USE) -> str:
     )
 
 
+SKILL_TOOL = "Skill"
+
+
 def subagents_held(caller: Caller, env: t.Mapping[str, str], call: ToolCall, cwd: str) -> str | None:
     """For an agent a budget holds: a sub-agent call that may not run now (:mod:`.subagent_admission`);
-    like the budget gate, a rule that fails refuses nothing."""
+    like the budget gate, a rule that fails refuses nothing. A sub-agent, or a skill (which may run in
+    one), that runs is watched for its own follow-ups of a cut-off reply (:mod:`.subagent_watch`)."""
     from claude_shepherd.hooks import subagent_admission
 
-    if call.name not in subagent_admission.SUBAGENT_TOOLS:
+    if call.name not in subagent_admission.SUBAGENT_TOOLS and call.name != SKILL_TOOL:
         return None
     try:
         if not budget_gate.holds(caller, env):
+            return None
+        if call.name == SKILL_TOOL:  # a skill may run in a sub-agent of its own (context: fork): watched
+            from claude_shepherd.hooks import subagent_watch
+
+            subagent_watch.start(caller, env, call, cwd)
             return None
         home = env.get("HOME") or os.path.expanduser("~")
         configs = {env.get("CLAUDE_CONFIG_DIR", "").strip() or os.path.join(home, ".claude")}

@@ -102,21 +102,9 @@ def _stopped(
 
 
 def _interrupt(caller: Caller, env: t.Mapping[str, str], claude: int, token: str) -> None:
-    """Escape in the agent's fleet pane; else SIGINT to its Claude, if that is still the process the
-    hook saw."""
-    import signal
-
+    """As the status line does: Escape in the agent's fleet pane, else SIGINT to the Claude the hook saw
+    (if that is still the process)."""
     from claude_shepherd.hooks import budget_gate
     from claude_shepherd.hooks.cut_off_reply import interrupt
-    from claude_shepherd.supervisor.session.identity import start_token
 
-    agent = budget_gate.agent_of(caller, env)
-    if caller.pane is not None:
-        if agent is not None:
-            interrupt(caller, env, agent)
-        return
-    if start_token(claude) == token:
-        try:
-            os.kill(claude, signal.SIGINT)
-        except OSError:
-            pass
+    interrupt(caller, env, budget_gate.agent_of(caller, env) or "", claude=(claude, token))

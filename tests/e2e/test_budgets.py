@@ -35,6 +35,11 @@ SUBAGENT_MARK = "SUBAGENT-MARK do it"
 """The prompt the scripted main agent gives its sub-agents: their requests start with it."""
 
 
+FOREGROUND_TASK = {"description": "x", "prompt": SUBAGENT_MARK, "subagent_type": "general-purpose",
+                   "run_in_background": False}  # fmt: skip
+"""A sub-agent call the scripted main agent makes, in the foreground."""
+
+
 def is_subagent(body: dict[str, t.Any]) -> bool:
     """A sub-agent's request: its conversation starts with the prompt it was given."""
     return SUBAGENT_MARK in json.dumps(body.get("messages", [])[:1])
@@ -46,18 +51,35 @@ def status(fleet: Fleet) -> dict[str, t.Any]:
     return next((row for row in rows if row["label"] == "A"), {})
 
 
-@pytest.fixture
-def budget_fleet(world, env_for) -> t.Iterator[Fleet]:
+def fleet_with_budget(world, env_for, usd: float) -> t.Iterator[Fleet]:
+    """A fleet whose pane A has a budget of *usd*; stopped afterwards."""
     env = env_for()
     running = Fleet(world, env, install_hooks(world, env))
     text = running.layout.read_text()
     command = text.split("        - A: ", 1)[1].rstrip("\n")
     running.layout.write_text(
         text.split("        - A: ", 1)[0]
-        + f"        - A:\n            budget: 0.1\n            commands: {command}\n"
+        + f"        - A:\n            budget: {usd}\n            commands: {command}\n"
     )
     yield running
     running.close()
+
+
+def spend_to_the_pause(fleet: Fleet, settle: float = 5.0) -> None:
+    """Start the fleet, prompt pane A, wait for its pause, then *settle* seconds for any request that
+    would follow."""
+    started = fleet.fleet("start", "--no-attach")
+    assert started.returncode == 0, started.stdout + started.stderr
+    fleet.ready()
+    fleet.type("spend some money")
+    wait_until(lambda: status(fleet).get("paused") or None, 60, "the pause")
+    fleet.tmux("run-shell", f"sleep {settle:g}")
+
+
+@pytest.fixture
+def budget_fleet(world, env_for) -> t.Iterator[Fleet]:
+    """A fleet whose pane A has a $0.10 budget."""
+    yield from fleet_with_budget(world, env_for, 0.1)
 
 
 def test_a_budget_reached_pauses_within_one_request_and_raising_it_goes_on(
@@ -150,16 +172,7 @@ def test_a_resumed_conversation_is_counted_once(plain_fleet: Fleet, mock_api: Mo
 @pytest.fixture
 def quick_fleet(world, env_for) -> t.Iterator[Fleet]:
     """A fleet whose pane A has a $0.30 budget."""
-    env = env_for()
-    running = Fleet(world, env, install_hooks(world, env))
-    text = running.layout.read_text()
-    command = text.split("        - A: ", 1)[1].rstrip("\n")
-    running.layout.write_text(
-        text.split("        - A: ", 1)[0]
-        + f"        - A:\n            budget: 0.3\n            commands: {command}\n"
-    )
-    yield running
-    running.close()
+    yield from fleet_with_budget(world, env_for, 0.3)
 
 
 def test_quick_tool_calls_pause_at_the_request_that_crossed_the_budget(
@@ -171,12 +184,7 @@ def test_quick_tool_calls_pause_at_the_request_that_crossed_the_budget(
     fleet = quick_fleet
     quick = Turn.bash("echo RAN >> ran.txt", times=20, **PRICEY)
     mock_api.script(Turn.bash(f"session activate {SESSION} implement", **PRICEY), quick, Turn.say("all done"))
-    started = fleet.fleet("start", "--no-attach")
-    assert started.returncode == 0, started.stdout + started.stderr
-    fleet.ready()
-    fleet.type("spend some money")
-    wait_until(lambda: status(fleet).get("paused") or None, 60, f"the pause: {fleet.screen()}")
-    fleet.tmux("run-shell", "sleep 5")  # time for any request that would follow
+    spend_to_the_pause(fleet)
     assert len(mock_api.main_requests()) == 5, f"$0.30 is crossed by the fifth reply: {status(fleet)}"
     assert (world.project / "ran.txt").read_text().split() == ["RAN"] * 3, (
         "the fifth reply's call did not run"
@@ -237,8 +245,7 @@ def test_sub_agents_asked_for_together_run_one_at_a_time_under_a_budget(
     env = env_for()
     settings = install_hooks(world, env)
 
-    task = {"description": "x", "prompt": SUBAGENT_MARK, "subagent_type": "general-purpose",
-            "run_in_background": False}  # fmt: skip
+    task = FOREGROUND_TASK
     mock_api.script(
         Turn.bash(f"session activate {SESSION} implement"),
         Turn.call("Agent", task, copies=8),
@@ -311,8 +318,7 @@ def test_a_sub_agent_that_keeps_calling_tools_is_held_to_the_budget(
     env = env_for()
     settings = install_hooks(world, env)
 
-    task = {"description": "x", "prompt": SUBAGENT_MARK, "subagent_type": "general-purpose",
-            "run_in_background": False}  # fmt: skip
+    task = FOREGROUND_TASK
     mock_api.script(
         Turn.bash(f"session activate {SESSION} implement"),
         Turn.call("Agent", task),
@@ -351,12 +357,7 @@ def test_a_sub_agent_in_a_fleet_pane_that_keeps_calling_tools_is_held_to_the_bud
         Turn.bash("echo SUB >> sub.txt", when=is_subagent, times=-1, **PRICEY),
         Turn.say("all done", times=-1),
     )
-    started = fleet.fleet("start", "--no-attach")
-    assert started.returncode == 0, started.stdout + started.stderr
-    fleet.ready()
-    fleet.type("spend some money")
-    wait_until(lambda: status(fleet).get("paused") or None, 60, f"the pause: {fleet.screen()}")
-    fleet.tmux("run-shell", "sleep 5")  # time for any request that would follow
+    spend_to_the_pause(fleet)
     subs = [body for body in mock_api.main_requests() if is_subagent(body)]
     assert len(subs) == 5, f"$0.30 is crossed by the sub-agent's fifth reply: {len(subs)}; {fleet.screen()}"
     assert (world.project / "sub.txt").read_text().split() == ["SUB"] * 4, (
@@ -380,18 +381,11 @@ def test_calls_claude_refuses_before_any_hook_still_stop_at_the_budget(
         Turn.call(tool, tool_input, times=15, **PRICEY),
         Turn.say("all done", times=-1),
     )
-    started = fleet.fleet("start", "--no-attach")
-    assert started.returncode == 0, started.stdout + started.stderr
-    fleet.ready()
-    fleet.type("spend some money")
-    wait_until(lambda: status(fleet).get("paused") or None, 60, f"the pause: {fleet.screen()}")
-    fleet.tmux("run-shell", "sleep 5")  # time for any request that would follow
+    spend_to_the_pause(fleet)
     assert len(mock_api.main_requests()) == 6, f"$0.30 is crossed by the sixth request: {status(fleet)}"
 
 
-@pytest.mark.parametrize(
-    ("apart", "size"), [(1.0, 0), (3.0, 0), (1.0, 300_000)], ids=["1s_apart", "3s_apart", "300kB_reply"]
-)
+@pytest.mark.parametrize(("apart", "size"), [(2.0, 0), (2.0, 300_000)], ids=["2s_apart", "300kB_reply"])
 def test_a_reply_cut_off_at_its_output_limit_is_not_followed_past_the_budget(
     quick_fleet: Fleet, mock_api: MockAPI, world, apart: float, size: int
 ) -> None:
@@ -408,12 +402,7 @@ def test_a_reply_cut_off_at_its_output_limit_is_not_followed_past_the_budget(
         Turn.say(text, times=15, stop_reason="max_tokens", delay=apart, **PRICEY),
         Turn.say("all done", times=-1),
     )
-    started = fleet.fleet("start", "--no-attach")
-    assert started.returncode == 0, started.stdout + started.stderr
-    fleet.ready()
-    fleet.type("spend some money")
-    wait_until(lambda: status(fleet).get("paused") or None, 60, f"the pause: {fleet.screen()}")
-    fleet.tmux("run-shell", f"sleep {apart * 3 + 3:g}")  # time for every follow-up Claude would make
+    spend_to_the_pause(fleet, settle=apart * 3 + 3)
     answered = len(mock_api.main_requests()) - mock_api.cut()
     assert answered == 6, f"$0.30 is crossed by the sixth request: {answered} answered, {status(fleet)}"
     assert len(mock_api.main_requests()) <= 7, f"one follow-up at most, cut: {fleet.screen()}"
@@ -475,15 +464,10 @@ def test_a_sub_agent_s_reply_cut_off_at_its_output_limit_is_not_followed_past_th
         Turn.bash(f"session activate {SESSION} implement"),
         Turn.call("Agent", task, when=lambda body: not is_subagent(body)),
         Turn.bash("echo SUB >> sub.txt", when=is_subagent, times=4, **PRICEY),  # $0.24
-        Turn.say("LONG", when=is_subagent, times=8, stop_reason="max_tokens", delay=1, **PRICEY),
+        Turn.say("LONG", when=is_subagent, times=8, stop_reason="max_tokens", delay=2, **PRICEY),
         Turn.say("all done", times=-1),
     )
-    started = fleet.fleet("start", "--no-attach")
-    assert started.returncode == 0, started.stdout + started.stderr
-    fleet.ready()
-    fleet.type("spend some money")
-    wait_until(lambda: status(fleet).get("paused") or None, 60, "the pause")
-    fleet.tmux("run-shell", "sleep 4")  # time for every follow-up Claude would make
+    spend_to_the_pause(fleet, settle=4)
     answered = len(mock_api.main_requests()) - mock_api.cut()
     assert answered == 7, (
         f"the sub-agent's first cut-off reply crosses $0.30: {answered} answered, {status(fleet)}"
@@ -499,12 +483,11 @@ def test_a_headless_sub_agent_s_cut_off_reply_is_not_followed_past_the_budget(
     budget with the person's own --max-budget-usd): the watcher ends Claude at the budget, exit 4."""
     env = env_for()
     settings = install_hooks(world, env)
-    task = {"description": "x", "prompt": SUBAGENT_MARK, "subagent_type": "general-purpose",
-            "run_in_background": False}  # fmt: skip
+    task = FOREGROUND_TASK
     mock_api.script(
         Turn.bash(f"session activate {SESSION} implement"),
         Turn.call("Agent", task, when=lambda body: not is_subagent(body)),
-        Turn.say("LONG", when=is_subagent, times=8, stop_reason="max_tokens", delay=1, **PRICEY),
+        Turn.say("LONG", when=is_subagent, times=8, stop_reason="max_tokens", delay=2, **PRICEY),
         Turn.say("all done", times=-1),
     )
     run = claude_run_headless(world, env, settings, "--budget-usd", "0.10", claude=["--max-budget-usd", "5"])
@@ -512,3 +495,48 @@ def test_a_headless_sub_agent_s_cut_off_reply_is_not_followed_past_the_budget(
     assert answered == 4, f"the sub-agent's second reply crosses $0.10: {answered} answered; {run.stderr}"
     assert run.returncode == 4, run.stdout + run.stderr
     assert not watchers(world)
+
+
+def test_a_forked_skill_s_reply_cut_off_at_its_output_limit_is_not_followed_past_the_budget(
+    quick_fleet: Fleet, mock_api: MockAPI, world
+) -> None:
+    """A skill with ``context: fork`` runs in a sub-agent through the Skill tool, not Agent: it was not
+    watched, and its cut-off reply's follow-ups went three requests past $0.30 (an attack). Watched now."""
+    fleet = quick_fleet
+    skill = world.project / ".claude" / "skills" / "spender" / "SKILL.md"
+    skill.parent.mkdir(parents=True)
+    skill.write_text(f"---\nname: spender\ndescription: spends\ncontext: fork\n---\n{SUBAGENT_MARK}\n")
+    mock_api.script(
+        Turn.bash(f"session activate {SESSION} implement"),
+        Turn.call("Skill", {"skill": "spender"}, when=lambda body: not is_subagent(body)),
+        Turn.bash("echo SUB >> sub.txt", when=is_subagent, times=4, **PRICEY),  # $0.24
+        Turn.say("LONG", when=is_subagent, times=8, stop_reason="max_tokens", delay=2, **PRICEY),
+        Turn.say("all done", times=-1),
+    )
+    spend_to_the_pause(fleet, settle=5)
+    answered = len(mock_api.main_requests()) - mock_api.cut()
+    assert answered == 7, (
+        f"the skill's first cut-off reply crosses $0.30: {answered} answered, {status(fleet)}"
+    )
+
+
+def test_a_pane_put_back_in_line_mode_still_has_its_claude_stopped_at_the_budget(
+    quick_fleet: Fleet, mock_api: MockAPI, world
+) -> None:
+    """An agent's Bash put its pane's terminal in line mode (``stty icanon``): Escape then waits for an
+    Enter, and was not sent at all; the follow-ups of a cut-off reply went three past $0.30 (an attack).
+    Where Escape cannot reach Claude it gets SIGINT: it ends, paused, and claude-run says how to go on."""
+    fleet = quick_fleet
+    cook = ("p=$$; for i in 1 2 3 4 5 6 7 8; do t=$(readlink /proc/$p/fd/0); case $t in /dev/pts/*) break;; "
+            "esac; p=$(awk '{print $4}' /proc/$p/stat); done; stty -F $t icanon")  # fmt: skip
+    mock_api.script(
+        Turn.bash(f"session activate {SESSION} implement"),
+        Turn.bash(cook),
+        Turn.bash("echo RAN >> ran.txt", times=4, **PRICEY),
+        Turn.say("LONG", times=8, stop_reason="max_tokens", delay=2, **PRICEY),
+        Turn.say("all done", times=-1),
+    )
+    spend_to_the_pause(fleet, settle=5)
+    answered = len(mock_api.main_requests()) - mock_api.cut()
+    assert answered == 7, f"$0.30 is crossed by the seventh request: {answered} answered, {fleet.screen()}"
+    assert "Paused at its budget" in fleet.screen(), fleet.screen()
