@@ -33,6 +33,7 @@ around such a pane is only a name.
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import typing as t
@@ -42,6 +43,7 @@ from pathlib import Path
 from claude_shepherd.supervisor.errors import ShepherdError
 from claude_shepherd.supervisor.session.budgets import amount_problem
 from claude_shepherd.supervisor.session.numbers import parse_count
+from claude_shepherd.supervisor.session.paths import sessions_root
 from claude_shepherd.supervisor.tmux_names import DEFAULT_ALERT_ON, FLEET_SOCKET, is_fleet_socket
 
 if t.TYPE_CHECKING:
@@ -246,6 +248,11 @@ class Layout:
     def pane_ids(self) -> list[str]:
         """The fleet pane ids this layout creates (labelled panes only)."""
         return [f"{self.name}:{w.name}:{p.label}" for w in self.windows for p in w.panes if p.label]
+
+    def sessions_roots(self) -> set[Path]:
+        """Where the layout's agents keep their sessions (ledgers, budgets): the sessions root each finds
+        from where its pane starts, its window's root (the builder's ``-c``)."""
+        return {sessions_root(cwd=w.root, env=os.environ) for w in self.windows if w.panes}
 
     def with_socket(self, socket_name: str) -> Layout:
         if not is_fleet_socket(socket_name):
