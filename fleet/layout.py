@@ -268,24 +268,6 @@ class Layout:
         named = self.window(target)
         return named if named is not None else self.windows[int(target)]  # the parser checked the index
 
-    # ----------------------------------------------------------------------- the inverse
-
-    def to_document(self) -> dict[str, t.Any]:
-        """This layout as a document that :func:`parse_layout` reads back to it, but for
-        :data:`PROVENANCE` (where it was read from): each key is written back by the function beside
-        the one that reads it."""
-        return {
-            "name": self.name,
-            **_root_written(self.root_text),
-            **_tmux_written(self),
-            **_commands_written(self),
-            **_startup_written(self),
-            "attach": self.attach,
-            "windows": [{w.name: _window_written(w)} for w in self.windows],
-            **_notify_written(self),
-            **_budget_written(self.budget),
-        }
-
     def budget_share(self, host: str | None) -> Budget | None:
         """The part of the fleet's budget *host* holds: no host sees another's spend, so each holds
         its share by its labelled panes (a host without any holds none), and together they hold the
@@ -299,8 +281,9 @@ class Layout:
             return None
         return Budget(usd=cents_share(budget.usd, mine / total), per=budget.per)
 
-    def part(self, host: str | None) -> dict[str, t.Any]:
-        """The layout document of what *host* runs (None: this machine), for that host's ``fleet``.
+    def part(self, host: str | None) -> Layout:
+        """What *host* runs (None: this machine), a layout for that host's ``fleet`` (:func:`to_document`
+        writes it).
 
         Its windows only, never naming a host; not attached. This machine's part carries absolute
         roots; another host's carries the roots as written, resolved there (from the login's home
@@ -325,10 +308,8 @@ class Layout:
         )
         if host is None:
             here = tuple(replace(w, root_text=str(w.root)) for w in windows)
-            return replace(part, root_text=str(self.root), windows=here).to_document()
-        return replace(
-            part, config_file=None, tmux_bin=None, on_project_start=(), notify_command=None
-        ).to_document()
+            return replace(part, root_text=str(self.root), windows=here)
+        return replace(part, config_file=None, tmux_bin=None, on_project_start=(), notify_command=None)
 
 
 PROVENANCE: frozenset[str] = frozenset({"source", "line", "root_line", "base"})
@@ -561,10 +542,26 @@ def parse_layout(text: str, source: Path, *, cwd: Path | None = None) -> Layout:
 # --------------------------------------------------------------------------- building, key by key
 #
 # Each key's reader (the checked file -> the model's fields) sits beside its writer (the model -> the key
-# as a document writes it); Layout.to_document() is made of the writers. The round-trip test holds each
+# as a document writes it); to_document() is made of the writers. The round-trip test holds each
 # pair to the other over whole layouts, so a key read here and never written back fails it.
 
 _Fail = t.Callable[[YamlPath, str], t.NoReturn]
+
+
+def to_document(layout: Layout) -> dict[str, t.Any]:
+    """*layout* as a document that :func:`parse_layout` reads back to it, but for :data:`PROVENANCE`
+    (where it was read from): each key is written back by the function beside the one that reads it."""
+    return {
+        "name": layout.name,
+        **_root_written(layout.root_text),
+        **_tmux_written(layout),
+        **_commands_written(layout),
+        **_startup_written(layout),
+        "attach": layout.attach,
+        "windows": [{w.name: _window_written(w)} for w in layout.windows],
+        **_notify_written(layout),
+        **_budget_written(layout.budget),
+    }
 
 
 def _build(raw: RawLayout, source: Path, lines: dict[YamlPath, int], cwd: Path) -> Layout:
