@@ -1,4 +1,4 @@
-"""A layout file's checked layout is kept and read back (``fleet/layout_cache.py``) only while it is what
+"""A layout file's checked layout is kept and read back (``fleet/layout/cache.py``) only while it is what
 a parse of the file, here, would give: the same text, working directory and home, the same models."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from support.every_layout import LAYOUTS
 
-from claude_shepherd.fleet import layout_cache
 from claude_shepherd.fleet.layout import LayoutError, load_layout, parse_layout
+from claude_shepherd.fleet.layout import cache as layout_cache
 
 SIMPLE = "name: cached\nroot: proj\nwindows:\n  - main:\n      panes:\n        - A: claude-run\n"
 
