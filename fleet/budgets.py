@@ -40,9 +40,7 @@ def _written(budget: Budget | None) -> dict[str, t.Any] | None:
 
 def roots(layout: Layout) -> list[Path]:
     """The sessions roots of the layout's agents (where their ledgers and budgets live)."""
-    from claude_shepherd.fleet.builder import _session_roots
-
-    return sorted(_session_roots(layout))
+    return sorted(layout.sessions_roots())
 
 
 def document(layout: Layout, previous: t.Mapping[str, t.Any] | None = None) -> dict[str, t.Any]:

@@ -43,7 +43,6 @@ from claude_shepherd.supervisor.errors import ShepherdError
 from claude_shepherd.supervisor.session.fields import F
 from claude_shepherd.supervisor.session.identity import owner_alive
 from claude_shepherd.supervisor.session.lookup import sessions_on_pane
-from claude_shepherd.supervisor.session.paths import sessions_root
 from claude_shepherd.supervisor.tmux_names import (
     AGENT_OPTION,
     CLAUDE_OPTION,
@@ -125,7 +124,8 @@ def pane_argv(layout: Layout, window: WindowSpec, pane: PaneSpec) -> list[str]:
 
 
 def pane_dir(window: WindowSpec, pane: PaneSpec) -> Path:
-    """The directory *pane* starts in, where its agent finds its project's sessions: its window's root."""
+    """The directory *pane* starts in, where its agent finds its project's sessions: its window's root
+    (:meth:`Layout.sessions_roots` counts on it)."""
     return window.root
 
 
@@ -133,11 +133,6 @@ def pane_start(layout: Layout, window: WindowSpec, pane: PaneSpec) -> list[t.Any
     """How tmux starts *pane*: ``-c DIR`` and the pane's process, last in a ``new-session``,
     ``new-window``, ``split-window`` or ``respawn-pane``."""
     return ["-c", pane_dir(window, pane), *pane_argv(layout, window, pane)]
-
-
-def _session_roots(layout: Layout) -> set[Path]:
-    """Where the layout's agents keep their sessions."""
-    return {sessions_root(cwd=pane_dir(w, p), env=os.environ) for w in layout.windows for p in w.panes}
 
 
 def _label(pane: PaneSpec) -> list[t.Any]:
@@ -343,7 +338,7 @@ def running_elsewhere(layout: Layout, server: FleetServer, identities: t.Iterabl
     socket = os.path.realpath(socket_dir() / layout.socket_name)
     panes = {p.pane_id: p for p in list_panes(server)}
     table = pr.snapshot()
-    roots = _session_roots(layout)
+    roots = layout.sessions_roots()
     found: dict[str, str] = {}
     for identity in wanted:
         label = identity.rsplit(":", 1)[-1]
@@ -384,7 +379,7 @@ def look_alikes(layout: Layout, server: FleetServer) -> list[str]:
                 if {(p.window, p.label) for p in panes if p.label} == shape}  # fmt: skip
     if not shape or not sessions:
         return []
-    roots = _session_roots(layout)
+    roots = layout.sessions_roots()
     table = pr.snapshot()
     socket = server.socket_file()
 

@@ -3,8 +3,8 @@
 ``fleet`` never builds another machine's panes itself. It sends that host's
 ``fleet`` the host's part of the layout (JSON on stdin, read as ``LAYOUT -``),
 and that fleet builds, stops and inspects it like any local layout. What a part
-holds is the layout's to say (:meth:`Layout.part`, beside the parser); here is
-what is about hosts: reading a part from stdin, and keeping it.
+holds is the layout's to say (:meth:`Layout.part`, written by :func:`to_document`
+beside the parser); here is what is about hosts: reading a part from stdin, and keeping it.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import sys
 import typing as t
 from pathlib import Path
 
-from claude_shepherd.fleet.layout import Layout, LayoutError, load_layout, parse_layout
+from claude_shepherd.fleet.layout import Layout, LayoutError, load_layout, parse_layout, to_document
 from claude_shepherd.supervisor.session.private_dir import private_dir
 from claude_shepherd.supervisor.session.roots import registry_dir
 
@@ -24,8 +24,8 @@ MAX_DOCUMENT = 1024 * 1024
 
 
 def part_document(layout: Layout, host: str | None) -> dict[str, t.Any]:
-    """The layout document of what *host* runs (None: this machine): :meth:`Layout.part`."""
-    return layout.part(host)
+    """The layout document of what *host* runs (None: this machine): :meth:`Layout.part`, written."""
+    return to_document(layout.part(host))
 
 
 # --------------------------------------------------------------------------- the receiving side

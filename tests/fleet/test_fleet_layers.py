@@ -98,7 +98,7 @@ def test_fleet_status_of_a_layout_checked_before_loads_no_yaml_nor_pydantic(tmp_
         "import sys\n"
         "from claude_shepherd.fleet.cli import run\n"
         "status = run(sys.argv[1:])\n"
-        "heavy = ('yaml', 'pydantic', 'claude_shepherd.fleet.layout_file', 'claude_shepherd.fleet.hosts.span',\n"
+        "heavy = ('yaml', 'pydantic', 'claude_shepherd.fleet.layout.file', 'claude_shepherd.fleet.hosts.span',\n"
         "         'claude_shepherd.fleet.hosts.transport', 'psutil')\n"
         "print('LOADED', [m for m in heavy if m in sys.modules], status, file=sys.stderr)\n"
     )
@@ -117,7 +117,7 @@ def test_fleet_status_of_a_layout_checked_before_loads_no_yaml_nor_pydantic(tmp_
 
     first, parsed = status()
     again, kept = status()
-    assert parsed.startswith("LOADED ['yaml', 'pydantic', 'claude_shepherd.fleet.layout_file']"), parsed
+    assert parsed.startswith("LOADED ['yaml', 'pydantic', 'claude_shepherd.fleet.layout.file']"), parsed
     assert kept.startswith("LOADED []") and again == first and "'cached'" in first, (kept, again, first)
     layout.write_text(layout.read_text().replace("name: cached", "name: renamed"))
     changed, parsed = status()

@@ -1,4 +1,4 @@
-"""A layout file's checked layout is kept and read back (``fleet/layout_cache.py``) only while it is what
+"""A layout file's checked layout is kept and read back (``fleet/layout/cache.py``) only while it is what
 a parse of the file, here, would give: the same text, working directory and home, the same models."""
 
 from __future__ import annotations
@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 from support.every_layout import LAYOUTS
 
-from claude_shepherd.fleet import layout_cache
-from claude_shepherd.fleet.layout import LayoutError, load_layout, parse_layout
+from claude_shepherd.fleet.layout import LayoutError, cache, load_layout, parse_layout
 
 SIMPLE = "name: cached\nroot: proj\nwindows:\n  - main:\n      panes:\n        - A: claude-run\n"
 
@@ -35,7 +34,7 @@ def test_every_key_of_a_whole_layout_is_read_back_from_its_entry(
     path.write_text(text)
     parsed = load_layout(path, cwd=tmp_path)
     assert len(entries(state)) == 1
-    kept = layout_cache.cached(path, text, tmp_path)
+    kept = cache.cached(path, text, tmp_path)
     assert kept == parsed == parse_layout(text, path, cwd=tmp_path)
     assert load_layout(path, cwd=tmp_path) == parsed
 
@@ -97,15 +96,15 @@ def test_an_entry_that_does_not_read_back_whole_is_parsed_afresh(tmp_path: Path,
     parsed = load_layout(path, cwd=tmp_path)
     (entry_path,) = entries(state)
     entry_path.write_text(damage(json.loads(entry_path.read_text())))
-    assert layout_cache.cached(path, SIMPLE, tmp_path) is None
+    assert cache.cached(path, SIMPLE, tmp_path) is None
     assert load_layout(path, cwd=tmp_path) == parsed
-    assert layout_cache.cached(path, SIMPLE, tmp_path) == parsed  # kept again, whole
+    assert cache.cached(path, SIMPLE, tmp_path) == parsed  # kept again, whole
 
 
 def test_the_cache_keeps_a_bounded_number_of_entries(
     tmp_path: Path, state: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(layout_cache, "MAX_ENTRIES", 3)
+    monkeypatch.setattr(cache, "MAX_ENTRIES", 3)
     path = tmp_path / "cached.yml"
     path.write_text(SIMPLE)
     for i in range(6):
@@ -120,7 +119,7 @@ def test_a_state_folder_open_to_others_is_not_read_from(tmp_path: Path, state: P
     parsed = load_layout(path, cwd=tmp_path)
     state.chmod(0o777)  # anyone could have planted an entry
     try:
-        assert layout_cache.cached(path, SIMPLE, tmp_path) is None
+        assert cache.cached(path, SIMPLE, tmp_path) is None
         assert load_layout(path, cwd=tmp_path) == parsed
     finally:
         state.chmod(0o700)

@@ -1,4 +1,4 @@
-"""A layout written back: ``Layout.to_document()`` and ``Layout.part(host)`` read back to the same layout.
+"""A layout written back: ``to_document(layout)`` and ``layout.part(host)`` read back to the same layout.
 
 Whole models are compared, every field, so a key the parser learns and the writer does not fails here;
 the layouts below set every key the parser honours (checked against HONOURED_KEYS and WINDOW_KEYS), in
@@ -26,6 +26,7 @@ from claude_shepherd.fleet.layout import (
     Layout,
     LayoutError,
     parse_layout,
+    to_document,
 )
 from claude_shepherd.supervisor.tmux_names import ALERT_STATES
 
@@ -71,7 +72,7 @@ def test_the_layouts_here_set_every_key_the_parser_honours() -> None:
 
 
 def test_every_key_is_written_back(tmp_path: Path) -> None:
-    document = parse(EVERY_KEY, tmp_path).to_document()
+    document = to_document(parse(EVERY_KEY, tmp_path))
     assert set(document) == set(HONOURED_KEYS)
     written = {key for item in document["windows"] for body in item.values() for key in body}
     assert written == set(WINDOW_KEYS)
@@ -80,9 +81,9 @@ def test_every_key_is_written_back(tmp_path: Path) -> None:
 @pytest.mark.parametrize("text", LAYOUTS.values(), ids=list(LAYOUTS))
 def test_a_whole_layout_reads_back_from_its_document(tmp_path: Path, text: str) -> None:
     layout = parse(text, tmp_path)
-    again = sent(layout.to_document(), tmp_path)
+    again = sent(to_document(layout), tmp_path)
     assert unsourced(again) == unsourced(layout)
-    assert again.to_document() == layout.to_document()
+    assert to_document(again) == to_document(layout)
 
 
 @pytest.mark.parametrize("text", LAYOUTS.values(), ids=list(LAYOUTS))
@@ -96,7 +97,7 @@ def test_each_hosts_part_reads_back_as_that_hosts_windows_of_the_layout(tmp_path
 def check_part(layout: Layout, host: str | None, cwd: Path) -> None:
     """What *host*'s part reads back as, against *layout*, every difference named."""
     part = sent(pt.part_document(layout, host), cwd)
-    assert part.to_document() == layout.part(host)
+    assert to_document(part) == to_document(layout.part(host))
     here = host is None
     # This machine's part carries absolute roots; another host's the roots as written, resolved there.
     windows = tuple(
@@ -144,7 +145,7 @@ def test_every_shipped_layout_reads_back_and_so_do_its_parts(tmp_path: Path, pat
         layout = parse_layout(path.read_text(encoding="utf-8"), path, cwd=tmp_path)
     except LayoutError:
         pytest.skip("a layout the parser refuses, on purpose")
-    assert unsourced(sent(layout.to_document(), tmp_path)) == unsourced(layout)
+    assert unsourced(sent(to_document(layout), tmp_path)) == unsourced(layout)
     for host in layout.hosts:
         check_part(layout, host, tmp_path)
 
@@ -214,7 +215,7 @@ def documents(draw: st.DrawFn) -> dict[str, t.Any]:
 def test_any_layout_reads_back_and_so_do_its_parts(tmp_path: Path, document: dict[str, t.Any]) -> None:
     (tmp_path / "tmux.conf").touch()
     layout = parse_layout(json.dumps(document), tmp_path / "any.yml", cwd=tmp_path)
-    assert unsourced(sent(layout.to_document(), tmp_path)) == unsourced(layout)
+    assert unsourced(sent(to_document(layout), tmp_path)) == unsourced(layout)
     for host in layout.hosts:
         check_part(layout, host, tmp_path)
 

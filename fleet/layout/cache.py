@@ -1,4 +1,4 @@
-"""A layout file's checked :class:`~claude_shepherd.fleet.layout.Layout`, kept beside the text it came from.
+"""A layout file's checked :class:`~.model.Layout`, kept beside the text it came from.
 
 ``fleet status`` runs in loops (a status bar, a script, ``watch``), and
 checking a layout key by key costs PyYAML and pydantic, about three times
@@ -24,7 +24,7 @@ import typing as t
 import zlib
 from pathlib import Path
 
-from claude_shepherd.fleet.layout import Budget, Layout, PaneSpec, WindowSpec
+from claude_shepherd.fleet.layout.model import Budget, Layout, PaneSpec, WindowSpec
 from claude_shepherd.supervisor.errors import ShepherdError
 from claude_shepherd.supervisor.session.private_dir import private_dir
 from claude_shepherd.supervisor.session.roots import registry_dir
@@ -89,7 +89,7 @@ def _parser() -> str:
     have let through what this one refuses) is parsed afresh."""
     here = os.path.dirname(os.path.abspath(__file__))
     marks = []
-    for name in ("layout.py", "layout_file.py"):
+    for name in ("model.py", "values.py", "file.py", "build.py"):
         try:
             found = os.stat(os.path.join(here, name))
         except OSError:

@@ -1,11 +1,8 @@
 """A layout file as written: YAML read with the line of each key, checked against tmuxinator's forms.
 
-The checked raw document (:class:`RawLayout`) is what
-:func:`claude_shepherd.fleet.layout.parse_layout` builds a
-:class:`~claude_shepherd.fleet.layout.Layout` from, key by key. PyYAML and
-pydantic are imported here only, when a file is parsed: the verbs that find
-their layout already parsed (:mod:`claude_shepherd.fleet.layout_cache`) never
-pay for them.
+The checked raw document (:class:`RawLayout`) is what :func:`.build.parse_layout` builds a
+:class:`~.model.Layout` from, key by key. PyYAML and pydantic are imported here only, when a file is
+parsed: the verbs that find their layout already parsed (:mod:`.cache`) never pay for them.
 """
 
 from __future__ import annotations
@@ -17,7 +14,7 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from claude_shepherd.fleet.layout import (
+from claude_shepherd.fleet.layout.model import (
     CUSTOM_LAYOUT,
     HONOURED_KEYS,
     HOST,
@@ -27,8 +24,10 @@ from claude_shepherd.fleet.layout import (
     TMUX_LAYOUTS,
     WINDOW_KEYS,
     Budget,
-    KeyProblem,
     LayoutError,
+)
+from claude_shepherd.fleet.layout.values import (
+    KeyProblem,
     RefusedKey,
     YamlPath,
     budget_value,
