@@ -5,7 +5,7 @@ week, it leaves one process of its own (``claude-hook budget-renews``) that wait
 period — local midnight, Monday's for a week, as the spend is counted — and for the agent's turn:
 agents that go on at the same moment go one at a time, ``$FLEET_RESUME_INTERVAL`` (5 s) apart, since
 each resume re-sends a whole context (the slots are the usage windows' own,
-:func:`~claude_shepherd.supervisor.session.usage_windows.take_slot`). Then it types the resume prompt
+:func:`~claude_shepherd.supervisor.session.resume_slots.take_slot`). Then it types the resume prompt
 into the pane (:mod:`.pane_typing`), only if the agent is still paused, within every budget it is held
 to now (another, say its budget for life, may still hold it) and the pane still its. The prompt
 goes through the gate like any, which lifts the pause. Outside a fleet nobody can type: the next
@@ -18,7 +18,7 @@ import os
 import time
 
 from claude_shepherd.hooks import pane_typing
-from claude_shepherd.supervisor.session import budgets, index_records, spend, usage_windows
+from claude_shepherd.supervisor.session import budgets, index_records, resume_slots, spend
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -70,7 +70,7 @@ def ask(
     renews = budgets.renews_at(per, now) if renews is None else renews
     if renews is None or socket is None or caller.pane is None or not pane.startswith("%"):
         return None
-    slot = usage_windows.take_slot(caller.root, QUEUE, agent, renews, budgets.resume_interval(env), now)
+    slot = resume_slots.take_slot(caller.root, QUEUE, agent, renews, budgets.resume_interval(env), now)
     pid = pane_typing.spawn(COMMAND, [socket, pane, f"{slot:.3f}", str(caller.root), agent, per], env)
     return None if pid is None else {"at": renewal(per, now), "pid": pid, "token": start_token(pid)}
 
