@@ -53,9 +53,9 @@ from claude_shepherd.supervisor.claude_run.transcripts import config_dir
 from claude_shepherd.supervisor.env import CLAUDE_BIN_ENV
 from claude_shepherd.supervisor.errors import ShepherdError
 from claude_shepherd.supervisor.session import index
-from claude_shepherd.supervisor.session import transitions as tr
 from claude_shepherd.supervisor.session.fields import STATE_FILE, F
 from claude_shepherd.supervisor.session.identity import owner_alive, pid_exists
+from claude_shepherd.supervisor.session.owner_transitions import release_pane
 from claude_shepherd.supervisor.session.paths import sessions_root
 from claude_shepherd.supervisor.session.state import State
 from claude_shepherd.supervisor.session.store import StateError, read_state, update_state
@@ -154,7 +154,7 @@ def _release(session_dir: Path, pane_id: str) -> t.Callable[[], str]:
             if state.get(F.FLEET_PANE_ID) == pane_id and not owner_alive(
                 state.get(F.PID), state.get(F.PID_START)
             ):
-                tr.release_pane(state)
+                release_pane(state)
 
         update_state(session_dir, apply)
         return f"released {session_dir.name} from {pane_id}"

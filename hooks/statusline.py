@@ -30,10 +30,10 @@ from claude_shepherd.supervisor.printable import printable
 from claude_shepherd.supervisor.session import pane_records, spend, usage_windows
 from claude_shepherd.supervisor.session.credentials import credential_of, shown_credential
 from claude_shepherd.supervisor.session.fields import F
+from claude_shepherd.supervisor.session.owner_transitions import bind_conversation, resumed
 from claude_shepherd.supervisor.session.paths import display_name
 from claude_shepherd.supervisor.session.phases import declared, try_parse
 from claude_shepherd.supervisor.session.store import update_state
-from claude_shepherd.supervisor.session.transitions import bind_conversation, resumed
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
