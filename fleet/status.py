@@ -322,7 +322,7 @@ def _first(*values: float | None) -> float | None:
 
 def _spending(root: Path, identity: str | None) -> dict[str, t.Any]:
     """The agent's spend by its ledger, the budget it is nearest to, and whether it is paused."""
-    from claude_shepherd.supervisor.session import budgets, spend
+    from claude_shepherd.supervisor.session import budget_records, budgets, spend
 
     if not identity:
         return {}
@@ -337,7 +337,7 @@ def _spending(root: Path, identity: str | None) -> dict[str, t.Any]:
     if held:
         nearest = max(held, key=lambda b: (b.spent or 0.0) / b.usd)
         out.update(usd=nearest.usd, per=nearest.per, scope=nearest.scope, budget_spent=nearest.spent)
-    out["paused"] = bool(spend.gate_record(root, identity).get("paused"))
+    out["paused"] = bool(budget_records.gate_record(root, identity).get("paused"))
     return out
 
 

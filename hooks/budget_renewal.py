@@ -18,7 +18,7 @@ import os
 import time
 
 from claude_shepherd.hooks import pane_typing
-from claude_shepherd.supervisor.session import budgets, index_records, resume_slots, spend
+from claude_shepherd.supervisor.session import budget_records, budgets, index_records, resume_slots, spend
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -79,7 +79,7 @@ def started_paused(caller: Caller, env: t.Mapping[str, str], agent: str, now: fl
     """A Claude starts in the pane of *agent* while it is paused at a day's or week's budget, its
     process gone (the fleet was stopped, the pane respawned): one waits again, for the renewal, or
     types once Claude is up when the budget renewed meanwhile (the resumed Claude waits for a prompt)."""
-    record = spend.gate_record(caller.root, agent)
+    record = budget_records.gate_record(caller.root, agent)
     paused = record.get("paused")
     if not isinstance(paused, dict) or paused.get("per") not in PERIODS:
         return
@@ -91,7 +91,9 @@ def started_paused(caller: Caller, env: t.Mapping[str, str], agent: str, now: fl
         return  # a budget for life holds it (raising that one resumes it), or one waits already
     asked = ask(caller, env, per, agent, now, renews=None if reached is not None else now + START_SETTLE)
     if asked is not None:
-        spend.write_gate_record(caller.root, agent, {**record, "paused": {**paused, "renews": asked}})
+        budget_records.write_gate_record(
+            caller.root, agent, {**record, "paused": {**paused, "renews": asked}}
+        )
 
 
 def main(args: list[str]) -> int:
@@ -114,11 +116,13 @@ def main(args: list[str]) -> int:
 
     def wanted() -> bool:  # not raised meanwhile (`fleet budget` resumed it), nor its pane gone
         return (
-            bool(spend.gate_record(root, agent).get("paused"))
+            bool(budget_records.gate_record(root, agent).get("paused"))
             and pane_typing.identity_of(socket, pane) == agent
         )
 
-    if not pane_typing.wait_for(when, wanted, who) or not spend.gate_record(root, agent).get("paused"):
+    if not pane_typing.wait_for(when, wanted, who) or not budget_records.gate_record(root, agent).get(
+        "paused"
+    ):
         return 0
     held = budgets.limits(root, agent, pane=True, env=os.environ, now=time.time())
     if any(limit.reached for limit in held):

@@ -27,7 +27,7 @@ from claude_shepherd.hooks.protocol import one_line, parse_input
 from claude_shepherd.hooks.session_start import conversation_id
 from claude_shepherd.supervisor import pane_notify
 from claude_shepherd.supervisor.printable import printable
-from claude_shepherd.supervisor.session import pane_records, spend, usage_windows
+from claude_shepherd.supervisor.session import pane_records, spend, spend_writes, usage_windows
 from claude_shepherd.supervisor.session.credentials import credential_of, shown_credential
 from claude_shepherd.supervisor.session.fields import F
 from claude_shepherd.supervisor.session.owner_transitions import bind_conversation, resumed
@@ -91,7 +91,7 @@ def pane_spent(
         ledger = spend.read(caller.root, where[0])
         return spend.spent(ledger)
     transcript = data.get("transcript_path")
-    ledger = spend.measure(
+    ledger = spend_writes.measure(
         caller.root,
         where[0],
         session_id,
