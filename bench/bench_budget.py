@@ -31,8 +31,8 @@ from bytecode import compile_package
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from claude_shepherd.hooks.install import PRE_TOOL_USE, hook_command  # noqa: E402
-from claude_shepherd.supervisor.session import budgets, spend  # noqa: E402
+from claude_shepherd.hooks.claude_settings import PRE_TOOL_USE, hook_command  # noqa: E402
+from claude_shepherd.supervisor.session import budget_records, budgets, spend_writes  # noqa: E402
 
 
 def budgeted(root: Path, agents: int) -> None:
@@ -50,7 +50,7 @@ def budgeted(root: Path, agents: int) -> None:
     now = time.time()
     for n in range(agents):
         label = "A" if n == 0 else f"P{n}"
-        spend.measure(root, f"bench:w:{label}", f"conv-{n}", 1.0, now=now)
+        spend_writes.measure(root, f"bench:w:{label}", f"conv-{n}", 1.0, now=now)
 
 
 def main() -> None:
@@ -67,7 +67,7 @@ def main() -> None:
         without = in_fleet_pane(Path(tmp), project, env, stdin, installed, args.rounds)
         budgeted(project / "sessions", args.agents)
         held = in_fleet_pane(Path(tmp), project, env, stdin, installed, args.rounds)
-        gate = spend.gate_record(project / "sessions", "bench:w:A")
+        gate = budget_records.gate_record(project / "sessions", "bench:w:A")
     print(
         f"PreToolUse in a fleet pane, budget gate: {args.agents} agents' ledgers, {args.rounds} rounds, "
         f"Python {sys.version.split()[0]}"

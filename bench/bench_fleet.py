@@ -68,7 +68,7 @@ def alert_cost(rounds: int) -> dict[str, float]:
     """p50 seconds of the Notification hook in a fleet pane with alerts on and off, and the floor."""
     import shlex
 
-    from claude_shepherd.hooks.install import NOTIFICATION, hook_command
+    from claude_shepherd.hooks.claude_settings import NOTIFICATION, hook_command
     from claude_shepherd.supervisor import alerts
 
     tmux_dir = Path(tempfile.mkdtemp(prefix="flb-", dir="/tmp"))

@@ -40,7 +40,7 @@ from bytecode import compile_package
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from claude_shepherd.hooks.install import PRE_TOOL_USE, hook_command  # noqa: E402
+from claude_shepherd.hooks.claude_settings import PRE_TOOL_USE, hook_command  # noqa: E402
 
 HUGE = 4 * 1024 * 1024
 DEEPEST = "/a" * 2048  # 4,096 characters: PATH_MAX

@@ -46,7 +46,7 @@ from bytecode import compile_package  # bench/, this script's folder
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from claude_shepherd.hooks.install import POST_TOOL_BATCH, PRE_TOOL_USE, STATUS_LINE, hook_command  # noqa: E402
+from claude_shepherd.hooks.claude_settings import POST_TOOL_BATCH, PRE_TOOL_USE, STATUS_LINE, hook_command  # noqa: E402
 from claude_shepherd.supervisor.session.fields import STATE_FILE, F  # noqa: E402
 
 BIN = Path(sys.executable).parent

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from claude_shepherd.supervisor.errors import UsageError
+from claude_shepherd.supervisor.session import budget_records, spend
 from claude_shepherd.supervisor.session import budgets as hook_budgets
-from claude_shepherd.supervisor.session import spend
 
 if t.TYPE_CHECKING:
     from claude_shepherd.fleet.layout import Budget, Layout
@@ -340,7 +340,7 @@ def lines(layout: Layout, now: float | None = None) -> list[BudgetLine]:
 
 
 def paused_anywhere(layout: Layout, agent: str) -> bool:
-    return any(spend.gate_record(root, agent).get("paused") for root in roots(layout))
+    return any(budget_records.gate_record(root, agent).get("paused") for root in roots(layout))
 
 
 # --------------------------------------------------------------------------- the resume
@@ -364,7 +364,7 @@ def resume(layout: Layout, server: FleetServer, say: t.Callable[[str], None]) ->
     held_back: list[str] = []
     for root in roots(layout):
         for agent in sorted(panes):
-            record = spend.gate_record(root, agent)
+            record = budget_records.gate_record(root, agent)
             paused = record.get("paused")
             if not paused or (isinstance(paused, dict) and paused.get("scope") == hook_budgets.AGENT):
                 continue  # not paused, or by its own claude-run --budget-usd, which no fleet budget raises
@@ -378,7 +378,7 @@ def resume(layout: Layout, server: FleetServer, say: t.Callable[[str], None]) ->
                 continue
             if resumed:
                 time.sleep(hook_budgets.resume_interval(os.environ))
-            spend.write_gate_record(root, agent, {k: v for k, v in record.items() if k != "paused"})
+            budget_records.write_gate_record(root, agent, {k: v for k, v in record.items() if k != "paused"})
             pane = panes[agent].pane_id
             server.run(*(NEXT if word == ";" else word for word in state_commands(pane, WORKING)))
             _type(server, pane, RESUME_PROMPT)

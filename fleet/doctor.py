@@ -47,15 +47,15 @@ from claude_shepherd.fleet.layout import Layout
 from claude_shepherd.fleet.live import Fleet, live_fleets, socket_dir
 from claude_shepherd.fleet.status import sessions_root_of
 from claude_shepherd.fleet.tmux import FleetServer, PaneInfo
-from claude_shepherd.hooks import install as hook_install
+from claude_shepherd.hooks import claude_settings
 from claude_shepherd.supervisor.claude_run.claude_bin import ClaudeNotFoundError, find_claude
 from claude_shepherd.supervisor.claude_run.transcripts import config_dir
 from claude_shepherd.supervisor.env import CLAUDE_BIN_ENV
 from claude_shepherd.supervisor.errors import ShepherdError
 from claude_shepherd.supervisor.session import index
-from claude_shepherd.supervisor.session import transitions as tr
 from claude_shepherd.supervisor.session.fields import STATE_FILE, F
 from claude_shepherd.supervisor.session.identity import owner_alive, pid_exists
+from claude_shepherd.supervisor.session.owner_transitions import release_pane
 from claude_shepherd.supervisor.session.paths import sessions_root
 from claude_shepherd.supervisor.session.state import State
 from claude_shepherd.supervisor.session.store import StateError, read_state, update_state
@@ -154,7 +154,7 @@ def _release(session_dir: Path, pane_id: str) -> t.Callable[[], str]:
             if state.get(F.FLEET_PANE_ID) == pane_id and not owner_alive(
                 state.get(F.PID), state.get(F.PID_START)
             ):
-                tr.release_pane(state)
+                release_pane(state)
 
         update_state(session_dir, apply)
         return f"released {session_dir.name} from {pane_id}"
@@ -365,7 +365,7 @@ def _our_events(path: Path) -> set[str]:
         for event, groups in hooks.items():
             for group in groups if isinstance(groups, list) else []:
                 for hook in group.get("hooks", []) if isinstance(group, dict) else []:
-                    if isinstance(hook, dict) and hook_install.ours(hook.get("command")):
+                    if isinstance(hook, dict) and claude_settings.ours(hook.get("command")):
                         events.add(event)
     return events
 
@@ -373,7 +373,9 @@ def _our_events(path: Path) -> set[str]:
 def required_events() -> list[str]:
     """The events ``claude-hook install`` installs for the Claude Code here (so one that came in a newer
     Claude Code, PreSkillShellCommand, is missing once Claude Code was updated after the install)."""
-    return [registration.event for registration in hook_install.registrations(hook_install.claude_version())]
+    return [
+        registration.event for registration in claude_settings.registrations(claude_settings.claude_version())
+    ]
 
 
 def _install_hooks(claude_config: Path) -> t.Callable[[], str]:

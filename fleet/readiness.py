@@ -99,6 +99,7 @@ def usage_wait(pane: PaneInfo | None, table: pr.Table, now: float | None = None)
         return ""
     from claude_shepherd.fleet.status import sessions_root_of
     from claude_shepherd.supervisor.session import usage_windows as uw
+    from claude_shepherd.supervisor.session.limit_messages import UNKNOWN, window_words
 
     now = time.time() if now is None else now
     record = uw.read_agent(sessions_root_of(pane, supervisor, None), pane.identity)
@@ -107,7 +108,7 @@ def usage_wait(pane: PaneInfo | None, table: pr.Table, now: float | None = None)
     if mark is None or not isinstance(since, (int, float)) or since < supervisor.create_time - 1:
         return ""
     until = mark.get("until")
-    window = f"the {uw.window_words(str(mark.get('window') or uw.UNKNOWN))} window"
+    window = f"the {window_words(str(mark.get('window') or UNKNOWN))} window"
     if not isinstance(until, (int, float)):
         return f"waiting for {window} to reopen"
     zone = time.strftime("%Z", time.localtime(until))

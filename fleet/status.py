@@ -71,7 +71,7 @@ class PaneStatus:
     paused: bool = False
     """The agent reached a budget and is paused until it is raised (``fleet budget``)."""
     credential: str | None = None
-    """The Claude config directory the pane's agent uses (its login; supervisor.session.usage_windows)."""
+    """The Claude config directory the pane's agent uses (its login; supervisor.session.credentials)."""
     usage_windows: dict[str, dict[str, float]] | None = None
     """The credential's latest reading of each usage window: ``{name: {used_percentage, resets_at, seen_at}}``."""
     limited_until: float | None = None
@@ -175,6 +175,8 @@ def usage_of(root: Path, identity: str | None, *, went_on: bool = False) -> dict
     (supervisor.session.usage_windows; empty when none recorded). *went_on*: its Claude runs and its
     pane shows another state than limited, so a mark still standing is stale."""
     from claude_shepherd.supervisor.session import usage_windows as uw
+    from claude_shepherd.supervisor.session.resume_slots import read_slots
+    from claude_shepherd.supervisor.session.usage_records import moment
 
     record = uw.read_agent(root, identity) if identity else None
     credential = record.get("credential") if record else None
@@ -189,12 +191,12 @@ def usage_of(root: Path, identity: str | None, *, went_on: bool = False) -> dict
     mark = None if went_on else uw.limited_of(record)
     if mark is not None:
         until = mark.get("until")
-        out["limited_until"] = uw.moment(until)
+        out["limited_until"] = moment(until)
         out["limited_window"] = mark.get("window") if isinstance(mark.get("window"), str) else None
-        slots = uw.read_slots(root).get(credential)
+        slots = read_slots(root).get(credential)
         agents = slots.get("agents") if isinstance(slots, dict) else None
         turn = agents.get(identity) if isinstance(agents, dict) else None
-        out["resume_at"] = uw.moment(turn)
+        out["resume_at"] = moment(turn)
     return out
 
 
@@ -320,7 +322,7 @@ def _first(*values: float | None) -> float | None:
 
 def _spending(root: Path, identity: str | None) -> dict[str, t.Any]:
     """The agent's spend by its ledger, the budget it is nearest to, and whether it is paused."""
-    from claude_shepherd.supervisor.session import budgets, spend
+    from claude_shepherd.supervisor.session import budget_records, budgets, spend
 
     if not identity:
         return {}
@@ -335,7 +337,7 @@ def _spending(root: Path, identity: str | None) -> dict[str, t.Any]:
     if held:
         nearest = max(held, key=lambda b: (b.spent or 0.0) / b.usd)
         out.update(usd=nearest.usd, per=nearest.per, scope=nearest.scope, budget_spent=nearest.spent)
-    out["paused"] = bool(spend.gate_record(root, identity).get("paused"))
+    out["paused"] = bool(budget_records.gate_record(root, identity).get("paused"))
     return out
 
 
@@ -490,7 +492,8 @@ def dialog_line(rows: t.Sequence[PaneStatus], fleet: str) -> list[str]:
 
 def usage_lines(rows: t.Sequence[PaneStatus]) -> list[str]:
     """Per credential, each usage window's use and reset; then what the fleet waits for, and when."""
-    from claude_shepherd.supervisor.session.usage_windows import clock, shown_credential
+    from claude_shepherd.supervisor.session.credentials import shown_credential
+    from claude_shepherd.supervisor.session.usage_windows import clock
 
     lines = []
     seen: dict[str, dict[str, dict[str, float]]] = {}

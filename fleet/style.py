@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from claude_shepherd.hooks.install import hook_command
+from claude_shepherd.hooks.claude_settings import hook_command
 from claude_shepherd.supervisor.tmux_names import COLOURS, EXITED, STATES, STOPPED
 
 CONTEXT_WARN = 70

@@ -11,7 +11,9 @@ import os
 import typing as t
 
 from claude_shepherd.supervisor.session import usage_windows as uw
+from claude_shepherd.supervisor.session.credentials import credential_of, shown_credential
 from claude_shepherd.supervisor.session.paths import sessions_root
+from claude_shepherd.supervisor.session.usage_records import moment
 
 if t.TYPE_CHECKING:
     from pathlib import Path
@@ -24,7 +26,7 @@ def notice(spec: Layout, env: t.Mapping[str, str] | None = None) -> list[str]:
     env = os.environ if env is None else env
     if uw.ignored(env):
         return []
-    credential = uw.credential_of(env)
+    credential = credential_of(env)
     percent = uw.wait_percent(env)
     lines: list[str] = []
     roots = {sessions_root(cwd=str(w.root), env=env) for w in spec.windows if w.host is None}
@@ -36,7 +38,7 @@ def notice(spec: Layout, env: t.Mapping[str, str] | None = None) -> list[str]:
             continue
         name, used, until = worst
         line = (
-            f"Usage window {name} of {uw.shown_credential(credential)} is {used:g} % used (at most {percent:g} % "
+            f"Usage window {name} of {shown_credential(credential)} is {used:g} % used (at most {percent:g} % "
             f"before waiting): the agents wait until it reopens at {uw.clock(until)}, then start one at a time "
             f"(`claude-run --ignore-usage-limits` as the panes' command in {spec.source} starts them anyway)"
         )
@@ -68,7 +70,7 @@ def readings(roots: t.Sequence[Path], now: float | None = None) -> list[str]:
             credential = record["credential"]
             shown = []
             for name, window in sorted(record["windows"].items()):
-                used, resets = window.get("used_percentage"), uw.moment(window.get("resets_at"))
+                used, resets = window.get("used_percentage"), moment(window.get("resets_at"))
                 if not isinstance(used, (int, float)) or resets is None:
                     continue
                 when = "resets" if resets > now else "reset at"
@@ -76,7 +78,7 @@ def readings(roots: t.Sequence[Path], now: float | None = None) -> list[str]:
             held = [
                 a for a in uw.read_agents(root) if a.get("credential") == credential and uw.limited_of(a, now)
             ]
-            line = f"{uw.shown_credential(credential)}: {', '.join(shown) or 'no window'}"
+            line = f"{shown_credential(credential)}: {', '.join(shown) or 'no window'}"
             if held:
                 line += f"; holds {', '.join(str(a.get('agent')) for a in held)}"
             lines.append(line)
@@ -99,7 +101,7 @@ def clear(roots: t.Sequence[Path], credential: str) -> tuple[list[str], int]:
         names = [
             record["credential"]
             for record in uw.read_credentials(root)
-            if credential in ("all", record["credential"], uw.shown_credential(record["credential"], home))
+            if credential in ("all", record["credential"], shown_credential(record["credential"], home))
         ]
         for agent in uw.read_agents(root):
             mine = agent.get("credential")
@@ -110,5 +112,5 @@ def clear(roots: t.Sequence[Path], credential: str) -> tuple[list[str], int]:
                 uw.clear_limited(root, agent["agent"])
         for name in names:
             uw.forget_credential(root, name)
-            cleared.append(uw.shown_credential(name, home))
+            cleared.append(shown_credential(name, home))
     return sorted(set(cleared)), held

@@ -26,7 +26,7 @@ import time
 from claude_shepherd.hooks.locate import Caller, claimant, shell_word
 from claude_shepherd.hooks.protocol import one_line
 from claude_shepherd.supervisor.env import CLAUDE_SESSION_ID_ENV
-from claude_shepherd.supervisor.session import budgets, pane_records, spend
+from claude_shepherd.supervisor.session import budget_records, budgets, pane_records
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
@@ -130,7 +130,7 @@ def check(
         if metering.meter(caller.root, agent, conversation, transcript, needle, subagent=subagent):
             held = budgets.limits(caller.root, agent, pane=bool(caller.pane), env=env, now=now)
     reached = next((limit for limit in held if limit.reached), None)
-    record = spend.gate_record(caller.root, agent)
+    record = budget_records.gate_record(caller.root, agent)
     if reached is not None:
         text = reason(reached, agent, env)
         paused = {**reached.as_json(), "raise": raise_command(reached, agent, env), "since": now}
@@ -145,7 +145,7 @@ def check(
         if renews is not None:
             paused["renews"] = renews
         if before.get("raise") != paused["raise"] or before.get("renews") != renews:
-            spend.write_gate_record(caller.root, agent, {**record, "paused": paused})
+            budget_records.write_gate_record(caller.root, agent, {**record, "paused": paused})
         from claude_shepherd.supervisor import pane_notify
         from claude_shepherd.supervisor.tmux_names import PAUSED
 
@@ -153,7 +153,7 @@ def check(
         return text
     if record.get("paused"):  # raised, or a new day or week: it goes on
         record = {k: v for k, v in record.items() if k != "paused"}
-        spend.write_gate_record(caller.root, agent, record)
+        budget_records.write_gate_record(caller.root, agent, record)
         from claude_shepherd.supervisor import pane_notify
         from claude_shepherd.supervisor.tmux_names import WORKING
 
@@ -182,13 +182,15 @@ def _first_alert(
         owner = f"{agent.split(':', 1)[0]}:{limit.name}:"
     elif limit.scope == budgets.FLEET:
         owner = f"{limit.name}:"
-    record = agent_record if owner == agent else spend.gate_record(caller.root, owner)
+    record = agent_record if owner == agent else budget_records.gate_record(caller.root, owner)
     alerted = record.get("alerted")
     alerted = [a for a in alerted if isinstance(a, str)] if isinstance(alerted, list) else []
     key = limit.key(now)
     if key in alerted:
         return False
-    spend.write_gate_record(caller.root, owner, {**record, "alerted": [*alerted, key][-KEEP_ALERTS:]})
+    budget_records.write_gate_record(
+        caller.root, owner, {**record, "alerted": [*alerted, key][-KEEP_ALERTS:]}
+    )
     if owner == agent:
         agent_record["alerted"] = [*alerted, key][-KEEP_ALERTS:]
     return True
@@ -221,4 +223,4 @@ def holds(caller: Caller, env: t.Mapping[str, str]) -> bool:
 def is_paused(caller: Caller, env: t.Mapping[str, str]) -> bool:
     """Is the agent recorded paused (what the pane's state must go on showing)?"""
     agent = agent_of(caller, env)
-    return bool(agent and spend.gate_record(caller.root, agent).get("paused"))
+    return bool(agent and budget_records.gate_record(caller.root, agent).get("paused"))

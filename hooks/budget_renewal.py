@@ -5,7 +5,7 @@ week, it leaves one process of its own (``claude-hook budget-renews``) that wait
 period — local midnight, Monday's for a week, as the spend is counted — and for the agent's turn:
 agents that go on at the same moment go one at a time, ``$FLEET_RESUME_INTERVAL`` (5 s) apart, since
 each resume re-sends a whole context (the slots are the usage windows' own,
-:func:`~claude_shepherd.supervisor.session.usage_windows.take_slot`). Then it types the resume prompt
+:func:`~claude_shepherd.supervisor.session.resume_slots.take_slot`). Then it types the resume prompt
 into the pane (:mod:`.pane_typing`), only if the agent is still paused, within every budget it is held
 to now (another, say its budget for life, may still hold it) and the pane still its. The prompt
 goes through the gate like any, which lifts the pause. Outside a fleet nobody can type: the next
@@ -18,7 +18,7 @@ import os
 import time
 
 from claude_shepherd.hooks import pane_typing
-from claude_shepherd.supervisor.session import budgets, index_records, spend, usage_windows
+from claude_shepherd.supervisor.session import budget_records, budgets, index_records, resume_slots, spend
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -70,7 +70,7 @@ def ask(
     renews = budgets.renews_at(per, now) if renews is None else renews
     if renews is None or socket is None or caller.pane is None or not pane.startswith("%"):
         return None
-    slot = usage_windows.take_slot(caller.root, QUEUE, agent, renews, budgets.resume_interval(env), now)
+    slot = resume_slots.take_slot(caller.root, QUEUE, agent, renews, budgets.resume_interval(env), now)
     pid = pane_typing.spawn(COMMAND, [socket, pane, f"{slot:.3f}", str(caller.root), agent, per], env)
     return None if pid is None else {"at": renewal(per, now), "pid": pid, "token": start_token(pid)}
 
@@ -79,7 +79,7 @@ def started_paused(caller: Caller, env: t.Mapping[str, str], agent: str, now: fl
     """A Claude starts in the pane of *agent* while it is paused at a day's or week's budget, its
     process gone (the fleet was stopped, the pane respawned): one waits again, for the renewal, or
     types once Claude is up when the budget renewed meanwhile (the resumed Claude waits for a prompt)."""
-    record = spend.gate_record(caller.root, agent)
+    record = budget_records.gate_record(caller.root, agent)
     paused = record.get("paused")
     if not isinstance(paused, dict) or paused.get("per") not in PERIODS:
         return
@@ -91,7 +91,9 @@ def started_paused(caller: Caller, env: t.Mapping[str, str], agent: str, now: fl
         return  # a budget for life holds it (raising that one resumes it), or one waits already
     asked = ask(caller, env, per, agent, now, renews=None if reached is not None else now + START_SETTLE)
     if asked is not None:
-        spend.write_gate_record(caller.root, agent, {**record, "paused": {**paused, "renews": asked}})
+        budget_records.write_gate_record(
+            caller.root, agent, {**record, "paused": {**paused, "renews": asked}}
+        )
 
 
 def main(args: list[str]) -> int:
@@ -114,11 +116,13 @@ def main(args: list[str]) -> int:
 
     def wanted() -> bool:  # not raised meanwhile (`fleet budget` resumed it), nor its pane gone
         return (
-            bool(spend.gate_record(root, agent).get("paused"))
+            bool(budget_records.gate_record(root, agent).get("paused"))
             and pane_typing.identity_of(socket, pane) == agent
         )
 
-    if not pane_typing.wait_for(when, wanted, who) or not spend.gate_record(root, agent).get("paused"):
+    if not pane_typing.wait_for(when, wanted, who) or not budget_records.gate_record(root, agent).get(
+        "paused"
+    ):
         return 0
     held = budgets.limits(root, agent, pane=True, env=os.environ, now=time.time())
     if any(limit.reached for limit in held):

@@ -21,7 +21,7 @@ import json
 import os
 import signal
 
-from claude_shepherd.supervisor.session import replies, spend
+from claude_shepherd.supervisor.session import budget_records, replies
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -122,10 +122,10 @@ def stop_at_budget(
         or budget_gate.check(caller, env, transcript=transcript, conversation=conversation) is None
     ):
         return False
-    record = spend.gate_record(caller.root, agent)
+    record = budget_records.gate_record(caller.root, agent)
     if record.get(INTERRUPTED) == reply:
         return False  # once per reply: a second Escape would open Claude's rewind menu
-    spend.write_gate_record(caller.root, agent, {**record, INTERRUPTED: reply})
+    budget_records.write_gate_record(caller.root, agent, {**record, INTERRUPTED: reply})
     return interrupt(caller, env, agent)
 
 

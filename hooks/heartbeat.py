@@ -10,7 +10,7 @@ Dehydrating passes uncounted only in a conversation that overflowed, where the
 overflow gate's budget (once per conversation) bounds it; an early dehydrate
 is counted like any work. Only a ``session
 log`` that really appended an entry resets the counters, and it does so itself
-(:func:`claude_shepherd.supervisor.session.transitions.record_log_entry`) — the hook never resets on
+(:func:`claude_shepherd.supervisor.session.work_transitions.record_log_entry`) — the hook never resets on
 seeing the command, which may fail, print its help or name another session.
 ``session`` commands and reading standards (where a skill keeps its log template) pass; Task/Agent
 calls are not counted (their sub-agent's calls are, in its own transcript), nor is
@@ -36,7 +36,8 @@ from claude_shepherd.supervisor.session.fields import (
     Lifecycle,
 )
 from claude_shepherd.supervisor.session.paths import log_file_name
-from claude_shepherd.supervisor.session.transitions import count_tool_call, overflowed_in, tool_calls
+from claude_shepherd.supervisor.session.restart_transitions import overflowed_in
+from claude_shepherd.supervisor.session.work_transitions import count_tool_call, tool_calls
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import time
 
-from claude_shepherd.supervisor.session import spend
+from claude_shepherd.supervisor.session import spend_readings, spend_writes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
@@ -87,8 +87,8 @@ def meter(
             return False
         transcript = found
     if needle is not None and wait > 0:
-        _await(transcript, spend.offset_of(root, agent, conversation, subagent) or 0, needle, wait)
-    priced = spend.price_replies(
+        _await(transcript, spend_writes.offset_of(root, agent, conversation, subagent) or 0, needle, wait)
+    priced = spend_writes.price_replies(
         root, agent, conversation, transcript, subagent=subagent, main_transcript=main
     )
     if subagent is None:
@@ -104,9 +104,11 @@ def meter_subagents(root: Path, agent: str, conversation: str, transcript: str) 
 
     changed = False
     now = time.time()
-    for ident, path, mtime in subagent_transcripts(transcript)[: spend.KEEP_SUBAGENTS]:
+    for ident, path, mtime in subagent_transcripts(transcript)[: spend_readings.KEEP_SUBAGENTS]:
         if now - mtime > SUBAGENTS_RECENT:
             continue
-        if spend.price_replies(root, agent, conversation, path, subagent=ident, main_transcript=transcript):
+        if spend_writes.price_replies(
+            root, agent, conversation, path, subagent=ident, main_transcript=transcript
+        ):
             changed = True
     return changed

@@ -30,7 +30,7 @@ from claude_shepherd.hooks.config import Config
 from claude_shepherd.hooks.context import Usage
 from claude_shepherd.hooks.tool_call import ToolCall
 from claude_shepherd.supervisor.session.fields import LIVE_LIFECYCLES, F, Lifecycle
-from claude_shepherd.supervisor.session.transitions import (
+from claude_shepherd.supervisor.session.restart_transitions import (
     begin_dehydrate,
     count_dehydrate_call,
     mark_overflowed,

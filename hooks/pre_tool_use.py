@@ -46,8 +46,8 @@ from claude_shepherd.hooks.protocol import (
 from claude_shepherd.hooks.tool_call import ToolCall, classify
 from claude_shepherd.supervisor import pane_notify, tmux_names
 from claude_shepherd.supervisor.session.fields import F
+from claude_shepherd.supervisor.session.restart_transitions import mark_overflowed
 from claude_shepherd.supervisor.session.store import NoStateError, update_state
-from claude_shepherd.supervisor.session.transitions import mark_overflowed
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated

@@ -24,9 +24,9 @@ Standard library only.
 from __future__ import annotations
 
 import os
-import stat
 import sys
 
+from claude_shepherd.hooks.git_folders import DOT_GIT, git_files
 from claude_shepherd.hooks.process_paths import PROCESS_RELATIVE, process_relative
 from claude_shepherd.hooks.read_whitelist import is_under
 from claude_shepherd.hooks.tool_call import ToolCall
@@ -34,7 +34,6 @@ from claude_shepherd.supervisor.env import CONFIG_DIR_ENV, PROJECT_DIR_ENV
 from claude_shepherd.supervisor.session.fields import STATE_FILE
 from claude_shepherd.supervisor.session.index import INDEX_DIRNAME
 from claude_shepherd.supervisor.session.paths import (
-    git_pointer,
     project_root,
     sessions_root,
     worktree_checkout,
@@ -75,6 +74,8 @@ CLAUDE_JSON = ".claude.json"
 MCP_JSON = ".mcp.json"
 STARTS_CODE = "a Claude config whose MCP servers run at Claude's next start"
 OPERATOR_CODE = "start-up code of the fleet's operator"
+GIT_FOLDER = f"a git folder a .git file points to ({OPERATOR_CODE}: git runs its configuration and hooks)"
+GIT_INCLUDED = f"a file git's configuration includes ({OPERATOR_CODE}: its filters and hooks run)"
 LAYOUT_FOLDERS = frozenset({"tmuxinator", ".tmuxinator"})
 """Folders ``fleet`` finds layouts in by name (and ``./tmuxinator`` wherever it is run): a layout's
 ``on_project_start``, ``pre_window``, panes and ``notify`` run as the person who starts the fleet."""
@@ -82,12 +83,6 @@ GIT_CODE = frozenset({"config", "config.worktree", "hooks"})
 """What of a bare ``NAME.git`` folder runs code at the next git command (``core.fsmonitor``,
 ``core.pager`` and the filters of ``config``; ``hooks/``): Claude Code's own git calls and the
 person's included."""
-CONFIG_LIMIT = 64 * 1024
-"""Bytes of a git configuration file read for the files it includes."""
-DOT_GIT = ".git"
-"""Any file or folder of this name: a ``.git`` folder holds the configuration and hooks git runs, and a
-``.git`` file (``gitdir: PATH``) tells git which folder's configuration to trust. Everything below
-one is git's: a submodule's ``.git/modules/NAME/`` and a worktree's ``.git/worktrees/NAME/`` too."""
 INSTALL_RECORD = "installed.json"
 """claude_shepherd.fleet.hosts.install.RECORD (the fleet's modules are not the hooks' to import)."""
 TAG = "§CMD_PROTECTED_FILE"
@@ -289,107 +284,6 @@ def _runs_code(path: str) -> str | None:
     return None
 
 
-def _git_folders(
-    starts: t.Iterable[str], projects: t.Iterable[str], home: str, xdg: t.Iterable[str]
-) -> list[tuple[str, str]]:
-    """The git folders that ``.git`` files and links point to, wherever they lie (``--separate-git-dir``,
-    a worktree's admin folder, a submodule's, a ``.git`` that is a link), with the ``commondir`` each
-    names: everything in them is git's configuration, hooks and objects, whatever the folder is called.
-    And every file the configuration of those repositories, the person's and the system's includes
-    (``include.path``, ``includeIf``): configuration too. The ``.git`` entries looked at are those of
-    every folder above *starts* and of every agent worktree of *projects*."""
-    files: set[str] = set()
-    for start in starts:
-        folder = start
-        while True:
-            files.add(os.path.join(folder, DOT_GIT))
-            parent = os.path.dirname(folder)
-            if parent == folder:
-                break
-            folder = parent
-    for project in projects:
-        try:
-            names = os.listdir(os.path.join(project, ".claude", "worktrees"))
-        except OSError:
-            continue
-        files.update(os.path.join(project, ".claude", "worktrees", name, DOT_GIT) for name in names[:256])
-    kind = f"a git folder a .git file points to ({OPERATOR_CODE}: git runs its configuration and hooks)"
-    found = []
-    configs = {
-        "/etc/gitconfig",
-        os.path.join(home, ".gitconfig"),
-        *(os.path.join(c, "git", "config") for c in xdg),
-    }
-    for file in files:
-        if os.path.islink(file):
-            pointed: str | None = file
-        elif os.path.isdir(file):
-            configs.update(os.path.join(file, name) for name in ("config", "config.worktree"))
-            continue
-        else:
-            pointed = git_pointer(file, "gitdir: ")
-        if pointed is None:
-            continue
-        folder = os.path.realpath(pointed)
-        found.append((folder, kind))
-        configs.update(os.path.join(folder, name) for name in ("config", "config.worktree"))
-        common = git_pointer(os.path.join(folder, "commondir"))
-        if common is not None:
-            found.append((os.path.realpath(common), kind))
-            configs.add(os.path.join(os.path.realpath(common), "config"))
-    included = f"a file git's configuration includes ({OPERATOR_CODE}: its filters and hooks run)"
-    found += [(path, included) for config in sorted(configs) for path in _includes(config, home)]
-    return found
-
-
-def _includes(config: str, home: str, depth: int = 0) -> list[str]:
-    """The files *config* includes (``path`` in an ``[include]`` or ``[includeIf …]`` section), and
-    theirs, a few levels deep; read within bounds, never from a FIFO. Parsed as git parses it: a key
-    on the section's line, comments after ``;`` or ``#`` outside quotes, quotes, a ``\\`` at a line's
-    end continuing it."""
-    try:
-        fd = os.open(config, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return []
-    try:
-        text = (
-            os.read(fd, CONFIG_LIMIT).decode("utf-8", "replace") if stat.S_ISREG(os.fstat(fd).st_mode) else ""
-        )
-    except OSError:
-        text = ""
-    finally:
-        os.close(fd)
-    found: list[str] = []
-    section = ""
-    for line in text.replace("\\\r\n", "").replace("\\\n", "").splitlines():
-        line = line.strip()
-        if line.startswith("["):
-            head, _, line = line[1:].partition("]")
-            section = head.strip().split(None, 1)[0].lower() if head.strip() else ""
-            line = line.strip()
-        key, eq, raw = line.partition("=")
-        if not eq or key.strip().lower() != "path" or section not in ("include", "includeif"):
-            continue
-        value, quoted = [], False
-        for char in raw.strip():
-            if char == '"':
-                quoted = not quoted
-            elif char in ";#" and not quoted:
-                break
-            else:
-                value.append(char)
-        path = "".join(value).strip()
-        if path.startswith("~/"):
-            path = home + path[1:]
-        if not path:
-            continue
-        path = os.path.join(os.path.dirname(config), path)
-        found.append(path)
-        if depth < 3:
-            found += _includes(path, home, depth + 1)
-    return found[:64]
-
-
 def _session_skill(config: str) -> list[tuple[str, str]]:
     """Where Claude Code finds a ``/session`` skill or command: a planted one would hijack restarts."""
     return [
@@ -477,7 +371,9 @@ def protected_reason(call: ToolCall, caller: Caller, cwd: str, env: t.Mapping[st
     configured = env.get("XDG_CONFIG_HOME", "").strip()
     if configured and os.path.isabs(configured):
         xdg.add(configured)
-    protected += _git_folders(starts, projects, home, xdg)
+    folders, included = git_files(starts, projects, home, xdg)
+    protected += [(folder, GIT_FOLDER) for folder in folders]
+    protected += [(path, GIT_INCLUDED) for path in included]
     for form in forms:
         what = None
         name = os.path.basename(form)

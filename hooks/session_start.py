@@ -15,8 +15,12 @@ from __future__ import annotations
 from claude_shepherd.hooks.locate import claimant, locate
 from claude_shepherd.hooks.protocol import note, parse_input
 from claude_shepherd.supervisor.session import pane_records
+from claude_shepherd.supervisor.session.owner_transitions import (
+    bind_conversation,
+    may_bind_session_id,
+    resumed,
+)
 from claude_shepherd.supervisor.session.store import update_state
-from claude_shepherd.supervisor.session.transitions import bind_conversation, may_bind_session_id, resumed
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated

@@ -27,12 +27,13 @@ from claude_shepherd.hooks.protocol import one_line, parse_input
 from claude_shepherd.hooks.session_start import conversation_id
 from claude_shepherd.supervisor import pane_notify
 from claude_shepherd.supervisor.printable import printable
-from claude_shepherd.supervisor.session import pane_records, spend, usage_windows
+from claude_shepherd.supervisor.session import pane_records, spend, spend_writes, usage_windows
+from claude_shepherd.supervisor.session.credentials import credential_of, shown_credential
 from claude_shepherd.supervisor.session.fields import F
+from claude_shepherd.supervisor.session.owner_transitions import bind_conversation, resumed
 from claude_shepherd.supervisor.session.paths import display_name
 from claude_shepherd.supervisor.session.phases import declared, try_parse
 from claude_shepherd.supervisor.session.store import update_state
-from claude_shepherd.supervisor.session.transitions import bind_conversation, resumed
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
@@ -90,7 +91,7 @@ def pane_spent(
         ledger = spend.read(caller.root, where[0])
         return spend.spent(ledger)
     transcript = data.get("transcript_path")
-    ledger = spend.measure(
+    ledger = spend_writes.measure(
         caller.root,
         where[0],
         session_id,
@@ -104,7 +105,7 @@ def note_usage(caller: Caller, data: t.Mapping[str, t.Any], env: t.Mapping[str, 
     """Record the credential's usage windows this render reports, and which credential the agent uses
     (supervisor.session.usage_windows); alert on a window crossing 80 % / 95 %. Never fails the line."""
     try:
-        credential = usage_windows.credential_of(env)
+        credential = credential_of(env)
         reading = usage_windows.windows_of(data)
         crossed: list[tuple[str, float, float]] = []
         if reading is not None:
@@ -116,7 +117,7 @@ def note_usage(caller: Caller, data: t.Mapping[str, t.Any], env: t.Mapping[str, 
             if isinstance(limited, dict) and reading is not None and _went_on(limited, reading):
                 usage_windows.clear_limited(caller.root, where[0])
         for window, percent, resets in crossed:
-            pane_notify.usage_alert(window, percent, resets, usage_windows.shown_credential(credential), env)
+            pane_notify.usage_alert(window, percent, resets, shown_credential(credential), env)
     except Exception:
         pass
 

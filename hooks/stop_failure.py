@@ -22,7 +22,9 @@ import time
 from claude_shepherd.hooks.locate import claimant, locate
 from claude_shepherd.hooks.protocol import parse_input
 from claude_shepherd.supervisor import pane_notify
-from claude_shepherd.supervisor.session import pane_records, usage_windows
+from claude_shepherd.supervisor.session import limit_messages, pane_records, usage_windows
+from claude_shepherd.supervisor.session.credentials import credential_of
+from claude_shepherd.supervisor.session.usage_records import SAME_RESET
 from claude_shepherd.supervisor.tmux_names import ERROR, LIMITED
 
 TYPE_CHECKING = False
@@ -41,20 +43,20 @@ def limit_of(
     """``(window, reset, source)`` of a usage-limit stop, or None when it was none.
 
     Claude's ``error`` decides (``rate_limit``), not its prose, which each version words anew: every
-    form it prints for a subscription's limit (supervisor.session.usage_windows.parse_message) is a
+    form it prints for a subscription's limit (supervisor.session.limit_messages.parse_message) is a
     usage limit, and so is a text not known yet; only the text Claude leaves after its own retries
     (``API Error: …``) is not. The reset is the credential's reading of that window when it stands at
     100 % (exact), else the one printed (to the minute: its end, never too early), else the reading of
     any window at 100 %, else unknown."""
     if error != RATE_LIMIT or message.lstrip().startswith(RETRIED):
         return None
-    window, parsed = usage_windows.parse_message(message, now)
+    window, parsed = limit_messages.parse_message(message, now)
     known = windows.get(window) if isinstance(windows.get(window), dict) else None
     if known is not None and usage_windows.closed({window: known}, 100.0, now) is not None:
         return window, float(known["resets_at"]), "reading"
     at_limit = usage_windows.closed(windows, 100.0, now)
-    if window == usage_windows.UNKNOWN and at_limit is not None:
-        if parsed is None or abs(parsed + 60 - at_limit[2]) <= usage_windows.SAME_RESET:
+    if window == limit_messages.UNKNOWN and at_limit is not None:
+        if parsed is None or abs(parsed + 60 - at_limit[2]) <= SAME_RESET:
             return at_limit[0], at_limit[2], "reading"
         return at_limit[0], parsed + 60, "message"
     if parsed is not None:
@@ -72,7 +74,7 @@ def run(raw: bytes, env: t.Mapping[str, str]) -> str:
         return ""
     now = time.time()
     caller = locate(inp.cwd, env)
-    credential = usage_windows.credential_of(env)
+    credential = credential_of(env)
     record = usage_windows.read_credential(caller.root, credential) or {}
     windows = record.get("windows")
     windows = windows if isinstance(windows, dict) else {}

@@ -50,7 +50,7 @@ def shown(state: str, session: t.Mapping[str, t.Any] | None, conversation: t.Any
     if state not in (WORKING, DONE) or not session:
         return state
     from claude_shepherd.supervisor.session.fields import F, Lifecycle
-    from claude_shepherd.supervisor.session.transitions import overflowed_in
+    from claude_shepherd.supervisor.session.restart_transitions import overflowed_in
 
     conversation = conversation if isinstance(conversation, str) and conversation else None
     handing_over = session.get(F.LIFECYCLE) == Lifecycle.DEHYDRATING or session.get(F.KILL_REQUESTED) is True

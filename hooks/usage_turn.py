@@ -9,7 +9,7 @@ usage-limit reset…`` (usage came back early: the agent goes on *now*, not at t
 also ``I hit my usage limit while you were working, but it has reset now…`` and ``My computer went to
 sleep while you were working…``. Every agent of the account does so within the same minute, and each
 resume re-sends its whole context. So this hook gives each parked agent a slot (supervisor.session
-.usage_windows.take_slot: the first at the reset, each next one ``$CLAUDE_USAGE_RESUME_INTERVAL``
+.resume_slots.take_slot: the first at the reset, each next one ``$CLAUDE_USAGE_RESUME_INTERVAL``
 seconds later, 60 by default) and
 
 * within :data:`HOLD_MAX` seconds of its slot, waits for it and lets the prompt through;
@@ -36,7 +36,9 @@ import time
 
 from claude_shepherd.hooks.locate import claimant, locate
 from claude_shepherd.hooks.protocol import parse_input
-from claude_shepherd.supervisor.session import pane_records, usage_windows
+from claude_shepherd.supervisor.session import pane_records, resume_slots, usage_windows
+from claude_shepherd.supervisor.session.credentials import credential_of
+from claude_shepherd.supervisor.session.limit_messages import UNKNOWN
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -90,12 +92,12 @@ def hold(raw: bytes, env: t.Mapping[str, str], now: float | None = None) -> str 
     if where is None:
         return None
     agent = where[0]
-    credential = usage_windows.credential_of(env)
+    credential = credential_of(env)
     mark = usage_windows.limited_of(usage_windows.read_agent(caller.root, agent), now)
     until = mark.get("until") if mark else None
     # An early resume goes on now: usage is back, whatever reset the mark waited for.
     reset = float(until) if isinstance(until, (int, float)) and not is_early(prompt) else now
-    slot = usage_windows.take_slot(
+    slot = resume_slots.take_slot(
         caller.root, credential, agent, reset, usage_windows.resume_interval(env), now
     )
     wait = slot - now
@@ -110,7 +112,7 @@ def hold(raw: bytes, env: t.Mapping[str, str], now: float | None = None) -> str 
     from claude_shepherd.hooks import pane_typing
 
     # What the typist types for, written before the block: it types only while this mark stands.
-    window = str(mark.get("window") or usage_windows.UNKNOWN) if mark else usage_windows.UNKNOWN
+    window = str(mark.get("window") or UNKNOWN) if mark else UNKNOWN
     source = str(mark.get("source") or "continue") if mark else "continue"
     usage_windows.note_limited(caller.root, agent, credential, reset, window, source, now, held=slot)
     pane = env.get("TMUX_PANE", "")

@@ -29,7 +29,7 @@ CLAUDE_SESSION_ID_ENV = "CLAUDE_CODE_SESSION_ID"
 """The conversation id, in Bash tools: whose overflow and bootstrap an activation belongs to."""
 CONFIG_DIR_ENV = "CLAUDE_CONFIG_DIR"
 CREDENTIAL_ENV = "CLAUDE_SHEPHERD_CREDENTIAL"
-"""The credential claude-run's Claude uses, as supervisor.session.usage_windows.credential_of names it:
+"""The credential claude-run's Claude uses, as supervisor.session.credentials.credential_of names it:
 Claude keeps ``$CLAUDE_CODE_OAUTH_TOKEN`` from its hooks, so claude-run names the credential for them."""
 """Claude's configuration folder (else ``~/.claude``)."""
 PROJECT_DIR_ENV = "CLAUDE_PROJECT_DIR"

@@ -8,7 +8,7 @@
   line and Bash tools agree even after the agent ``cd``\\ s elsewhere.
 * ``WATCHDOG_PID`` — set per launch by :mod:`claude_shepherd.supervisor.claude_run.foreground`.
 * ``CLAUDE_SHEPHERD_CREDENTIAL`` — the credential Claude uses, by the name the usage windows are kept
-  under (supervisor.session.usage_windows.credential_of): Claude keeps ``$CLAUDE_CODE_OAUTH_TOKEN``
+  under (supervisor.session.credentials.credential_of): Claude keeps ``$CLAUDE_CODE_OAUTH_TOKEN``
   from its hooks, which would otherwise take the agent for its config directory's login.
 * ``PATH`` — the ``session`` command of *this* installation must be found by
   the agent's Bash tool. Putting the whole virtualenv ``bin`` first would also
@@ -36,8 +36,8 @@ from claude_shepherd.supervisor.env import (
     WATCHDOG_PID_ENV,
     WORKTREE_ENV,
 )
+from claude_shepherd.supervisor.session.credentials import credential_of
 from claude_shepherd.supervisor.session.private_dir import is_private_dir
-from claude_shepherd.supervisor.session.usage_windows import credential_of
 
 SESSION_COMMAND = "session"
 NESTED_MARKERS = ("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT")

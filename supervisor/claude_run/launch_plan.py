@@ -2,7 +2,8 @@
 
 Three moments ask, and each reads what it needs and hands it to the one
 decision, :func:`~claude_shepherd.supervisor.claude_run.launch_decision.decide`,
-then applies the transition it names (:mod:`claude_shepherd.supervisor.session.transitions`):
+then applies the transition it names (:mod:`claude_shepherd.supervisor.session.owner_transitions`,
+:mod:`claude_shepherd.supervisor.session.restart_transitions`):
 
 * **A fleet pane's first launch** (:func:`first_launch`, S2/S3/S9): the session
   bound to the pane, else the conversation its hooks recorded.
@@ -31,10 +32,11 @@ from claude_shepherd.supervisor.claude_run.launch_decision import (
 )
 from claude_shepherd.supervisor.claude_run.transcripts import config_dir, find_transcript
 from claude_shepherd.supervisor.session import pane_records
-from claude_shepherd.supervisor.session import transitions as tr
 from claude_shepherd.supervisor.session.fields import F, Lifecycle
 from claude_shepherd.supervisor.session.identity import owner_alive, same_owner, start_token
 from claude_shepherd.supervisor.session.lookup import Found, find_session, sessions_on_pane, sessions_owned_by
+from claude_shepherd.supervisor.session.owner_transitions import claim_for_resume, set_owner
+from claude_shepherd.supervisor.session.restart_transitions import consume_restart, restart_prompt
 from claude_shepherd.supervisor.session.schema import validate_state
 from claude_shepherd.supervisor.session.state import State
 from claude_shepherd.supervisor.session.store import StateError, read_state, update_state
@@ -136,7 +138,7 @@ def session_facts(session_dir: Path, state: State, me: Owner, continuing: str | 
         dir=session_dir,
         busy=owner if busy else None,
         restart_prompt=state.get(F.RESTART_PROMPT) if _has_restart(state) else None,
-        restarting_prompt=(continuing or tr.restart_prompt(session_dir, state)) if restarting else None,
+        restarting_prompt=(continuing or restart_prompt(session_dir, state)) if restarting else None,
         overflowed=state.get(F.OVERFLOWED) is True,
         kill_requested=state.get(F.KILL_REQUESTED) is True,
         conversation=state.get(F.SESSION_ID),
@@ -148,13 +150,13 @@ def _apply(state: State, session_dir: Path, me: Owner, decision: Decision) -> Pl
     """The transition the decision names, on the state under the lock."""
     claim: Claim | None = decision.claim
     if claim == "resume":
-        tr.claim_for_resume(state, pid=me.pid, token=me.token)
+        claim_for_resume(state, pid=me.pid, token=me.token)
     elif claim == "owner" or claim == "continue":
-        tr.set_owner(state, me.pid, me.token)
+        set_owner(state, me.pid, me.token)
     elif claim == "restart":
         if not same_owner(state.get(F.PID), state.get(F.PID_START), me.pid, me.token):
-            tr.set_owner(state, me.pid, me.token)
-        tr.consume_restart(state)
+            set_owner(state, me.pid, me.token)
+        consume_restart(state)
     return decision.plan
 
 
@@ -271,7 +273,7 @@ def claim_conversation(root: Path, me: Owner, conversation: str) -> Path | None:
                 return False
             if state.get(F.LIFECYCLE) not in (Lifecycle.ACTIVE, Lifecycle.RESUMING):
                 return False
-            tr.claim_for_resume(state, pid=me.pid, token=me.token)
+            claim_for_resume(state, pid=me.pid, token=me.token)
             return True
 
         try:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from claude_shepherd.supervisor.claude_run.transcripts import find_transcript
 from claude_shepherd.supervisor.errors import EXIT_BUDGET_SPENT
-from claude_shepherd.supervisor.session import pane_records, spend
+from claude_shepherd.supervisor.session import pane_records, spend, spend_writes, transcript_costs
 
 __all__ = ["EXIT_BUDGET_SPENT", "RunBudget", "headless"]
 
@@ -130,9 +130,9 @@ class RunBudget:
         )
         if transcript is None:
             return
-        ended = spend.ended_cost(str(transcript))
+        ended = transcript_costs.ended_cost(str(transcript))
         if ended is not None:
-            spend.measure(self.root, agent, conversation, ended[0], before=ended[1], complete=True)
+            spend_writes.measure(self.root, agent, conversation, ended[0], before=ended[1], complete=True)
 
     def spent_out(self, pane: str | None) -> bool:
         """Is the budget spent (within a micro-dollar: Claude's own stop is given that precision)?"""

@@ -287,10 +287,10 @@ class Supervisor:
     def _paused_at_budget(self) -> str | None:
         """What to say when Claude ended while its agent is paused at a budget (the status line interrupts
         a Claude outside a fleet pane that would go on past it): the budget and how to go on, else None."""
-        from claude_shepherd.supervisor.session import pane_records, spend
+        from claude_shepherd.supervisor.session import budget_records, pane_records
 
         where = pane_records.spot(self.start_pane, (self.me.pid, self.me.token))
-        paused = spend.gate_record(self.s.root, where[0]).get("paused") if where else None
+        paused = budget_records.gate_record(self.s.root, where[0]).get("paused") if where else None
         if not isinstance(paused, dict) or not isinstance(paused.get("raise"), str):
             return None
         usd, spent = paused.get("usd"), paused.get("spent")

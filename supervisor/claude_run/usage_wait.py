@@ -22,8 +22,9 @@ import typing as t
 from dataclasses import dataclass
 from pathlib import Path
 
-from claude_shepherd.supervisor.session import pane_records
+from claude_shepherd.supervisor.session import pane_records, resume_slots
 from claude_shepherd.supervisor.session import usage_windows as uw
+from claude_shepherd.supervisor.session.credentials import credential_of, shown_credential, windowless
 
 RETRY_LATER = 5 * 60.0
 """Seconds to wait when the reset is unknown, or was already past and the limit stopped Claude again."""
@@ -65,7 +66,7 @@ class UsageGate:
     ) -> None:
         self.root = root
         self.agent = agent
-        self.credential = uw.credential_of(env)
+        self.credential = credential_of(env)
         self.env = env
         self.ignore = ignore or uw.ignored(env)
         self.wall = wall
@@ -85,7 +86,9 @@ class UsageGate:
     def _slot(self, until: float) -> float:
         if self.agent is None:
             return until
-        return uw.take_slot(self.root, self.credential, self.agent, until, uw.resume_interval(self.env))
+        return resume_slots.take_slot(
+            self.root, self.credential, self.agent, until, uw.resume_interval(self.env)
+        )
 
     def after_exit(self, status: int, launched_at: float) -> Wait | None:
         """Did the Claude that exited with *status* (launched at wall time *launched_at*) stop at a
@@ -123,7 +126,7 @@ class UsageGate:
     def before_launch(self) -> Wait | None:
         """A window of the credential at or above the wait threshold: wait for its reset (never for a
         credential of no windows: an API key is not held by a subscription's window)."""
-        if self.ignore or uw.windowless(self.credential):
+        if self.ignore or windowless(self.credential):
             return None
         percent = uw.wait_percent(self.env)
         worst = uw.closed(self._windows(), percent, self.wall())
@@ -134,7 +137,7 @@ class UsageGate:
             until,
             self._slot(until),
             name,
-            f"the {name} window of {uw.shown_credential(self.credential)} is {used:g} % used (waiting at {percent:g} %)",
+            f"the {name} window of {shown_credential(self.credential)} is {used:g} % used (waiting at {percent:g} %)",
         )
 
     def park(self, wait: Wait) -> None:

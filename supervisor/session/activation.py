@@ -12,12 +12,13 @@ import sys
 from pathlib import Path
 
 from claude_shepherd.supervisor.errors import ShepherdError
-from claude_shepherd.supervisor.session import transitions
+from claude_shepherd.supervisor.session import activate_transition, owner_transitions
 from claude_shepherd.supervisor.session.fields import STATE_FILE, F
 from claude_shepherd.supervisor.session.identity import owner_alive, same_owner
 from claude_shepherd.supervisor.session.invocation import conversation, me, owner_running, say, update
 from claude_shepherd.supervisor.session.lookup import sessions_on_pane, sessions_owned_by
 from claude_shepherd.supervisor.session.numbers import PID_MAX, parse_count
+from claude_shepherd.supervisor.session.restart_transitions import overflowed_in
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds; session runs at every agent step
@@ -78,7 +79,7 @@ def migrate_legacy(session_dir: Path) -> None:
 def refuse_leaving_an_overflow(others: list[Found], conversation: str | None) -> None:
     """An overflowed conversation must dehydrate its session, not start another (a fresh budget)."""
     for other in others:
-        if transitions.overflowed_in(other.state, conversation):
+        if overflowed_in(other.state, conversation):
             raise ShepherdError(
                 f"this conversation overflowed in session {other.session_dir.name}; dehydrate it first: "
                 f"session dehydrate {other.session_dir} <<'EOF' ... EOF"
@@ -145,7 +146,7 @@ def activate_session(
     target_file: str | None = None,
     approved: str | None = None,
     extra: dict[str, t.Any] | None = None,
-) -> transitions.Activation:
+) -> activate_transition.Activation:
     """Activate *session_dir* for this supervisor and release what it claims elsewhere."""
     check_skill_name(skill)
     pid, token = me()
@@ -157,7 +158,7 @@ def activate_session(
         migrate_legacy(session_dir)
     result = update(
         session_dir,
-        lambda s: transitions.activate(
+        lambda s: activate_transition.activate(
             s,
             skill=skill,
             pid=pid,
@@ -208,7 +209,7 @@ def release_own_sessions_elsewhere(root: Path, session_dir: Path, pid: int, toke
     """An agent holds one session: the others it owned are released."""
     for other in sessions_owned_by(root, pid, token):
         if other.session_dir != session_dir:
-            update(other.session_dir, transitions.release_owner)
+            update(other.session_dir, owner_transitions.release_owner)
             say(f"Released previous session of this agent: {other.session_dir.name}")
 
 
@@ -218,4 +219,4 @@ def release_pane_if_stale(state: State, pid: int, token: str | None, running: li
     if owner_alive(owner, owner_token) and not same_owner(owner, owner_token, pid, token):
         running.append(owner)
         return
-    transitions.release_pane(state)
+    owner_transitions.release_pane(state)

@@ -86,15 +86,13 @@ def owner_running(state: State) -> bool:
 
 def owned(session_dir: Path, mutate: t.Callable[[State], T]) -> T:
     """:func:`update` for a command that writes a session: only its owner may (checked under the lock)."""
-    from claude_shepherd.supervisor.session import transitions
+    from claude_shepherd.supervisor.session.owner_transitions import require_owner
 
     pid, token = me()
     pane = current_pane_id()
 
     def apply(state: State) -> T:
-        transitions.require_owner(
-            state, session_dir, pid=pid, token=token, pane=pane, owner_running=owner_running(state)
-        )
+        require_owner(state, session_dir, pid=pid, token=token, pane=pane, owner_running=owner_running(state))
         return mutate(state)
 
     return update(session_dir, apply)

@@ -120,8 +120,8 @@ def request_restart(session_dir: Path, watchdog: int | None) -> None:
     Claude with nothing to restart — or, outside claude-run, plant a restart
     prompt in another agent's session.
     """
-    from claude_shepherd.supervisor.session import transitions
+    from claude_shepherd.supervisor.session import restart_transitions
 
     end_this_claude(
-        watchdog, owned(session_dir, lambda state: transitions.request_restart(state, session_dir))
+        watchdog, owned(session_dir, lambda state: restart_transitions.request_restart(state, session_dir))
     )

@@ -203,7 +203,9 @@ SCHEMA: dict[str, Check] = {
     # heartbeat
     F.TOOL_CALLS_SINCE_LAST_LOG: Int(0),
     F.TOOL_CALLS_BY_TRANSCRIPT: MapOf(Int(0)),
-    F.WARN_AFTER: Int(0),  # bounded where they are set (transitions.check_settings) and read (the heartbeat)
+    F.WARN_AFTER: Int(
+        0
+    ),  # bounded where they are set (work_transitions.check_settings) and read (the heartbeat)
     F.BLOCK_AFTER: Int(0),
     # timestamps
     F.STARTED_AT: Str(),

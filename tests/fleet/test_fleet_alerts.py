@@ -136,7 +136,7 @@ def test_the_bell_rings_in_the_pane_and_silence_is_respected(tmux: Tmux, tmp_pat
 
 def test_a_transition_costs_the_hook_neither_subprocess_nor_pathlib(tmux: Tmux, tmp_path: Path) -> None:
     """The installed Notification hook, alerting: one tmux call and a spawn, no heavy stdlib imports."""
-    from claude_shepherd.hooks.install import NOTIFICATION, hook_command
+    from claude_shepherd.hooks.claude_settings import NOTIFICATION, hook_command
 
     a, _, _ = tmux.ids
     argv, out = recorder(tmp_path)

@@ -311,11 +311,11 @@ def test_amounts_are_whole_cents_a_budget_can_be_removed_and_a_pane_without_one_
     A pane with no budget of its own is held by its window's or the fleet's: --add says which, with the
     command for that one (a new budget below its spend would pause it twice over). --set below what was
     spent says the agents pause now; --remove takes a budget away."""
-    from claude_shepherd.supervisor.session import spend
+    from claude_shepherd.supervisor.session import spend_writes
 
     world.layout("duo", "  - agents:\n      panes:\n        - A: claude-run\n        - C: claude-run\n",
                  extra="budget: 2\n")  # fmt: skip
-    spend.measure(world.project / "sessions", "duo:agents:C", CONVERSATION, 1.6)
+    spend_writes.measure(world.project / "sessions", "duo:agents:C", CONVERSATION, 1.6)
 
     def budget(*args: str) -> t.Any:
         return world.fleet("budget", "duo", "--socket", world.socket, *args)

@@ -23,7 +23,7 @@ from support.claude_run import FakeClaude, FleetTmux
 from support.hooks import hook_env
 
 from claude_shepherd.hooks import MAIN, budget_renewal
-from claude_shepherd.supervisor.session import budgets, spend
+from claude_shepherd.supervisor.session import budget_records, budgets, spend, spend_writes
 
 BIN = Path(sys.executable).parent
 CONVERSATION = "0b1b7cc9-6911-4d5b-9a77-b8d720a2c2c5"
@@ -119,14 +119,17 @@ def test_a_pause_at_a_day_budget_leaves_one_process_for_the_renewal_and_the_agen
         agent,
         "day",
     ]
-    asked = spend.gate_record(root, agent)["paused"]["renews"]
+    asked = budget_records.gate_record(root, agent)["paused"]["renews"]
     assert (asked["at"], asked["pid"]) == (f"day:{renews:.0f}", first.pid), asked
     first.kill()
     first.wait(10)
     go.touch()
     fake.wait_event("mark", name="again", timeout=30)
     (second,) = typists(root)
-    assert second.pid != first.pid and spend.gate_record(root, agent)["paused"]["renews"]["pid"] == second.pid
+    assert (
+        second.pid != first.pid
+        and budget_records.gate_record(root, agent)["paused"]["renews"]["pid"] == second.pid
+    )
     os.kill(run.pid, signal.SIGTERM)  # as fleet stop does: it ends the typist too
     assert run.wait() == 143
     assert typists(root) == []
@@ -145,9 +148,13 @@ def test_at_the_renewal_the_resume_prompt_is_typed_only_to_a_paused_agent_within
         agent,
         fleet_budget={"usd": 1.0, "per": "life"} if meanwhile == "held by another budget" else None,
     )
-    spend.measure(root, agent, CONVERSATION, 2.0, now=now - 2 * DAY)  # spent on another day: within today's
+    spend_writes.measure(
+        root, agent, CONVERSATION, 2.0, now=now - 2 * DAY
+    )  # spent on another day: within today's
     if meanwhile != "raised":
-        spend.write_gate_record(root, agent, {"paused": {"scope": "pane", "per": "day", "renews": "day:0"}})
+        budget_records.write_gate_record(
+            root, agent, {"paused": {"scope": "pane", "per": "day", "renews": "day:0"}}
+        )
     if meanwhile == "relabelled":
         fleet_tmux.tmux("set-option", "-p", "-t", fleet_tmux.pane, "@pane_label", "Other")
     left = [leave_typist(root, agent, 1)] * (
@@ -178,7 +185,7 @@ def test_a_renewal_waiting_for_nothing_ends_within_seconds(
     tomorrow's renewal is not left behind until then."""
     root, agent = project / "sessions", fleet_pane.pane_id
     pane_budget(root, agent)
-    spend.write_gate_record(root, agent, {"paused": {"scope": "pane", "per": "day"}})
+    budget_records.write_gate_record(root, agent, {"paused": {"scope": "pane", "per": "day"}})
     argv = [str(BIN / "claude-hook"), budget_renewal.COMMAND, fleet_pane.socket_path, fleet_pane.pane,
             f"{time.time() + DAY:.3f}", str(root), agent, "day"]  # fmt: skip
     waiting = subprocess.Popen(argv, env=hook_env(project))
@@ -188,7 +195,7 @@ def test_a_renewal_waiting_for_nothing_ends_within_seconds(
         if gone == "the fleet stopped":
             fleet_pane.kill()
         else:
-            spend.write_gate_record(root, agent, {})
+            budget_records.write_gate_record(root, agent, {})
         assert waiting.wait(timeout=budget_renewal.pane_typing.CHECK_EVERY + 5) == 0
     finally:
         waiting.kill()
@@ -204,9 +211,11 @@ def test_a_paused_agent_started_again_goes_on_when_its_budget_renews_or_at_once(
     root, agent = workdir / "sessions", fleet_tmux.pane_id
     pane_budget(root, agent)
     now = time.time()
-    spend.measure(root, agent, CONVERSATION, 2.0, now=now - (2 * DAY if budget == "renewed meanwhile" else 0))
+    spend_writes.measure(
+        root, agent, CONVERSATION, 2.0, now=now - (2 * DAY if budget == "renewed meanwhile" else 0)
+    )
     gone = {"at": "day:0", "pid": 1, "token": "not init's"}
-    spend.write_gate_record(
+    budget_records.write_gate_record(
         root, agent, {"paused": {"scope": "pane", "name": "SDK", "per": "day", "renews": gone}}
     )
     start = {"session_id": CONVERSATION, "cwd": str(workdir), "hook_event_name": "SessionStart",
@@ -214,7 +223,7 @@ def test_a_paused_agent_started_again_goes_on_when_its_budget_renews_or_at_once(
     fake.plan([hook("session-start", start), {"read_keys": {"timeout": 20}}, {"wait": None}])
     run = start_run(pane=fleet_tmux)
     keys = fake.wait_event("keys", timeout=40)
-    asked = spend.gate_record(root, agent)["paused"]["renews"]
+    asked = budget_records.gate_record(root, agent)["paused"]["renews"]
     assert asked["pid"] != 1, asked
     if budget == "renewed meanwhile":
         assert keys["text"] == budget_renewal.PROMPT.format(period="daily")

@@ -15,7 +15,8 @@ from support.claude_run import FakeClaude
 from support.fixtures import script
 from support.hooks import hook_env
 
-from claude_shepherd.hooks.install import BACKUP_SUFFIX, hook_command, main, ours
+from claude_shepherd.hooks.claude_settings import hook_command, ours
+from claude_shepherd.hooks.install import BACKUP_SUFFIX, main
 
 USER_SETTINGS = {
     "model": "opus",

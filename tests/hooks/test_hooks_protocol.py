@@ -21,9 +21,9 @@ import pytest
 from support.fixtures import script
 from support.hooks import activate, bash, call, hook_env, run, tool
 
+from claude_shepherd.hooks.claude_settings import hook_command
 from claude_shepherd.hooks.cli import HOOK_EVENTS, main, run_hook
 from claude_shepherd.hooks.input_limits import MAX_INPUT_BYTES
-from claude_shepherd.hooks.install import hook_command
 from claude_shepherd.hooks.protocol import parse_input, read_stdin
 from claude_shepherd.supervisor.session.store import file_lock
 
@@ -444,4 +444,5 @@ def test_hot_path_imports_no_heavy_module(project: Path, kind: str, name: str) -
         assert (
             "claude_shepherd.supervisor.session.schema" not in modules
             and "claude_shepherd.hooks.install" not in modules
+            and "claude_shepherd.hooks.claude_settings" not in modules
         )

@@ -20,8 +20,10 @@ from support.claude_run import FakeClaude, FleetTmux
 from support.hooks import hook_env, run
 
 from claude_shepherd.hooks import usage_turn
-from claude_shepherd.supervisor.session import pane_records, usage_windows
+from claude_shepherd.supervisor.session import limit_messages, pane_records, resume_slots, usage_windows
+from claude_shepherd.supervisor.session.credentials import credential_of, windowless
 from claude_shepherd.supervisor.session.identity import start_token
+from claude_shepherd.supervisor.session.usage_records import file_name
 
 RECORDED = Path(__file__).parent.parent / "e2e" / "recorded"
 BIN = Path(sys.executable).parent
@@ -45,7 +47,7 @@ def me() -> str:
 
 
 def credential_file(project: Path, credential: str) -> Path:
-    return project / "sessions" / ".shepherd" / "usage" / "credentials" / usage_windows.file_name(credential)
+    return project / "sessions" / ".shepherd" / "usage" / "credentials" / file_name(credential)
 
 
 def test_the_status_line_records_each_window_per_credential_and_writes_only_a_change(
@@ -136,7 +138,7 @@ def test_other_stop_failures_park_nothing(project: Path, env: dict[str, str]) ->
 
 def test_the_weekly_message_names_its_day() -> None:
     now = time.mktime((2026, 11, 25, 12, 0, 0, 0, 0, -1))
-    window, when = usage_windows.parse_message(
+    window, when = limit_messages.parse_message(
         "You've hit your weekly limit · resets Nov 27, 11:48pm (UTC)", now
     )
     assert window == "seven_day"
@@ -145,23 +147,23 @@ def test_the_weekly_message_names_its_day() -> None:
 
 def test_slots_go_one_at_a_time(tmp_path: Path) -> None:
     reset = time.time() + 100
-    slots = [usage_windows.take_slot(tmp_path, "/c", f"a{n}", reset, 30.0) for n in range(3)]
+    slots = [resume_slots.take_slot(tmp_path, "/c", f"a{n}", reset, 30.0) for n in range(3)]
     assert slots == [
         pytest.approx(reset, abs=0.01),
         pytest.approx(reset + 30, abs=0.01),
         pytest.approx(reset + 60, abs=0.01),
     ]
-    assert usage_windows.take_slot(tmp_path, "/c", "a1", reset, 30.0) == slots[1], (
+    assert resume_slots.take_slot(tmp_path, "/c", "a1", reset, 30.0) == slots[1], (
         "asking again: the same slot"
     )
-    assert usage_windows.take_slot(tmp_path, "/other", "b", reset, 30.0) == pytest.approx(reset, abs=0.01)
-    again = usage_windows.take_slot(tmp_path, "/c", "a0", reset + 40, 30.0)
+    assert resume_slots.take_slot(tmp_path, "/other", "b", reset, 30.0) == pytest.approx(reset, abs=0.01)
+    again = resume_slots.take_slot(tmp_path, "/c", "a0", reset + 40, 30.0)
     assert again == pytest.approx(reset + 40, abs=0.01), "parked again by a later reset: never before it"
     late = time.time() + 500  # asked long after the slot it would get: at once, and the next after it
-    assert usage_windows.take_slot(tmp_path, "/late", "a", reset, 30.0, now=late) == pytest.approx(
+    assert resume_slots.take_slot(tmp_path, "/late", "a", reset, 30.0, now=late) == pytest.approx(
         late, abs=0.01
     )
-    assert usage_windows.take_slot(tmp_path, "/late", "b", reset, 30.0, now=late + 1) == pytest.approx(
+    assert resume_slots.take_slot(tmp_path, "/late", "b", reset, 30.0, now=late + 1) == pytest.approx(
         late + 30, abs=0.01
     )
 
@@ -179,7 +181,7 @@ def test_outside_a_fleet_the_auto_continue_goes_through_in_its_slot_and_the_mark
     root, credential = project / "sessions", str(project.parent / "config-a")
     reset = time.time() - 5
     usage_windows.note_limited(root, me(), credential, reset, "five_hour", "reading")
-    usage_windows.take_slot(root, credential, "someone else", reset, 2.0)  # the first went: ours is 2 s later
+    resume_slots.take_slot(root, credential, "someone else", reset, 2.0)  # the first went: ours is 2 s later
     prompt = recorded("userpromptsubmit-input", project, prompt=AUTO_CONTINUE)
     began = time.monotonic()
     done = run("user-prompt-submit", prompt, {**env, "CLAUDE_USAGE_RESUME_INTERVAL": "2"}, cwd=project)
@@ -211,7 +213,7 @@ def test_a_prompt_that_only_quotes_the_auto_continue_is_neither_held_nor_clears_
     root, credential = project / "sessions", str(project.parent / "config-a")
     reset = time.time() - 5
     usage_windows.note_limited(root, me(), credential, reset, "five_hour", "reading")
-    usage_windows.take_slot(root, credential, "someone else", reset, 3.0)  # ours would be 3 s later
+    resume_slots.take_slot(root, credential, "someone else", reset, 3.0)  # ours would be 3 s later
     began = time.monotonic()
     done = run("user-prompt-submit", recorded("userpromptsubmit-input", project, prompt=prompt),
                {**env, "CLAUDE_USAGE_RESUME_INTERVAL": "3"}, cwd=project)  # fmt: skip
@@ -230,7 +232,7 @@ def test_in_a_fleet_pane_what_is_typed_at_the_slot_is_the_continue_prompt_never_
     reset = time.time() - 5
     agent = fleet_tmux.pane_id
     usage_windows.note_limited(root, agent, credential, reset, "five_hour", "reading")
-    usage_windows.take_slot(root, credential, "someone else", reset, 6.0)  # ours: 6 s after now
+    resume_slots.take_slot(root, credential, "someone else", reset, 6.0)  # ours: 6 s after now
     payload = json.dumps(recorded("userpromptsubmit-input", workdir, prompt=prompt))
     # The stand-in Claude under claude-run calls the hook, then reads the pane's keys as its TUI does.
     hook = {"run": [str(BIN / "claude-hook"), "user-prompt-submit"], "stdin": payload}
@@ -315,7 +317,7 @@ def test_nothing_is_typed_at_the_slot_into_a_pane_that_is_no_longer_the_parked_a
         ]
     reset = time.time() - 5
     usage_windows.note_limited(root, agent, credential, reset, "five_hour", "reading")
-    usage_windows.take_slot(root, credential, "someone else", reset, 6.0)
+    resume_slots.take_slot(root, credential, "someone else", reset, 6.0)
     payload = json.dumps(recorded("userpromptsubmit-input", workdir, prompt=AUTO_CONTINUE))
     hook = {"run": [str(BIN / "claude-hook"), "user-prompt-submit"], "stdin": payload}
     fake.plan([hook, {"run": change}, {"read_keys": {"timeout": 12}}, {"wait": None}])
@@ -430,7 +432,7 @@ def test_the_reset_is_read_in_each_format_the_cli_prints(text: str, expected: tu
     from datetime import UTC, datetime
 
     now = datetime(2026, 11, 25, 12, 0, tzinfo=UTC).timestamp()
-    _, when = usage_windows.parse_message(text, now)
+    _, when = limit_messages.parse_message(text, now)
     assert when is not None and datetime.fromtimestamp(when, UTC).timetuple()[:5] == expected
 
 
@@ -438,7 +440,9 @@ def test_a_reset_printed_in_another_time_zone_is_read_in_that_zone() -> None:
     from datetime import UTC, datetime
 
     now = datetime(2026, 7, 1, 12, 0, tzinfo=UTC).timestamp()
-    _, when = usage_windows.parse_message("You've hit your 5-hour limit · resets 3:30pm (Europe/Berlin)", now)
+    _, when = limit_messages.parse_message(
+        "You've hit your 5-hour limit · resets 3:30pm (Europe/Berlin)", now
+    )
     assert when == datetime(2026, 7, 1, 13, 30, tzinfo=UTC).timestamp()  # CEST is UTC+2
 
 
@@ -465,7 +469,7 @@ def test_the_continue_prompts_of_2_1_332_are_held_for_their_slot_too(
     root, credential = project / "sessions", str(project.parent / "config-a")
     reset = time.time() - 5
     usage_windows.note_limited(root, me(), credential, reset, "five_hour", "reading")
-    usage_windows.take_slot(root, credential, "someone else", reset, 2.0)
+    resume_slots.take_slot(root, credential, "someone else", reset, 2.0)
     began = time.monotonic()
     done = run("user-prompt-submit", recorded("userpromptsubmit-input", project, prompt=prompt),
                {**env, "CLAUDE_USAGE_RESUME_INTERVAL": "2"}, cwd=project)  # fmt: skip
@@ -491,14 +495,14 @@ def test_an_early_resume_goes_on_now_not_at_the_old_reset(project: Path, env: di
 def test_the_wrap_up_note_near_a_limit_is_no_continue_prompt(project: Path, env: dict[str, str]) -> None:
     root, credential = project / "sessions", str(project.parent / "config-a")
     usage_windows.note_limited(root, me(), credential, time.time() - 5, "five_hour", "reading")
-    usage_windows.take_slot(root, credential, "someone else", time.time() - 5, 3.0)
+    resume_slots.take_slot(root, credential, "someone else", time.time() - 5, 3.0)
     began = time.monotonic()
     done = run("user-prompt-submit", recorded("userpromptsubmit-input", project, prompt=WRAP_UP),
                {**env, "CLAUDE_USAGE_RESUME_INTERVAL": "3"}, cwd=project)  # fmt: skip
     assert (done.returncode, done.stdout) == (0, "")
     assert time.monotonic() - began < 1.5, "held like a continue prompt"
     assert usage_windows.limited_of(usage_windows.read_agent(root, me())) is not None
-    assert me() not in usage_windows.read_slots(root)[credential]["agents"]
+    assert me() not in resume_slots.read_slots(root)[credential]["agents"]
 
 
 def test_a_continue_prompt_blocked_for_an_agent_never_parked_is_typed_at_its_slot(
@@ -507,7 +511,7 @@ def test_a_continue_prompt_blocked_for_an_agent_never_parked_is_typed_at_its_slo
     """An agent whose limit showed as ``error`` has no mark; its continue prompt, blocked for a later
     slot, was never typed again, since the typist types only for a parked agent: stuck for good."""
     root, credential = workdir / "sessions", str(workdir.parent / "config-a")
-    usage_windows.take_slot(root, credential, "someone else", time.time(), 6.0)  # ours: 6 s after now
+    resume_slots.take_slot(root, credential, "someone else", time.time(), 6.0)  # ours: 6 s after now
     payload = json.dumps(recorded("userpromptsubmit-input", workdir, prompt=CONTINUE_332[0]))
     hook = {"run": [str(BIN / "claude-hook"), "user-prompt-submit"], "stdin": payload}
     fake.plan([hook, {"read_keys": {"timeout": 20}}, {"wait": None}])
@@ -581,10 +585,10 @@ def test_a_reading_is_kept_for_the_credential_claude_uses_not_its_config_dir(
         line = recorded("statusline.oauth", project)
         line["rate_limits"]["five_hour"]["resets_at"] = time.time() + 3600
         run("status-line", line, {**env, **extra}, cwd=project)
-        credential = usage_windows.credential_of(extra)
+        credential = credential_of(extra)
         assert usage_windows.read_credential(root, credential) is not None, credential
         assert usage_windows.read_agent(root, me())["credential"] == credential
-    assert usage_windows.credential_of(gateway).startswith("gateway:gw.example:8443:")
+    assert credential_of(gateway).startswith("gateway:gw.example:8443:")
     assert usage_windows.read_credential(root, str(project.parent / "config-a")) is None
-    assert usage_windows.windowless(usage_windows.credential_of({"ANTHROPIC_API_KEY": "k"}))
-    assert usage_windows.windowless(usage_windows.credential_of({"ANTHROPIC_AUTH_TOKEN": "plain"}))
+    assert windowless(credential_of({"ANTHROPIC_API_KEY": "k"}))
+    assert windowless(credential_of({"ANTHROPIC_AUTH_TOKEN": "plain"}))

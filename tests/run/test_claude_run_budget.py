@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from support.claude_run import FakeClaude, FleetTmux, claude_run_path, make_transcript
 
-from claude_shepherd.supervisor.session import spend
+from claude_shepherd.supervisor.session import spend_writes
 
 CONVERSATION = "0b1b7cc9-6911-4d5b-9a77-b8d720a2c2c5"
 
@@ -206,7 +206,7 @@ def test_a_headless_run_in_a_pane_that_spent_its_budget_launches_nothing(
     fake: FakeClaude, start_run, workdir: Path, fleet_tmux: FleetTmux
 ) -> None:
     """In a fleet pane --budget-usd counts the pane's spend so far: nothing is left, nothing is sent."""
-    spend.measure(workdir / "sessions", fleet_tmux.pane_id, "earlier", 0.15)
+    spend_writes.measure(workdir / "sessions", fleet_tmux.pane_id, "earlier", 0.15)
     fake.plan(default=[{"exit": 0}])
     run = start_run("--budget-usd", "0.10", "-p", "spend", pane=fleet_tmux)
     assert run.wait() == 4, run.text

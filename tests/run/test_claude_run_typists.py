@@ -22,7 +22,7 @@ from support.waiting import wait_until
 
 import claude_shepherd.hooks
 from claude_shepherd.hooks import budget_renewal
-from claude_shepherd.supervisor.session import spend
+from claude_shepherd.supervisor.session import budget_records
 
 PROMPT = budget_renewal.PROMPT.format(period="daily")
 
@@ -42,7 +42,7 @@ def leave_typist(root: Path, agent: str, delay: float) -> dict[str, t.Any]:
 
 def paused(root: Path, agent: str) -> None:
     """*agent* paused at its day's budget: what its typist resumes."""
-    assert spend.write_gate_record(root, agent, {"paused": {"scope": "pane", "per": "day"}})
+    assert budget_records.write_gate_record(root, agent, {"paused": {"scope": "pane", "per": "day"}})
 
 
 def typists(root: Path) -> list[psutil.Process]:

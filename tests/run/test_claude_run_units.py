@@ -334,14 +334,14 @@ def test_a_user_quit_ends_the_loop_with_goodbye(tmp_path: Path) -> None:
 def test_a_claude_that_ended_paused_at_its_budget_says_how_to_go_on_exit_4(tmp_path: Path) -> None:
     """The status line ends a lone claude-run's Claude that would follow up a cut-off reply past its
     budget (hooks.cut_off_reply): not a goodbye, but the budget and the command that goes on."""
-    from claude_shepherd.supervisor.session import pane_records, spend
+    from claude_shepherd.supervisor.session import budget_records, pane_records
 
     def paused_then_quits(argv: list[str]) -> tuple[int, float]:
         agent = pane_records.spot(None, (ME.pid, ME.token))
         assert agent is not None
         raise_ = "claude-run --budget-usd 0.3 -- --resume abc"
         paused = {"scope": "run", "usd": 0.3, "spent": 0.3033, "per": "life", "raise": raise_}
-        spend.write_gate_record(tmp_path / "sessions", agent[0], {"paused": paused})
+        budget_records.write_gate_record(tmp_path / "sessions", agent[0], {"paused": paused})
         return 0, 30.0
 
     sup, _, lines, _ = make(tmp_path, [paused_then_quits])

@@ -18,6 +18,7 @@ from support.claude_run import BIN, FakeClaude
 
 from claude_shepherd.supervisor.claude_run.usage_wait import CONTINUE_PROMPT
 from claude_shepherd.supervisor.session import usage_windows
+from claude_shepherd.supervisor.session.credentials import credential_of
 
 pytestmark = pytest.mark.slow  # waits for windows to reopen, seconds each
 
@@ -157,7 +158,7 @@ def test_an_oauth_token_agent_is_held_by_its_own_tokens_window_not_the_config_di
     fake: FakeClaude, start_run, workdir: Path, run_env: dict[str, str]
 ) -> None:
     token = "sk-ant-oat01-test-token"
-    credential = usage_windows.credential_of({"CLAUDE_CODE_OAUTH_TOKEN": token})
+    credential = credential_of({"CLAUDE_CODE_OAUTH_TOKEN": token})
     assert credential.startswith("oauth-token:") and token not in credential, "a digest, never the secret"
     usage_windows.note_reading(workdir / "sessions", credential,
                                {"five_hour": {"used_percentage": 100, "resets_at": time.time() + 3600}})  # fmt: skip
@@ -181,5 +182,5 @@ def test_the_hooks_keep_an_oauth_token_agents_reading_where_claude_run_looks(
                {"exit": 0}])  # fmt: skip
     run = start_run(env={"CLAUDE_CODE_OAUTH_TOKEN": token})
     assert run.wait(timeout=30) == 0, run.text
-    credential = usage_windows.credential_of({"CLAUDE_CODE_OAUTH_TOKEN": token})
+    credential = credential_of({"CLAUDE_CODE_OAUTH_TOKEN": token})
     assert usage_windows.read_credential(workdir / "sessions", credential) is not None

@@ -16,7 +16,12 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from claude_shepherd.supervisor.errors import ShepherdError
-from claude_shepherd.supervisor.session import transitions as tr
+from claude_shepherd.supervisor.session import (
+    activate_transition,
+    owner_transitions,
+    restart_transitions,
+    work_transitions,
+)
 from claude_shepherd.supervisor.session.fields import F, Lifecycle
 from claude_shepherd.supervisor.session.identity import PID_MAX, start_token
 from claude_shepherd.supervisor.session.schema import validate_state as parse
@@ -59,7 +64,7 @@ class SessionMachine(RuleBasedStateMachine):
         self.activated_with = session_id
         self._apply(
             "activate",
-            lambda s: tr.activate(
+            lambda s: activate_transition.activate(
                 s,
                 skill=skill,
                 pid=ME,
@@ -73,58 +78,63 @@ class SessionMachine(RuleBasedStateMachine):
     @precondition(lambda self: bool(self.state))
     @rule(label=st.sampled_from(["Phase 2: Work", "3: Review", "Phase 1: Setup"]))
     def phase(self, label: str) -> None:
-        self._apply("phase", lambda s: tr.phase(s, label))
+        self._apply("phase", lambda s: work_transitions.phase(s, label))
 
     @precondition(lambda self: bool(self.state))
     @rule(text=st.sampled_from(["did things", ""]))
     def deactivate(self, text: str) -> None:
-        self._apply("deactivate", lambda s: tr.deactivate(s, description=text, keywords=["k"]))
+        self._apply("deactivate", lambda s: work_transitions.deactivate(s, description=text, keywords=["k"]))
 
     @precondition(lambda self: bool(self.state))
     @rule()
     def request_restart(self) -> None:
-        self._apply("request_restart", lambda s: tr.request_restart(s, SESSION_DIR))
+        self._apply("request_restart", lambda s: restart_transitions.request_restart(s, SESSION_DIR))
 
     @precondition(lambda self: bool(self.state))
     @rule()
     def begin_dehydrate(self) -> None:
-        self._apply("begin_dehydrate", tr.begin_dehydrate)
+        self._apply("begin_dehydrate", restart_transitions.begin_dehydrate)
 
     @precondition(lambda self: bool(self.state))
     @rule(conversation=ids)
     def mark_overflowed(self, conversation: str | None) -> None:
-        self._apply("mark_overflowed", lambda s: tr.mark_overflowed(s, conversation))
+        self._apply("mark_overflowed", lambda s: restart_transitions.mark_overflowed(s, conversation))
 
     @precondition(lambda self: bool(self.state))
     @rule()
     def dehydrate_call(self) -> None:
-        self._apply("dehydrate_call", lambda s: tr.count_dehydrate_call(s, 25))
+        self._apply("dehydrate_call", lambda s: restart_transitions.count_dehydrate_call(s, 25))
 
     @precondition(lambda self: bool(self.state))
     @rule()
     def consume_restart(self) -> None:
-        self._apply("consume_restart", tr.consume_restart)
+        self._apply("consume_restart", restart_transitions.consume_restart)
 
     @precondition(lambda self: bool(self.state))
     @rule()
     def claim_for_resume(self) -> None:
-        self._apply("claim_for_resume", lambda s: tr.claim_for_resume(s, pid=ME, token=MY_TOKEN))
+        self._apply(
+            "claim_for_resume", lambda s: owner_transitions.claim_for_resume(s, pid=ME, token=MY_TOKEN)
+        )
 
     @precondition(lambda self: bool(self.state))
     @rule()
     def resumed(self) -> None:
-        self._apply("resumed", lambda s: tr.resumed(s, pid=ME, token=MY_TOKEN))
+        self._apply("resumed", lambda s: owner_transitions.resumed(s, pid=ME, token=MY_TOKEN))
 
     @precondition(lambda self: bool(self.state))
     @rule()
     def resumed_by_a_stranger(self) -> None:
-        self._apply("resumed_by_a_stranger", lambda s: tr.resumed(s, pid=1, token=None))
+        self._apply("resumed_by_a_stranger", lambda s: owner_transitions.resumed(s, pid=1, token=None))
 
     @precondition(lambda self: bool(self.state))
     @rule(session_id=ids, usage=usages)
     def bind(self, session_id: str | None, usage: float | None) -> None:
         self._apply(
-            "bind", lambda s: tr.bind_conversation(s, session_id=session_id, usage=usage, window=200000)
+            "bind",
+            lambda s: owner_transitions.bind_conversation(
+                s, session_id=session_id, usage=usage, window=200000
+            ),
         )
 
     # ------------------------------------------------------------ invariants

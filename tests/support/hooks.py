@@ -17,7 +17,7 @@ from pathlib import Path
 from support.fixtures import script
 
 from claude_shepherd.hooks.cli import run_hook
-from claude_shepherd.supervisor.session import transitions as tr
+from claude_shepherd.supervisor.session import activate_transition
 from claude_shepherd.supervisor.session.fields import STATE_FILE
 from claude_shepherd.supervisor.session.identity import owner_alive, start_token
 from claude_shepherd.supervisor.session.store import read_state, update_state
@@ -122,7 +122,7 @@ def activate(
     pid = os.getpid() if pid is None else pid
     update_state(
         session_dir,
-        lambda s: tr.activate(
+        lambda s: activate_transition.activate(
             s,
             skill=skill,
             pid=pid,

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from claude_shepherd.supervisor.errors import EXIT_OK
-from claude_shepherd.supervisor.session import transitions
 from claude_shepherd.supervisor.session.invocation import owned, say, session_dir
 from claude_shepherd.supervisor.session.related import related_sessions
 from claude_shepherd.supervisor.session.stdin import read_optional_stdin
+from claude_shepherd.supervisor.session.work_transitions import deactivate
 
 
 def run(dir: str, keywords: str | None = None) -> int:
@@ -14,7 +14,7 @@ def run(dir: str, keywords: str | None = None) -> int:
     folder = session_dir(dir)
     description = read_optional_stdin()
     words = [k.strip() for k in keywords.split(",") if k.strip()] if keywords is not None else None
-    owned(folder, lambda s: transitions.deactivate(s, description=description, keywords=words))
+    owned(folder, lambda s: deactivate(s, description=description, keywords=words))
     say(f"Session deactivated: {folder} (lifecycle=completed)")
     related = related_sessions(folder, words or [], description)
     say()

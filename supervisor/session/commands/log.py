@@ -6,12 +6,13 @@ import os
 from pathlib import Path
 
 from claude_shepherd.supervisor.errors import EXIT_OK, ShepherdError
-from claude_shepherd.supervisor.session import transitions
 from claude_shepherd.supervisor.session.invocation import owned, say, session_dir
 from claude_shepherd.supervisor.session.paths import log_file_name
 from claude_shepherd.supervisor.session.safe_fs import UnsafeFileError, open_append
 from claude_shepherd.supervisor.session.stdin import read_optional_stdin
 from claude_shepherd.supervisor.session.store import open_session_dir
+from claude_shepherd.supervisor.session.transitions import timestamp
+from claude_shepherd.supervisor.session.work_transitions import record_log_entry
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds; session runs at every agent step
@@ -32,7 +33,7 @@ def append_entry(folder: Path, state: State, entry: bytes) -> Path:
         os.write(log_fd, entry)
     finally:
         os.close(log_fd)
-    transitions.record_log_entry(state)  # only after the entry really landed in this session's own log
+    record_log_entry(state)  # only after the entry really landed in this session's own log
     return folder / name
 
 
@@ -42,7 +43,7 @@ def run(dir: str) -> int:
     text = read_optional_stdin()
     if not text.strip():
         raise ShepherdError(f"nothing to log; pipe the entry in: session log {dir} <<'EOF' ... EOF")
-    entry = f"\n## {transitions.timestamp()}\n{text.rstrip()}\n".encode()
+    entry = f"\n## {timestamp()}\n{text.rstrip()}\n".encode()
     path = owned(folder, lambda state: append_entry(folder, state, entry))
     say(f"Logged to {path}")
     return EXIT_OK

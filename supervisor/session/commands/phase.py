@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from claude_shepherd.supervisor.errors import EXIT_OK
-from claude_shepherd.supervisor.session import transitions
+from claude_shepherd.supervisor.session import work_transitions
 from claude_shepherd.supervisor.session.invocation import owned, say, session_dir
 from claude_shepherd.supervisor.session.phases import PhaseError, parse_proof
 from claude_shepherd.supervisor.session.stdin import read_optional_stdin
@@ -18,9 +18,9 @@ def run(dir: str, label: str, user_approved: str | None = None) -> int:
     folder = session_dir(dir)
     text = read_optional_stdin()
 
-    def enter(text: str) -> transitions.PhaseChange:
+    def enter(text: str) -> work_transitions.PhaseChange:
         proof = parse_proof(text)
-        return owned(folder, lambda s: transitions.phase(s, label, approved=user_approved, proof=proof))
+        return owned(folder, lambda s: work_transitions.phase(s, label, approved=user_approved, proof=proof))
 
     try:
         change = enter(text)

@@ -6,9 +6,10 @@ import json
 import re
 
 from claude_shepherd.supervisor.errors import EXIT_OK, ShepherdError
-from claude_shepherd.supervisor.session import transitions
 from claude_shepherd.supervisor.session.invocation import owned, say, session_dir
+from claude_shepherd.supervisor.session.transitions import PROTECTED_FROM_UPDATE
 from claude_shepherd.supervisor.session.values import parse_value
+from claude_shepherd.supervisor.session.work_transitions import set_setting
 
 EDITABLE_BY_UPDATE_NOTE = "use the session command that owns it (activate, phase, deactivate, restart)"
 FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -17,11 +18,11 @@ FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 def run(dir: str, field: str, value: str) -> int:
     """Set one field, like toolUseWithoutLogsBlockAfter 20."""
     folder = session_dir(dir)
-    if field in transitions.PROTECTED_FROM_UPDATE:
+    if field in PROTECTED_FROM_UPDATE:
         raise ShepherdError(f"{field} cannot be set with update; {EDITABLE_BY_UPDATE_NOTE}")
     if not FIELD_NAME.fullmatch(field):
         raise ShepherdError(f"field name {field!r} is not valid; use a camelCase name like targetFile")
     parsed = parse_value(value)
-    owned(folder, lambda state: transitions.set_setting(state, field, parsed))
+    owned(folder, lambda state: set_setting(state, field, parsed))
     say(f"Updated {field}={json.dumps(parsed, ensure_ascii=False)} in {folder}")
     return EXIT_OK
