@@ -24,14 +24,10 @@ from claude_shepherd.supervisor.session import budgets as hook_budgets
 
 if t.TYPE_CHECKING:
     from claude_shepherd.fleet.layout import Budget, Layout
-    from claude_shepherd.fleet.tmux import FleetServer
+    from claude_shepherd.fleet.tmux import FleetServer, PaneInfo
 
-RESUME_PROMPT = (
-    "Your budget was raised: continue the task you were working on when it paused; "
-    "do not repeat work that is already complete."
-)
-TYPED_WAIT = 5.0
-"""Seconds the resume prompt may take to show in the pane before Enter is pressed anyway."""
+TYPE_WAIT = 10.0
+"""Seconds, at most, for an agent's Claude to read its pane's keys before its resume is given up."""
 
 
 def _written(budget: Budget | None) -> dict[str, t.Any] | None:
@@ -379,21 +375,27 @@ def resume(layout: Layout, server: FleetServer, say: t.Callable[[str], None]) ->
             if resumed:
                 time.sleep(hook_budgets.resume_interval(os.environ))
             budget_records.write_gate_record(root, agent, {k: v for k, v in record.items() if k != "paused"})
-            pane = panes[agent].pane_id
-            server.run(*(NEXT if word == ";" else word for word in state_commands(pane, WORKING)))
-            _type(server, pane, RESUME_PROMPT)
-            resumed.append(agent)
+            pane = panes[agent]
+            server.run(*(NEXT if word == ";" else word for word in state_commands(pane.pane_id, WORKING)))
+            if _type(server, pane, agent):
+                resumed.append(agent)
+            else:
+                held_back.append(
+                    f"Not typed: {agent} may go on, but its Claude did not read its pane's keys within "
+                    f"{TYPE_WAIT:g}s; type a prompt into it yourself (`fleet attach`)"
+                )
     return resumed, held_back
 
 
-def _type(server: FleetServer, pane: str, text: str) -> None:
-    """Ctrl-U (a refused prompt is back in the input box), the text, and Enter once it shows."""
-    server.run("send-keys", "-t", pane, "C-u")
-    server.run("send-keys", "-t", pane, "-l", text)
-    deadline = time.monotonic() + TYPED_WAIT
-    while time.monotonic() < deadline:
-        screen = "\n".join(server.run("capture-pane", "-p", "-J", "-t", pane))
-        if text[:30] in screen.replace("\n", ""):
-            break
-        time.sleep(0.1)
-    server.run("send-keys", "-t", pane, "Enter")
+def _type(server: FleetServer, pane: PaneInfo, agent: str) -> bool:
+    """The resume prompt, typed as the hooks type theirs (:func:`claude_shepherd.hooks.pane_typing.type_prompt`:
+    only while the pane carries *agent* and its claude-run's Claude reads the keys); True when typed."""
+    from claude_shepherd.hooks.pane_typing import type_prompt
+    from claude_shepherd.supervisor.session.identity import start_token
+
+    token = start_token(pane.pid)
+    if token is None:
+        return False
+    until = time.monotonic() + TYPE_WAIT
+    return type_prompt(server.socket_name, pane.pane_id, agent, hook_budgets.resume_prompt(), (pane.pid, token),
+                       lambda: time.monotonic() < until)  # fmt: skip

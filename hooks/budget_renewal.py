@@ -31,10 +31,6 @@ COMMAND = "budget-renews"
 QUEUE = "budget renewal"
 """The slots' name for agents going on as their budgets renew (one queue per moment: every budget of a
 day renews at the same midnight)."""
-PROMPT = (
-    "Your {period} budget renewed: continue the task you were working on when it paused; "
-    "do not repeat work that is already complete."
-)
 PERIODS = {"day": "daily", "week": "weekly"}
 START_SETTLE = 10.0
 """Seconds after a Claude started that a budget renewed meanwhile is typed: its input box is ready then."""
@@ -127,5 +123,5 @@ def main(args: list[str]) -> int:
     held = budgets.limits(root, agent, pane=True, env=os.environ, now=time.time())
     if any(limit.reached for limit in held):
         return 0  # another budget still holds it: raising that one resumes it
-    pane_typing.type_prompt(socket, pane, agent, PROMPT.format(period=PERIODS[per]), who, wanted)
+    pane_typing.type_prompt(socket, pane, agent, budgets.resume_prompt(per), who, wanted)
     return 0

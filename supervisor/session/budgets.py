@@ -54,6 +54,21 @@ def amount_problem(usd: object) -> str | None:
     return None
 
 
+RESUME_PROMPT = (
+    "Your {budget} budget {how}: continue the task you were working on when it paused; "
+    "do not repeat work that is already complete."
+)
+"""What is typed into the pane of an agent a budget paused, when the budget is raised (``fleet budget``)
+or renews (a day's or week's): the one text, by :func:`resume_prompt`."""
+
+
+def resume_prompt(per: str | None = None) -> str:
+    """The resume prompt: for a budget *per* day or week that renewed, else for a budget raised."""
+    if per in ("day", "week"):
+        return RESUME_PROMPT.format(budget={"day": "daily", "week": "weekly"}[per], how="renewed")
+    return RESUME_PROMPT.replace("{budget} ", "").format(how="was raised")
+
+
 def resume_interval(env: t.Mapping[str, str]) -> float:
     value = parse_decimal(env.get(RESUME_INTERVAL_ENV, ""), maximum=3600)
     return RESUME_INTERVAL if value is None else value

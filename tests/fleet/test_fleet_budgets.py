@@ -19,6 +19,8 @@ import pytest
 from support.fleet import FleetWorld
 from support.waiting import wait_until
 
+from claude_shepherd.supervisor.session import budgets
+
 pytestmark = pytest.mark.slow
 
 CONVERSATION = "0b1b7cc9-6911-4d5b-9a77-b8d720a2c2c5"
@@ -73,7 +75,6 @@ def test_a_budget_reached_pauses_the_agent_and_raising_it_lets_it_go_on(
         extra=f"notify: {notify}\n",
     )
     (world.project / "notes.txt").write_text("notes\n")
-    go_on = tmp_path / "go-on"
     activate = f"CLAUDE_CODE_SESSION_ID={CONVERSATION} session activate sessions/S_A implement"
     world.plan(
         "A",
@@ -83,7 +84,7 @@ def test_a_budget_reached_pauses_the_agent_and_raising_it_lets_it_go_on(
             status_line(world, 0.85), tool(world),  # 85 %: one alert, the call runs
             status_line(world, 1.1), tool(world),  # reached: paused
             hook(world, "user-prompt-submit", prompt="more"),
-            {"mark": "paused"}, {"wait_file": str(go_on), "timeout": 60},
+            {"mark": "paused"}, {"read_keys": {"timeout": 60}},  # as Claude's input box reads them
             tool(world), {"mark": "resumed"}, {"wait": None},
         ],
     )  # fmt: skip
@@ -119,8 +120,7 @@ def test_a_budget_reached_pauses_the_agent_and_raising_it_lets_it_go_on(
     assert raised.returncode == 0, raised.stdout + raised.stderr
     assert "Budget of pane A: $1.00 -> $2.00 (in effect now)" in raised.stdout
     assert "Resumed duo:agents:A" in raised.stdout, raised.stdout
-    wait_until(lambda: "Your budget was raised" in world.capture("A").replace("\n", "") or None, 10, "prompt")
-    go_on.touch()
+    assert world.wait_event("A", "keys", 10)["text"] == budgets.resume_prompt(), "typed as the hooks type"
     world.wait_event("A", "mark", 30, name="resumed")
     assert answers(world, "pre-tool-use")[-1].get("continue", True), "within budget again: the call runs"
     assert len(world.starts("A")) == 1, "nothing was killed or restarted"
@@ -243,14 +243,13 @@ def test_a_spend_far_past_its_budget_gets_hints_that_work_typed_as_given(
         "  - agents:\n      panes:\n        - A:\n            budget: 0.3\n            commands: claude-run\n",
         extra="budget: 1\n",
     )
-    go_on = tmp_path / "go-on"
     activate = f"CLAUDE_CODE_SESSION_ID={CONVERSATION} session activate sessions/S_A implement"
     world.plan(
         "A",
         [
             {"run": ["sh", "-c", activate]},
             status_line(world, 14.4), tool(world),  # 48 times the pane's budget
-            {"mark": "paused"}, {"wait_file": str(go_on), "timeout": 60},
+            {"mark": "paused"}, {"read_keys": {"timeout": 60}},
             tool(world), {"mark": "resumed"}, {"wait": None},
         ],
     )  # fmt: skip
@@ -274,7 +273,6 @@ def test_a_spend_far_past_its_budget_gets_hints_that_work_typed_as_given(
     again = world.fleet(*fleet_hint.split()[1:], "--socket", world.socket)
     assert again.returncode == 0, again.stdout + again.stderr
     assert "Resumed duo:agents:A" in again.stdout and "Still paused" not in again.stdout, again.stdout
-    go_on.touch()
     world.wait_event("A", "mark", 30, name="resumed")
     assert answers(world, "pre-tool-use")[-1].get("continue", True), "within every budget: the call runs"
 

@@ -163,7 +163,7 @@ def test_at_the_renewal_the_resume_prompt_is_typed_only_to_a_paused_agent_within
     fake.plan([*left, {"read_keys": {"timeout": 8}}, {"wait": None}])
     run = start_run(pane=fleet_tmux)
     keys = fake.wait_event("keys", timeout=30)
-    expected = budget_renewal.PROMPT.format(period="daily") if meanwhile in ("nothing", "two left") else None
+    expected = budgets.resume_prompt("day") if meanwhile in ("nothing", "two left") else None
     assert keys["text"] == expected, keys
     os.kill(run.pid, signal.SIGTERM)
     assert run.wait() == 143
@@ -226,7 +226,7 @@ def test_a_paused_agent_started_again_goes_on_when_its_budget_renews_or_at_once(
     asked = budget_records.gate_record(root, agent)["paused"]["renews"]
     assert asked["pid"] != 1, asked
     if budget == "renewed meanwhile":
-        assert keys["text"] == budget_renewal.PROMPT.format(period="daily")
+        assert keys["text"] == budgets.resume_prompt("day")
     else:
         assert keys["text"] is None
         renews = budgets.Limit(budgets.PANE, "SDK", 1.0, "day", 2.0).renews_at(time.time())

@@ -22,9 +22,9 @@ from support.waiting import wait_until
 
 import claude_shepherd.hooks
 from claude_shepherd.hooks import budget_renewal
-from claude_shepherd.supervisor.session import budget_records
+from claude_shepherd.supervisor.session import budget_records, budgets
 
-PROMPT = budget_renewal.PROMPT.format(period="daily")
+PROMPT = budgets.resume_prompt("day")
 
 
 def leave_typist(root: Path, agent: str, delay: float) -> dict[str, t.Any]:
