@@ -35,6 +35,7 @@ HOOK_TIMEOUT = 10  # seconds; the hook answers well inside it (its lock wait is 
     STOP_FAILURE,
     PRE_SKILL_SHELL_COMMAND,
     POST_TOOL_BATCH,
+    PRE_COMPACT,
 ) = HOOK_EVENTS
 Version = tuple[int, int, int]
 VERSION_TIMEOUT = 30  # seconds for `claude --version` (it answers in milliseconds)
@@ -58,6 +59,8 @@ REGISTRATIONS: tuple[Registration, ...] = (
     Registration("PreSkillShellCommand", PRE_SKILL_SHELL_COMMAND, None, (2, 1, 332)),
     # a budget's last word before the next request (hooks/tool_batch.py)
     Registration("PostToolBatch", POST_TOOL_BATCH, None),
+    # no compaction (a request with the whole conversation) for an agent paused at a budget
+    Registration("PreCompact", PRE_COMPACT, None),
 )
 DETACHED = frozenset({STOP_FAILURE})
 """Events whose hook runs in a process of its own (``setsid -f``): ``claude -p`` kills the StopFailure

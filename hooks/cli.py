@@ -5,7 +5,8 @@ Events: ``pre-tool-use``, ``user-prompt-submit``, ``session-start``,
 fleet pane done / needs-you, :mod:`claude_shepherd.supervisor.pane_notify`), ``stop-failure`` (a usage
 limit: :mod:`claude_shepherd.hooks.stop_failure`), ``pre-skill-shell-command`` (a skill's inline
 shell command, gated like Bash: :mod:`claude_shepherd.hooks.skill_shell`), ``post-tool-batch`` (a
-budget's last word before the next request: :mod:`claude_shepherd.hooks.tool_batch`); and ``install`` /
+budget's last word before the next request: :mod:`claude_shepherd.hooks.tool_batch`), ``pre-compact`` (no
+compaction at a budget: :mod:`claude_shepherd.hooks.compact_gate`); and ``install`` /
 ``uninstall`` to set them up. Dispatch is a
 plain look at ``sys.argv`` — no argparse, no typer (56 ms to import) — and each
 event module is imported only when called, so a hook call loads the standard
@@ -55,6 +56,8 @@ def _runner(event: str) -> t.Callable[[bytes, t.Mapping[str, str]], str]:
         from claude_shepherd.hooks.skill_shell import run
     elif event == "post-tool-batch":
         from claude_shepherd.hooks.tool_batch import run
+    elif event == "pre-compact":
+        from claude_shepherd.hooks.compact_gate import run
     else:
         from claude_shepherd.hooks.statusline import run
     return run

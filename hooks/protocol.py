@@ -35,6 +35,7 @@ HOOK_EVENTS = (
     "stop-failure",
     "pre-skill-shell-command",
     "post-tool-batch",
+    "pre-compact",
 )
 """The events ``claude-hook EVENT`` answers (installed by ``claude-hook install``)."""
 

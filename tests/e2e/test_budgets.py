@@ -540,3 +540,20 @@ def test_a_pane_put_back_in_line_mode_still_has_its_claude_stopped_at_the_budget
     answered = len(mock_api.main_requests()) - mock_api.cut()
     assert answered == 7, f"$0.30 is crossed by the seventh request: {answered} answered, {fleet.screen()}"
     assert "Paused at its budget" in fleet.screen(), fleet.screen()
+
+
+def test_compact_typed_while_paused_sends_nothing(quick_fleet: Fleet, mock_api: MockAPI, world) -> None:
+    """``/compact`` sends the whole conversation, and it is no prompt: no UserPromptSubmit sees it (an
+    attack: two requests past $0.30, typed three times). The PreCompact hook blocks it at the budget."""
+    fleet = quick_fleet
+    mock_api.script(
+        Turn.bash(f"session activate {SESSION} implement"),
+        Turn.bash("echo RAN >> ran.txt", times=5, **PRICEY),
+        Turn.say("<summary>spent</summary>", times=-1, **PRICEY),
+    )
+    spend_to_the_pause(fleet)
+    before = len(mock_api.requests)
+    fleet.type("/compact")
+    wait_until(lambda: "Compaction blocked" in fleet.screen() or None, 30, "the blocked compaction")
+    fleet.tmux("run-shell", "sleep 3")
+    assert len(mock_api.requests) == before, f"a request after the pause: {fleet.screen()}"

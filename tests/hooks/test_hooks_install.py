@@ -83,7 +83,7 @@ def test_round_trip_is_byte_identical(home: Path, style: str) -> None:
     assert main(["install", "--user"]) == 0
     installed = json.loads(path.read_text())
     theirs = "statusLine" in json.loads(STYLES[style])  # a user's own status line is kept
-    assert sum(ours(c) is not None for c in commands_in(installed)) == (8 if theirs else 9)
+    assert sum(ours(c) is not None for c in commands_in(installed)) == (9 if theirs else 10)
     assert main(["install", "--user"]) == 0  # idempotent
     assert json.loads(path.read_text()) == installed
     assert main(["uninstall", "--user"]) == 0
