@@ -515,18 +515,18 @@ def examine(layouts: t.Sequence[Layout] = (), servers: t.Iterable[FleetServer] =
 
 def _remove_empty(repo: Path, name: str) -> t.Callable[[], str]:
     def fix() -> str:
-        from claude_shepherd.fleet import worktrees as wt
+        from claude_shepherd.fleet.worktree_removal import remove
 
-        return wt.remove(repo, name)  # checks again under the repository's lock, never forced
+        return remove(repo, name)  # checks again under the repository's lock, never forced
 
     return fix
 
 
 def _prune(repo: Path) -> t.Callable[[], str]:
     def fix() -> str:
-        from claude_shepherd.fleet import worktrees as wt
+        from claude_shepherd.fleet.worktree_removal import prune_stale
 
-        return "; ".join(wt.prune_stale(repo)) or "nothing was stale any more"
+        return "; ".join(prune_stale(repo)) or "nothing was stale any more"
 
     return fix
 

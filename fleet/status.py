@@ -18,8 +18,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from claude_shepherd.fleet import procs as pr
-from claude_shepherd.fleet import worktrees as wt
 from claude_shepherd.fleet.tmux import FleetServer, PaneInfo, list_panes
+from claude_shepherd.fleet.worktree_status import STATUS_BUDGET, AgentTree, agent_tree, unsaved_in
+from claude_shepherd.fleet.worktree_work import STATUS_TIMEOUT
 from claude_shepherd.supervisor.claude_run.fleet_pane import restart_count
 from claude_shepherd.supervisor.env import SESSIONS_DIR_ENV, WORKTREE_ENV
 from claude_shepherd.supervisor.printable import printable
@@ -259,14 +260,14 @@ def pane_rows(
 ) -> list[PaneStatus]:
     """The status of *panes* of the server at *socket*, from one process-table snapshot."""
     rows: list[PaneStatus] = []
-    deadline = time.monotonic() + wt.STATUS_BUDGET
+    deadline = time.monotonic() + STATUS_BUDGET
     for pane in sorted(panes, key=lambda p: (p.session, p.window_index, p.pane_index)):
         _, supervisor, claude = table.agent_of(socket, pane)
         if supervisor is not None:
             tree = _tree_of(supervisor, claude, deadline)
         else:  # no agent runs there: its worktree is where the layout puts it, in the window's repository
             name, root = (worktrees or {}).get(pane.identity or "", (None, None))
-            tree = _tree_at(wt.agent_tree(name, None, str(root) if root else None), deadline)
+            tree = _tree_at(agent_tree(name, None, str(root) if root else None), deadline)
         root = sessions_root_of(pane, supervisor, claude)
         found = find_pane_session(root, pane, supervisor)
         spending = _spending(root, pane.identity)
@@ -339,18 +340,18 @@ def _spending(root: Path, identity: str | None) -> dict[str, t.Any]:
     return out
 
 
-def _tree_of(supervisor: pr.Proc, claude: pr.Proc | None, deadline: float) -> wt.AgentTree | None:
+def _tree_of(supervisor: pr.Proc, claude: pr.Proc | None, deadline: float) -> AgentTree | None:
     """The running agent's worktree, its branch and what is unsaved in it."""
     asked = pr.env_of(supervisor).get(WORKTREE_ENV)
-    return _tree_at(wt.agent_tree(asked, _cwd(claude), _cwd(supervisor)), deadline)
+    return _tree_at(agent_tree(asked, _cwd(claude), _cwd(supervisor)), deadline)
 
 
-def _tree_at(where: tuple[str, Path] | None, deadline: float) -> wt.AgentTree | None:
+def _tree_at(where: tuple[str, Path] | None, deadline: float) -> AgentTree | None:
     """What is unsaved in the worktree *where* (its name and path): one ``git status``, within the
     status's shared *deadline*."""
     if where is None:
         return None
-    return wt.unsaved_in(*where, timeout=min(wt.STATUS_TIMEOUT, deadline - time.monotonic()))
+    return unsaved_in(*where, timeout=min(STATUS_TIMEOUT, deadline - time.monotonic()))
 
 
 def _number(raw: str) -> float | None:
