@@ -23,8 +23,10 @@ from claude_shepherd.fleet.dialogs import with_dialogs
 from claude_shepherd.fleet.hosts import LOCAL
 from claude_shepherd.fleet.hosts.relay import Relay
 from claude_shepherd.fleet.live import live_fleets
+from claude_shepherd.fleet.pane_status import PaneStatus
 from claude_shepherd.fleet.resolve import of_row
-from claude_shepherd.fleet.status import PaneStatus, pane_rows, shown_state, usage_lines, worktree_cell
+from claude_shepherd.fleet.status import pane_rows
+from claude_shepherd.fleet.status_table import shown_state, usage_lines, worktree_cell
 from claude_shepherd.supervisor import attention
 from claude_shepherd.supervisor.printable import printable
 from claude_shepherd.supervisor.session.paths import display_name

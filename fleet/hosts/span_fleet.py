@@ -26,8 +26,8 @@ from claude_shepherd.fleet.hosts.span import Part, Span, keep, remember
 from claude_shepherd.fleet.hosts.transport import HostError, Reply, SshHost, host_timeout
 from claude_shepherd.fleet.layout import cents_share
 from claude_shepherd.fleet.output import Printer, Say
+from claude_shepherd.fleet.pane_status import PaneStatus
 from claude_shepherd.fleet.reports import AttachReport, HostOutcome, LogsReport
-from claude_shepherd.fleet.status import PaneStatus
 from claude_shepherd.supervisor.errors import EXIT_NOT_RUNNING, ShepherdError, UsageError
 from claude_shepherd.supervisor.printable import printable
 from claude_shepherd.supervisor.tmux_names import NOT_RUNNING, UNKNOWN

@@ -19,7 +19,7 @@ from claude_shepherd.fleet.hosts.span import Span
 from claude_shepherd.fleet.hosts.span_fleet import Envelope, envelope, gather
 from claude_shepherd.fleet.hosts.transport import LocalHost, Reply, SshHost, host_timeout
 from claude_shepherd.fleet.layout import LayoutError, parse_layout
-from claude_shepherd.fleet.status import PaneStatus
+from claude_shepherd.fleet.pane_status import PaneStatus
 from claude_shepherd.supervisor.errors import ShepherdError, UsageError
 
 SPAN = """\
