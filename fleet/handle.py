@@ -24,7 +24,7 @@ from claude_shepherd.supervisor.errors import NotRunningError, ShepherdError
 from claude_shepherd.supervisor.tmux_names import NOT_RUNNING, UNKNOWN
 
 if t.TYPE_CHECKING:
-    from claude_shepherd.fleet.doctor import Finding
+    from claude_shepherd.fleet.doctor_finding import Finding
     from claude_shepherd.fleet.hosts.span import Part
     from claude_shepherd.fleet.pane_status import PaneStatus
     from claude_shepherd.fleet.reports import (
