@@ -320,7 +320,7 @@ def gather_hosts(only: t.Collection[str] = (), relay: Relay | None = None) -> Ga
     """The rows of every other host of the fleets started here that span hosts, all asked at once; a
     host that does not answer shows its agents ``unknown`` and is named among the silent."""
     from claude_shepherd.fleet.hosts.span import remembered
-    from claude_shepherd.fleet.hosts.span_fleet import gather as host_rows
+    from claude_shepherd.fleet.hosts.span_status import gather as host_rows
     from claude_shepherd.fleet.hosts.transport import host_timeout
 
     wanted = [
