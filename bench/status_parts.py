@@ -54,7 +54,7 @@ def best(work: t.Callable[[t.Any], object], prepare: t.Callable[[], t.Any] = lam
 
 def sections(layout: str, socket: str) -> dict[str, float]:
     """The work of ``fleet status``, once imported, in the steps commands/status.py takes."""
-    from claude_shepherd.fleet import procs, status, target
+    from claude_shepherd.fleet import procs, status, status_table, target
     from claude_shepherd.fleet.output import Printer
     from claude_shepherd.fleet.resolve import resolve
     from claude_shepherd.fleet.tmux import list_panes
@@ -67,7 +67,7 @@ def sections(layout: str, socket: str) -> dict[str, float]:
     def render(_: object) -> None:
         shown, sys.stdout = sys.stdout, io.StringIO()
         try:
-            status.render(rows)
+            status_table.render(rows)
         finally:
             sys.stdout = shown
 

@@ -21,7 +21,7 @@ from claude_shepherd.supervisor.tmux_names import DIALOG, FIELD_SEP
 
 if t.TYPE_CHECKING:
     from claude_shepherd.fleet import procs as pr
-    from claude_shepherd.fleet.status import PaneStatus
+    from claude_shepherd.fleet.pane_status import PaneStatus
 
 TRUST_MARKS = (
     "Accessing workspace:",

@@ -24,8 +24,9 @@ from claude_shepherd.supervisor.errors import NotRunningError, ShepherdError
 from claude_shepherd.supervisor.tmux_names import NOT_RUNNING, UNKNOWN
 
 if t.TYPE_CHECKING:
-    from claude_shepherd.fleet.doctor import Finding
+    from claude_shepherd.fleet.doctor_finding import Finding
     from claude_shepherd.fleet.hosts.span import Part
+    from claude_shepherd.fleet.pane_status import PaneStatus
     from claude_shepherd.fleet.reports import (
         AttachReport,
         HostOutcome,
@@ -34,7 +35,6 @@ if t.TYPE_CHECKING:
         StartReport,
         StopReport,
     )
-    from claude_shepherd.fleet.status import PaneStatus
 
 
 class Agent(t.Protocol):
@@ -245,7 +245,7 @@ class StatusReport:
                 f"  paused (budget): {', '.join(paused)}; `fleet budget {self.name or self.rows[0].session}` "
                 "shows the budgets, --add USD raises one"
             )
-        from claude_shepherd.fleet.status import dialog_line, usage_lines  # loaded with the rows already
+        from claude_shepherd.fleet.status_table import dialog_line, usage_lines  # loaded for the table
 
         lines += dialog_line(self.rows, self.name)  # agents at a dialog of Claude Code's, not yet running
         lines += usage_lines(self.rows)  # usage windows per credential, agents parked by one

@@ -140,6 +140,12 @@ def record(socket: str, name: str) -> Known | None:
     return _read(_path(socket, name))
 
 
+def is_wanted(socket: str, name: str) -> bool:
+    """Is the fleet *name* on *socket* recorded here as meant to run (:attr:`Known.wanted`)?"""
+    known = record(socket, name)
+    return known is not None and known.wanted
+
+
 def where_it_ran(layout: Layout) -> Layout:
     """*layout* as its fleet runs it: read from the folder the fleet first started in when it was started
     here from this same file (its relative roots are from there, whatever folder the verb runs in); else

@@ -121,3 +121,9 @@ def _ask(server: FleetServer) -> tuple[str | None, list[PaneInfo]] | None:
         return path, list_panes(server) if path else []
     except TmuxError:
         return None
+
+
+def fleet_sockets(mine: str) -> list[str]:
+    """*mine* and every fleet socket with a server, in one order (two callers locking several never
+    wait on each other in a circle)."""
+    return sorted({mine, *(server.socket_name for server in live_fleets().servers.values())})

@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import itertools
 import os
 import time
 import typing as t
-from pathlib import Path
 
-from claude_shepherd.fleet.handle import PAST, Agent, DoctorReport, StatusReport
+from claude_shepherd.fleet.handle import Agent, DoctorReport, StatusReport
 from claude_shepherd.fleet.hosts.part import STDIN
 from claude_shepherd.fleet.output import FleetFailure, Printer, Say, locked
 from claude_shepherd.fleet.target import Target
@@ -71,11 +69,13 @@ class LocalFleet:
     def start(self, *, wait: float | None, attach: bool) -> StartReport:
         from claude_shepherd.fleet import builder, known
         from claude_shepherd.fleet.reports import StartReport
+        from claude_shepherd.fleet.usage import notice
+        from claude_shepherd.fleet.whereabouts import not_moved, relative_root, where_it_runs
 
         where = self.where
         spec = where.require_layout("start")
         server = where.server()
-        if _relative_root(spec) and spec.base is not None and not spec.base.is_dir():
+        if relative_root(spec) and spec.base is not None and not spec.base.is_dir():
             raise builder.StartError(
                 f"fleet {spec.name!r} first started in {spec.base}, which is no longer a folder; create it, "
                 f"or `fleet forget {spec.name}` to start it from where you are"
@@ -98,7 +98,8 @@ class LocalFleet:
             moved = not_moved(spec)
             if moved and self.layout_arg != STDIN:
                 say(moved)
-            _say_usage(spec, say)
+            for line in notice(spec):  # a usage window at the wait threshold: agents wait for its reset
+                say(line)
             result = builder.start(spec, server)
             if self.layout_arg != STDIN:  # a host's own part is known by the fleet that sent it
                 known.remember(spec)
@@ -125,7 +126,11 @@ class LocalFleet:
         sessions = where.running_sessions(where.server())
         bring_to_safe_points(self, deadline, dehydrate, self._say)
         report = self.stop(grace, None)
-        kept = [s for s in sessions if known.mark(where.socket, s, wanted=True) or _wanted(where.socket, s)]
+        kept = [
+            s
+            for s in sessions
+            if known.mark(where.socket, s, wanted=True) or known.is_wanted(where.socket, s)
+        ]
         if kept:
             self._say(f"Kept to come back: {', '.join(kept)}; `fleet start --all` (or a boot, `fleet boot enable`) "
                       "starts each agent again in its own conversation.")  # fmt: skip
@@ -133,6 +138,7 @@ class LocalFleet:
 
     def stop(self, grace: float, labels: t.Sequence[str] | None) -> StopReport:
         from claude_shepherd.fleet.reports import StopReport
+        from claude_shepherd.fleet.whereabouts import agents_elsewhere
 
         if self._where is None:  # stopping what is stopped succeeds, as systemctl stop does
             if not labels:
@@ -149,7 +155,7 @@ class LocalFleet:
                 return StopReport(
                     where.socket,
                     nothing=f"{str(exc)[:1].upper()}{str(exc)[1:]}; nothing to stop.",
-                    elsewhere=_agents_elsewhere(where, server, str(exc)),
+                    elsewhere=agents_elsewhere(where, server, str(exc)),
                 )
             report = self._stop_agents(server, sessions, grace, labels)
             if not labels:
@@ -159,7 +165,7 @@ class LocalFleet:
                 not labels and where.layout is not None and report.failure() is None
             ):  # a decoy under the fleet's name is not the whole fleet
                 done = f"stopped the session named {where.layout.name!r}"
-                report = dataclasses.replace(report, elsewhere=_agents_elsewhere(where, server, done))
+                report = dataclasses.replace(report, elsewhere=agents_elsewhere(where, server, done))
         return report
 
     def _stopped_by_person(self, name: str | None, socket: str | None) -> None:
@@ -404,6 +410,8 @@ class LocalFleet:
 
     def stop_agent(self, row: Agent, grace: float, *, told: Say, cancelled: t.Callable[[], bool]) -> str:
         """The pane is the row's own (``%N``), not whichever pane carries its label now."""
+        from claude_shepherd.fleet.watch_lock import fleet_held
+
         with fleet_held(row, "stop", told=told, cancelled=cancelled):
             return self._stopped(row, grace)[0]
 
@@ -412,6 +420,7 @@ class LocalFleet:
         (:func:`claude_shepherd.fleet.builder.respawn`); one hold of the fleet's lock covers both, so
         no other verb acts between them."""
         from claude_shepherd.fleet.builder import respawn
+        from claude_shepherd.fleet.watch_lock import fleet_held
 
         with fleet_held(row, "restart", told=told, cancelled=cancelled):
             said, pane_left = self._stopped(row, grace)
@@ -440,6 +449,7 @@ class LocalFleet:
 
     def doctor(self, fix: bool) -> DoctorReport:
         from claude_shepherd.fleet import doctor as dr
+        from claude_shepherd.fleet.live import fleet_sockets
 
         say = self._say
         where = self._where or Target(FLEET_SOCKET)  # none or several running: doctor looks at every fleet
@@ -447,7 +457,7 @@ class LocalFleet:
         servers = [where.server()]
         with contextlib.ExitStack() as held:
             if fix:  # what is repaired is decided under the locks of every fleet it may touch
-                for name in _fleet_sockets(where.socket):
+                for name in fleet_sockets(where.socket):
                     held.enter_context(locked(name, "fleet doctor --fix", say))
             examined = dr.examine(layouts, servers)
             findings = [finding for finding in examined if not finding.info]
@@ -457,133 +467,6 @@ class LocalFleet:
         return DoctorReport(refreshed, findings, fix)
 
 
-LOCK_TURN = 0.1
-"""Seconds between two tries at a fleet's lock: how soon a wait notices the watch quit."""
-
-
-def _quiet(_: str) -> None:
-    return None
-
-
-def _never() -> bool:
-    return False
-
-
-@contextlib.contextmanager
-def fleet_held(
-    row: Agent,
-    verb: str,
-    *,
-    told: Say = _quiet,
-    cancelled: t.Callable[[], bool] = _never,
-    timeout: float | None = None,
-) -> t.Iterator[None]:
-    """Hold *row*'s fleet's lock (see :mod:`claude_shepherd.fleet.lock`) while a watch key's action runs.
-
-    Another verb holding it is waited for — *told* once whom for — in short
-    turns, so a watch that quits meanwhile (*cancelled*) acts on nothing;
-    past *timeout* (the lock's own default) the action is refused.
-    """
-    from claude_shepherd.fleet.lock import FleetBusyError, default_timeout, fleet_lock, holder_of
-
-    command = f"fleet watch ({verb} {printable(row.where)})"
-    started = time.monotonic()
-    deadline = started + (default_timeout() if timeout is None else timeout)
-    with contextlib.ExitStack() as held:
-        for turn in itertools.count():
-            try:
-                held.enter_context(fleet_lock(row.socket, command, timeout=0))
-                break
-            except FleetBusyError:
-                holder = holder_of(row.socket) or "another fleet command"
-                if cancelled():
-                    raise FleetBusyError(f"{row.name} was not {PAST[verb]}: the watch quit") from None
-                if time.monotonic() >= deadline:
-                    raise FleetBusyError(
-                        f"{row.name} was not {PAST[verb]}: {holder} has been changing the fleet on socket "
-                        f"{row.socket} for over {time.monotonic() - started:.0f}s; try again when it has finished"
-                    ) from None
-                if turn == 0:
-                    told(f"{row.name}: waiting for {holder} to finish with socket {row.socket}…")
-                time.sleep(LOCK_TURN)
-        yield
-
-
-def _fleet_sockets(mine: str) -> list[str]:
-    """*mine* and every fleet socket with a server, in one order (two callers locking several never
-    wait on each other in a circle)."""
-    from claude_shepherd.fleet.live import live_fleets
-
-    return sorted({mine, *(server.socket_name for server in live_fleets().servers.values())})
-
-
 def _again(layout: str | None) -> str:
     """The start that respawns what did not run, as the person named the fleet."""
     return f"fleet start {layout}" if layout and layout != STDIN else "fleet start"
-
-
-def _agents_elsewhere(where: Target, server: FleetServer, done: str) -> str:
-    """Not "nothing to stop" (or "nothing is left") while the layout's agents run on, their session
-    renamed, say: the failure's words (empty: none runs on)."""
-    from claude_shepherd.fleet.builder import look_alikes, running_elsewhere
-
-    layout = where.layout
-    if layout is None:
-        return ""
-    renamed = look_alikes(layout, server)
-    elsewhere = running_elsewhere(layout, server, layout.pane_ids())
-    if not (renamed or elsewhere):
-        return ""
-    what = (
-        f"session {', '.join(map(repr, renamed))} has its windows, labels and sessions"
-        if renamed
-        else f"the agents of {', '.join(sorted(elsewhere))} still run"
-    )
-    return (
-        f"{done}, but {what} (was its session renamed? `fleet status --socket {where.socket}` lists every "
-        f"session); rename it back (tmux -L {where.socket} rename-session -t OLD {layout.name}) and stop again"
-    )
-
-
-def _wanted(socket: str, name: str) -> bool:
-    from claude_shepherd.fleet import known
-
-    record = known.record(socket, name)
-    return record is not None and record.wanted
-
-
-def where_it_runs(spec: Layout) -> str:
-    """The folder (or folders) the layout's windows of this machine start in, as a start says it."""
-    roots = list(dict.fromkeys(str(w.root) for w in spec.windows if w.host is None))
-    return ", ".join(roots) if roots else str(spec.root)
-
-
-def _relative_root(spec: Layout) -> bool:
-    """Is the layout's root relative (or unset): read from the folder the layout was read in?"""
-    return not Path(spec.root_text or ".").expanduser().is_absolute()
-
-
-def not_moved(spec: Layout) -> str:
-    """Why the fleet starts where it first started rather than in this folder (its layout's root is
-    relative: :func:`claude_shepherd.fleet.known.where_it_ran`), and how to move it; "" when it would
-    start in the same place from here."""
-    if spec.base is None or not _relative_root(spec):
-        return ""
-    try:
-        here = Path.cwd()
-    except OSError:  # this folder is gone: the record's folder is all there is
-        here = None
-    if here is None or here == spec.base:
-        return ""
-    return (
-        f"  root: {spec.root_text or '.'} is read from {spec.base}, where fleet {spec.name!r} first started, not from "
-        f"{here}; to move it: fleet stop {spec.name}, fleet forget {spec.name}, then start it there"
-    )
-
-
-def _say_usage(spec: Layout, say: t.Callable[[str], object]) -> None:
-    """A usage window at the wait threshold: the agents will wait for its reset; say so, and until when."""
-    from claude_shepherd.fleet.usage import notice
-
-    for line in notice(spec):
-        say(line)

@@ -23,7 +23,7 @@ from claude_shepherd.supervisor.printable import printable
 if t.TYPE_CHECKING:
     import typer
 
-    from claude_shepherd.fleet.status import PaneStatus
+    from claude_shepherd.fleet.pane_status import PaneStatus
 
 PROG = "fleet"
 """The program's name, as its usage and error lines say it."""
@@ -125,7 +125,7 @@ class Printer:
         if as_json:
             self.document(report.as_json())
             return
-        from claude_shepherd.fleet.status import render
+        from claude_shepherd.fleet.status_table import render
 
         for line in report.heading():
             self.say(line)

@@ -23,8 +23,10 @@ from claude_shepherd.fleet.dialogs import with_dialogs
 from claude_shepherd.fleet.hosts import LOCAL
 from claude_shepherd.fleet.hosts.relay import Relay
 from claude_shepherd.fleet.live import live_fleets
+from claude_shepherd.fleet.pane_status import PaneStatus
 from claude_shepherd.fleet.resolve import of_row
-from claude_shepherd.fleet.status import PaneStatus, pane_rows, shown_state, usage_lines, worktree_cell
+from claude_shepherd.fleet.status import pane_rows
+from claude_shepherd.fleet.status_table import shown_state, usage_lines, worktree_cell
 from claude_shepherd.supervisor import attention
 from claude_shepherd.supervisor.printable import printable
 from claude_shepherd.supervisor.session.paths import display_name
@@ -318,7 +320,7 @@ def gather_hosts(only: t.Collection[str] = (), relay: Relay | None = None) -> Ga
     """The rows of every other host of the fleets started here that span hosts, all asked at once; a
     host that does not answer shows its agents ``unknown`` and is named among the silent."""
     from claude_shepherd.fleet.hosts.span import remembered
-    from claude_shepherd.fleet.hosts.span_fleet import gather as host_rows
+    from claude_shepherd.fleet.hosts.span_status import gather as host_rows
     from claude_shepherd.fleet.hosts.transport import host_timeout
 
     wanted = [

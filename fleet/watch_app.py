@@ -28,7 +28,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from claude_shepherd.fleet import watch as w
 from claude_shepherd.fleet.hosts.relay import Relay
-from claude_shepherd.fleet.status import state_style
+from claude_shepherd.fleet.status_table import state_style
 from claude_shepherd.supervisor.errors import ShepherdError
 from claude_shepherd.supervisor.printable import printable
 from claude_shepherd.supervisor.tmux_names import NEEDS_YOU

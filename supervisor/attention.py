@@ -93,7 +93,7 @@ class AgentRef:
 
 
 def ref_for(host: str, socket: str, row: t.Any) -> AgentRef:
-    """The agent of a ``fleet status`` row (:class:`~claude_shepherd.fleet.status.PaneStatus`) of the
+    """The agent of a ``fleet status`` row (:class:`~claude_shepherd.fleet.pane_status.PaneStatus`) of the
     fleet on *socket* of *host*: named as its hooks' alerts name it (``session:window:label``)."""
     return AgentRef(host, socket, row.pane_id or row.pane, row.label or row.pane, row.session, row.pane)
 
@@ -242,7 +242,7 @@ def ranked(entries: t.Iterable[Entry]) -> list[Entry]:
 
 
 def kinds_of(row: t.Any) -> list[str]:
-    """What of :data:`KINDS` a ``fleet status`` row (:class:`~claude_shepherd.fleet.status.PaneStatus`)
+    """What of :data:`KINDS` a ``fleet status`` row (:class:`~claude_shepherd.fleet.pane_status.PaneStatus`)
     shows: the one reading of rows into entries, for every reader of the queue."""
     from claude_shepherd.supervisor.session.budgets import ALERT_AT
 

@@ -93,6 +93,7 @@ def remove(
 
     Example: fleet worktree remove api-A
     """
-    from claude_shepherd.fleet import worktrees as wt
+    from claude_shepherd.fleet.worktree_removal import remove as remove_worktree
+    from claude_shepherd.fleet.worktrees import repository
 
-    printer_of(ctx).say(wt.remove(wt.repository(repo or Path.cwd()), name, force=force))
+    printer_of(ctx).say(remove_worktree(repository(repo or Path.cwd()), name, force=force))

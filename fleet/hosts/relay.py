@@ -29,7 +29,7 @@ from pathlib import Path
 from claude_shepherd.fleet.builder import notify_command
 from claude_shepherd.fleet.hosts.span import Part
 from claude_shepherd.fleet.layout import Layout
-from claude_shepherd.fleet.status import PaneStatus
+from claude_shepherd.fleet.pane_status import PaneStatus
 from claude_shepherd.supervisor import alerts
 from claude_shepherd.supervisor.errors import ShepherdError
 from claude_shepherd.supervisor.pane_notify import ALERT_COOLDOWN

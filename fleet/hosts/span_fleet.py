@@ -11,102 +11,23 @@ and answers with the JSON envelope of :mod:`claude_shepherd.fleet.output`.
 from __future__ import annotations
 
 import dataclasses
-import math
 import os
 import shlex
 import sys
-import time
 import typing as t
 
 from claude_shepherd.fleet import known
-from claude_shepherd.fleet.handle import PAST, Agent, HostsReport, HostStatus, StatusReport
-from claude_shepherd.fleet.hosts import LOCAL, answer
+from claude_shepherd.fleet.handle import PAST, Agent, HostsReport, StatusReport
+from claude_shepherd.fleet.hosts import LOCAL
+from claude_shepherd.fleet.hosts.envelope import believed, envelope, hosts_report, outcome_of, tell
 from claude_shepherd.fleet.hosts.part import STDIN
 from claude_shepherd.fleet.hosts.span import Part, Span, keep, remember
-from claude_shepherd.fleet.hosts.transport import HostError, Reply, SshHost, host_timeout
+from claude_shepherd.fleet.hosts.transport import SLACK, Reply, host_timeout
 from claude_shepherd.fleet.layout import cents_share
 from claude_shepherd.fleet.output import Printer, Say
-from claude_shepherd.fleet.reports import AttachReport, HostOutcome, LogsReport
-from claude_shepherd.fleet.status import PaneStatus
-from claude_shepherd.supervisor.errors import EXIT_NOT_RUNNING, ShepherdError, UsageError
+from claude_shepherd.fleet.reports import AttachReport, LogsReport
+from claude_shepherd.supervisor.errors import ShepherdError, UsageError
 from claude_shepherd.supervisor.printable import printable
-from claude_shepherd.supervisor.tmux_names import NOT_RUNNING, UNKNOWN
-
-SLACK = 30.0
-"""Seconds a host gets beyond what the verb itself may take (a start's wait, a stop's grace)."""
-
-
-class Envelope(t.NamedTuple):
-    """What a host's ``fleet VERB --json`` said."""
-
-    exit_code: int
-    lines: list[str]
-    error: str | None
-    report: t.Any = None
-    """Its report's document (see :mod:`claude_shepherd.fleet.reports`), when its verb returns one."""
-
-
-def envelope(reply: Reply) -> Envelope:
-    """The JSON object of a verb run with ``--json`` there, checked field by field."""
-    data = reply.json()
-    lines = data.get("lines") if isinstance(data, dict) else None
-    code = data.get("exit_code") if isinstance(data, dict) else None
-    if not isinstance(lines, list) or not isinstance(code, int) or isinstance(code, bool):
-        raise HostError(f"{reply.host}: its fleet answered JSON of another shape; is it the same version?")
-    error = data.get("error")
-    report = data.get("report")
-    return Envelope(
-        code,
-        [str(line) for line in lines],
-        error if isinstance(error, str) else None,
-        report if isinstance(report, dict) else None,
-    )
-
-
-def _heard(part: Part, reply: Reply, *, not_done: str) -> HostOutcome:
-    """What *part*'s host said it did (its lines, its report) and the problem in one phrase, if any."""
-    if not reply.reached:
-        problem = f"{part.name} did not answer ({reply.problem})"
-        return HostOutcome(part.name, (f"UNREACHABLE: {reply.problem}; {not_done}",), problem)
-    try:
-        answer = envelope(reply)
-    except HostError as exc:
-        return HostOutcome(part.name, (str(exc),), str(exc))
-    if answer.exit_code:
-        error = answer.error or f"exit status {answer.exit_code}"
-        return HostOutcome(
-            part.name, (*answer.lines, f"error: {error}"), f"{part.name}: {error}", answer.report
-        )
-    return HostOutcome(part.name, tuple(answer.lines), None, answer.report)
-
-
-def _tell(say: Say, span: Span, part: Part, reply: Reply, *, not_done: str) -> str | None:
-    """Say *reply*'s lines under its host; the problem in one phrase, None when it went well."""
-    heard = _heard(part, reply, not_done=not_done)
-    for line in heard.lines:
-        say(f"{part.name:<{span.width}}  {line}")
-    return heard.problem
-
-
-def _hosts(
-    verb: str,
-    span: Span,
-    heard: list[HostOutcome],
-    after: t.Sequence[str] = (),
-    then: AttachReport | None = None,
-) -> HostsReport:
-    """*verb*'s report across hosts: each host's lines under its name, then *after*."""
-    said = [f"{h.host:<{span.width}}  {line}" for h in heard for line in h.lines]
-    problems = [h.problem for h in heard if h.problem]
-    return HostsReport([*said, *after], problems, tuple(heard), then, verb)
-
-
-def _believed(reply: Reply) -> bool:
-    """The host answered, with an envelope of ours (what it says it did may be believed)."""
-    try:
-        return reply.reached and envelope(reply) is not None
-    except HostError:
-        return False
 
 
 def _has_window(part: Part, window: str) -> bool:
@@ -161,9 +82,9 @@ class SpanFleet:
         )
         known.remember(layout)
         not_done = "its agents may not have started"
-        heard = [_heard(p, r, not_done=not_done) for p, r in zip(parts, replies)]
+        heard = [outcome_of(p, r, not_done=not_done) for p, r in zip(parts, replies)]
         wanted = layout.attach and attach and not self.out.machine
-        return _hosts("start", span, heard, then=self._attach(span, None, wanted))
+        return hosts_report("start", span, heard, then=self._attach(span, None, wanted))
 
     def drain(self, grace: float, deadline: float, dehydrate: bool) -> t.NoReturn:
         raise UsageError(
@@ -186,20 +107,20 @@ class SpanFleet:
 
         replies = span.each(one, parts)
         not_done = "its agents may still run (`fleet status` shows them once it answers)"
-        heard = [_heard(p, r, not_done=not_done) for p, r in zip(parts, replies)]
+        heard = [outcome_of(p, r, not_done=not_done) for p, r in zip(parts, replies)]
         after = []
         if not labels:  # a host whose answer is believed has stopped its part; one never reached has none
             known.mark(
                 span.layout.socket_name, span.layout.name, wanted=False
             )  # a person's stop: not back at boot
-            answered = {p.name for p, r in zip(parts, replies) if _believed(r)}
+            answered = {p.name for p, r in zip(parts, replies) if believed(r)}
             left = span.with_parts(p for p in span.parts if p.name not in answered and p.started)
             keep(left)
             if not left.parts:
                 span.each(lambda part: part.host.disconnect(), parts)  # nothing of the fleet is left running
             elif any(h.problem for h in heard):
                 after.append(f"`fleet forget {span.layout.name} --host HOST` forgets a host gone for good")
-        return _hosts("stop", span, heard, after)
+        return hosts_report("stop", span, heard, after)
 
     def restart(self, grace: float, labels: t.Sequence[str] | None, wait: float | None) -> HostsReport:
         """Each host restarts its own part's agents (or those labelled *labels*), resuming their conversations."""
@@ -220,7 +141,9 @@ class SpanFleet:
 
         replies = span.each(one, parts)
         not_done = "what it was asked may still be going on there"
-        return _hosts("restart", span, [_heard(p, r, not_done=not_done) for p, r in zip(parts, replies)])
+        return hosts_report(
+            "restart", span, [outcome_of(p, r, not_done=not_done) for p, r in zip(parts, replies)]
+        )
 
     # ----------------------------------------------------------------------- budgets
 
@@ -267,7 +190,7 @@ class SpanFleet:
         lines: list[str] = []
         replies = span.each(one, parts)
         problems = [
-            _tell(lines.append, span, p, r, not_done="its budgets may be unchanged")
+            tell(lines.append, span, p, r, not_done="its budgets may be unchanged")
             for p, r in zip(parts, replies)
         ]
         return HostsReport(lines, [p for p in problems if p], verb="budget")
@@ -275,6 +198,8 @@ class SpanFleet:
     # ----------------------------------------------------------------------- status
 
     def status(self) -> StatusReport:
+        from claude_shepherd.fleet.hosts.span_status import gather
+
         span = self.span
         hosts = gather(span)
         return StatusReport(
@@ -340,70 +265,9 @@ class SpanFleet:
 
     def doctor(self, fix: bool) -> HostsReport:
         """Each host: reachable, same version, tmux, clock; then its own doctor (hooks, orphans, bindings)."""
-        from claude_shepherd.fleet.hosts.install import RECORD, fingerprint
-        from claude_shepherd.supervisor import __version__
+        from claude_shepherd.fleet.hosts.span_doctor import check_hosts
 
-        span = self.span
-        said: list[str] = []
-        say = said.append
-        digest = fingerprint()
-
-        def checks(part: Part) -> tuple[Reply, float, Reply | None]:
-            fleet = part.host.fleet_argv(["--version"])
-            installed_at = (
-                part.host.home if isinstance(part.host, SshHost) else None
-            )  # what host add recorded
-            record = shlex.quote(f"{installed_at}/{RECORD}") if installed_at else "/dev/null"
-            probe = (
-                f"date +%s.%N; {shlex.join(fleet)} 2>&1; command -v tmux >/dev/null && tmux -V || echo 'tmux: missing'; "
-                f"cat {record} 2>/dev/null || echo"
-            )
-            warm = part.host.run(["true"])  # the connection first: the clock's reading is then one round trip
-            if not warm.reached:
-                return warm, time.time(), None
-            before = time.time()
-            reply = part.host.run(["sh", "-c", probe])
-            middle = (before + time.time()) / 2
-            if not reply.reached:
-                return reply, middle, None
-            args = ["doctor", STDIN, "--json", *(["--fix"] if fix else [])]
-            return reply, middle, part.fleet(args, host_timeout() + SLACK)
-
-        problems: list[str | None] = []
-        for part, (probe, when, own) in zip(span.parts, span.each(checks)):
-            pad = f"{part.name:<{span.width}}  "
-            if not probe.reached:
-                say(f"{pad}unreachable: {probe.problem}; nothing checked or fixed there")
-                problems.append(f"{part.name} unreachable")
-                continue
-            lines = probe.stdout.strip().splitlines()
-            clock = _seconds(lines[0]) if lines else None
-            version = _word(lines[1].removeprefix("fleet ")) if len(lines) > 1 else ""
-            tmux = _word(lines[2]) if len(lines) > 2 else ""
-            installed = _installed(lines[3] if len(lines) > 3 else "")
-            found: list[str] = []
-            if version != __version__:
-                found.append(
-                    f"claude-shepherd {version or 'is not installed'} there, {__version__} here; "
-                    f"run `fleet host add {part.name}`"
-                )
-            elif part.name != LOCAL and installed is not None and installed != digest:
-                found.append(
-                    f"claude-shepherd {version} there is other code than here (installed from another tree); "
-                    f"run `fleet host add {part.name}`"
-                )
-            if "missing" in tmux or not tmux.startswith("tmux"):
-                found.append("tmux is missing there; install it")
-            if clock is not None and abs(clock - when) > SKEW_LIMIT:
-                found.append(f"its clock is {clock - when:+.1f} s off this machine's; run NTP on both")
-            say(f"{pad}reachable ({probe.seconds * 1000:.0f} ms), claude-shepherd {version or '?'}, {tmux or 'no tmux'}"
-                + (f", clock {clock - when:+.1f} s" if clock is not None else ""))  # fmt: skip
-            for line in found:
-                say(f"{pad}{line}")
-            problems.append(f"{part.name}: {'; '.join(found)}" if found else None)
-            if own is not None:
-                problems.append(_tell(say, span, part, own, not_done="its doctor did not run"))
-        return HostsReport(said, [p for p in problems if p])
+        return check_hosts(self.span, fix)
 
     # ----------------------------------------------------------------------- one agent, for the watch
 
@@ -445,50 +309,6 @@ class SpanFleet:
 def _on_host(row: Agent, verb: str, *extra: str) -> list[str]:
     """``fleet VERB`` of *row*'s pane, as its host's fleet takes it."""
     return [verb, row.fleet, "--here", "--socket", row.socket, "--pane", row.status.label, *extra]
-
-
-# --------------------------------------------------------------------------- status
-
-
-def gather(
-    span: Span, parts: t.Sequence[Part] | None = None, timeout: float | None = None
-) -> list[HostStatus]:
-    """Every host's rows (of *parts*, else all) at once; an unreachable host's agents as ``unknown`` rows."""
-    chosen = list(span.parts if parts is None else parts)
-    replies = span.fleet(["status", STDIN, "--json"], host_timeout() if timeout is None else timeout, chosen)
-    return [_host_status(part, reply) for part, reply in zip(chosen, replies)]
-
-
-def _host_status(part: Part, reply: Reply) -> HostStatus:
-    def placeholders(state: str) -> list[PaneStatus]:
-        name = part.document["name"]
-        return [_placeholder(name, window, label, state) for window, label in part.labels]
-
-    if not reply.reached:
-        return HostStatus(part, placeholders(UNKNOWN), f"did not answer: {reply.problem}", reply.seconds)
-    try:
-        data = reply.json()
-    except HostError as exc:
-        return HostStatus(part, placeholders(UNKNOWN), str(exc), reply.seconds)
-    if isinstance(data, dict):
-        error = str(data.get("error") or "its fleet failed")
-        state = NOT_RUNNING if data.get("exit_code") == EXIT_NOT_RUNNING else UNKNOWN
-        return HostStatus(part, placeholders(state), error, reply.seconds)
-    if not isinstance(data, list):
-        return HostStatus(
-            part, placeholders(UNKNOWN), "its fleet answered JSON of another shape", reply.seconds
-        )
-    rows = [PaneStatus.from_json(row) for row in data if isinstance(row, dict)]
-    return HostStatus(part, rows, None, reply.seconds)
-
-
-def _placeholder(session: str, window: str, label: str, state: str) -> PaneStatus:
-    return PaneStatus(
-        session=session, window=window, label=label, pane="—", pane_id=f"{session}:{window}:{label}",
-        state=state, supervisor_pid=None, supervisor_alive=False, claude_pid=None, session_dir=None,
-        skill=None, phase=None, lifecycle=None, overflowed=None, context_usage=None, cost_usd=None,
-        restarts=None, started_at=None, agent=True,
-    )  # fmt: skip
 
 
 # --------------------------------------------------------------------------- one pane
@@ -538,36 +358,3 @@ def attach_hint(span: Span, label: str | None) -> list[str]:
     """What a person types in a terminal to attach: this ``fleet`` by the fleet's name (remembered
     here), never the ssh command line it would run, which needs the terminal the hint lacks."""
     return ["fleet", "attach", span.layout.name, *(["--pane", label] if label else [])]
-
-
-# --------------------------------------------------------------------------- doctor
-
-SKEW_LIMIT = 5.0
-"""Seconds two hosts' clocks may differ before doctor says so (uptimes and cooldowns compare them)."""
-
-
-def _installed(text: str) -> str | None:
-    """The digest ``fleet host add`` recorded on a host (None when it recorded none)."""
-    try:
-        record = answer.parse(text)
-    except ValueError:  # not JSON, or not within bounds
-        return None
-    digest = record.get("digest") if isinstance(record, dict) else None
-    return digest if isinstance(digest, str) else None
-
-
-def _seconds(text: str) -> float | None:
-    try:
-        value = float(text.strip())
-    except ValueError:
-        return None
-    return value if 0 < value < math.inf else None
-
-
-MAX_WORD = 64
-"""Characters of a version or a tmux version a host says that are shown (it may say megabytes)."""
-
-
-def _word(text: str) -> str:
-    text = text.strip()
-    return text if len(text) <= MAX_WORD else text[: MAX_WORD - 1] + "…"

@@ -129,6 +129,10 @@ class Host(t.Protocol):
         ...
 
 
+SLACK = 30.0
+"""Seconds a host gets beyond what the verb itself may take (a start's wait, a stop's grace)."""
+
+
 def host_timeout(env: t.Mapping[str, str] | None = None) -> float:
     """``$FLEET_HOST_TIMEOUT``, else :data:`DEFAULT_TIMEOUT` (a bad value is the default, not a crash)."""
     raw = (os.environ if env is None else env).get(FLEET_HOST_TIMEOUT_ENV, "")

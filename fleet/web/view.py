@@ -19,7 +19,7 @@ from pathlib import Path
 
 from claude_shepherd.fleet.hosts import LOCAL
 from claude_shepherd.fleet.output import Printer
-from claude_shepherd.fleet.status import shown_state, usage_lines
+from claude_shepherd.fleet.status_table import shown_state, usage_lines
 from claude_shepherd.fleet.watch import AgentRow, cost_cell, observed, ordered
 from claude_shepherd.supervisor import attention
 from claude_shepherd.supervisor.errors import ShepherdError

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from claude_shepherd.fleet.status import PaneStatus
+from claude_shepherd.fleet.pane_status import PaneStatus
 from claude_shepherd.supervisor import attention as at
 
 

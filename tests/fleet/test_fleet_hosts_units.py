@@ -14,12 +14,13 @@ from pathlib import Path
 import pytest
 
 from claude_shepherd.fleet.hosts import part as pt
+from claude_shepherd.fleet.hosts.envelope import Envelope, envelope
 from claude_shepherd.fleet.hosts.relay import Relay
 from claude_shepherd.fleet.hosts.span import Span
-from claude_shepherd.fleet.hosts.span_fleet import Envelope, envelope, gather
+from claude_shepherd.fleet.hosts.span_status import gather
 from claude_shepherd.fleet.hosts.transport import LocalHost, Reply, SshHost, host_timeout
 from claude_shepherd.fleet.layout import LayoutError, parse_layout
-from claude_shepherd.fleet.status import PaneStatus
+from claude_shepherd.fleet.pane_status import PaneStatus
 from claude_shepherd.supervisor.errors import ShepherdError, UsageError
 
 SPAN = """\

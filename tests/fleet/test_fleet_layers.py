@@ -43,7 +43,12 @@ def test_nothing_below_the_command_layer_imports_it() -> None:
 def test_no_verb_asks_where_its_agents_run() -> None:
     """A verb resolves one fleet handle (fleet/resolve.py): none picks this machine's or the hosts'
     implementation itself."""
-    implementations = {"claude_shepherd.fleet.local", "claude_shepherd.fleet.hosts.span_fleet"}
+    implementations = {
+        "claude_shepherd.fleet.local",
+        "claude_shepherd.fleet.hosts.span_fleet",
+        "claude_shepherd.fleet.hosts.span_status",
+        "claude_shepherd.fleet.hosts.span_doctor",
+    }
     for path in (FLEET / "commands").glob("*.py"):
         chosen = {n for n in _imports(path) if n in implementations or n.endswith(".spanning")}
         assert not chosen, f"{path.name} imports {sorted(chosen)}"

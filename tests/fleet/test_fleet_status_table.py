@@ -10,11 +10,11 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from claude_shepherd.fleet.status import COLUMNS, PIPED_WIDTH, plain_table
+from claude_shepherd.fleet.status_table import COLUMNS, PIPED_WIDTH, plain_table
 
 
 def by_rich(header: list[str], rows: list[list[str]]) -> list[str]:
-    """What status.render's rich table prints to a pipe."""
+    """What status_table.render's rich table prints to a pipe."""
     table = Table(box=None, header_style="bold", pad_edge=False)
     for column in header:
         table.add_column(column, no_wrap=column in ("HOST", "PANE", "SUPERVISOR", "CLAUDE", "CTX", "COST"))

@@ -11,7 +11,8 @@ import time
 
 import pytest
 
-from claude_shepherd.fleet.status import PaneStatus, shown_state, usage_lines
+from claude_shepherd.fleet.pane_status import PaneStatus
+from claude_shepherd.fleet.status_table import shown_state, usage_lines
 from claude_shepherd.supervisor.session.usage_windows import clock
 
 BLANK = PaneStatus(

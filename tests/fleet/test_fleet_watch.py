@@ -23,7 +23,7 @@ from support.fleet import FleetWorld
 from support.waiting import wait_until
 
 from claude_shepherd.fleet import watch as w
-from claude_shepherd.fleet.status import PaneStatus
+from claude_shepherd.fleet.pane_status import PaneStatus
 
 BLANK = PaneStatus(
     session="duo", window="agents", label="A", pane="%1", pane_id="duo:agents:A", state="", supervisor_pid=None,
@@ -420,7 +420,7 @@ HOSTILE_PHASE = "3: \x1b]52;c;cm0gLXJmIH4=\x07\x1b[2J[/x]Build\u202e"
 
 
 def test_fleet_status_shows_what_agents_write_as_text(capsys: pytest.CaptureFixture[str]) -> None:
-    from claude_shepherd.fleet.status import render
+    from claude_shepherd.fleet.status_table import render
 
     hostile = dataclasses.replace(BLANK, label="[bold]A\x1b]0;title\x07", skill="[red]s", phase=HOSTILE_PHASE,
                                   state="needs-you", lifecycle="active\x1b[31m")  # fmt: skip
