@@ -24,11 +24,9 @@ requested restarts within ``--restart-window`` / ``CLAUDE_RUN_RESTART_WINDOW``
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import errno
 import os
 import sys
-import typing as t
 from pathlib import Path
 
 from claude_shepherd.supervisor import __version__, gitrepo
@@ -58,7 +56,12 @@ from claude_shepherd.supervisor.errors import (
 from claude_shepherd.supervisor.printable import printable
 from claude_shepherd.supervisor.session.identity import current_pane_id, fleet_socket, start_token
 from claude_shepherd.supervisor.session.paths import sessions_root
+from claude_shepherd.supervisor.session.records import Record
 from claude_shepherd.supervisor.session.roots import register as register_root
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # claude-run runs beside every agent: no typing at run time (docs/HOT_CORE.md)
+    import typing as t
 
 PROG = "claude-run"
 
@@ -102,10 +105,10 @@ def banner(agent: str | None, description: str | None) -> str:
     return text + "..."
 
 
-@dataclasses.dataclass(frozen=True)
-class Tunable:
+class Tunable(Record):
     """One numeric option: its flag, its environment variable, its default, its lower bound."""
 
+    __slots__ = ("flag", "env", "default", "kind", "low", "help", "field")
     flag: str
     env: str
     default: float
@@ -113,6 +116,17 @@ class Tunable:
     low: float
     help: str
     field: str
+
+    def __init__(
+        self, flag: str, env: str, default: float, kind: type, low: float, help: str, field: str
+    ) -> None:
+        self.flag = flag
+        self.env = env
+        self.default = default
+        self.kind = kind
+        self.low = low
+        self.help = help
+        self.field = field
 
     def convert(self, raw: str, where: str) -> float:
         try:
@@ -234,7 +248,7 @@ def budget_of(raw: str | None) -> float | None:
 def _run(argv: list[str]) -> int:
     ours, claude_args, values = parse(argv, os.environ)
     budget = budget_of(ours.budget_usd)
-    policy = CrashPolicy(**{f.name: values[f.name] for f in dataclasses.fields(CrashPolicy)})
+    policy = CrashPolicy(**{name: values[name] for name in CrashPolicy.__slots__})
     # Ctrl-C while no Claude runs (e.g. during a back-off): run_main says "interrupted", exit 130.
     return supervise(
         claude_args,

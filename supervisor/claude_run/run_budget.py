@@ -16,12 +16,15 @@ budget is not a crash: claude-run says so in one line and exits :data:`EXIT_BUDG
 from __future__ import annotations
 
 import time
-import typing as t
 from pathlib import Path
 
 from claude_shepherd.supervisor.claude_run.transcripts import find_transcript
 from claude_shepherd.supervisor.errors import EXIT_BUDGET_SPENT
 from claude_shepherd.supervisor.session import pane_records, spend
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # claude-run runs beside every agent: no typing at run time (docs/HOT_CORE.md)
+    import typing as t
 
 __all__ = ["EXIT_BUDGET_SPENT", "RunBudget", "headless"]
 
