@@ -164,6 +164,28 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{message}; see `{PROG} --help`")
 
 
+def _columns() -> int:
+    """The terminal's width as ``shutil.get_terminal_size()`` tells it ($COLUMNS, else stdout's, else 80)."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
+
+
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    """argparse's, sized without shutil: its own asks ``shutil.get_terminal_size()`` each time a parser is
+    built, and shutil brings bz2 and lzma (over a megabyte in every claude-run, one per agent)."""
+
+    def __init__(self, prog: str) -> None:
+        super().__init__(prog, width=_columns() - 2)
+
+
 DESCRIPTION = """\
 Run Claude Code supervised: relaunch it when its session requests a restart,
 resume a fleet pane's conversation when safe, back off from crash loops.
@@ -183,7 +205,7 @@ every launch counted; or Claude ended paused at it); 2 a usage error; 127 no Cla
 def parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog=PROG, usage=f"{PROG} [OPTIONS] [--] [CLAUDE ARGS]...", description=DESCRIPTION, epilog=EXAMPLES,
-        allow_abbrev=False, add_help=False, formatter_class=argparse.RawDescriptionHelpFormatter,
+        allow_abbrev=False, add_help=False, formatter_class=_Formatter,
     )  # fmt: skip
     p.add_argument("--help", action="help", help="show this help and exit (Claude's own: claude --help)")
     p.add_argument("--version", action="version", version=f"{PROG} {__version__}")
