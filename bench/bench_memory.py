@@ -8,13 +8,15 @@ they really cost) of every claude-run and its watchdog from
 
     .venv/bin/python bench/bench_memory.py [--agents 16]
 
-Goal: claude-run and its watchdog together at most 10 MiB PSS per agent.
+Goal: claude-run and its watchdog together at most 8 MiB PSS per agent. The package's bytecode is
+brought up to date first, as an install leaves it.
 Linux only (``smaps_rollup``).
 """
 
 from __future__ import annotations
 
 import argparse
+import compileall
 import os
 import subprocess
 import sys
@@ -41,10 +43,21 @@ def watchdog_of(pid: int) -> int | None:
     return None
 
 
+def compile_package() -> None:
+    """Write the bytecode of claude-run's modules where it is missing or stale: with
+    ``PYTHONDONTWRITEBYTECODE`` set, or modules edited since, every claude-run would compile them from
+    source, and the compiler's leftovers would be measured too (0.5 MiB and more per agent)."""
+    import claude_shepherd.supervisor
+
+    for folder in claude_shepherd.supervisor.__path__:
+        compileall.compile_dir(folder, quiet=1)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--agents", type=int, default=16)
     args = parser.parse_args()
+    compile_package()
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
         claude = base / "claude"
@@ -88,7 +101,7 @@ def main() -> None:
     )
     print(
         f"PSS per agent: claude-run {supervisors:.1f} MiB + watchdog {dogs:.1f} MiB = "
-        f"{supervisors + dogs:.1f} MiB (goal <= 10 MiB)"
+        f"{supervisors + dogs:.1f} MiB (goal <= 8 MiB)"
     )
 
 

@@ -24,10 +24,13 @@ import fcntl
 import os
 import re
 import time
-import typing as t
 from pathlib import Path
 
 from claude_shepherd.supervisor.session.paths import git_pointer, worktree_checkout
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # claude-run imports this module, and runs beside every agent (docs/HOT_CORE.md)
+    import typing as t
 
 WORKTREES_DIR = Path(".claude") / "worktrees"
 """Where Claude Code puts ``-w NAME``'s worktree, relative to the repository's top."""

@@ -22,7 +22,6 @@ from __future__ import annotations
 import os
 import sys
 import sysconfig
-import typing as t
 import zlib
 from pathlib import Path
 
@@ -38,6 +37,10 @@ from claude_shepherd.supervisor.env import (
 )
 from claude_shepherd.supervisor.session.credentials import credential_of
 from claude_shepherd.supervisor.session.private_dir import is_private_dir
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # claude-run runs beside every agent: no typing at run time (docs/HOT_CORE.md)
+    import typing as t
 
 SESSION_COMMAND = "session"
 NESTED_MARKERS = ("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT")

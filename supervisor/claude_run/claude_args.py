@@ -21,8 +21,11 @@ positional.
 
 from __future__ import annotations
 
-import typing as t
-from dataclasses import dataclass
+from claude_shepherd.supervisor.session.records import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # claude-run runs beside every agent: no typing at run time (docs/HOT_CORE.md)
+    import typing as t
 
 VALUE_OPTIONS: frozenset[str] = frozenset(
     {
@@ -80,13 +83,23 @@ CONVERSATION_SELECTORS: frozenset[str] = frozenset(
 """Options that choose which conversation Claude opens: first launch only."""
 
 
-@dataclass(frozen=True)
-class ClaudeArgs:
+class ClaudeArgs(Record):
     """The user's arguments split by how long they apply."""
 
-    every_launch: tuple[str, ...] = ()
-    first_launch_selectors: tuple[str, ...] = ()
-    prompt: tuple[str, ...] = ()
+    __slots__ = ("every_launch", "first_launch_selectors", "prompt")
+    every_launch: tuple[str, ...]
+    first_launch_selectors: tuple[str, ...]
+    prompt: tuple[str, ...]
+
+    def __init__(
+        self,
+        every_launch: tuple[str, ...] = (),
+        first_launch_selectors: tuple[str, ...] = (),
+        prompt: tuple[str, ...] = (),
+    ) -> None:
+        self.every_launch = every_launch
+        self.first_launch_selectors = first_launch_selectors
+        self.prompt = prompt
 
     @property
     def selects_conversation(self) -> bool:

@@ -10,11 +10,14 @@ shell convention, which is what we use.
 from __future__ import annotations
 
 import os
-import typing as t
 from pathlib import Path
 
 from claude_shepherd.supervisor.env import CLAUDE_BIN_ENV
 from claude_shepherd.supervisor.errors import ProgramMissingError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # claude-run runs beside every agent: no typing at run time (docs/HOT_CORE.md)
+    import typing as t
 
 
 class ClaudeNotFoundError(ProgramMissingError):

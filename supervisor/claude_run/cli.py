@@ -23,12 +23,10 @@ requested restarts within ``--restart-window`` / ``CLAUDE_RUN_RESTART_WINDOW``
 
 from __future__ import annotations
 
-import argparse
-import dataclasses
 import errno
 import os
 import sys
-import typing as t
+import types
 from pathlib import Path
 
 from claude_shepherd.supervisor import __version__, gitrepo
@@ -58,7 +56,13 @@ from claude_shepherd.supervisor.errors import (
 from claude_shepherd.supervisor.printable import printable
 from claude_shepherd.supervisor.session.identity import current_pane_id, fleet_socket, start_token
 from claude_shepherd.supervisor.session.paths import sessions_root
+from claude_shepherd.supervisor.session.records import Record
 from claude_shepherd.supervisor.session.roots import register as register_root
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # claude-run runs beside every agent: no typing at run time (docs/HOT_CORE.md)
+    import argparse
+    import typing as t
 
 PROG = "claude-run"
 
@@ -102,10 +106,10 @@ def banner(agent: str | None, description: str | None) -> str:
     return text + "..."
 
 
-@dataclasses.dataclass(frozen=True)
-class Tunable:
+class Tunable(Record):
     """One numeric option: its flag, its environment variable, its default, its lower bound."""
 
+    __slots__ = ("flag", "env", "default", "kind", "low", "help", "field")
     flag: str
     env: str
     default: float
@@ -113,6 +117,17 @@ class Tunable:
     low: float
     help: str
     field: str
+
+    def __init__(
+        self, flag: str, env: str, default: float, kind: type, low: float, help: str, field: str
+    ) -> None:
+        self.flag = flag
+        self.env = env
+        self.default = default
+        self.kind = kind
+        self.low = low
+        self.help = help
+        self.field = field
 
     def convert(self, raw: str, where: str) -> float:
         try:
@@ -145,9 +160,18 @@ TUNABLES: tuple[Tunable, ...] = (
 """Every tuning knob, declared once: flag, environment variable, default (the policy's own), bound."""
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> t.NoReturn:
-        raise UsageError(f"{message}; see `{PROG} --help`")
+def _columns() -> int:
+    """The terminal's width as ``shutil.get_terminal_size()`` tells it ($COLUMNS, else stdout's, else 80)."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
 
 
 DESCRIPTION = """\
@@ -167,9 +191,23 @@ every launch counted; or Claude ended paused at it); 2 a usage error; 127 no Cla
 
 
 def parser() -> argparse.ArgumentParser:
+    """The whole parser: for --help and --version, and every command line :func:`_quick` leaves to it."""
+    import argparse  # only then: argparse, with gettext and locale, is half a MiB in every claude-run
+
+    class _Parser(argparse.ArgumentParser):
+        def error(self, message: str) -> t.NoReturn:
+            raise UsageError(f"{message}; see `{PROG} --help`")
+
+    class _Formatter(argparse.RawDescriptionHelpFormatter):
+        """argparse's, sized without shutil: its own asks ``shutil.get_terminal_size()`` each time a parser
+        is built, and shutil brings bz2 and lzma (over a megabyte in every claude-run, one per agent)."""
+
+        def __init__(self, prog: str) -> None:
+            super().__init__(prog, width=_columns() - 2)
+
     p = _Parser(
         prog=PROG, usage=f"{PROG} [OPTIONS] [--] [CLAUDE ARGS]...", description=DESCRIPTION, epilog=EXAMPLES,
-        allow_abbrev=False, add_help=False, formatter_class=argparse.RawDescriptionHelpFormatter,
+        allow_abbrev=False, add_help=False, formatter_class=_Formatter,
     )  # fmt: skip
     p.add_argument("--help", action="help", help="show this help and exit (Claude's own: claude --help)")
     p.add_argument("--version", action="version", version=f"{PROG} {__version__}")
@@ -196,11 +234,50 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+VALUED = ("--agent", "--description", "--focus", "--budget-usd", *(knob.flag for knob in TUNABLES))
+"""Our options that take a value; ``--ignore-usage-limits`` is the one switch."""
+SWITCH = "--ignore-usage-limits"
+
+
+def _quick(argv: list[str]) -> tuple[types.SimpleNamespace, list[str]] | None:
+    """``parser().parse_known_args(argv)`` for the plain command lines a fleet writes, without argparse:
+    our options as ``--flag VALUE`` or ``--flag=VALUE`` (a value that is not empty and does not start with
+    ``-``) and the switch, every other word for Claude, in order, and all from ``--`` on. None for anything
+    else (--help, --version, a value argparse would refuse or read its own way): the parser decides it."""
+    ours = dict.fromkeys((flag[2:].replace("-", "_") for flag in VALUED), None)
+    ours[SWITCH[2:].replace("-", "_")] = False
+    rest: list[str] = []
+    i = 0
+    while i < len(argv):
+        token = argv[i]
+        if token == "--":
+            rest += argv[i:]
+            break
+        name, eq, value = token.partition("=")
+        if name in VALUED:
+            if not eq:
+                if i + 1 == len(argv):
+                    return None
+                i += 1
+                value = argv[i]
+            if not value or value.startswith("-"):
+                return None
+            ours[name[2:].replace("-", "_")] = value
+        elif token == SWITCH:
+            ours[SWITCH[2:].replace("-", "_")] = True
+        elif name in (SWITCH, "--help", "--version"):
+            return None
+        else:
+            rest.append(token)
+        i += 1
+    return types.SimpleNamespace(**ours), rest
+
+
 def parse(
     argv: list[str], env: t.Mapping[str, str]
-) -> tuple[argparse.Namespace, list[str], dict[str, t.Any]]:
+) -> tuple[argparse.Namespace | types.SimpleNamespace, list[str], dict[str, t.Any]]:
     """Our options, Claude's arguments (in order), and every knob's value (option, else environment, else default)."""
-    ours, claude_args = parser().parse_known_args(argv)
+    ours, claude_args = _quick(argv) or parser().parse_known_args(argv)
     if "--" in claude_args:
         claude_args.remove("--")
     values: dict[str, t.Any] = {}
@@ -234,7 +311,7 @@ def budget_of(raw: str | None) -> float | None:
 def _run(argv: list[str]) -> int:
     ours, claude_args, values = parse(argv, os.environ)
     budget = budget_of(ours.budget_usd)
-    policy = CrashPolicy(**{f.name: values[f.name] for f in dataclasses.fields(CrashPolicy)})
+    policy = CrashPolicy(**{name: values[name] for name in CrashPolicy.__slots__})
     # Ctrl-C while no Claude runs (e.g. during a back-off): run_main says "interrupted", exit 130.
     return supervise(
         claude_args,

@@ -11,35 +11,62 @@ monotonic (a wall-clock jump must not look like a crash loop).
 from __future__ import annotations
 
 import time
-import typing as t
 from collections import deque
-from dataclasses import dataclass
+
+from claude_shepherd.supervisor.session.records import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # claude-run runs beside every agent: no typing at run time (docs/HOT_CORE.md)
+    import typing as t
 
 
-@dataclass(frozen=True)
-class CrashPolicy:
+class CrashPolicy(Record):
     """The crash and restart-loop policy; every default is defined here, once."""
 
-    backoff: float = 0.5
+    __slots__ = ("backoff", "backoff_max", "limit", "window", "min_uptime", "restart_limit", "restart_window")
+    backoff: float
     """Delay before relaunching after the first quick crash; doubles with each further one."""
-    backoff_max: float = 30.0
-    limit: int = 5
+    backoff_max: float
+    limit: int
     """Give up at this many crashes within :attr:`window` seconds."""
-    window: float = 60.0
-    min_uptime: float = 10.0
+    window: float
+    min_uptime: float
     """A Claude that ran at least this long was healthy: its crash relaunches at once."""
-    restart_limit: int = 5
+    restart_limit: int
     """Stop taking requested restarts at this many within :attr:`restart_window` seconds: a handover
     that overflows again at once would otherwise loop, paying each round."""
-    restart_window: float = 600.0
+    restart_window: float
+
+    def __init__(
+        self,
+        backoff: float = 0.5,
+        backoff_max: float = 30.0,
+        limit: int = 5,
+        window: float = 60.0,
+        min_uptime: float = 10.0,
+        restart_limit: int = 5,
+        restart_window: float = 600.0,
+    ) -> None:
+        self.backoff = backoff
+        self.backoff_max = backoff_max
+        self.limit = limit
+        self.window = window
+        self.min_uptime = min_uptime
+        self.restart_limit = restart_limit
+        self.restart_window = restart_window
 
 
-@dataclass(frozen=True)
-class Verdict:
+class Verdict(Record):
+    __slots__ = ("give_up", "delay", "recent")
     give_up: bool
     delay: float
     recent: int
     """Crashes within the window, this one included."""
+
+    def __init__(self, give_up: bool, delay: float, recent: int) -> None:
+        self.give_up = give_up
+        self.delay = delay
+        self.recent = recent
 
 
 class CrashTracker:

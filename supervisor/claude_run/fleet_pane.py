@@ -11,12 +11,14 @@ pane nothing is done.
 
 from __future__ import annotations
 
-import typing as t
-
 from claude_shepherd.supervisor.session.identity import fleet_socket
 from claude_shepherd.supervisor.session.numbers import parse_count
 from claude_shepherd.supervisor.session.programs import run_tmux, spawn_later, tmux_argv, tmux_path
 from claude_shepherd.supervisor.tmux_names import REAP_NUDGE, RESTARTS_OPTION
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # claude-run runs beside every agent: no typing at run time (docs/HOT_CORE.md)
+    import typing as t
 
 MAX_RESTARTS = 999_999_999
 """A larger count is not one ``claude-run`` wrote (an agent can set its pane's options)."""

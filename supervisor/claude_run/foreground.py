@@ -33,8 +33,6 @@ import select
 import signal
 import termios
 import time
-import typing as t
-from dataclasses import dataclass
 
 from claude_shepherd.supervisor.claude_run.stderr_tail import StderrTail
 from claude_shepherd.supervisor.claude_run.subreaper import (
@@ -47,6 +45,11 @@ from claude_shepherd.supervisor.claude_run.subreaper import (
 from claude_shepherd.supervisor.claude_run.watchdog import WatchdogHandle
 from claude_shepherd.supervisor.env import WATCHDOG_PID_ENV
 from claude_shepherd.supervisor.proctree import REAP_AFTER_KILL
+from claude_shepherd.supervisor.session.records import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # claude-run runs beside every agent: no typing at run time (docs/HOT_CORE.md)
+    import typing as t
 
 CHILD_DEFAULT_SIGNALS = (
     signal.SIGINT,
@@ -73,16 +76,25 @@ def exit_code(status: int) -> int:
     return 128 - status if status < 0 else status
 
 
-@dataclass(frozen=True)
-class Outcome:
+class Outcome(Record):
+    __slots__ = ("status", "started", "ended", "stopped_by", "said")
     status: int
     """Claude's exit status, shell style (143 after SIGTERM)."""
     started: float
     ended: float
     stopped_by: int | None
     """The signal that told the supervisor to stop (SIGTERM/SIGHUP), if any."""
-    said: str = ""
+    said: str
     """The end of what Claude wrote to its standard error (supervisor.claude_run.stderr_tail)."""
+
+    def __init__(
+        self, status: int, started: float, ended: float, stopped_by: int | None, said: str = ""
+    ) -> None:
+        self.status = status
+        self.started = started
+        self.ended = ended
+        self.stopped_by = stopped_by
+        self.said = said
 
     @property
     def uptime(self) -> float:

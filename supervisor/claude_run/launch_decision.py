@@ -22,79 +22,167 @@ it. Every fresh start that could have been a resume says why.
 from __future__ import annotations
 
 import re
-import typing as t
-from dataclasses import dataclass, field
-from pathlib import Path
 
-Route = t.Literal["start", "restart", "crash"]
-"""``start``: a fleet pane's first launch; ``restart``: a session asked for one; ``crash``: Claude exited otherwise."""
+from claude_shepherd.supervisor.session.records import Record
 
-Claim = t.Literal["resume", "owner", "restart", "continue"]
-"""What the session's state becomes: claimed for a resume (``resuming``); only its owner changed (a
-finished session keeps its gate); its restart request consumed (``restarting``); owned, to continue
-a restart taken earlier."""
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # claude-run runs beside every agent: no typing at run time (docs/HOT_CORE.md)
+    import typing as t
+    from pathlib import Path
+
+    Route = t.Literal["start", "restart", "crash"]
+    """``start``: a fleet pane's first launch; ``restart``: a session asked for one; ``crash``: Claude exited
+    otherwise."""
+
+    Claim = t.Literal["resume", "owner", "restart", "continue"]
+    """What the session's state becomes: claimed for a resume (``resuming``); only its owner changed (a
+    finished session keeps its gate); its restart request consumed (``restarting``); owned, to continue
+    a restart taken earlier."""
 
 
-@dataclass
-class Plan:  # filled in step by step
+class Plan(Record):  # filled in step by step
     """One launch: which conversation, which prompt, which of the user's first-launch arguments."""
 
-    resume: str | None = None
-    prompt: str | None = None
-    session: Path | None = None
-    with_selectors: bool = False
-    with_prompt: bool = False
-    notes: list[str] = field(default_factory=list)
+    __slots__ = ("resume", "prompt", "session", "with_selectors", "with_prompt", "notes")
+    resume: str | None
+    prompt: str | None
+    session: Path | None
+    with_selectors: bool
+    with_prompt: bool
+    notes: list[str]
+
+    def __init__(
+        self,
+        resume: str | None = None,
+        prompt: str | None = None,
+        session: Path | None = None,
+        with_selectors: bool = False,
+        with_prompt: bool = False,
+        notes: list[str] | None = None,
+    ) -> None:
+        self.resume = resume
+        self.prompt = prompt
+        self.session = session
+        self.with_selectors = with_selectors
+        self.with_prompt = with_prompt
+        self.notes = [] if notes is None else notes
 
 
-@dataclass(frozen=True)
-class SessionFacts:
+class SessionFacts(Record):
     """What a session's state says, read under its lock."""
 
+    __slots__ = (
+        "dir", "busy", "restart_prompt", "restarting_prompt", "overflowed", "kill_requested", "conversation",
+        "completed",
+    )  # fmt: skip
     dir: Path
-    busy: int | None = None
+    busy: int | None
     """The PID of another live supervisor that owns it, if one does."""
-    restart_prompt: str | None = None
+    restart_prompt: str | None
     """The prompt of a pending restart request (``killRequested`` and ``restartPrompt``)."""
-    restarting_prompt: str | None = None
+    restarting_prompt: str | None
     """A restart taken whose Claude never re-activated the session (``restarting``): the prompt that continues it."""
-    overflowed: bool = False
-    kill_requested: bool = False
-    conversation: object = None
+    overflowed: bool
+    kill_requested: bool
+    conversation: object
     """``sessionId`` as stored."""
-    completed: bool = False
+    completed: bool
+
+    def __init__(
+        self,
+        dir: Path,
+        busy: int | None = None,
+        restart_prompt: str | None = None,
+        restarting_prompt: str | None = None,
+        overflowed: bool = False,
+        kill_requested: bool = False,
+        conversation: object = None,
+        completed: bool = False,
+    ) -> None:
+        self.dir = dir
+        self.busy = busy
+        self.restart_prompt = restart_prompt
+        self.restarting_prompt = restarting_prompt
+        self.overflowed = overflowed
+        self.kill_requested = kill_requested
+        self.conversation = conversation
+        self.completed = completed
 
 
-@dataclass(frozen=True)
-class RecordFacts:
+class RecordFacts(Record):
     """The conversation the hooks last recorded for the pane (outside a fleet: for this claude-run)."""
 
+    __slots__ = ("conversation", "overflowed", "changed_since_launch")
     conversation: object
-    overflowed: bool = False
-    changed_since_launch: bool = True
+    overflowed: bool
+    changed_since_launch: bool
     """After a crash: the record names another conversation than when the crashed Claude was launched."""
 
+    def __init__(
+        self, conversation: object, overflowed: bool = False, changed_since_launch: bool = True
+    ) -> None:
+        self.conversation = conversation
+        self.overflowed = overflowed
+        self.changed_since_launch = changed_since_launch
 
-@dataclass(frozen=True)
-class Situation:
+
+class Situation(Record):
+    __slots__ = (
+        "route",
+        "pane",
+        "session",
+        "unreadable",
+        "record",
+        "launched",
+        "user_selects",
+        "transcripts",
+    )
     route: Route
-    pane: str | None = None
-    session: SessionFacts | None = None
-    unreadable: tuple[str, str] | None = None
+    pane: str | None
+    session: SessionFacts | None
+    unreadable: tuple[str, str] | None
     """A session whose state could not be read: its name and why."""
-    record: RecordFacts | None = None
-    launched: str | None = None
+    record: RecordFacts | None
+    launched: str | None
     """After a crash: the conversation the crashed Claude was launched to resume."""
-    user_selects: bool = False
+    user_selects: bool
     """The user's own arguments choose the conversation (``--resume``, ``--continue``…)."""
-    transcripts: str = ""
+    transcripts: str
     """Where Claude's transcripts were looked for, for the reason of a fresh start."""
 
+    def __init__(
+        self,
+        route: Route,
+        pane: str | None = None,
+        session: SessionFacts | None = None,
+        unreadable: tuple[str, str] | None = None,
+        record: RecordFacts | None = None,
+        launched: str | None = None,
+        user_selects: bool = False,
+        transcripts: str = "",
+    ) -> None:
+        self.route = route
+        self.pane = pane
+        self.session = session
+        self.unreadable = unreadable
+        self.record = record
+        self.launched = launched
+        self.user_selects = user_selects
+        self.transcripts = transcripts
 
-@dataclass(frozen=True)
-class Decision:
+    def replace(self, **changes: t.Any) -> Situation:
+        """This situation with *changes* (``dataclasses.replace``)."""
+        return Situation(**{**dict(zip(self.__slots__, self)), **changes})
+
+
+class Decision(Record):
+    __slots__ = ("plan", "claim")
     plan: Plan
-    claim: Claim | None = None
+    claim: Claim | None
+
+    def __init__(self, plan: Plan, claim: Claim | None = None) -> None:
+        self.plan = plan
+        self.claim = claim
 
 
 _CONVERSATION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")

@@ -17,12 +17,9 @@ then applies the transition it names (:mod:`claude_shepherd.supervisor.session.o
 
 from __future__ import annotations
 
-import typing as t
-from dataclasses import dataclass, replace
 from pathlib import Path
 
 from claude_shepherd.supervisor.claude_run.launch_decision import (
-    Claim,
     Decision,
     Plan,
     RecordFacts,
@@ -36,18 +33,29 @@ from claude_shepherd.supervisor.session.fields import F, Lifecycle
 from claude_shepherd.supervisor.session.identity import owner_alive, same_owner, start_token
 from claude_shepherd.supervisor.session.lookup import Found, find_session, sessions_on_pane, sessions_owned_by
 from claude_shepherd.supervisor.session.owner_transitions import claim_for_resume, set_owner
+from claude_shepherd.supervisor.session.records import Record
 from claude_shepherd.supervisor.session.restart_transitions import consume_restart, restart_prompt
 from claude_shepherd.supervisor.session.schema import validate_state
-from claude_shepherd.supervisor.session.state import State
 from claude_shepherd.supervisor.session.store import StateError, read_state, update_state
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # claude-run runs beside every agent: no typing at run time (docs/HOT_CORE.md)
+    import typing as t
 
-@dataclass(frozen=True)
-class Owner:
+    from claude_shepherd.supervisor.claude_run.launch_decision import Claim
+    from claude_shepherd.supervisor.session.state import State
+
+
+class Owner(Record):
     """This supervisor's identity as recorded in ``pid``/``pidStart``."""
 
+    __slots__ = ("pid", "token")
     pid: int
     token: str | None
+
+    def __init__(self, pid: int, token: str | None) -> None:
+        self.pid = pid
+        self.token = token
 
 
 def _has_restart(state: t.Mapping[str, t.Any]) -> bool:
@@ -207,8 +215,8 @@ def _relaunch(
     def has_transcript(conversation: str) -> bool:
         return any(find_transcript(conversation, place, env) is not None for place in places)
 
-    situation = replace(
-        situation, transcripts=f"{config_dir(env) / 'projects'} for {' or '.join(map(str, places))}"
+    situation = situation.replace(
+        transcripts=f"{config_dir(env) / 'projects'} for {' or '.join(map(str, places))}"
     )
     if found is None:
         return decide(situation, has_transcript).plan
@@ -217,12 +225,12 @@ def _relaunch(
 
     def mutate(state: State) -> Plan:
         facts = session_facts(found.session_dir, state, me, prompt)
-        return _apply(state, found.session_dir, me, decide(replace(situation, session=facts), has_transcript))
+        return _apply(state, found.session_dir, me, decide(situation.replace(session=facts), has_transcript))
 
     try:
         return update_state(found.session_dir, mutate, validate=validate_state)
     except StateError as exc:
-        unreadable = replace(situation, unreadable=(found.session_dir.name, str(exc)))
+        unreadable = situation.replace(unreadable=(found.session_dir.name, str(exc)))
         return decide(unreadable, has_transcript).plan
 
 

@@ -9,12 +9,15 @@ A missing agent file is a warning, not an error, so a fleet pane still comes up.
 
 from __future__ import annotations
 
-import typing as t
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from claude_shepherd.supervisor.claude_run.transcripts import config_dir
 from claude_shepherd.supervisor.errors import UsageError
+from claude_shepherd.supervisor.session.records import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # claude-run runs beside every agent: no typing at run time (docs/HOT_CORE.md)
+    import typing as t
 
 AGENTS_DIRNAME = "agents"
 
@@ -23,11 +26,15 @@ class AgentNameError(UsageError):
     """``--agent`` names something other than a file in the agents folder."""
 
 
-@dataclass
-class Additions:  # filled in step by step
-    text: str = ""
-    notes: list[str] = field(default_factory=list)
+class Additions(Record):  # filled in step by step
+    __slots__ = ("text", "notes")
+    text: str
+    notes: list[str]
     """Status lines to print (what was loaded, or why not)."""
+
+    def __init__(self, text: str = "", notes: list[str] | None = None) -> None:
+        self.text = text
+        self.notes = [] if notes is None else notes
 
 
 def agent_file(name: str, env: t.Mapping[str, str] | None = None) -> Path:

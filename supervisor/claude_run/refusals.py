@@ -15,21 +15,28 @@ Claude says a worktree it could not verify is "usually transient": that one is t
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from claude_shepherd.supervisor.session.records import Record
 
 REFUSED_STATUS = 78
 """claude-run's exit status when Claude refused to start for a reason no retry fixes (EX_CONFIG: what
 Claude was given, or its settings, must change)."""
 
 
-@dataclass(frozen=True)
-class Refusal:
+class Refusal(Record):
+    __slots__ = ("reason", "said", "fix", "retry_once")
     reason: str
     """Claude's own name for it (``sideload_flags_disabled``…)."""
     said: str
     """Claude's line, as it printed it (cut to a line's length)."""
     fix: str
-    retry_once: bool = False
+    retry_once: bool
+
+    def __init__(self, reason: str, said: str, fix: str, retry_once: bool = False) -> None:
+        self.reason = reason
+        self.said = said
+        self.fix = fix
+        self.retry_once = retry_once
 
     def message(self) -> str:
         return f"Claude refused to start ({self.reason}: {self.said.rstrip('.')}); {self.fix}"

@@ -16,12 +16,15 @@ budget is not a crash: claude-run says so in one line and exits :data:`EXIT_BUDG
 from __future__ import annotations
 
 import time
-import typing as t
 from pathlib import Path
 
 from claude_shepherd.supervisor.claude_run.transcripts import find_transcript
 from claude_shepherd.supervisor.errors import EXIT_BUDGET_SPENT
-from claude_shepherd.supervisor.session import pane_records, spend, spend_writes, transcript_costs
+from claude_shepherd.supervisor.session import pane_records
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # claude-run runs beside every agent: no typing at run time (docs/HOT_CORE.md)
+    import typing as t
 
 __all__ = ["EXIT_BUDGET_SPENT", "RunBudget", "headless"]
 
@@ -69,7 +72,10 @@ def has_own_budget(args: t.Iterable[str]) -> bool:
 
 
 class RunBudget:
-    """What is left of a headless claude-run's budget, by its agent's ledger."""
+    """What is left of a headless claude-run's budget, by its agent's ledger.
+
+    Its methods import :mod:`~claude_shepherd.supervisor.session.spend` themselves: only a run with
+    ``--budget-usd`` loads the ledger, one claude-run runs beside every agent (docs/HOT_CORE.md)."""
 
     def __init__(
         self,
@@ -81,6 +87,8 @@ class RunBudget:
         *,
         own_flag: bool = False,
     ) -> None:
+        from claude_shepherd.supervisor.session import spend
+
         self.usd = usd
         self.root = root
         self.owner = owner
@@ -96,6 +104,8 @@ class RunBudget:
         return where[0] if where else None
 
     def _read(self, pane: str | None) -> float:
+        from claude_shepherd.supervisor.session import spend
+
         agent = self.agent(pane)
         ledger = spend.read(self.root, agent) if agent else None
         self.spent = spend.spent(ledger) or 0.0
@@ -109,6 +119,8 @@ class RunBudget:
     def launch_args(self, pane: str | None) -> list[str] | None:
         """Claude's own stop at what is left, for the next launch (none when the person gave theirs);
         None when nothing is left: no launch."""
+        from claude_shepherd.supervisor.session import spend
+
         left = self.left(pane)
         if left <= spend.EPSILON:
             return None
@@ -118,6 +130,8 @@ class RunBudget:
         """Count what the Claude that just ended spent, by its own figure: the last ``cost-state`` line
         of its conversation's transcript (it writes one as it ends), a complete measurement that
         covers every reply the hooks priced."""
+        from claude_shepherd.supervisor.session import spend_writes, transcript_costs
+
         agent = self.agent(pane)
         where = pane_records.spot(pane, self.owner)
         record = pane_records.read(self.root, *where) if where else None
@@ -136,6 +150,8 @@ class RunBudget:
 
     def spent_out(self, pane: str | None) -> bool:
         """Is the budget spent (within a micro-dollar: Claude's own stop is given that precision)?"""
+        from claude_shepherd.supervisor.session import spend
+
         return self.left(pane) <= spend.EPSILON
 
     def line(self) -> str:

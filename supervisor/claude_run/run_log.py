@@ -18,11 +18,14 @@ from __future__ import annotations
 import os
 import stat
 import time
-import typing as t
 from pathlib import Path
 
 from claude_shepherd.supervisor.session.private_dir import NotPrivateError, private_dir
 from claude_shepherd.supervisor.session.roots import registry_dir
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # claude-run runs beside every agent: no typing at run time (docs/HOT_CORE.md)
+    import typing as t
 
 MAX_BYTES = 1 << 20
 BACKUPS = 3

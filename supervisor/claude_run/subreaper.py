@@ -16,10 +16,13 @@ psutil is imported only when there is something to end: most exits leave nothing
 from __future__ import annotations
 
 import os
-import typing as t
 
 from claude_shepherd.supervisor.claude_run.watchdog import kill_trees, live_children, prctl
 from claude_shepherd.supervisor.session.programs import HOOKS_MAIN
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # claude-run runs beside every agent: no typing at run time (docs/HOT_CORE.md)
+    import typing as t
 
 PR_SET_CHILD_SUBREAPER = 36
 

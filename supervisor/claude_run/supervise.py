@@ -30,8 +30,6 @@ from __future__ import annotations
 
 import signal
 import time
-import typing as t
-from dataclasses import dataclass
 from pathlib import Path
 
 from claude_shepherd.supervisor.claude_run import launch_plan as lp
@@ -43,24 +41,31 @@ from claude_shepherd.supervisor.claude_run.refusals import REFUSED_STATUS, refus
 from claude_shepherd.supervisor.claude_run.run_budget import EXIT_BUDGET_SPENT, RunBudget, launch_env
 from claude_shepherd.supervisor.claude_run.usage_wait import CONTINUE_PROMPT, LOOK_EVERY, UsageGate, Wait
 from claude_shepherd.supervisor.claude_run.worktree import Worktree, creating
+from claude_shepherd.supervisor.session.records import Record
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # claude-run runs beside every agent: no typing at run time (docs/HOT_CORE.md)
+    import typing as t
 
-class Runner(t.Protocol):
-    """What runs Claude for the supervisor (:class:`~claude_shepherd.supervisor.claude_run.foreground.ForegroundRunner`)."""
+    class Runner(t.Protocol):
+        """What runs Claude for the supervisor (:class:`~claude_shepherd.supervisor.claude_run.foreground.ForegroundRunner`)."""
 
-    stop_signal: int | None
+        stop_signal: int | None
 
-    def run(self, path: str, argv: list[str], env: t.Mapping[str, str]) -> Outcome: ...
+        def run(self, path: str, argv: list[str], env: t.Mapping[str, str]) -> Outcome: ...
 
-    def pause(self, seconds: float) -> bool: ...
+        def pause(self, seconds: float) -> bool: ...
 
 
 RESUME_REFUSED_STATUS = 1
 DEFAULT_RESUME_WINDOW = 10.0
 
 
-@dataclass(frozen=True)
-class Settings:
+class Settings(Record):
+    __slots__ = (
+        "claude", "user_args", "system_prompt", "root", "cwd", "env", "policy", "resume_window", "ignore_usage",
+        "worktree", "budget",
+    )  # fmt: skip
     claude: str
     user_args: ClaudeArgs
     system_prompt: str | None
@@ -71,19 +76,49 @@ class Settings:
     env: dict[str, str]
     """Claude's environment (the contract of :mod:`claude_shepherd.supervisor.claude_run.agent_env` applied)."""
     policy: CrashPolicy
-    resume_window: float = DEFAULT_RESUME_WINDOW
-    ignore_usage: bool = False
+    resume_window: float
+    ignore_usage: bool
     """Launch even while a usage window of the credential is at the wait threshold."""
-    worktree: Worktree | None = None
+    worktree: Worktree | None
     """The worktree Claude runs in (``--worktree NAME`` is among the user's arguments then); ``cwd`` is its path."""
-    budget: RunBudget | None = None
+    budget: RunBudget | None
     """A headless run's ``--budget-usd``: every launch's spend counts against it."""
 
+    def __init__(
+        self,
+        claude: str,
+        user_args: ClaudeArgs,
+        system_prompt: str | None,
+        root: Path,
+        cwd: Path | tuple[Path, ...],
+        env: dict[str, str],
+        policy: CrashPolicy,
+        resume_window: float = DEFAULT_RESUME_WINDOW,
+        ignore_usage: bool = False,
+        worktree: Worktree | None = None,
+        budget: RunBudget | None = None,
+    ) -> None:
+        self.claude = claude
+        self.user_args = user_args
+        self.system_prompt = system_prompt
+        self.root = root
+        self.cwd = cwd
+        self.env = env
+        self.policy = policy
+        self.resume_window = resume_window
+        self.ignore_usage = ignore_usage
+        self.worktree = worktree
+        self.budget = budget
 
-@dataclass(frozen=True)
-class GiveUp:
+
+class GiveUp(Record):
+    __slots__ = ("status", "message")
     status: int
     message: str
+
+    def __init__(self, status: int, message: str) -> None:
+        self.status = status
+        self.message = message
 
 
 def signal_name(signum: int) -> str:
@@ -232,7 +267,7 @@ class Supervisor:
                 break
         return self.runner.stop_signal is None
 
-    def _after_usage_limit(self, plan: Plan, outcome: Outcome) -> Plan | bool | None:
+    def _after_usage_limit(self, plan: Plan, outcome: Outcome) -> Plan | t.Literal[False] | None:
         """The next launch when *outcome* was a usage-limit stop (after waiting for the reset and the
         agent's turn); None to exit (stopped meanwhile); False when it was no usage limit."""
         if self.usage is None:
@@ -334,7 +369,7 @@ class Supervisor:
             return self._after_crash(plan) if self.runner.pause(self.s.policy.backoff) else None
         limited = self._after_usage_limit(plan, outcome)
         if limited is not False:
-            return t.cast("Plan | None", limited)
+            return limited
         resumed = self._resumed(plan)
         if resumed and outcome.status == RESUME_REFUSED_STATUS and outcome.uptime <= self.s.resume_window:
             return Plan(

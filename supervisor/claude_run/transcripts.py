@@ -16,10 +16,13 @@ from __future__ import annotations
 
 import os
 import re
-import typing as t
 from pathlib import Path
 
 from claude_shepherd.supervisor.env import CONFIG_DIR_ENV
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # claude-run runs beside every agent: no typing at run time (docs/HOT_CORE.md)
+    import typing as t
 
 PROJECTS_DIRNAME = "projects"
 

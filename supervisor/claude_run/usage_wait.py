@@ -18,13 +18,16 @@ what is left (``--ignore-usage-limits`` / ``CLAUDE_USAGE_IGNORE=1`` start at onc
 from __future__ import annotations
 
 import time
-import typing as t
-from dataclasses import dataclass
 from pathlib import Path
 
 from claude_shepherd.supervisor.session import pane_records, resume_slots
 from claude_shepherd.supervisor.session import usage_windows as uw
 from claude_shepherd.supervisor.session.credentials import credential_of, shown_credential, windowless
+from claude_shepherd.supervisor.session.records import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # claude-run runs beside every agent: no typing at run time (docs/HOT_CORE.md)
+    import typing as t
 
 RETRY_LATER = 5 * 60.0
 """Seconds to wait when the reset is unknown, or was already past and the limit stopped Claude again."""
@@ -39,16 +42,22 @@ CONTINUE_PROMPT = (
 )
 
 
-@dataclass(frozen=True)
-class Wait:
+class Wait(Record):
     """Why and until when a launch waits."""
 
+    __slots__ = ("until", "go_at", "window", "why")
     until: float
     """When the window reopens (epoch seconds)."""
     go_at: float
     """When this agent goes on: *until*, or its slot after the others parked by the same window."""
     window: str
     why: str
+
+    def __init__(self, until: float, go_at: float, window: str, why: str) -> None:
+        self.until = until
+        self.go_at = go_at
+        self.window = window
+        self.why = why
 
 
 class UsageGate:

@@ -44,6 +44,7 @@ known by its PID and start token (:mod:`claude_shepherd.supervisor.session.ident
 from __future__ import annotations
 
 import errno
+import gc
 import os
 import select
 import signal
@@ -89,11 +90,16 @@ class WatchdogHandle:
         since = stat[2] if stat is not None else None
         read_end, write_end = os.pipe()  # both close-on-exec
         blocked = signal.pthread_sigmask(signal.SIG_BLOCK, CONTROL_SIGNALS)
+        # The watchdog shares the supervisor's pages until one of them writes to them, and a collection of
+        # the cyclic garbage writes to every object it walks: frozen, what exists now is walked by neither
+        # (until stop() thaws it), so the watchdog costs little more than what it does itself.
+        gc.freeze()
         try:
             pid = os.fork()
             if pid == 0:  # the watchdog: never returns into the supervisor's code
                 _become_watchdog(read_end, write_end, supervisor_pid, grace, since)
         except BaseException:
+            gc.unfreeze()
             os.close(write_end)
             raise
         finally:
@@ -139,17 +145,17 @@ class WatchdogHandle:
                 pass  # it already exited
             os.close(self._control)
             self._control = -1
-        if self.status is not None:
-            return self.status
-        status = wait_pid(self.pid, timeout)
-        if status is None:
-            try:
-                os.kill(self.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            status = wait_pid(self.pid, None)
-        self.status = status
-        return status
+        if self.status is None:
+            status = wait_pid(self.pid, timeout)
+            if status is None:
+                try:
+                    os.kill(self.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                status = wait_pid(self.pid, None)
+            self.status = status
+        gc.unfreeze()  # it shares no page any more: what was frozen at the fork (start) is collected again
+        return self.status
 
 
 def wait_pid(pid: int, timeout: float | None) -> int | None:

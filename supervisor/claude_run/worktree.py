@@ -30,14 +30,17 @@ import contextlib
 import os
 import threading
 import time
-import typing as t
-from dataclasses import dataclass
 from pathlib import Path
 
 from claude_shepherd.supervisor import gitrepo
 from claude_shepherd.supervisor.claude_run.claude_args import ClaudeArgs
 from claude_shepherd.supervisor.env import WORKTREE_ENV
 from claude_shepherd.supervisor.errors import ShepherdError
+from claude_shepherd.supervisor.session.records import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # claude-run runs beside every agent: no typing at run time (docs/HOT_CORE.md)
+    import typing as t
 
 WORKTREE_OPTIONS = ("--worktree", "-w")
 CREATE_DEADLINE = 30.0
@@ -51,12 +54,17 @@ class WorktreeError(ShepherdError):
     """A worktree that cannot be used, in one line."""
 
 
-@dataclass(frozen=True)
-class Worktree:
+class Worktree(Record):
+    __slots__ = ("name", "path", "common")
     name: str
     path: Path
     common: Path
     """The repository's common git directory (where its lock lives)."""
+
+    def __init__(self, name: str, path: Path, common: Path) -> None:
+        self.name = name
+        self.path = path
+        self.common = common
 
 
 def _user_name(user: ClaudeArgs) -> str | None:

@@ -14,8 +14,11 @@ import typing as t
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from claude_shepherd.supervisor.claude_run import agent_env, claude_bin, transcripts
+from claude_shepherd.supervisor.claude_run import cli as run_cli
 from claude_shepherd.supervisor.claude_run.claude_args import launch_argv, split_args
 from claude_shepherd.supervisor.claude_run.crashloop import CrashPolicy, CrashTracker
 from claude_shepherd.supervisor.claude_run.foreground import Outcome, exit_code
@@ -33,7 +36,7 @@ from claude_shepherd.supervisor.claude_run import cli as run_cli
 try:
     ours, args, values = run_cli.parse(sys.argv[1:], os.environ)
     print(json.dumps({"args": args, "grace": values["grace"], "limit": values["limit"],
-                      "heavy": sorted(m for m in ("typer", "click", "pydantic", "hashlib") if m in sys.modules)}))
+                      "heavy": sorted(m for m in ("typer", "click", "pydantic", "hashlib", "argparse") if m in sys.modules)}))
 except run_cli.UsageError as exc:
     print(json.dumps({"error": str(exc)}))
 """
@@ -79,10 +82,28 @@ def _parse(argv: list[str], env: dict[str, str] | None = None) -> dict[str, t.An
 def test_options_are_parsed_with_the_standard_library(
     argv: list[str], env: dict[str, str], expected: dict[str, t.Any]
 ) -> None:
-    """A fleet starts a claude-run per pane at once: no typer, click, pydantic or hashlib on its path."""
+    """A fleet starts a claude-run per pane at once: no typer, click, pydantic or hashlib on its path,
+    and no argparse for a plain command line (claude-run reads it itself, see the next test)."""
     got = _parse(argv, env)
     assert got == {**expected, "heavy": []}
     assert type(got["grace"]) is float
+
+
+WORDS = (
+    "--agent", "--agent=a", "--agent=", "--description", "--focus=f", "--budget-usd", "--budget-usd=2", "--kill-grace",
+    "--kill-grace=2", "--crash-limit", "--restart-window=-1", "--ignore-usage-limits", "--ignore-usage-limits=1",
+    "--help", "--version", "--", "-", "-p", "-c", "--model", "--model=opus", "--age", "--agent-x", "--agen=t", "x",
+    "fix it", "-1", "-x y", "", "=", "--=x", "a=b",
+)  # fmt: skip
+
+
+@given(st.lists(st.sampled_from(WORDS), max_size=8))
+def test_a_command_line_read_without_argparse_is_read_as_argparse_reads_it(argv: list[str]) -> None:
+    quick = run_cli._quick(argv)
+    if quick is None:
+        return  # left to argparse
+    full, extras = run_cli.parser().parse_known_args(argv)  # a UsageError here: read what argparse refuses
+    assert (vars(quick[0]), quick[1]) == (vars(full), extras)
 
 
 @pytest.mark.parametrize(

@@ -95,12 +95,14 @@ def test_outside_a_fleet_a_crash_resumes_what_this_claude_run_recorded_and_only_
 # --------------------------------------------------------------------------- the decision alone (no processes, no files)
 
 from claude_shepherd.supervisor.claude_run.launch_decision import (  # noqa: E402
-    Claim,
     RecordFacts,
     SessionFacts,
     Situation,
     decide,
 )
+
+if t.TYPE_CHECKING:  # a name for mypy only: claude-run's modules keep typing out of their run time
+    from claude_shepherd.supervisor.claude_run.launch_decision import Claim
 
 SID = "3f2a9c4e-1111-2222-3333-444455556666"
 REC = "0a1b2c3d-0000-4000-8000-00000000beef"
