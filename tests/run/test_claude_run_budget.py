@@ -47,7 +47,7 @@ def test_the_agent_pauses_at_its_own_budget(
         ]
     )  # fmt: skip
     run = start_run("--budget-usd", "0.5", "--model", "opus")
-    assert run.wait() == 0, run.text
+    assert run.wait() == 4, "Claude ended paused at its budget: no goodbye, " + run.text
     assert fake.starts()[0]["env"]["CLAUDE_SHEPHERD_BUDGET_USD"] == "0.5"
     ran = [e for e in fake.events("run") if e["args"][1] == "pre-tool-use"]
     first, second = (json.loads(e["stdout"]) if e["stdout"].strip() else {} for e in ran)
@@ -57,6 +57,7 @@ def test_the_agent_pauses_at_its_own_budget(
     # brings back the conversation with its session (claude-run takes over the session it ran in).
     hint = f"claude-run --budget-usd 0.5 -- --resume {CONVERSATION}"
     assert f"`{hint}`" in second["stopReason"], second["stopReason"]
+    assert f"Paused at its budget ($0.55 of $0.50); the conversation is kept. To go on: {hint}" in run.text
     state = json.loads((workdir / "sessions" / "S1" / ".state.json").read_text())
     state["sessionId"] = CONVERSATION  # as the SessionStart hook of the real CLI records it
     (workdir / "sessions" / "S1" / ".state.json").write_text(json.dumps(state))
