@@ -179,7 +179,7 @@ class LocalFleet:
             known.mark(record.socket, record.name, wanted=False)
 
     def restart(self, grace: float, labels: t.Sequence[str] | None, wait: float | None) -> RestartReport:
-        from claude_shepherd.fleet import builder
+        from claude_shepherd.fleet import builder, elsewhere
         from claude_shepherd.fleet.reports import RestartReport, StartReport
         from claude_shepherd.fleet.usage import notice
 
@@ -189,7 +189,7 @@ class LocalFleet:
         with locked(where.socket, "fleet restart", self._say):
             sessions = where.running_sessions(server)
             chosen = labels or [p.label for w in spec.windows for p in w.panes if p.label and p.runs_agent]
-            blocked = builder.blockers(spec, server)
+            blocked = elsewhere.blockers(spec, server)
             if blocked:  # before anything is stopped: a restart must not end in agents it cannot start again
                 raise FleetFailure(
                     f"nothing restarted: {'; '.join(blocked)}; an agent may have relabelled its pane or "

@@ -44,7 +44,7 @@ def not_moved(spec: Layout) -> str:
 def agents_elsewhere(where: Target, server: FleetServer, done: str) -> str:
     """Not "nothing to stop" (or "nothing is left") while the layout's agents run on, their session
     renamed, say: the failure's words (empty: none runs on)."""
-    from claude_shepherd.fleet.builder import look_alikes, running_elsewhere  # not for `fleet stop --pane`
+    from claude_shepherd.fleet.elsewhere import look_alikes, running_elsewhere  # not for `fleet stop --pane`
 
     layout = where.layout
     if layout is None:
