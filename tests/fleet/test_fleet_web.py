@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 from support.browser import Browser, chromium_or_skip
 from support.fleet import FleetWorld, agent
-from support.waiting import wait_until
 from support.web import Web
+
+from claude_shepherd.supervisor.session import budgets
 
 pytestmark = pytest.mark.slow
 
@@ -35,6 +36,7 @@ def paused_agent(world: FleetWorld) -> list[dict[str, t.Any]]:
         {"run": ["claude-hook", "status-line"], "stdin": json.dumps(line)},
         {"run": ["claude-hook", "pre-tool-use"], "stdin": json.dumps(call)},
         {"mark": "paused"},
+        {"read_keys": {"timeout": 120}},  # as Claude's input box reads them: the raise types its prompt
         {"wait": None},
     ]
 
@@ -176,9 +178,7 @@ def test_the_fleets_on_a_phone_live_safe_and_acting(world: FleetWorld, tmp_path:
             15,
             "C to go on",
         )
-        wait_until(
-            lambda: "Your budget was raised" in world.capture("C").replace("\n", "") or None, 10, "prompt"
-        )
+        assert world.wait_event("C", "keys", 10)["text"] == budgets.resume_prompt(), "typed as the hooks type"
         assert page.evaluate("window.marker") == "no reload" and page.evaluate("window.pwned === undefined")
         page.close()
     finally:
