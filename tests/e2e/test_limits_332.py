@@ -20,6 +20,8 @@ from pathlib import Path
 import pytest
 from support.waiting import wait_until
 
+from supervisor.tmux_names import REAP_NUDGE
+
 from .cli import MODEL, Tmux
 from .mock_api import UNIFIED, MockAPI, Turn
 from .test_headless import install_hooks
@@ -99,10 +101,14 @@ def test_a_start_up_refusal_of_2_1_332_ends_claude_run_once_with_its_reason(
     pane = tmux.start([str(BIN / "claude-run"), "--", *refused], env, world.project)
     # tmux marks a pane dead when its terminal closes, and knows the exit status only once it has
     # reaped the process: wait for the status itself (what was seen, and what still ran, if it never comes).
+    # tmux 3.3 at times misses the SIGCHLD of a pane's process and reaps it only when another child of
+    # its own ends (a fleet pane's claude-run nudges it so; this pane is not a fleet's): nudge it here.
     seen: list[str] = []
 
     def look() -> str:
         seen.append(tmux("display-message", "-p", "-t", pane, "#{pane_dead}:#{pane_dead_status}").strip())
+        if seen[-1] == "1:":
+            tmux(*REAP_NUDGE)
         return seen[-1].partition(":")[2]
 
     try:
