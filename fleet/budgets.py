@@ -25,12 +25,14 @@ from claude_shepherd.supervisor.session import budgets as hook_budgets
 if t.TYPE_CHECKING:
     from claude_shepherd.fleet.layout import Budget, Layout
     from claude_shepherd.fleet.tmux import FleetServer, PaneInfo
+    from claude_shepherd.supervisor.session.budgets import Amount, BudgetsFile
+    from claude_shepherd.supervisor.session.spend import Ledger
 
 TYPE_WAIT = 10.0
 """Seconds, at most, for an agent's Claude to read its pane's keys before its resume is given up."""
 
 
-def _written(budget: Budget | None) -> dict[str, t.Any] | None:
+def _written(budget: Budget | None) -> Amount | None:
     return None if budget is None else {"usd": budget.usd, "per": budget.per}
 
 
@@ -39,9 +41,9 @@ def roots(layout: Layout) -> list[Path]:
     return sorted(layout.sessions_roots())
 
 
-def document(layout: Layout, previous: t.Mapping[str, t.Any] | None = None) -> dict[str, t.Any]:
+def document(layout: Layout, previous: BudgetsFile | None = None) -> BudgetsFile:
     """The budgets file of *layout*; what ``fleet budget`` changed in *previous* is kept."""
-    doc: dict[str, t.Any] = {
+    doc: BudgetsFile = {
         "fleet": layout.name,
         "roots": [str(r) for r in roots(layout)],
         "budget": _written(layout.budget),
@@ -54,46 +56,29 @@ def document(layout: Layout, previous: t.Mapping[str, t.Any] | None = None) -> d
         },
         "changed": [],
     }
-    changed = previous.get("changed") if previous else None
-    for key in changed if isinstance(changed, list) else []:
-        if not isinstance(key, str):
-            continue
+    for key in previous["changed"] if previous else []:
         scope, _, name = key.partition(":")
         scope = "panes" if scope == "pane" else scope  # the marker earlier versions wrote
-        if scope == "fleet":
-            doc["budget"] = previous.get("budget") if previous else None
-        elif scope in ("windows", "panes") and isinstance(previous.get(scope), dict):  # type: ignore[union-attr]
-            if scope == "windows" and name not in doc["windows"]:
-                continue  # a window the layout no longer has
-            doc[scope][name] = previous[scope].get(name)  # type: ignore[index]
+        if scope == "fleet" and previous:
+            doc["budget"] = previous["budget"]
+        elif scope == "windows" and previous and name in doc["windows"]:  # not a window the layout lost
+            doc["windows"][name] = previous["windows"].get(name)
+        elif scope == "panes" and previous:
+            doc["panes"][name] = previous["panes"].get(name)
         else:
             continue
         doc["changed"].append(f"{scope}:{name}" if scope != "fleet" else key)
     return doc
 
 
-def current(layout: Layout) -> dict[str, t.Any] | None:
+def current(layout: Layout) -> BudgetsFile | None:
     """The budgets file as it stands (the first root that has one), each budget in it as the hooks read
     it (``{"usd", "per"}``) or None: a value they would not hold an agent to is no budget here either."""
     for root in roots(layout):
         found = hook_budgets.read_fleet(root, layout.name)
         if found is not None:
-            return _as_read(found)
+            return found
     return None
-
-
-def _as_read(doc: dict[str, t.Any]) -> dict[str, t.Any]:
-    def one(value: t.Any) -> dict[str, t.Any] | None:
-        budget = hook_budgets._budget(value)
-        return None if budget is None else {"usd": budget[0], "per": budget[1]}
-
-    def table(value: t.Any) -> dict[str, t.Any]:
-        return {k: one(v) for k, v in value.items() if isinstance(k, str)} if isinstance(value, dict) else {}
-
-    changed = doc.get("changed")
-    return {**doc, "budget": one(doc.get("budget")), "windows": table(doc.get("windows")),
-            "panes": table(doc.get("panes")),
-            "changed": [c for c in changed if isinstance(c, str)] if isinstance(changed, list) else []}  # fmt: skip
 
 
 def has_budgets(layout: Layout) -> bool:
@@ -110,7 +95,7 @@ def start(layout: Layout) -> None:
         write(layout, document(layout, previous))
 
 
-def write(layout: Layout, doc: t.Mapping[str, t.Any] | None = None) -> None:
+def write(layout: Layout, doc: BudgetsFile | None = None) -> None:
     """Write *doc* (default: the layout's budgets, keeping what ``fleet budget`` set) into every root."""
     doc = document(layout, current(layout)) if doc is None else doc
     for root in roots(layout):
@@ -130,7 +115,7 @@ def write(layout: Layout, doc: t.Mapping[str, t.Any] | None = None) -> None:
 class BudgetLine:
     scope: str
     name: str
-    budget: dict[str, t.Any] | None
+    budget: Amount | None
     spent: float | None
     paused: bool = False
 
@@ -230,20 +215,20 @@ def change(
     else:
         scope, key, table = "fleet", "", None
         label = f"fleet {layout.name}"
-    before = table.get(key) if table is not None else doc.get("budget")
-    before_usd = before["usd"] if isinstance(before, dict) else None
+    before = table.get(key) if table is not None else doc["budget"]
+    before_usd = before["usd"] if before is not None else None
     if remove and before_usd is None:
         raise UsageError(f"{label} has no budget to remove; `fleet budget {layout.name}` shows them")
     if add_usd is not None and before_usd is None:
         raise UsageError(_held_by(layout, label, window if scope != "fleet" else None, scope, add_usd))
     usd = (before_usd or 0.0) + add_usd if add_usd is not None else set_usd
-    after: dict[str, t.Any] | None = None
+    after: Amount | None = None
     if not remove:
         assert usd is not None
         problem = hook_budgets.amount_problem(round(usd, 6))
         if problem is not None:
             raise UsageError(f"a budget of ${usd:g} {problem}; give a whole number of cents like 5 or 2.50")
-        period = per or (before.get("per") if isinstance(before, dict) else None) or "life"
+        period = per or (before["per"] if before is not None else "life")
         after = {"usd": round(usd, 2), "per": period}
     if table is not None:
         table[key] = after
@@ -289,7 +274,7 @@ def _held_by(layout: Layout, label: str, window: str | None, scope: str, add_usd
     for row in holders:
         option = f" --window {row.name}" if row.scope == "window" else ""
         spent = f", spent ${row.spent:.2f}" if row.spent is not None else ""
-        usd = (row.budget or {}).get("usd", 0.0)
+        usd = row.budget["usd"] if row.budget else 0.0
         said.append(
             f"the budget of {row.scope} {row.name} (${usd:.2f}{spent}): "
             f"`fleet budget {layout.name}{option} --add {add_usd:g}`"
@@ -301,7 +286,7 @@ def _held_by(layout: Layout, label: str, window: str | None, scope: str, add_usd
     )
 
 
-def _spent(ledgers: list[dict[str, t.Any]], per: str, now: float) -> float | None:
+def _spent(ledgers: list[Ledger], per: str, now: float) -> float | None:
     figures = [f for f in (spend.spent(entry, per, now) for entry in ledgers) if f is not None]
     return round(sum(figures), 6) if figures else None
 
@@ -313,21 +298,20 @@ def lines(layout: Layout, now: float | None = None) -> list[BudgetLine]:
     first = roots(layout)[0]
     ledgers = hook_budgets.fleet_ledgers(doc, first, layout.name)
     out: list[BudgetLine] = []
-    fleet_budget = doc.get("budget")
-    per = fleet_budget["per"] if isinstance(fleet_budget, dict) else "life"
+    fleet_budget = doc["budget"]
+    per = fleet_budget["per"] if fleet_budget is not None else "life"
     out.append(BudgetLine("fleet", layout.name, fleet_budget, _spent(ledgers, per, now)))
     for window in layout.windows:
-        budget = doc["windows"].get(window.name) if isinstance(doc.get("windows"), dict) else None
-        per = budget["per"] if isinstance(budget, dict) else "life"
+        budget = doc["windows"].get(window.name)
+        per = budget["per"] if budget is not None else "life"
         theirs = [e for e in ledgers if e["agent"].startswith(f"{layout.name}:{window.name}:")]
         out.append(BudgetLine("window", window.name, budget, _spent(theirs, per, now)))
         for pane in window.panes:
             if not pane.label:
                 continue
             agent = f"{layout.name}:{window.name}:{pane.label}"
-            panes = doc.get("panes")
-            budget = panes.get(agent) if isinstance(panes, dict) else None
-            per = budget["per"] if isinstance(budget, dict) else "life"
+            budget = doc["panes"].get(agent)
+            per = budget["per"] if budget is not None else "life"
             mine = [e for e in ledgers if e["agent"] == agent]
             out.append(
                 BudgetLine("pane", pane.label, budget, _spent(mine, per, now), paused_anywhere(layout, agent))

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import time
 
-from claude_shepherd.supervisor.session import spend_readings, spend_writes
+from claude_shepherd.supervisor.session import spend, spend_writes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
@@ -104,7 +104,7 @@ def meter_subagents(root: Path, agent: str, conversation: str, transcript: str) 
 
     changed = False
     now = time.time()
-    for ident, path, mtime in subagent_transcripts(transcript)[: spend_readings.KEEP_SUBAGENTS]:
+    for ident, path, mtime in subagent_transcripts(transcript)[: spend.KEEP_SUBAGENTS]:
         if now - mtime > SUBAGENTS_RECENT:
             continue
         if spend_writes.price_replies(

@@ -30,6 +30,25 @@ if TYPE_CHECKING:
     import typing as t
     from pathlib import Path
 
+    from claude_shepherd.supervisor.session.spend import Ledger
+
+    class Amount(t.TypedDict):
+        """One budget as the file keeps it: dollars, over ``life``, a ``day`` or a ``week``."""
+
+        usd: float
+        per: str
+
+    class BudgetsFile(t.TypedDict):
+        """A fleet's budgets file, checked (:func:`read_fleet`): a budget the hooks would not hold an
+        agent to is None here; ``changed`` names those ``fleet budget`` set (kept over the layout's)."""
+
+        fleet: str
+        roots: list[str]
+        budget: Amount | None
+        windows: dict[str, Amount | None]
+        panes: dict[str, Amount | None]
+        changed: list[str]
+
 BUDGETS_DIRNAME = "budgets"
 BUDGETS_LIMIT = 256 * 1024
 ALERT_AT = 0.8
@@ -74,27 +93,49 @@ def resume_interval(env: t.Mapping[str, str]) -> float:
     return RESUME_INTERVAL if value is None else value
 
 
-def _budget(value: t.Any) -> tuple[float, str] | None:
-    """``{"usd": N, "per": P}`` as the file holds it, or None when it is not one."""
+def amount_of(value: object) -> Amount | None:
+    """``{"usd": N, "per": P}`` as the file holds it, checked; None when it is not one."""
     if not isinstance(value, dict):
         return None
     usd, per = value.get("usd"), value.get("per", "life")
     if isinstance(usd, bool) or not isinstance(usd, (int, float)) or not 0 < usd <= MAX_USD:
         return None
-    return (float(usd), per) if per in spend.PERIODS else None
+    return {"usd": float(usd), "per": per} if isinstance(per, str) and per in spend.PERIODS else None
 
 
 # --------------------------------------------------------------------------- the fleet's file
 
 
-def read_fleet(root: Path, fleet: str) -> dict[str, t.Any] | None:
-    """The budgets ``fleet start`` wrote for *fleet* in *root*, or None when it wrote none."""
-    return index_records.read(
+def read_fleet(root: Path, fleet: str) -> BudgetsFile | None:
+    """The budgets ``fleet start`` wrote for *fleet* in *root*, checked; None when it wrote none."""
+    data = index_records.read(
         root, BUDGETS_DIRNAME, index_records.file_name(fleet), BUDGETS_LIMIT, ("fleet", fleet)
     )
+    return None if data is None else budgets_file_of(data, fleet)
 
 
-def write_fleet(root: Path, fleet: str, document: t.Mapping[str, t.Any]) -> None:
+def budgets_file_of(data: t.Mapping[str, object], fleet: str) -> BudgetsFile:
+    """*data*, a budgets file as read, checked: what the hooks would not hold an agent to is left out."""
+
+    def table(value: object) -> dict[str, Amount | None]:
+        if not isinstance(value, dict):
+            return {}
+        return {k: amount_of(v) for k, v in value.items() if isinstance(k, str)}
+
+    def strings(value: object) -> list[str]:
+        return [s for s in value if isinstance(s, str)] if isinstance(value, list) else []
+
+    return {
+        "fleet": fleet,
+        "roots": [r for r in strings(data.get("roots")) if os.path.isabs(r)],
+        "budget": amount_of(data.get("budget")),
+        "windows": table(data.get("windows")),
+        "panes": table(data.get("panes")),
+        "changed": strings(data.get("changed")),
+    }
+
+
+def write_fleet(root: Path, fleet: str, document: BudgetsFile) -> None:
     """Write *fleet*'s budgets into *root* (raises OSError when it cannot)."""
     text = json.dumps({**document, "fleet": fleet}, indent=1) + "\n"
     index_records.put(root, BUDGETS_DIRNAME, index_records.file_name(fleet), text)
@@ -158,32 +199,26 @@ def env_budget(env: t.Mapping[str, str]) -> float | None:
     return value if value else None
 
 
-def _sum(ledgers: t.Sequence[t.Mapping[str, t.Any]], per: str, now: float) -> tuple[float | None, str]:
+def _sum(ledgers: t.Sequence[Ledger], per: str, now: float) -> tuple[float | None, str]:
     """What *ledgers* say was spent over *per*, and whether any of it is an estimate."""
     figures = [f for f in (spend.spent(ledger, per, now) for ledger in ledgers) if f is not None]
-    estimated = any(ledger.get("source") == spend.ESTIMATED for ledger in ledgers)
+    estimated = any(ledger["source"] == spend.ESTIMATED for ledger in ledgers)
     return (round(sum(figures), 6) if figures else None), spend.ESTIMATED if estimated else spend.MEASURED
 
 
-def fleet_ledgers(document: t.Mapping[str, t.Any], root: Path, fleet: str) -> list[dict[str, t.Any]]:
+def fleet_ledgers(document: BudgetsFile, root: Path, fleet: str) -> list[Ledger]:
     """Every ledger of *fleet*'s agents in the roots its budgets file names (and *root*), once each."""
-    roots = {str(root)}
-    listed = document.get("roots")
-    if isinstance(listed, list):
-        roots.update(r for r in listed if isinstance(r, str) and os.path.isabs(r))
-    seen: dict[str, dict[str, t.Any]] = {}
+    roots = {str(root), *document["roots"]}
+    seen: dict[str, Ledger] = {}
     for each in sorted(roots):
         for ledger in spend.ledgers(type(root)(each), f"{fleet}:"):
             seen.setdefault(ledger["agent"], ledger)
     return list(seen.values())
 
 
-def window_of(document: t.Mapping[str, t.Any], fleet: str, agent: str) -> str | None:
+def window_of(document: BudgetsFile, fleet: str, agent: str) -> str | None:
     """The window of the fleet *agent* (``fleet:window:label``) is in, by the budgets file's windows."""
-    windows = document.get("windows")
-    if not isinstance(windows, dict):
-        return None
-    found = [w for w in windows if isinstance(w, str) and agent.startswith(f"{fleet}:{w}:")]
+    found = [w for w in document["windows"] if agent.startswith(f"{fleet}:{w}:")]
     return max(found, key=len) if found else None
 
 
@@ -192,7 +227,6 @@ def limits(root: Path, agent: str, *, pane: bool, env: t.Mapping[str, str], now:
     was measured against it; [] when it has none."""
     out: list[Limit] = []
     own = env_budget(env)
-    ledger: dict[str, t.Any] | None = None
     if own is not None:
         ledger = spend.read(root, agent)
         out.append(Limit(AGENT, "", own, "life", *_sum([ledger] if ledger else [], "life", now)))
@@ -204,17 +238,16 @@ def limits(root: Path, agent: str, *, pane: bool, env: t.Mapping[str, str], now:
         return out
     ledgers = fleet_ledgers(document, root, fleet)
     window = window_of(document, fleet, agent)
-    panes = document.get("panes")
-    budget = _budget(panes.get(agent)) if isinstance(panes, dict) else None
+    budget = document["panes"].get(agent)
     if budget is not None and window is not None:
         mine = [entry for entry in ledgers if entry["agent"] == agent]
-        out.append(Limit(PANE, agent[len(fleet) + len(window) + 2 :], *budget, *_sum(mine, budget[1], now)))
-    windows = document.get("windows")
-    budget = _budget(windows.get(window)) if window is not None and isinstance(windows, dict) else None
+        label = agent[len(fleet) + len(window) + 2 :]
+        out.append(Limit(PANE, label, budget["usd"], budget["per"], *_sum(mine, budget["per"], now)))
+    budget = document["windows"].get(window) if window is not None else None
     if budget is not None and window is not None:
         theirs = [entry for entry in ledgers if entry["agent"].startswith(f"{fleet}:{window}:")]
-        out.append(Limit(WINDOW, window, *budget, *_sum(theirs, budget[1], now)))
-    budget = _budget(document.get("budget"))
+        out.append(Limit(WINDOW, window, budget["usd"], budget["per"], *_sum(theirs, budget["per"], now)))
+    budget = document["budget"]
     if budget is not None:
-        out.append(Limit(FLEET, fleet, *budget, *_sum(ledgers, budget[1], now)))
+        out.append(Limit(FLEET, fleet, budget["usd"], budget["per"], *_sum(ledgers, budget["per"], now)))
     return out

@@ -23,10 +23,14 @@ from __future__ import annotations
 from claude_shepherd.supervisor.session.spend import (
     EPSILON,
     ESTIMATED,
+    KEEP_MESSAGES,
+    KEEP_PENDING,
+    KEEP_SUBAGENTS,
     MAX_DOLLARS,
     MEASURED,
+    SUBAGENT_CONVERSATIONS,
     day_of,
-    dollars,
+    ledger_of,
 )
 
 TYPE_CHECKING = False
@@ -34,6 +38,7 @@ if TYPE_CHECKING:
     import typing as t
 
     from claude_shepherd.supervisor.session.replies import Reply
+    from claude_shepherd.supervisor.session.spend import Conversation, Ledger, Reading
 
 KEEP_CONVERSATIONS = 32
 """Conversations remembered per agent (the oldest is forgotten first: only a resume of it would miscount)."""
@@ -42,97 +47,17 @@ KEEP_DAYS = 15
 SETTLE_SECONDS = 10.0
 """A reply written this long before a reading of Claude's figure is in it (the figure was computed
 before the process that read it started, which takes well under this)."""
-KEEP_PENDING = 8
-"""Priced replies kept apart per conversation until a figure of Claude's covers them (beyond, the
-oldest are kept as one)."""
-KEEP_MESSAGES = 4
-"""Message ids remembered per conversation: one reply is several transcript lines, priced once."""
-KEEP_SUBAGENTS = 32
-"""Sub-agent transcripts whose reading is remembered per conversation (the one changed longest ago is
-forgotten first), in the :data:`SUBAGENT_CONVERSATIONS` newest conversations only: the ledger stays
-small. The hooks price no more than this many, the newest: a reading forgotten while its transcript is
-still priced would be read again from its start."""
-SUBAGENT_CONVERSATIONS = 2
-
-
-def _epoch(value: t.Any) -> float:
-    return (
-        float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 else 0.0
-    )
-
-
-def entry_of(value: t.Any) -> dict[str, t.Any] | None:
-    """A conversation's record as the ledger keeps it, checked (the file is within an agent's reach);
-    a bare number is a reading of an older ledger. None when it holds nothing usable.
-
-    ``r``: Claude's last figure for the conversation (or what it cost before this agent took it up);
-    ``at``: when that figure was read; ``p``: ``[when, usd]`` of the replies priced from the transcript
-    since (an estimate); ``c``: what the ledger counted for it, never less than ``r`` + ``p``'s sum;
-    ``u``: growth of the last reading no priced reply accounts for (replies it covered but not priced
-    yet); ``o``: how far the transcript was read; ``m``: ``[id, usd]`` of the last replies priced;
-    ``s``: per sub-agent of the conversation, its own transcript's ``o`` and ``m`` (its replies are
-    priced into this conversation: Claude's figure for it counts them too)."""
-    if not isinstance(value, dict):
-        number = dollars(value)
-        return None if number is None else {"r": number, "c": number}
-    reading = dollars(value.get("r"))
-    if reading is None:
-        return None
-    counted = max(dollars(value.get("c")) or 0.0, reading)
-    entry: dict[str, t.Any] = {"r": reading, "c": counted}
-    if _epoch(value.get("at")):
-        entry["at"] = _epoch(value.get("at"))
-    if dollars(value.get("u")):
-        entry["u"] = dollars(value.get("u"))
-    pending = value.get("p")
-    if isinstance(pending, list):
-        pairs = [p for p in pending if isinstance(p, list) and len(p) == 2]
-        kept = [[_epoch(w), dollars(u)] for w, u in pairs]
-        entry["p"] = [p for p in kept if p[1] is not None][-KEEP_PENDING:]
-    entry.update(_reading_of(value))
-    parts = value.get("s")
-    if isinstance(parts, dict):
-        kept_parts = {
-            k: _reading_of(v) for k, v in parts.items() if isinstance(k, str) and isinstance(v, dict)
-        }
-        entry["s"] = dict(list(kept_parts.items())[-KEEP_SUBAGENTS:])
-    return entry
-
-
-def _reading_of(value: t.Mapping[str, t.Any]) -> dict[str, t.Any]:
-    """How far a transcript was read (``o``) and the last replies priced from it (``m``), checked."""
-    out: dict[str, t.Any] = {}
-    offset = value.get("o")
-    if isinstance(offset, int) and not isinstance(offset, bool) and offset >= 0:
-        out["o"] = offset
-    seen = value.get("m")
-    if isinstance(seen, list):
-        out["m"] = [m for m in seen if isinstance(m, list) and len(m) == 2 and isinstance(m[0], str)
-                    and dollars(m[1]) is not None][-KEEP_MESSAGES:]  # fmt: skip
-    return out
-
-
-def _ledger(before: t.Mapping[str, t.Any] | None) -> tuple[float, dict[str, t.Any], dict[str, t.Any]]:
-    """The lifetime total, the days and the conversations of *before*, copied and checked."""
-    before = before or {}
-    kept = before.get("conversations")
-    conversations = {}
-    if isinstance(kept, dict):
-        conversations = {k: e for k, e in ((k, entry_of(v)) for k, v in kept.items()) if e is not None}
-    days = before.get("days")
-    days = {k: v for k, v in days.items() if dollars(v) is not None} if isinstance(days, dict) else {}
-    return dollars(before.get("total")) or 0.0, days, conversations
 
 
 def _counted(
     agent: str,
     total: float,
-    days: dict[str, t.Any],
-    conversations: dict[str, t.Any],
+    days: dict[str, float],
+    conversations: dict[str, Conversation],
     conversation: str,
-    entry: dict[str, t.Any],
+    entry: Conversation,
     now: float,
-) -> dict[str, t.Any]:
+) -> Ledger:
     """The ledger once *conversation*'s *entry* changed: what it is now known to have cost (Claude's
     figure and the replies priced after it) counts where it passed what was counted before."""
     known = min(entry["r"] + sum(p[1] for p in entry.get("p", ())), MAX_DOLLARS)
@@ -140,7 +65,7 @@ def _counted(
         grown = known - entry["c"]
         total = min(total + grown, MAX_DOLLARS)
         today = day_of(now)
-        days[today] = min(round((dollars(days.get(today)) or 0.0) + grown, 6), MAX_DOLLARS)
+        days[today] = min(round(days.get(today, 0.0) + grown, 6), MAX_DOLLARS)
         entry["c"] = known
     conversations.pop(conversation, None)
     conversations[conversation] = entry  # last: the most recent
@@ -161,7 +86,7 @@ def _counted(
 
 
 def add_reading(
-    before: t.Mapping[str, t.Any] | None,
+    before: Ledger | None,
     agent: str,
     conversation: str,
     reading: float,
@@ -169,7 +94,7 @@ def add_reading(
     baseline: t.Callable[[], float] = lambda: 0.0,
     *,
     complete: bool = False,
-) -> dict[str, t.Any]:
+) -> Ledger:
     """The ledger after *conversation*'s cost read *reading* (Claude's own figure) at *now*.
 
     Only growth counts: a reading above the conversation's last one adds what neither it nor the
@@ -181,7 +106,8 @@ def add_reading(
     (Claude computed it before this process started), the ones just before it when the reading grew
     by their price, none after it; *complete* (the figure of a Claude that ended): every one before.
     """
-    total, days, conversations = _ledger(before)
+    ledger = ledger_of(before, agent)
+    total, days, conversations = ledger["total"], ledger["days"], ledger["conversations"]
     reading = min(reading, MAX_DOLLARS)
     entry = conversations.pop(conversation, None)
     again = entry is not None and abs(reading - entry["r"]) <= EPSILON and not complete
@@ -191,10 +117,10 @@ def add_reading(
     if again:
         pass  # the same figure again (every render draws it): no reply since is in it, nothing changes
     elif reading < entry["r"] - EPSILON:  # started over: the new base
-        entry = {**entry, "r": reading, "c": reading, "at": now, "u": 0.0, "p": []}
+        entry.update({"r": reading, "c": reading, "at": now, "u": 0.0, "p": []})
     else:
         available = reading - entry["r"] + entry.get("u", 0.0)
-        pending: list[list[float]] = []
+        pending: list[tuple[float, float]] = []
         for when, usd in entry.get("p", ()):
             if when <= now - SETTLE_SECONDS or (complete and when <= now):
                 available = max(0.0, available - usd)  # surely in the figure
@@ -204,13 +130,13 @@ def add_reading(
                 usd, available = usd - part, available - part
                 if usd <= EPSILON:
                     continue
-            pending.append([when, usd])
-        entry.update(r=reading, at=now, u=round(available, 9), p=pending)
+            pending.append((when, usd))
+        entry.update({"r": reading, "at": now, "u": round(available, 9), "p": pending})
     return _counted(agent, total, days, conversations, conversation, _tidy(entry), now)
 
 
 def add_replies(
-    before: t.Mapping[str, t.Any] | None,
+    before: Ledger | None,
     agent: str,
     conversation: str,
     replies: t.Iterable[Reply],
@@ -219,7 +145,7 @@ def add_replies(
     baseline: t.Callable[[], float] = lambda: 0.0,
     *,
     subagent: str | None = None,
-) -> dict[str, t.Any]:
+) -> Ledger:
     """The ledger after pricing *replies* of *conversation* (read from its transcript up to *offset*;
     from the transcript of its sub-agent *subagent*, if given).
 
@@ -227,13 +153,14 @@ def add_replies(
     which); the next figure that covers it does not count it again. A reply seen again (the lines of
     one message) counts only what it grew by.
     """
-    total, days, conversations = _ledger(before)
+    ledger = ledger_of(before, agent)
+    total, days, conversations = ledger["total"], ledger["days"], ledger["conversations"]
     entry = conversations.pop(conversation, None)
     if entry is None:
         base = min(baseline(), MAX_DOLLARS)
         entry = {"r": base, "c": base}
-    parts: dict[str, t.Any] = dict(entry.get("s", {}))
-    reading = entry if subagent is None else parts.pop(subagent, {})
+    parts = dict(entry.get("s", {}))
+    reading: Reading = entry if subagent is None else parts.pop(subagent, {})
     at, credit = entry.get("at", 0.0), entry.get("u", 0.0)
     pending, seen = list(entry.get("p", ())), list(reading.get("m", ()))
     for reply in replies:
@@ -244,7 +171,7 @@ def add_replies(
             if usd <= EPSILON:
                 continue
             seen = [m for m in seen if m[0] != reply.id]
-        seen = [*seen, [reply.id, reply.usd]][-KEEP_MESSAGES:]
+        seen = [*seen, (reply.id, reply.usd)][-KEEP_MESSAGES:]
         if at and reply.when <= at - SETTLE_SECONDS:
             continue  # long in Claude's figure
         if at and reply.when <= at:  # in Claude's figure as far as it grew beyond the replies priced
@@ -254,29 +181,32 @@ def add_replies(
                 continue
         else:
             credit = 0.0  # every reply Claude's figure may hold was read
-        pending.append([round(reply.when, 3), usd])
+        pending.append((round(reply.when, 3), usd))
         if len(pending) > KEEP_PENDING:  # the oldest two as one, dated as the newer: never dropped early
-            pending[:2] = [[pending[1][0], pending[0][1] + pending[1][1]]]
-    entry.update(u=round(credit, 9), p=pending)
+            pending[:2] = [(pending[1][0], pending[0][1] + pending[1][1])]
+    entry.update({"u": round(credit, 9), "p": pending})
     if subagent is None:
-        entry.update(m=seen, o=offset)
+        entry.update({"m": seen, "o": offset})
     else:
         parts[subagent] = {"o": offset, "m": seen}
         entry["s"] = dict(list(parts.items())[-KEEP_SUBAGENTS:])
     return _counted(agent, total, days, conversations, conversation, _tidy(entry), now)
 
 
-def _tidy(entry: dict[str, t.Any]) -> dict[str, t.Any]:
+def _tidy(entry: Conversation) -> Conversation:
     """*entry* without its empty parts, its figures rounded (the file stays small and readable)."""
-    out: dict[str, t.Any] = {"r": round(entry["r"], 9), "c": round(entry["c"], 9)}
-    for key in ("at", "u", "o"):
-        if entry.get(key):
-            out[key] = round(entry[key], 3) if key == "at" else entry[key]
+    out: Conversation = {"r": round(entry["r"], 9), "c": round(entry["c"], 9)}
+    if entry.get("at"):
+        out["at"] = round(entry["at"], 3)
+    if entry.get("u"):
+        out["u"] = entry["u"]
+    if entry.get("o"):
+        out["o"] = entry["o"]
     if entry.get("p"):
-        out["p"] = [[w, round(u, 9)] for w, u in entry["p"]]
+        out["p"] = [(w, round(u, 9)) for w, u in entry["p"]]
     if entry.get("m"):
-        out["m"] = [[i, round(u, 9)] for i, u in entry["m"]]
+        out["m"] = [(i, round(u, 9)) for i, u in entry["m"]]
     if entry.get("s"):
-        out["s"] = {k: {"o": v.get("o", 0), "m": [[i, round(u, 9)] for i, u in v.get("m", ())]}
+        out["s"] = {k: {"o": v.get("o", 0), "m": [(i, round(u, 9)) for i, u in v.get("m", ())]}
                     for k, v in entry["s"].items()}  # fmt: skip
     return out

@@ -9,13 +9,14 @@ Standard library only (the status line and the hooks write it).
 
 from __future__ import annotations
 
+import json
 import os
 import time
 
 from claude_shepherd.supervisor.errors import ShepherdError
 from claude_shepherd.supervisor.session import index_records
-from claude_shepherd.supervisor.session.spend import LEDGER_LIMIT, SPEND_DIRNAME, read
-from claude_shepherd.supervisor.session.spend_readings import add_reading, add_replies, entry_of
+from claude_shepherd.supervisor.session.spend import LEDGER_LIMIT, SPEND_DIRNAME, ledger_of, read
+from claude_shepherd.supervisor.session.spend_readings import add_reading, add_replies
 from claude_shepherd.supervisor.session.store import LOCK_SUFFIX, file_lock
 from claude_shepherd.supervisor.session.transcript_costs import transcript_cost
 
@@ -24,13 +25,13 @@ if TYPE_CHECKING:
     import typing as t
     from pathlib import Path
 
+    from claude_shepherd.supervisor.session.spend import Ledger, Reading
+
 LOCK_TIMEOUT = 2.0
 """Seconds a hook or the status line waits for another's ledger update (each takes milliseconds)."""
 
 
-def _update(
-    root: Path, agent: str, change: t.Callable[[dict[str, t.Any] | None], dict[str, t.Any] | None]
-) -> dict[str, t.Any] | None:
+def _update(root: Path, agent: str, change: t.Callable[[Ledger | None], Ledger | None]) -> Ledger | None:
     """Apply *change* to *agent*'s ledger under its lock (the status line and the hooks write it at
     once); the ledger after, None when *change* said there is nothing to do. Best effort: a ledger
     that cannot be locked or written is left as it is."""
@@ -41,12 +42,13 @@ def _update(
     try:
         with file_lock(name + LOCK_SUFFIX, LOCK_TIMEOUT, dir_fd=fd):
             before = index_records.load(fd, name, LEDGER_LIMIT, ("agent", agent))
-            after = change(before)
-            if after is not None and after != before:
+            after = change(None if before is None else ledger_of(before, agent))
+            # as JSON reads it back (pairs are lists there): a ledger that did not change is not written
+            if after is not None and json.loads(json.dumps(after)) != before:
                 index_records.write_at(fd, name, after)
             return after
     except (OSError, ShepherdError):
-        return change(index_records.load(fd, name, LEDGER_LIMIT, ("agent", agent)))
+        return change(read(root, agent))
     finally:
         os.close(fd)
 
@@ -61,7 +63,7 @@ def measure(
     now: float | None = None,
     complete: bool = False,
     before: float | None = None,
-) -> dict[str, t.Any]:
+) -> Ledger:
     """Add Claude's *reading* of *conversation*'s cost (its status line's, or the ``cost-state`` of a
     Claude that ended: *complete*) to *agent*'s ledger; returns the ledger. A conversation not in it
     starts from *before*, else from its *transcript*'s ``cost-state``. Written only when it changed;
@@ -71,7 +73,7 @@ def measure(
     def baseline() -> float:
         return transcript_cost(transcript) if before is None else before
 
-    def change(before: dict[str, t.Any] | None) -> dict[str, t.Any]:
+    def change(before: Ledger | None) -> Ledger:
         return add_reading(before, agent, conversation, reading, when, baseline, complete=complete)
 
     ledger = _update(root, agent, change)
@@ -88,7 +90,7 @@ def price_replies(
     now: float | None = None,
     subagent: str | None = None,
     main_transcript: str | None = None,
-) -> dict[str, t.Any] | None:
+) -> Ledger | None:
     """Price the replies *transcript* gained since *agent*'s ledger last read it (from where the
     conversation became this agent's, the first time); the ledger after, None when nothing was new.
     With *subagent*, *transcript* is that sub-agent's own, read from its start, and *main_transcript*
@@ -104,10 +106,9 @@ def price_replies(
     def baseline() -> float:
         return transcript_cost(transcript if subagent is None else main_transcript)
 
-    def change(before: dict[str, t.Any] | None) -> dict[str, t.Any] | None:
-        kept = before.get("conversations") if before else None
-        entry = entry_of(kept.get(conversation)) if isinstance(kept, dict) else None
-        reading = entry if entry is None or subagent is None else entry.get("s", {}).get(subagent)
+    def change(before: Ledger | None) -> Ledger | None:
+        entry = before["conversations"].get(conversation) if before else None
+        reading: Reading | None = entry if entry is None or subagent is None else entry.get("s", {}).get(subagent)
         if reading is not None and "o" in reading:
             start = reading["o"]
         elif subagent is not None:  # a sub-agent's transcript is all its own
@@ -127,8 +128,6 @@ def price_replies(
 def offset_of(root: Path, agent: str, conversation: str, subagent: str | None = None) -> int | None:
     """How far *agent*'s ledger read *conversation*'s transcript (its sub-agent *subagent*'s), or None."""
     ledger = read(root, agent)
-    kept = ledger.get("conversations") if ledger else None
-    entry = entry_of(kept.get(conversation)) if isinstance(kept, dict) else None
-    if entry is not None and subagent is not None:
-        entry = entry.get("s", {}).get(subagent)
-    return entry.get("o") if entry else None
+    entry = ledger["conversations"].get(conversation) if ledger else None
+    reading: Reading | None = entry if entry is None or subagent is None else entry.get("s", {}).get(subagent)
+    return reading.get("o") if reading else None

@@ -212,7 +212,7 @@ def test_a_sub_agents_replies_count_in_its_conversation_with_their_own_reading()
     ledger = spend_readings.add_replies(ledger, "A", "c", [reply(2, NOON + 1)], 60, NOON + 1.2, subagent="x1")
     assert counted(ledger) == (0.12, spend.ESTIMATED), "the sub-agent's reply counts once"
     entry = ledger["conversations"]["c"]
-    assert entry["o"] == 100 and entry["s"] == {"x1": {"o": 60, "m": [["msg_2", REPLY]]}}
+    assert entry["o"] == 100 and entry["s"] == {"x1": {"o": 60, "m": [("msg_2", REPLY)]}}
     ledger = spend_readings.add_reading(ledger, "A", "c", 0.12, NOON + 2)
     assert counted(ledger) == (0.12, spend.MEASURED), "Claude's figure that holds it does not count it again"
     for n in range(spend_readings.KEEP_SUBAGENTS + 2):
