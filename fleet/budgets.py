@@ -320,7 +320,7 @@ def lines(layout: Layout, now: float | None = None) -> list[BudgetLine]:
 
 
 def paused_anywhere(layout: Layout, agent: str) -> bool:
-    return any(budget_records.gate_record(root, agent).get("paused") for root in roots(layout))
+    return any(budget_records.paused(root, agent) for root in roots(layout))
 
 
 # --------------------------------------------------------------------------- the resume
@@ -344,9 +344,8 @@ def resume(layout: Layout, server: FleetServer, say: t.Callable[[str], None]) ->
     held_back: list[str] = []
     for root in roots(layout):
         for agent in sorted(panes):
-            record = budget_records.gate_record(root, agent)
-            paused = record.get("paused")
-            if not paused or (isinstance(paused, dict) and paused.get("scope") == hook_budgets.AGENT):
+            paused = budget_records.paused(root, agent)
+            if paused is None or paused["scope"] == hook_budgets.AGENT:
                 continue  # not paused, or by its own claude-run --budget-usd, which no fleet budget raises
             held = hook_budgets.limits(root, agent, pane=True, env={}, now=now)
             reached = next((limit for limit in held if limit.reached), None)
@@ -358,7 +357,7 @@ def resume(layout: Layout, server: FleetServer, say: t.Callable[[str], None]) ->
                 continue
             if resumed:
                 time.sleep(hook_budgets.resume_interval(os.environ))
-            budget_records.write_gate_record(root, agent, {k: v for k, v in record.items() if k != "paused"})
+            budget_records.go_on(root, agent)
             pane = panes[agent]
             server.run(*(NEXT if word == ";" else word for word in state_commands(pane.pane_id, WORKING)))
             if _type(server, pane, agent):

@@ -197,7 +197,7 @@ def _spending(root: Path, identity: str | None) -> dict[str, t.Any]:
     if held:
         nearest = max(held, key=lambda b: (b.spent or 0.0) / b.usd)
         out.update(usd=nearest.usd, per=nearest.per, scope=nearest.scope, budget_spent=nearest.spent)
-    out["paused"] = bool(budget_records.gate_record(root, identity).get("paused"))
+    out["paused"] = budget_records.paused(root, identity) is not None
     return out
 
 

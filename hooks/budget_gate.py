@@ -32,8 +32,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
     import typing as t
 
-KEEP_ALERTS = 24
-
 
 def raise_by(limit: budgets.Limit) -> float:
     """How much to raise *limit* by so that it is its own amount above what was spent (however far the
@@ -130,13 +128,11 @@ def check(
         if metering.meter(caller.root, agent, conversation, transcript, needle, subagent=subagent):
             held = budgets.limits(caller.root, agent, pane=bool(caller.pane), env=env, now=now)
     reached = next((limit for limit in held if limit.reached), None)
-    record = budget_records.gate_record(caller.root, agent)
+    before = budget_records.paused(caller.root, agent)
     if reached is not None:
         text = reason(reached, agent, env)
-        paused = {**reached.as_json(), "raise": raise_command(reached, agent, env), "since": now}
-        was = record.get("paused")
-        before: dict[str, t.Any] = was if isinstance(was, dict) else {}
-        renews = before.get("renews")
+        paused = reached.pause(raise_command(reached, agent, env), now)
+        renews = before.get("renews") if before is not None else None
         if reached.per != "life":  # one process waits for the renewal while the agent is paused
             from claude_shepherd.hooks import budget_renewal
 
@@ -144,16 +140,13 @@ def check(
                 renews = budget_renewal.ask(caller, env, reached.per, agent, now)
         if renews is not None:
             paused["renews"] = renews
-        if before.get("raise") != paused["raise"] or before.get("renews") != renews:
-            budget_records.write_gate_record(caller.root, agent, {**record, "paused": paused})
+        budget_records.pause(caller.root, agent, paused)
         from claude_shepherd.supervisor import pane_notify
         from claude_shepherd.supervisor.tmux_names import PAUSED
 
         pane_notify.publish(PAUSED, env=env)
         return text
-    if record.get("paused"):  # raised, or a new day or week: it goes on
-        record = {k: v for k, v in record.items() if k != "paused"}
-        budget_records.write_gate_record(caller.root, agent, record)
+    if before is not None and budget_records.go_on(caller.root, agent):  # raised, or a new day or week
         from claude_shepherd.supervisor import pane_notify
         from claude_shepherd.supervisor.tmux_names import WORKING
 
@@ -161,7 +154,7 @@ def check(
     fresh = False
     for limit in held:
         if limit.nearly:
-            fresh = _first_alert(caller, agent, limit, agent_record=record, now=now) or fresh
+            fresh = _first_alert(caller, agent, limit, now) or fresh
     if fresh:
         from claude_shepherd.supervisor import pane_notify
 
@@ -172,9 +165,7 @@ def check(
     return None
 
 
-def _first_alert(
-    caller: Caller, agent: str, limit: budgets.Limit, *, agent_record: dict[str, t.Any], now: float
-) -> bool:
+def _first_alert(caller: Caller, agent: str, limit: budgets.Limit, now: float) -> bool:
     """Record that *limit* reached 80 % (in the record of whoever the budget is: the agent's own, else
     its window's or fleet's, so a shared budget alerts once, not once per agent); True when it is new."""
     owner = agent
@@ -182,18 +173,7 @@ def _first_alert(
         owner = f"{agent.split(':', 1)[0]}:{limit.name}:"
     elif limit.scope == budgets.FLEET:
         owner = f"{limit.name}:"
-    record = agent_record if owner == agent else budget_records.gate_record(caller.root, owner)
-    alerted = record.get("alerted")
-    alerted = [a for a in alerted if isinstance(a, str)] if isinstance(alerted, list) else []
-    key = limit.key(now)
-    if key in alerted:
-        return False
-    budget_records.write_gate_record(
-        caller.root, owner, {**record, "alerted": [*alerted, key][-KEEP_ALERTS:]}
-    )
-    if owner == agent:
-        agent_record["alerted"] = [*alerted, key][-KEEP_ALERTS:]
-    return True
+    return budget_records.note_alert(caller.root, owner, limit.key(now))
 
 
 def meter_turn_end(
@@ -223,4 +203,4 @@ def holds(caller: Caller, env: t.Mapping[str, str]) -> bool:
 def is_paused(caller: Caller, env: t.Mapping[str, str]) -> bool:
     """Is the agent recorded paused (what the pane's state must go on showing)?"""
     agent = agent_of(caller, env)
-    return bool(agent and budget_records.gate_record(caller.root, agent).get("paused"))
+    return bool(agent and budget_records.paused(caller.root, agent))

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     import typing as t
 
     from claude_shepherd.hooks.locate import Caller
+    from claude_shepherd.supervisor.session.budget_records import Renewal
 
 COMMAND = "budget-renews"
 """``claude-hook budget-renews SOCKET PANE EPOCH ROOT AGENT PER``: internal, the process that types the prompt."""
@@ -42,21 +43,21 @@ def renewal(per: str, now: float) -> str | None:
     return None if renews is None else f"{per}:{renews:.0f}"
 
 
-def waiting(asked: t.Any, per: str, now: float) -> bool:
+def waiting(asked: Renewal | None, per: str, now: float) -> bool:
     """Does the process *asked* (what :func:`ask` gave, kept in the gate record) still wait for the
     next renewal of a budget *per* day or week? Not once it ended: claude-run ended it as the fleet
     stopped, say."""
     from claude_shepherd.supervisor.session.identity import start_token
 
-    if not isinstance(asked, dict) or asked.get("at") != renewal(per, now):
+    if asked is None or asked["at"] != renewal(per, now):
         return False
-    pid, token = asked.get("pid"), asked.get("token")
-    return type(pid) is int and pid > 0 and isinstance(token, str) and start_token(pid) == token
+    pid, token = asked["pid"], asked["token"]
+    return pid > 0 and token is not None and start_token(pid) == token
 
 
 def ask(
     caller: Caller, env: t.Mapping[str, str], per: str, agent: str, now: float, renews: float | None = None
-) -> dict[str, t.Any] | None:
+) -> Renewal | None:
     """Leave the process that resumes *agent* when its budget *per* day or week renews (at *renews*,
     when it renewed already); which renewal it waits for and which process it is (what the gate record
     keeps, so that a pause asks once while it waits), or None when nothing will type it."""
@@ -68,28 +69,26 @@ def ask(
         return None
     slot = resume_slots.take_slot(caller.root, QUEUE, agent, renews, budgets.resume_interval(env), now)
     pid = pane_typing.spawn(COMMAND, [socket, pane, f"{slot:.3f}", str(caller.root), agent, per], env)
-    return None if pid is None else {"at": renewal(per, now), "pid": pid, "token": start_token(pid)}
+    key = renewal(per, now)
+    return None if pid is None or key is None else {"at": key, "pid": pid, "token": start_token(pid)}
 
 
 def started_paused(caller: Caller, env: t.Mapping[str, str], agent: str, now: float | None = None) -> None:
     """A Claude starts in the pane of *agent* while it is paused at a day's or week's budget, its
     process gone (the fleet was stopped, the pane respawned): one waits again, for the renewal, or
     types once Claude is up when the budget renewed meanwhile (the resumed Claude waits for a prompt)."""
-    record = budget_records.gate_record(caller.root, agent)
-    paused = record.get("paused")
-    if not isinstance(paused, dict) or paused.get("per") not in PERIODS:
+    paused = budget_records.paused(caller.root, agent)
+    if paused is None or paused["per"] not in PERIODS:
         return
     now = time.time() if now is None else now
     held = budgets.limits(caller.root, agent, pane=True, env=env, now=now)
     reached = next((limit for limit in held if limit.reached), None)
-    per = reached.per if reached is not None else str(paused["per"])
+    per = reached.per if reached is not None else paused["per"]
     if per not in PERIODS or waiting(paused.get("renews"), per, now):
         return  # a budget for life holds it (raising that one resumes it), or one waits already
     asked = ask(caller, env, per, agent, now, renews=None if reached is not None else now + START_SETTLE)
     if asked is not None:
-        budget_records.write_gate_record(
-            caller.root, agent, {**record, "paused": {**paused, "renews": asked}}
-        )
+        budget_records.note_renewal(caller.root, agent, asked)
 
 
 def main(args: list[str]) -> int:
@@ -112,13 +111,10 @@ def main(args: list[str]) -> int:
 
     def wanted() -> bool:  # not raised meanwhile (`fleet budget` resumed it), nor its pane gone
         return (
-            bool(budget_records.gate_record(root, agent).get("paused"))
-            and pane_typing.identity_of(socket, pane) == agent
+            budget_records.paused(root, agent) is not None and pane_typing.identity_of(socket, pane) == agent
         )
 
-    if not pane_typing.wait_for(when, wanted, who) or not budget_records.gate_record(root, agent).get(
-        "paused"
-    ):
+    if not pane_typing.wait_for(when, wanted, who) or budget_records.paused(root, agent) is None:
         return 0
     held = budgets.limits(root, agent, pane=True, env=os.environ, now=time.time())
     if any(limit.reached for limit in held):

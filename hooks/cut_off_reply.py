@@ -31,8 +31,6 @@ if TYPE_CHECKING:
 
 TAIL = 256 * 1024
 """How much of the transcript's end is searched for its newest reply."""
-INTERRUPTED = "interrupted"
-"""The gate record's field: the id of the cut-off reply whose follow-up was interrupted."""
 
 
 def cut_off(transcript: object, sidechain: bool = False) -> str | None:
@@ -122,10 +120,8 @@ def stop_at_budget(
         or budget_gate.check(caller, env, transcript=transcript, conversation=conversation) is None
     ):
         return False
-    record = budget_records.gate_record(caller.root, agent)
-    if record.get(INTERRUPTED) == reply:
+    if not budget_records.note_interrupted(caller.root, agent, reply):
         return False  # once per reply: a second Escape would open Claude's rewind menu
-    budget_records.write_gate_record(caller.root, agent, {**record, INTERRUPTED: reply})
     return interrupt(caller, env, agent)
 
 

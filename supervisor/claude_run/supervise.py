@@ -325,15 +325,11 @@ class Supervisor:
         from claude_shepherd.supervisor.session import budget_records, pane_records
 
         where = pane_records.spot(self.start_pane, (self.me.pid, self.me.token))
-        paused = budget_records.gate_record(self.s.root, where[0]).get("paused") if where else None
-        if not isinstance(paused, dict) or not isinstance(paused.get("raise"), str):
+        paused = budget_records.paused(self.s.root, where[0]) if where else None
+        if paused is None or not paused["raise"]:
             return None
-        usd, spent = paused.get("usd"), paused.get("spent")
-        amounts = (
-            f" (${spent:.2f} of ${usd:.2f})"
-            if isinstance(usd, (int, float)) and isinstance(spent, (int, float))
-            else ""
-        )
+        spent = paused["spent"]
+        amounts = f" (${spent:.2f} of ${paused['usd']:.2f})" if spent is not None else ""
         return f"Paused at its budget{amounts}; the conversation is kept. To go on: {paused['raise']}"
 
     def after_exit(self, plan: Plan, outcome: Outcome) -> Plan | None:

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     import typing as t
     from pathlib import Path
 
+    from claude_shepherd.supervisor.session.budget_records import Pause
     from claude_shepherd.supervisor.session.spend import Ledger
 
     class Amount(t.TypedDict):
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
         windows: dict[str, Amount | None]
         panes: dict[str, Amount | None]
         changed: list[str]
+
 
 BUDGETS_DIRNAME = "budgets"
 BUDGETS_LIMIT = 256 * 1024
@@ -176,8 +178,10 @@ class Limit:
         period = {"day": spend.day_of(now), "week": min(spend.week_days(now))}.get(self.per, "")
         return f"{self.scope}:{self.name}:{self.usd:g}:{self.per}:{period}"
 
-    def as_json(self) -> dict[str, t.Any]:
-        return {"scope": self.scope, "name": self.name, "usd": self.usd, "per": self.per, "spent": self.spent}
+    def pause(self, command: str, since: float) -> Pause:
+        """The pause this budget makes, as the gate records it (*command* lets the agent go on)."""
+        return {"scope": self.scope, "name": self.name, "usd": self.usd, "per": self.per, "spent": self.spent,
+                "raise": command, "since": since}  # fmt: skip
 
     def renews_at(self, now: float) -> float | None:
         return renews_at(self.per, now)

@@ -52,6 +52,7 @@ if TYPE_CHECKING:
         days: dict[str, float]
         conversations: dict[str, Conversation]
 
+
 SPEND_DIRNAME = "spend"
 LEDGER_LIMIT = 64 * 1024
 MEASURED = "measured"
@@ -119,7 +120,9 @@ def entry_of(value: object) -> Conversation | None:
         entry["u"] = credit
     pending = value.get("p")
     if isinstance(pending, list):
-        pairs = ((_epoch(p[0]), dollars(p[1])) for p in pending if isinstance(p, (list, tuple)) and len(p) == 2)
+        pairs = (
+            (_epoch(p[0]), dollars(p[1])) for p in pending if isinstance(p, (list, tuple)) and len(p) == 2
+        )
         entry["p"] = [(when, usd) for when, usd in pairs if usd is not None][-KEEP_PENDING:]
     reading_part = reading_of(value)
     if "o" in reading_part:
@@ -140,7 +143,11 @@ def reading_of(value: t.Mapping[str, object]) -> Reading:
         out["o"] = offset
     seen = value.get("m")
     if isinstance(seen, list):
-        pairs = ((m[0], dollars(m[1])) for m in seen if isinstance(m, (list, tuple)) and len(m) == 2 and isinstance(m[0], str))
+        pairs = (
+            (m[0], dollars(m[1]))
+            for m in seen
+            if isinstance(m, (list, tuple)) and len(m) == 2 and isinstance(m[0], str)
+        )
         out["m"] = [(key, usd) for key, usd in pairs if usd is not None][-KEEP_MESSAGES:]
     return out
 
@@ -170,7 +177,11 @@ def ledger_of(value: object, agent: str) -> Ledger:
         "agent": agent,
         "source": ESTIMATED if source == ESTIMATED else MEASURED,
         "total": dollars(data.get("total")) or 0.0,
-        "days": {k: v for k, v in ((k, dollars(v)) for k, v in days.items()) if isinstance(k, str) and v is not None}
+        "days": {
+            k: v
+            for k, v in ((k, dollars(v)) for k, v in days.items())
+            if isinstance(k, str) and v is not None
+        }
         if isinstance(days, dict)
         else {},
         "conversations": conversations,

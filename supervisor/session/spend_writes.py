@@ -108,7 +108,9 @@ def price_replies(
 
     def change(before: Ledger | None) -> Ledger | None:
         entry = before["conversations"].get(conversation) if before else None
-        reading: Reading | None = entry if entry is None or subagent is None else entry.get("s", {}).get(subagent)
+        reading: Reading | None = (
+            entry if entry is None or subagent is None else entry.get("s", {}).get(subagent)
+        )
         if reading is not None and "o" in reading:
             start = reading["o"]
         elif subagent is not None:  # a sub-agent's transcript is all its own

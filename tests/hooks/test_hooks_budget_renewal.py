@@ -60,6 +60,11 @@ def test_a_budget_renews_at_the_first_moment_its_spend_counts_anew(
     assert budgets.Limit(budgets.PANE, "A", 1.0, "life", 1.0).renews_at(time.time()) is None
 
 
+PAUSED_A_DAY = {"scope": "pane", "name": "SDK", "usd": 1.0, "per": "day", "spent": 2.0,
+                "raise": "fleet budget F --pane SDK --add 1", "since": 0.0}  # fmt: skip
+"""A pause at a pane's budget per day, as the budget gate records it."""
+
+
 def pane_budget(
     root: Path, agent: str, per: str = "day", fleet_budget: dict[str, t.Any] | None = None
 ) -> None:
@@ -119,7 +124,7 @@ def test_a_pause_at_a_day_budget_leaves_one_process_for_the_renewal_and_the_agen
         agent,
         "day",
     ]
-    asked = budget_records.gate_record(root, agent)["paused"]["renews"]
+    asked = budget_records.read(root, agent)["paused"]["renews"]
     assert (asked["at"], asked["pid"]) == (f"day:{renews:.0f}", first.pid), asked
     first.kill()
     first.wait(10)
@@ -127,8 +132,7 @@ def test_a_pause_at_a_day_budget_leaves_one_process_for_the_renewal_and_the_agen
     fake.wait_event("mark", name="again", timeout=30)
     (second,) = typists(root)
     assert (
-        second.pid != first.pid
-        and budget_records.gate_record(root, agent)["paused"]["renews"]["pid"] == second.pid
+        second.pid != first.pid and budget_records.read(root, agent)["paused"]["renews"]["pid"] == second.pid
     )
     os.kill(run.pid, signal.SIGTERM)  # as fleet stop does: it ends the typist too
     assert run.wait() == 143
@@ -152,9 +156,7 @@ def test_at_the_renewal_the_resume_prompt_is_typed_only_to_a_paused_agent_within
         root, agent, CONVERSATION, 2.0, now=now - 2 * DAY
     )  # spent on another day: within today's
     if meanwhile != "raised":
-        budget_records.write_gate_record(
-            root, agent, {"paused": {"scope": "pane", "per": "day", "renews": "day:0"}}
-        )
+        budget_records.pause(root, agent, PAUSED_A_DAY)
     if meanwhile == "relabelled":
         fleet_tmux.tmux("set-option", "-p", "-t", fleet_tmux.pane, "@pane_label", "Other")
     left = [leave_typist(root, agent, 1)] * (
@@ -185,7 +187,7 @@ def test_a_renewal_waiting_for_nothing_ends_within_seconds(
     tomorrow's renewal is not left behind until then."""
     root, agent = project / "sessions", fleet_pane.pane_id
     pane_budget(root, agent)
-    budget_records.write_gate_record(root, agent, {"paused": {"scope": "pane", "per": "day"}})
+    budget_records.pause(root, agent, PAUSED_A_DAY)
     argv = [str(BIN / "claude-hook"), budget_renewal.COMMAND, fleet_pane.socket_path, fleet_pane.pane,
             f"{time.time() + DAY:.3f}", str(root), agent, "day"]  # fmt: skip
     waiting = subprocess.Popen(argv, env=hook_env(project))
@@ -195,7 +197,7 @@ def test_a_renewal_waiting_for_nothing_ends_within_seconds(
         if gone == "the fleet stopped":
             fleet_pane.kill()
         else:
-            budget_records.write_gate_record(root, agent, {})
+            budget_records.go_on(root, agent)
         assert waiting.wait(timeout=budget_renewal.pane_typing.CHECK_EVERY + 5) == 0
     finally:
         waiting.kill()
@@ -215,15 +217,13 @@ def test_a_paused_agent_started_again_goes_on_when_its_budget_renews_or_at_once(
         root, agent, CONVERSATION, 2.0, now=now - (2 * DAY if budget == "renewed meanwhile" else 0)
     )
     gone = {"at": "day:0", "pid": 1, "token": "not init's"}
-    budget_records.write_gate_record(
-        root, agent, {"paused": {"scope": "pane", "name": "SDK", "per": "day", "renews": gone}}
-    )
+    budget_records.pause(root, agent, {**PAUSED_A_DAY, "renews": gone})
     start = {"session_id": CONVERSATION, "cwd": str(workdir), "hook_event_name": "SessionStart",
              "source": "resume", "transcript_path": "/none.jsonl"}  # fmt: skip
     fake.plan([hook("session-start", start), {"read_keys": {"timeout": 20}}, {"wait": None}])
     run = start_run(pane=fleet_tmux)
     keys = fake.wait_event("keys", timeout=40)
-    asked = budget_records.gate_record(root, agent)["paused"]["renews"]
+    asked = budget_records.read(root, agent)["paused"]["renews"]
     assert asked["pid"] != 1, asked
     if budget == "renewed meanwhile":
         assert keys["text"] == budgets.resume_prompt("day")

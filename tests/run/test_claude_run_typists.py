@@ -42,7 +42,9 @@ def leave_typist(root: Path, agent: str, delay: float) -> dict[str, t.Any]:
 
 def paused(root: Path, agent: str) -> None:
     """*agent* paused at its day's budget: what its typist resumes."""
-    assert budget_records.write_gate_record(root, agent, {"paused": {"scope": "pane", "per": "day"}})
+    paused = {"scope": "pane", "name": "A", "usd": 1.0, "per": "day", "spent": 1.0, "raise": "fleet budget F --add 1",
+              "since": 0.0}  # fmt: skip
+    assert budget_records.pause(root, agent, paused)
 
 
 def typists(root: Path) -> list[psutil.Process]:
@@ -57,7 +59,7 @@ def typists(root: Path) -> list[psutil.Process]:
 def test_claude_run_exiting_for_good_ends_its_typist_which_never_types_into_the_shell_after_it(
     world: FleetWorld,
 ) -> None:
-    """The pane falls back to a shell once claude-run says Goodbye: the typist claude-run adopted is
+    """The pane falls back to a shell once claude-run ends: the typist claude-run adopted is
     ended with it, and the shell reads nothing."""
     typed = world.dir / "typed.txt"
     reader = f"timeout --foreground 12 head -n 1 > {typed}.part; mv {typed}.part {typed}"  # as a shell reads
@@ -69,7 +71,8 @@ def test_claude_run_exiting_for_good_ends_its_typist_which_never_types_into_the_
     started = world.fleet("start", "crew", "--no-attach")
     assert started.returncode == 0, started.stdout + started.stderr
     world.wait_event("A", "exit", code=0)
-    wait_until(lambda: "Goodbye." in world.capture("A") or None, 15, "claude-run to say goodbye")
+    # Claude quit while its agent is paused: claude-run says so, and how to go on, instead of Goodbye
+    wait_until(lambda: "Paused at its budget" in world.capture("A") or None, 15, "claude-run to end, paused")
     ended = "Ended 1 process of the hooks that waited to type into this pane."
     wait_until(lambda: ended in world.capture("A") or None, 15, f"{ended!r}:\n{world.capture('A')}")
     assert typists(root) == [], "claude-run exited, and left its typist running"

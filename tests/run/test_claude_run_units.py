@@ -361,8 +361,9 @@ def test_a_claude_that_ended_paused_at_its_budget_says_how_to_go_on_exit_4(tmp_p
         agent = pane_records.spot(None, (ME.pid, ME.token))
         assert agent is not None
         raise_ = "claude-run --budget-usd 0.3 -- --resume abc"
-        paused = {"scope": "run", "usd": 0.3, "spent": 0.3033, "per": "life", "raise": raise_}
-        budget_records.write_gate_record(tmp_path / "sessions", agent[0], {"paused": paused})
+        paused = {"scope": "agent", "name": "", "usd": 0.3, "spent": 0.3033, "per": "life", "raise": raise_,
+                  "since": 0.0}  # fmt: skip
+        budget_records.pause(tmp_path / "sessions", agent[0], paused)
         return 0, 30.0
 
     sup, _, lines, _ = make(tmp_path, [paused_then_quits])
