@@ -42,10 +42,12 @@ def usage_of(root: Path, identity: str | None, *, went_on: bool = False) -> dict
     credential = record.get("credential") if record else None
     if not isinstance(credential, str):
         return {}
-    reading = uw.read_credential(root, credential) or {}
+    reading = uw.read_credential(root, credential)
     now = time.time()
     current = {
-        name: w for name, w in (checked_windows(reading.get("windows")) or {}).items() if w["resets_at"] > now
+        name: w
+        for name, w in (checked_windows(reading["windows"] if reading else None) or {}).items()
+        if w["resets_at"] > now
     }
     out: dict[str, t.Any] = {"credential": credential, "usage_windows": current}
     mark = None if went_on else uw.limited_of(record)
@@ -220,5 +222,5 @@ def _number(raw: str) -> float | None:
     return parse_decimal(raw, maximum=MAX_AMOUNT)
 
 
-def _text(value: t.Any) -> str | None:
+def _text(value: object) -> str | None:
     return value if isinstance(value, str) and value else None

@@ -31,9 +31,8 @@ def notice(spec: Layout, env: t.Mapping[str, str] | None = None) -> list[str]:
     lines: list[str] = []
     roots = {sessions_root(cwd=str(w.root), env=env) for w in spec.windows if w.host is None}
     for root in sorted(roots):
-        record = uw.read_credential(root, credential) or {}
-        windows = record.get("windows")
-        worst = uw.closed(windows if isinstance(windows, dict) else {}, percent)
+        record = uw.read_credential(root, credential)
+        worst = uw.closed(record["windows"] if record else {}, percent)
         if worst is None:
             continue
         name, used, until = worst

@@ -40,6 +40,7 @@ if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are ne
     import typing as t
 
     from claude_shepherd.supervisor.session.state import State
+    from claude_shepherd.supervisor.session.usage_windows import Limited
 
 SEPARATOR = " · "
 NO_SESSION = "No session"
@@ -52,7 +53,7 @@ def shown_percent(fraction: float | None, threshold: float) -> str:
     return f"{min(100, int(fraction / threshold * 100 + 0.5))}%"
 
 
-def cost_of(data: t.Mapping[str, t.Any]) -> float | None:
+def cost_of(data: t.Mapping[str, object]) -> float | None:
     """``cost.total_cost_usd`` of the status input, or None when absent or not a number."""
     cost = data.get("cost")
     return number(cost.get("total_cost_usd")) if isinstance(cost, dict) else None
@@ -72,7 +73,7 @@ def agent_key(caller: Caller, env: t.Mapping[str, str]) -> tuple[str, str] | Non
 def pane_spent(
     caller: Caller,
     session_id: str | None,
-    data: t.Mapping[str, t.Any],
+    data: t.Mapping[str, object],
     usage: float | None,
     threshold: float,
     env: t.Mapping[str, str],
@@ -101,7 +102,7 @@ def pane_spent(
     return spend.spent(ledger)
 
 
-def note_usage(caller: Caller, data: t.Mapping[str, t.Any], env: t.Mapping[str, str]) -> None:
+def note_usage(caller: Caller, data: t.Mapping[str, object], env: t.Mapping[str, str]) -> None:
     """Record the credential's usage windows this render reports, and which credential the agent uses
     (supervisor.session.usage_windows); alert on a window crossing 80 % / 95 %. Never fails the line."""
     try:
@@ -122,7 +123,7 @@ def note_usage(caller: Caller, data: t.Mapping[str, t.Any], env: t.Mapping[str, 
         pass
 
 
-def _went_on(limited: t.Mapping[str, t.Any], reading: t.Mapping[str, t.Mapping[str, float]]) -> bool:
+def _went_on(limited: Limited, reading: t.Mapping[str, t.Mapping[str, float]]) -> bool:
     """A reading after the limit that shows the window open again (below 100 %, or a later period)."""
     window = reading.get(limited.get("window") or "")
     until = limited.get("until")
@@ -145,7 +146,7 @@ def phase_text(state: t.Mapping[str, object]) -> str:
     return current.replace(": ", ". ", 1)
 
 
-def render(data: t.Mapping[str, t.Any], cwd: str, env: t.Mapping[str, str]) -> str:
+def render(data: t.Mapping[str, object], cwd: str, env: t.Mapping[str, str]) -> str:
     config = hook_config.load(env)
     usage, window = statusline_reading(data)
     caller = locate(cwd, env)

@@ -38,7 +38,7 @@ limit, ``API Error: Request rejected (429) · …``, which no usage window of ou
 
 
 def limit_of(
-    error: str, message: str, windows: t.Mapping[str, t.Any], now: float
+    error: str, message: str, windows: t.Mapping[str, t.Mapping[str, float]], now: float
 ) -> tuple[str, float | None, str] | None:
     """``(window, reset, source)`` of a usage-limit stop, or None when it was none.
 
@@ -75,9 +75,8 @@ def run(raw: bytes, env: t.Mapping[str, str]) -> str:
     now = time.time()
     caller = locate(inp.cwd, env)
     credential = credential_of(env)
-    record = usage_windows.read_credential(caller.root, credential) or {}
-    windows = record.get("windows")
-    windows = windows if isinstance(windows, dict) else {}
+    record = usage_windows.read_credential(caller.root, credential)
+    windows = record["windows"] if record else {}
     limit = limit_of(error, inp.text("last_assistant_message"), windows, now)
     if limit is None:
         pane_notify.publish(ERROR, env=env)

@@ -87,10 +87,9 @@ class UsageGate:
         where = pane_records.spot(pane, (pid, token))
         return cls(root, where[0] if where else None, env, ignore=ignore)
 
-    def _windows(self) -> dict[str, t.Any]:
-        record = uw.read_credential(self.root, self.credential) or {}
-        windows = record.get("windows")
-        return windows if isinstance(windows, dict) else {}
+    def _windows(self) -> dict[str, dict[str, float]]:
+        record = uw.read_credential(self.root, self.credential)
+        return record["windows"] if record else {}
 
     def _slot(self, until: float) -> float:
         if self.agent is None:

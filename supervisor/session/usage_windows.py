@@ -36,6 +36,31 @@ if TYPE_CHECKING:
     import typing as t
     from pathlib import Path
 
+    class CredentialRecord(t.TypedDict):
+        """``credentials/<slug>.json``, checked: each window's ``used_percentage``, ``resets_at`` and
+        ``seen_at``; per window, the reset and the percents it alerted at."""
+
+        credential: str
+        windows: dict[str, dict[str, float]]
+        alerted: dict[str, list[float]]
+
+    class Limited(t.TypedDict):
+        """An agent's mark while a usage limit stops it (``until`` None: its reset is unknown)."""
+
+        until: float | None
+        window: str
+        source: str
+        since: float
+        held: t.NotRequired[float | None]
+
+    class AgentRecord(t.TypedDict):
+        """``agents/<slug>.json``, checked: the credential the agent uses, and its mark."""
+
+        agent: str
+        credential: t.NotRequired[str]
+        limited: t.NotRequired[Limited]
+
+
 CREDENTIALS_DIRNAME = "credentials"
 AGENTS_DIRNAME = "agents"
 MAX_WINDOWS = 16
@@ -60,7 +85,7 @@ IGNORE_ENV = "CLAUDE_USAGE_IGNORE"
 # --------------------------------------------------------------------------- reading the status line
 
 
-def windows_of(data: t.Mapping[str, t.Any], now: float | None = None) -> dict[str, dict[str, float]] | None:
+def windows_of(data: t.Mapping[str, object], now: float | None = None) -> dict[str, dict[str, float]] | None:
     """The status input's ``rate_limits`` as ``{name: {used_percentage, resets_at}}``; None when it has
     none (an API key, or no reply yet in this process): then nothing is known, not "nothing used".
     A window whose reset lies further ahead than :data:`.usage_records.MAX_AHEAD` is left out."""
@@ -81,7 +106,7 @@ def windows_of(data: t.Mapping[str, t.Any], now: float | None = None) -> dict[st
 
 
 def merge(
-    before: t.Mapping[str, t.Any], reading: t.Mapping[str, t.Mapping[str, float]], now: float
+    before: t.Mapping[str, t.Mapping[str, float]], reading: t.Mapping[str, t.Mapping[str, float]], now: float
 ) -> dict[str, dict[str, float]]:
     """The windows after *reading* (see the module's rules); ``seen_at`` moves only with a change."""
     out: dict[str, dict[str, float]] = {}
@@ -92,15 +117,15 @@ def merge(
         if resets is not None and resets > now:  # not in this reading, not reset yet: still true
             out[name] = dict(old)
     for name, new in reading.items():
-        old = before.get(name) if isinstance(before.get(name), dict) else None
-        old_resets = believed_reset(old.get("resets_at"), now) if old else None
-        old_used = number(old.get("used_percentage"), 100.0) if old else None
-        if old is not None and old_resets is not None and old_used is not None:
+        prior = before.get(name)
+        old_resets = believed_reset(prior.get("resets_at"), now) if prior else None
+        old_used = number(prior.get("used_percentage"), 100.0) if prior else None
+        if prior is not None and old_resets is not None and old_used is not None:
             if new["resets_at"] < old_resets - 1 and old_resets > now:
-                out[name] = dict(old)  # an older period's reading, re-rendered: keep ours
+                out[name] = dict(prior)  # an older period's reading, re-rendered: keep ours
                 continue
             if abs(new["resets_at"] - old_resets) <= 1 and new["used_percentage"] <= old_used:
-                out[name] = dict(old)  # the same period, no more used than we know
+                out[name] = dict(prior)  # the same period, no more used than we know
                 continue
         out[name] = {**new, "seen_at": round(now, 3)}
     return out
@@ -109,11 +134,34 @@ def merge(
 # --------------------------------------------------------------------------- files
 
 
-def read_credential(root: Path, credential: str) -> dict[str, t.Any] | None:
-    return usage_records.read(root, CREDENTIALS_DIRNAME, file_name(credential), ("credential", credential))
+def _windows_of(value: object) -> dict[str, dict[str, float]]:
+    """A record's windows, checked: each a mapping of names to numbers."""
+    if not isinstance(value, dict):
+        return {}
+    out: dict[str, dict[str, float]] = {}
+    for name, window in list(value.items())[:MAX_WINDOWS]:
+        if isinstance(name, str) and isinstance(window, dict):
+            numbers = {k: number(v, 1e12) for k, v in window.items() if isinstance(k, str)}
+            out[name] = {k: v for k, v in numbers.items() if v is not None}
+    return out
 
 
-def read_credentials(root: Path) -> list[dict[str, t.Any]]:
+def credential_record_of(data: t.Mapping[str, object], credential: str) -> CredentialRecord:
+    """A credential's record as read, checked (the file is within reach of an agent's Bash)."""
+    alerted = data.get("alerted")
+    marks: dict[str, list[float]] = {}
+    for name, mark in alerted.items() if isinstance(alerted, dict) else ():
+        if isinstance(name, str) and isinstance(mark, list):
+            marks[name] = [v for v in (number(each, 1e12) for each in mark) if v is not None]
+    return {"credential": credential, "windows": _windows_of(data.get("windows")), "alerted": marks}
+
+
+def read_credential(root: Path, credential: str) -> CredentialRecord | None:
+    data = usage_records.read(root, CREDENTIALS_DIRNAME, file_name(credential), ("credential", credential))
+    return None if data is None else credential_record_of(data, credential)
+
+
+def read_credentials(root: Path) -> list[CredentialRecord]:
     """Every credential's record under *root*, by path."""
     try:
         names = sorted(os.listdir(usage_records.directory(root, CREDENTIALS_DIRNAME)))
@@ -122,25 +170,42 @@ def read_credentials(root: Path) -> list[dict[str, t.Any]]:
     out = []
     for name in names[:256]:
         data = usage_records.read(root, CREDENTIALS_DIRNAME, name)
-        if (
-            data is not None
-            and isinstance(data.get("credential"), str)
-            and isinstance(data.get("windows"), dict)
-        ):
-            out.append(data)
+        credential = data.get("credential") if data is not None else None
+        if data is not None and isinstance(credential, str) and isinstance(data.get("windows"), dict):
+            out.append(credential_record_of(data, credential))
     return out
 
 
-def read_agents(root: Path) -> list[dict[str, t.Any]]:
+def agent_record_of(data: t.Mapping[str, object], agent: str) -> AgentRecord:
+    """An agent's record as read, checked: a mark without its window or source is no mark."""
+    record: AgentRecord = {"agent": agent}
+    credential, limited = data.get("credential"), data.get("limited")
+    if isinstance(credential, str):
+        record["credential"] = credential
+    if isinstance(limited, dict):
+        window, source = limited.get("window"), limited.get("source")
+        if isinstance(window, str) and isinstance(source, str):
+            mark: Limited = {"until": number(limited.get("until"), 1e12), "window": window, "source": source,
+                             "since": number(limited.get("since"), 1e12) or 0.0}  # fmt: skip
+            if "held" in limited:
+                mark["held"] = number(limited.get("held"), 1e12)
+            record["limited"] = mark
+    return record
+
+
+def read_agents(root: Path) -> list[AgentRecord]:
     """Every agent's record under *root* (for ``fleet usage``)."""
     try:
         names = sorted(os.listdir(usage_records.directory(root, AGENTS_DIRNAME)))
     except OSError:
         return []
-    found = [
-        usage_records.read(root, AGENTS_DIRNAME, name) for name in names[:4096] if name.endswith(".json")
-    ]
-    return [record for record in found if record is not None and isinstance(record.get("agent"), str)]
+    out = []
+    for name in names[:4096]:
+        data = usage_records.read(root, AGENTS_DIRNAME, name) if name.endswith(".json") else None
+        agent = data.get("agent") if data is not None else None
+        if data is not None and isinstance(agent, str):
+            out.append(agent_record_of(data, agent))
+    return out
 
 
 def forget_credential(root: Path, credential: str) -> None:
@@ -158,13 +223,14 @@ def forget_credential(root: Path, credential: str) -> None:
     resume_slots.forget(root, credential)
 
 
-def read_agent(root: Path, agent: str) -> dict[str, t.Any] | None:
-    return usage_records.read(root, AGENTS_DIRNAME, file_name(agent), ("agent", agent))
+def read_agent(root: Path, agent: str) -> AgentRecord | None:
+    data = usage_records.read(root, AGENTS_DIRNAME, file_name(agent), ("agent", agent))
+    return None if data is None else agent_record_of(data, agent)
 
 
 def note_reading(
     root: Path, credential: str, reading: t.Mapping[str, t.Mapping[str, float]], now: float | None = None
-) -> tuple[dict[str, t.Any], list[tuple[str, float, float]]]:
+) -> tuple[CredentialRecord, list[tuple[str, float, float]]]:
     """Merge a status line's *reading* into *credential*'s record; written only when it changed.
 
     Returns the record and the alerts it crossed into: ``(window, percent, resets_at)`` for each
@@ -173,7 +239,7 @@ def note_reading(
     lines see the same crossing at once, one alerts.
     """
     now = time.time() if now is None else now
-    record, crossed, changed = _merged(read_credential(root, credential) or {}, credential, reading, now)
+    record, crossed, changed = _merged(read_credential(root, credential), credential, reading, now)
     if not changed:
         return record, crossed
     import fcntl
@@ -191,7 +257,7 @@ def note_reading(
         return record, []
     try:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        record, crossed, changed = _merged(read_credential(root, credential) or {}, credential, reading, now)
+        record, crossed, changed = _merged(read_credential(root, credential), credential, reading, now)
         if changed:
             usage_records.write(root, CREDENTIALS_DIRNAME, file_name(credential), record)
         return record, crossed
@@ -199,44 +265,39 @@ def note_reading(
         os.close(lock)
 
 
-def _dict(value: t.Any) -> dict[str, t.Any]:
-    return value if isinstance(value, dict) else {}
-
-
 def _merged(
-    before: t.Mapping[str, t.Any], credential: str, reading: t.Mapping[str, t.Mapping[str, float]], now: float
-) -> tuple[dict[str, t.Any], list[tuple[str, float, float]], bool]:
+    before: CredentialRecord | None,
+    credential: str,
+    reading: t.Mapping[str, t.Mapping[str, float]],
+    now: float,
+) -> tuple[CredentialRecord, list[tuple[str, float, float]], bool]:
     """The record after *reading*, the alerts it crosses into, and whether it changed."""
-    old_windows = _dict(before.get("windows"))
+    old_windows = before["windows"] if before else {}
     windows = merge(old_windows, reading, now)
-    alerted_before = _dict(before.get("alerted"))
+    alerted_before = before["alerted"] if before else {}
     alerted: dict[str, list[float]] = {}
     crossed: list[tuple[str, float, float]] = []
     percents = alert_percents()
     for name, window in windows.items():
         previous = alerted_before.get(name)
-        done = (
-            previous[1:]
-            if isinstance(previous, list) and previous and previous[0] == window["resets_at"]
-            else []
-        )
+        done = previous[1:] if previous and previous[0] == window["resets_at"] else []
         for percent in percents:
             if window["used_percentage"] >= percent and percent not in done:
                 done = [*done, percent]
                 crossed.append((name, percent, window["resets_at"]))
         if done:
             alerted[name] = [window["resets_at"], *done]
-    record = {"credential": credential, "windows": windows, "alerted": alerted}
-    changed = record != {"credential": credential, "windows": old_windows, "alerted": alerted_before}
+    record: CredentialRecord = {"credential": credential, "windows": windows, "alerted": alerted}
+    changed = before is None or (windows, alerted) != (old_windows, alerted_before)
     return record, crossed, changed
 
 
-def note_agent(root: Path, agent: str, credential: str) -> dict[str, t.Any]:
+def note_agent(root: Path, agent: str, credential: str) -> AgentRecord:
     """Record that *agent* uses *credential* (written only when that is news); returns its record."""
     before = read_agent(root, agent)
     if before is not None and before.get("credential") == credential:
         return before
-    record = {"agent": agent, "credential": credential}
+    record: AgentRecord = {"agent": agent, "credential": credential}
     usage_records.write(root, AGENTS_DIRNAME, file_name(agent), record)
     return record
 
@@ -250,12 +311,12 @@ def note_limited(
     source: str,
     now: float | None = None,
     held: float | None = None,
-) -> dict[str, t.Any]:
+) -> AgentRecord:
     """*agent* hit *window*'s limit; it reopens at *until* (known from *source*: ``reading``,
     ``message``, or ``continue``: a continue prompt held with no mark before; None: unknown). *held*:
     the slot at which a process of the hooks types its held continue prompt (hooks.usage_turn)."""
     now = time.time() if now is None else now
-    limited = {
+    limited: Limited = {
         "until": believed_reset(until, now),
         "window": window,
         "source": source,
@@ -263,7 +324,7 @@ def note_limited(
     }
     if held is not None:
         limited["held"] = believed_reset(held, now)
-    record = {"agent": agent, "credential": credential, "limited": limited}
+    record: AgentRecord = {"agent": agent, "credential": credential, "limited": limited}
     usage_records.write(root, AGENTS_DIRNAME, file_name(agent), record)
     return record
 
@@ -272,20 +333,19 @@ def clear_limited(root: Path, agent: str) -> None:
     """*agent* goes on: its ``limited`` mark goes (its credential stays)."""
     before = read_agent(root, agent)
     if before is not None and "limited" in before:
-        usage_records.write(
-            root, AGENTS_DIRNAME, file_name(agent), {k: v for k, v in before.items() if k != "limited"}
-        )
+        del before["limited"]
+        usage_records.write(root, AGENTS_DIRNAME, file_name(agent), before)
 
 
-def limited_of(record: t.Mapping[str, t.Any] | None, now: float | None = None) -> dict[str, t.Any] | None:
+def limited_of(record: AgentRecord | None, now: float | None = None) -> Limited | None:
     """The agent's ``limited`` mark while it stands (until its reset plus :data:`LIMITED_GRACE`); its
     ``until`` is a number within :data:`.usage_records.MAX_AHEAD` of *now*, or None (unknown)."""
     limited = record.get("limited") if record else None
-    if not isinstance(limited, dict):
+    if limited is None:
         return None
     now = time.time() if now is None else now
-    until = believed_reset(limited.get("until"), now)
-    since = number(limited.get("since"), now + 60) or 0.0  # never a mark from the future
+    until = believed_reset(limited["until"], now)
+    since = number(limited["since"], now + 60) or 0.0  # never a mark from the future
     if until is None:
         return {**limited, "until": None} if now - since < LIMITED_GRACE else None
     return {**limited, "until": until} if now < until + LIMITED_GRACE else None
@@ -295,7 +355,7 @@ def limited_of(record: t.Mapping[str, t.Any] | None, now: float | None = None) -
 
 
 def closed(
-    windows: t.Mapping[str, t.Any], percent: float, now: float | None = None
+    windows: t.Mapping[str, object], percent: float, now: float | None = None
 ) -> tuple[str, float, float] | None:
     """The window at or above *percent* that reopens last, as ``(name, used, resets_at)``; None when
     every window known is below it (or has reset)."""
