@@ -132,7 +132,7 @@ class BudgetLine:
         mark = "  PAUSED (budget)" if self.paused else ""
         return f"{self.scope:<6} {self.name:<24} {shown:<18} spent {spent}{over}{mark}"
 
-    def as_json(self) -> dict[str, t.Any]:
+    def as_json(self) -> dict[str, object]:
         return {
             "scope": self.scope,
             "name": self.name,
@@ -166,7 +166,7 @@ class BudgetReport:
     def failure(self) -> None:
         return None
 
-    def as_json(self) -> dict[str, t.Any]:
+    def as_json(self) -> dict[str, object]:
         return {
             "fleet": self.fleet,
             "changed": self.changed,

@@ -159,7 +159,7 @@ class DoctorReport:
         hint = "" if self.fix else "; run `fleet doctor --fix` to repair"
         return FleetFailure(f"{len(unfixed)} problem(s) {'left' if self.fix else 'found'}{hint}")
 
-    def as_json(self) -> dict[str, t.Any]:
+    def as_json(self) -> dict[str, object]:
         findings = [{"kind": f.kind, "message": f.message, "fixed": f.fixed} for f in self.findings]
         return {"verb": "doctor", "refreshed": self.refreshed, "findings": findings, "fix": self.fix}
 
@@ -179,7 +179,7 @@ class HostsReport:
     def lines(self) -> list[str]:
         return [*self.said, *(self.then.lines() if self.then else ())]
 
-    def as_json(self) -> dict[str, t.Any]:
+    def as_json(self) -> dict[str, object]:
         return {
             "verb": self.verb,
             "hosts": [dataclasses.asdict(h) for h in self.hosts],
@@ -277,7 +277,7 @@ class StatusReport:
         """The HOST cell of each row, across hosts."""
         return None if self.hosts is None else [h.part.name for h in self.hosts for _ in h.rows]
 
-    def as_json(self) -> list[dict[str, t.Any]]:
+    def as_json(self) -> list[dict[str, object]]:
         if self.hosts is None:
             return [row.as_json() for row in self.rows]
         out = []

@@ -59,7 +59,7 @@ class Known:
     """Meant to run: set by each start, cleared only by a person's ``fleet stop`` (a crash, a kill or a
     power loss keeps it), so ``fleet start --all`` brings back what ran and nothing a person stopped."""
 
-    def as_json(self) -> dict[str, t.Any]:
+    def as_json(self) -> dict[str, object]:
         return {"name": self.name, "socket": self.socket, "layout": str(self.layout), "hosts": list(self.hosts),
                 "agents": self.agents, "folder": None if self.folder is None else str(self.folder),
                 "wanted": self.wanted, "digest": self.digest}  # fmt: skip

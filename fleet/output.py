@@ -75,7 +75,7 @@ class Printer:
 
     def __init__(self) -> None:
         self._kept: list[str] | None = None
-        self._report: t.Any = None
+        self._report: object = None
 
     @property
     def machine(self) -> bool:
@@ -100,7 +100,7 @@ class Printer:
         """The lines kept so far (under ``--json``; none otherwise)."""
         return list(self._kept or ())
 
-    def document(self, value: t.Any) -> None:
+    def document(self, value: object) -> None:
         """A verb's own JSON document on stdout (``status --json``, ``ls --json``): ASCII, escapes
         ``\\u``-quoted, so it carries no terminal escape either."""
         _echo(json.dumps(value, indent=2))
@@ -116,7 +116,7 @@ class Printer:
         if failure is not None:
             raise failure
 
-    def document_line(self, value: t.Any) -> None:
+    def document_line(self, value: object) -> None:
         """*value* as one line of JSON (what ``status --json`` says instead of an error line)."""
         _echo(json.dumps(value))
 

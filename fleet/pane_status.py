@@ -71,11 +71,11 @@ class PaneStatus:
     """The dialog of Claude Code's its Claude waits at before it starts (state ``dialog``), as its screen
     shows it: ``trust dialog for /path`` (:mod:`claude_shepherd.fleet.dialogs`)."""
 
-    def as_json(self) -> dict[str, t.Any]:
+    def as_json(self) -> dict[str, object]:
         return asdict(self)
 
     @classmethod
-    def from_json(cls, data: t.Mapping[str, t.Any]) -> PaneStatus:
+    def from_json(cls, data: t.Mapping[str, object]) -> PaneStatus:
         """A row another host's ``fleet status --json`` sent: each field of its type, else empty."""
 
         def text(key: str) -> str | None:
@@ -136,7 +136,7 @@ WINDOW_FIELDS = {"used_percentage": 100.0, "resets_at": 2.0**40, "seen_at": 2.0*
 """A usage window's numbers and the most each may be."""
 
 
-def checked_windows(value: t.Any) -> dict[str, dict[str, float]] | None:
+def checked_windows(value: object) -> dict[str, dict[str, float]] | None:
     """Usage windows another host sent (or a record read here): at most 16, each its known numbers within
     bounds, named in at most 40 characters; anything else is left out."""
     if not isinstance(value, dict):

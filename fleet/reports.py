@@ -23,7 +23,7 @@ if t.TYPE_CHECKING:
     from claude_shepherd.supervisor.errors import ShepherdError
 
 
-def _json(report: t.Any) -> dict[str, t.Any]:
+def _json(report: t.Any) -> dict[str, object]:
     return {"verb": report.verb, **dataclasses.asdict(report)}
 
 
@@ -96,7 +96,7 @@ class AttachReport:
     def failure(self) -> ShepherdError | None:
         return None
 
-    def as_json(self) -> dict[str, t.Any]:
+    def as_json(self) -> dict[str, object]:
         return _json(self)
 
 
@@ -165,7 +165,7 @@ class StartReport:
             )
         return None
 
-    def as_json(self) -> dict[str, t.Any]:
+    def as_json(self) -> dict[str, object]:
         return _json(self)
 
 
@@ -224,7 +224,7 @@ class StopReport:
             )
         return FleetFailure(self.elsewhere) if self.elsewhere else None
 
-    def as_json(self) -> dict[str, t.Any]:
+    def as_json(self) -> dict[str, object]:
         return _json(self)
 
 
@@ -245,7 +245,7 @@ class RestartReport:
     def failure(self) -> ShepherdError | None:
         return self.stopped.failure() or (self.started.failure() if self.started else None)
 
-    def as_json(self) -> dict[str, t.Any]:
+    def as_json(self) -> dict[str, object]:
         return _json(self)
 
 
@@ -280,7 +280,7 @@ class LogsReport:
     def failure(self) -> BaseException | None:
         return SystemExit(self.status) if self.status else None
 
-    def as_json(self) -> dict[str, t.Any]:
+    def as_json(self) -> dict[str, object]:
         return _json(self)
 
 
@@ -293,5 +293,5 @@ class HostOutcome:
     """Its lines, as it said them (not yet under its name)."""
     problem: str | None = None
     """Why it did not do all that was asked (None: it did)."""
-    report: t.Any = None
+    report: object = None
     """Its own report's document (``as_json`` of the report above), when its version sends one."""

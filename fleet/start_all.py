@@ -78,7 +78,7 @@ class AllReport:
             "`fleet start --all` again (it starts only what is not running)"
         )
 
-    def as_json(self) -> dict[str, t.Any]:
+    def as_json(self) -> dict[str, object]:
         return {"verb": self.verb, "fleets": [f.__dict__ for f in self.fleets]}
 
 

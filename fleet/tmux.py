@@ -71,7 +71,7 @@ NEXT = _Separator(";")
 """Put between two commands in one :meth:`FleetServer.cmd` call: tmux runs them in one go."""
 
 
-def _arg(value: t.Any) -> str:
+def _arg(value: object) -> str:
     if isinstance(value, _Separator):
         return ";"
     text = str(value)

@@ -175,7 +175,7 @@ def _heredoc_body(rest: str, delim: str, strip_tabs: bool) -> str | None:
     return text[: max(end.start() - 1, 0)]
 
 
-def whitelisted(command: t.Any, programs: t.Collection[str]) -> Invocation | None:
+def whitelisted(command: object, programs: t.Collection[str]) -> Invocation | None:
     """The invocation when *command* is one call of one of *programs*, else None."""
     invocation = parse(command) if isinstance(command, str) else None
     if invocation is None or invocation.program not in programs:

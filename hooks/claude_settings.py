@@ -93,7 +93,7 @@ def hook_command(event: str, python: str | None = None, root: Path | None = None
     return command
 
 
-def ours(command: t.Any) -> str | None:
+def ours(command: object) -> str | None:
     """The event of a command written by any install of ours (any path), else None."""
     if not isinstance(command, str):
         return None
@@ -214,7 +214,7 @@ def merge(
     return merged
 
 
-def _mine(entry: t.Any, argument: str | None) -> bool:
+def _mine(entry: object, argument: str | None) -> bool:
     """Whether a hook entry is ours (for the event *argument*, else for any)."""
     event = ours(entry.get("command")) if isinstance(entry, dict) else None
     return event is not None and argument in (None, event)
@@ -246,7 +246,7 @@ def _drop_ours(hooks: dict[str, t.Any], event: str, argument: str | None = None)
     return removed
 
 
-def strip(settings: Settings, *, restore_status_line: t.Any = None) -> Settings:
+def strip(settings: Settings, *, restore_status_line: object = None) -> Settings:
     """*settings* without anything of ours; containers emptied by that removal go too."""
     stripped = copy.deepcopy(settings)
     hooks = stripped.get("hooks")

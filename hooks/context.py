@@ -93,7 +93,7 @@ def fraction_from_percentage(value: object) -> float | None:
     return None if pct is None else min(pct, 100.0) / 100.0
 
 
-def statusline_reading(data: t.Mapping[str, t.Any]) -> tuple[float | None, int | None]:
+def statusline_reading(data: t.Mapping[str, object]) -> tuple[float | None, int | None]:
     """(usage fraction, window size) from the status line's stdin object."""
     window = data.get("context_window")
     if not isinstance(window, dict):
@@ -138,7 +138,7 @@ def window_for_model(model: object) -> int | None:
     return None
 
 
-def _usage_of(entry: t.Any, recorded_window: int | None) -> Usage | bool | None:
+def _usage_of(entry: object, recorded_window: int | None) -> Usage | bool | None:
     """The reading in one transcript line; False when the line carries none (look further back)."""
     if not isinstance(entry, dict) or entry.get("type") != "assistant" or entry.get("isSidechain") is True:
         return False
@@ -217,7 +217,7 @@ def _tool_use_marker(tool_use_id: object) -> bytes | None:
 
 
 def transcript_usage(
-    path: t.Any, recorded_window: t.Any = None, tool_use_id: object = None, wait: float = CALL_WAIT
+    path: object, recorded_window: object = None, tool_use_id: object = None, wait: float = CALL_WAIT
 ) -> Usage | None:
     """The newest main-conversation usage in the transcript at *path*, or None.
 

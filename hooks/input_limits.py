@@ -28,7 +28,7 @@ ENVELOPE_PATHS = ("cwd", "transcript_path")
 TOOL_INPUT_PATHS = ("file_path", "notebook_path", "path")
 
 
-def too_long(data: t.Mapping[str, t.Any]) -> str | None:
+def too_long(data: t.Mapping[str, object]) -> str | None:
     """Why a PreToolUse input is refused for its size, or None when every value has a real size."""
     for key in ENVELOPE_PATHS:
         value = data.get(key)

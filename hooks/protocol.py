@@ -60,7 +60,7 @@ class HookInput:
         value = self.data.get(key)
         return value if isinstance(value, str) else ""
 
-    def obj(self, key: str) -> dict[str, t.Any]:
+    def obj(self, key: str) -> dict[str, object]:
         value = self.data.get(key)
         return value if isinstance(value, dict) else {}
 

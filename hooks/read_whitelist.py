@@ -54,7 +54,7 @@ SECRET_FOLDERS = frozenset({".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docke
 clouds' and Docker's logins. A component anywhere in the path refuses it."""
 
 
-def resolve(path: str, cwd: str, home: str) -> str | None:
+def resolve(path: object, cwd: str, home: str) -> str | None:
     """The real absolute path the Read tool would open, or None for a non-path (or one through
     ``/proc/self``, ``/dev/fd`` …, which Claude opens as its own and the hook would judge as the hook's)."""
     if not isinstance(path, str) or not path or "\0" in path or process_relative(path, cwd, home):
@@ -158,7 +158,7 @@ def project_standard(real: str, project: str) -> bool:
     return DIRECTIVES in parts[:-1] and GIT_DIR not in parts
 
 
-def read_allowed(file_path: t.Any, *, cwd: str, sessions_root: str, env: t.Mapping[str, str]) -> bool:
+def read_allowed(file_path: object, *, cwd: str, sessions_root: str, env: t.Mapping[str, str]) -> bool:
     """True when reading *file_path* is loading standards or session material."""
     home = env.get("HOME") or os.path.expanduser("~")
     real = resolve(file_path, cwd, home)

@@ -60,7 +60,7 @@ DEFINITIONS_LIMIT = 256
 
 def refusal(
     name: str,
-    tool_input: t.Mapping[str, t.Any],
+    tool_input: t.Mapping[str, object],
     transcript: object,
     tool_use_id: object,
     *,

@@ -44,7 +44,7 @@ def notification_state(raw: bytes) -> str | None:
     return NEEDS_YOU  # a permission prompt, a question (elicitation), or an unknown kind: look
 
 
-def shown(state: str, session: t.Mapping[str, t.Any] | None, conversation: t.Any) -> str:
+def shown(state: str, session: t.Mapping[str, object] | None, conversation: object) -> str:
     """*state*, or error instead of working/done while *session* is overflowed in *conversation* and
     has not begun to dehydrate: an overflowed agent must stay visible until it hands over."""
     if state not in (WORKING, DONE) or not session:

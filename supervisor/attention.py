@@ -191,7 +191,7 @@ class Entry:
         times = f" (×{self.count})" if self.count > 1 else ""
         return f"{self.label} {WHAT.get(self.kind, self.kind)}{times}"
 
-    def as_json(self) -> dict[str, t.Any]:
+    def as_json(self) -> dict[str, object]:
         return {"kind": self.kind, "host": self.host, "socket": self.socket, "agent": self.agent, "pane": self.pane,
                 "label": self.label, "fleet": self.fleet, "opened": self.opened, "changed": self.changed,
                 "count": self.count, "resolved": self.resolved, "snoozed_until": self.snoozed_until,
@@ -199,7 +199,7 @@ class Entry:
                 "tier": self.tier}  # fmt: skip
 
     @classmethod
-    def from_json(cls, data: t.Any) -> Entry | None:
+    def from_json(cls, data: object) -> Entry | None:
         """A record as written, or None for anything else (a broken record costs only itself)."""
         if not isinstance(data, dict) or data.get("kind") not in KINDS:
             return None
@@ -230,7 +230,7 @@ LOCAL = "local"
 """This machine, as ``fleet`` names it wherever it lists hosts."""
 
 
-def _moment(value: t.Any) -> float | None:
+def _moment(value: object) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 2**40:
         return None
     return float(value)

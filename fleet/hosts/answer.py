@@ -56,7 +56,7 @@ def _refuse_constant(name: str) -> t.NoReturn:
     raise BadAnswer(f"has {name}, which is no number")
 
 
-def _check(value: t.Any) -> None:
+def _check(value: object) -> None:
     """Every value of *value* within bounds, walked without recursion (json gives exact types only)."""
     stack: list[tuple[t.Any, int]] = [([value], -1)]
     while stack:

@@ -23,7 +23,7 @@ STDIN = "-"
 MAX_DOCUMENT = 1024 * 1024
 
 
-def part_document(layout: Layout, host: str | None) -> dict[str, t.Any]:
+def part_document(layout: Layout, host: str | None) -> dict[str, object]:
     """The layout document of what *host* runs (None: this machine): :meth:`Layout.part`, written."""
     return to_document(layout.part(host))
 

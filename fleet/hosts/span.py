@@ -49,7 +49,7 @@ class Part:
     def name(self) -> str:
         return self.host.name
 
-    def as_record(self) -> dict[str, t.Any]:
+    def as_record(self) -> dict[str, object]:
         return {"host": _host_key(self), "document": self.document, "labels": [list(pair) for pair in self.labels],
                 "retired": self.retired, "started": self.started}  # fmt: skip
 

@@ -54,7 +54,7 @@ def _honoured(
             raise KeyProblem(str(key), f"unknown {what} {key!r} ({hint}{takes} {', '.join(honoured)})")
 
 
-def _budget_key(value: t.Any) -> Budget | None:
+def _budget_key(value: object) -> Budget | None:
     """A ``budget:`` as written, checked (a problem names the key)."""
     try:
         return budget_value(value)
@@ -71,7 +71,7 @@ class RawPane(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _forms(cls, value: t.Any) -> t.Any:
+    def _forms(cls, value: object) -> t.Any:
         if isinstance(value, dict):
             if len(value) > 1 and set(map(str, value)) <= set(PANE_KEYS):
                 keys = ", ".join(f"{k}: {value[k]}" for k in value)
@@ -120,7 +120,7 @@ class RawWindow(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _forms(cls, value: t.Any) -> t.Any:
+    def _forms(cls, value: object) -> t.Any:
         # tmuxinator: a window is a command, a list of commands (one pane), nothing (a shell), or a mapping.
         if value is None or isinstance(value, (str, int, float, list)):
             return {"panes": [value]}
@@ -152,7 +152,7 @@ class RawWindow(BaseModel):
 
     @field_validator("host", mode="before")
     @classmethod
-    def _host(cls, value: t.Any) -> t.Any:
+    def _host(cls, value: object) -> t.Any:
         if value is None:
             return None
         if not isinstance(value, str) or not HOST.fullmatch(value):
@@ -186,7 +186,7 @@ class RawLayout(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _keys(cls, value: t.Any) -> t.Any:
+    def _keys(cls, value: object) -> t.Any:
         if not isinstance(value, dict):
             raise ValueError(f"a layout is a YAML mapping (name:, windows:, ...), got {kind_of(value)}")
         _honoured(value, REFUSED_KEYS, HONOURED_KEYS, "key", "fleet honours:")
@@ -205,7 +205,7 @@ class RawLayout(BaseModel):
 
     @field_validator("windows", mode="before")
     @classmethod
-    def _windows(cls, value: t.Any) -> t.Any:
+    def _windows(cls, value: object) -> t.Any:
         if not isinstance(value, list) or not value:
             raise ValueError(
                 f"windows must be a non-empty list of `- NAME: ...` entries, got {kind_of(value)}"
@@ -214,7 +214,7 @@ class RawLayout(BaseModel):
 
     @field_validator("notify", mode="before")
     @classmethod
-    def _notify(cls, value: t.Any) -> t.Any:
+    def _notify(cls, value: object) -> t.Any:
         example = (
             'a list of arguments, e.g. ["notify-send", "{fleet}", "{label}: {state}"] (never run by a shell)'
         )
@@ -226,7 +226,7 @@ class RawLayout(BaseModel):
 
     @field_validator("notify_on", mode="before")
     @classmethod
-    def _notify_on(cls, value: t.Any) -> t.Any:
+    def _notify_on(cls, value: object) -> t.Any:
         states = [value] if isinstance(value, str) else value
         if not isinstance(states, list) or not all(s in ALERT_STATES for s in states):
             raise ValueError(f"lists states that alert, of {', '.join(ALERT_STATES)}; got {value!r}")
@@ -316,7 +316,7 @@ class _HalfCharacter(ValueError):
         self.path = path
 
 
-def _whole_characters(value: t.Any, path: YamlPath) -> t.Any:
+def _whole_characters(value: object, path: YamlPath) -> t.Any:
     """*value* with each ``\\uD83E\\uDD16``-style pair of escapes made the one character it spells.
 
     JSON escapes a character beyond U+FFFF as two UTF-16 halves (``json.dumps`` does, and each host's

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import re
-import typing as t
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -92,7 +91,7 @@ class Budget:
         """``$5.00``, ``$5.00 a day``, ``$5.00 a week``."""
         return f"${self.usd:.2f}" + {"day": " a day", "week": " a week"}.get(self.per, "")
 
-    def written(self) -> t.Any:
+    def written(self) -> object:
         """As a layout writes it: the number alone for the fleet's life."""
         return self.usd if self.per == "life" else {"usd": self.usd, "per": self.per}
 

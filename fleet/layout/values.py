@@ -15,7 +15,7 @@ from claude_shepherd.fleet.layout.model import BUDGET_PERIODS, MAX_BUDGET, REFUS
 from claude_shepherd.supervisor.session.budgets import amount_problem
 
 
-def commands_value(value: t.Any, what: str) -> list[str]:
+def commands_value(value: object, what: str) -> list[str]:
     """tmuxinator's command forms: a string, a list of strings, or nothing."""
     if value is None:
         return []
@@ -37,7 +37,7 @@ def commands_value(value: t.Any, what: str) -> list[str]:
     raise ValueError(f"{what}: expected a command or a list of commands, got {kind_of(value)}")
 
 
-def kind_of(value: t.Any) -> str:
+def kind_of(value: object) -> str:
     if isinstance(value, dict):
         return "a mapping"
     if isinstance(value, list):
@@ -69,7 +69,7 @@ def label_in(commands: list[str]) -> str | None:
     return None
 
 
-def budget_value(value: t.Any) -> Budget | None:
+def budget_value(value: object) -> Budget | None:
     """``budget: 5`` (USD for the fleet's life) or ``budget: {usd: 5, per: day|week|life}``."""
     form = f"is USD as a number (budget: 5) or {{usd: 5, per: {'|'.join(BUDGET_PERIODS)}}}"
     if value is None:
@@ -94,7 +94,7 @@ WORKTREE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 """A worktree name: one safe git ref component and folder name (``worktree-NAME`` is its branch)."""
 
 
-def worktree_value(value: t.Any, what: str) -> bool | str | None:
+def worktree_value(value: object, what: str) -> bool | str | None:
     """A ``worktree:`` as written: ``true`` (named after the agent), ``false`` (none), or a NAME."""
     if value is None or isinstance(value, bool):
         return value

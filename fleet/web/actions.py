@@ -52,14 +52,14 @@ class Seen:
         return self.identity.partition(":")[0]
 
 
-def _text(body: t.Mapping[str, t.Any], name: str) -> str:
+def _text(body: t.Mapping[str, object], name: str) -> str:
     value = body.get(name)
     if not isinstance(value, str) or not value or len(value) > MAX_FIELD:
         raise Refused(f"{name} must be text of 1 to {MAX_FIELD} characters; reload the page")
     return value
 
 
-def seen_of(body: t.Any) -> Seen:
+def seen_of(body: object) -> Seen:
     """The agent a request names, checked."""
     if not isinstance(body, dict):
         raise Refused("the request must be a JSON object; reload the page")
@@ -97,7 +97,7 @@ def current(seen: Seen) -> AgentRow:
     return row
 
 
-def restart(body: t.Any, grace: float = GRACE) -> str:
+def restart(body: object, grace: float = GRACE) -> str:
     """Stop the agent gracefully and start it again, resuming its conversation (the watch's ``r``)."""
     from claude_shepherd.fleet.resolve import of_row
 
@@ -105,7 +105,7 @@ def restart(body: t.Any, grace: float = GRACE) -> str:
     return printable(of_row(row).restart_agent(row, grace, told=_quiet, cancelled=_never))
 
 
-def raise_budget(body: t.Any) -> str:
+def raise_budget(body: object) -> str:
     """``fleet budget FLEET [--window W] [--pane LABEL] --add USD`` of the budget nearest to holding the
     agent (its pane's, window's or fleet's): paused agents within budget then go on."""
     from claude_shepherd.fleet.resolve import resolve
@@ -145,7 +145,7 @@ def _outcome(lines: t.Iterable[str]) -> list[str]:
     return kept or said[:1]
 
 
-def snooze(body: t.Any, queue: attention.Queue) -> str:
+def snooze(body: object, queue: attention.Queue) -> str:
     """Quiet a queue entry for an hour, or until it changes: everywhere (the watch, the notify command)."""
     if not isinstance(body, dict):
         raise Refused("the request must be a JSON object; reload the page")

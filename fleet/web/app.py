@@ -70,7 +70,7 @@ class Source:
         self._thread = threading.Thread(target=self._run, name="fleet-web-look", daemon=True)
         self._thread.start()
 
-    def document(self) -> dict[str, t.Any]:
+    def document(self) -> dict[str, object]:
         """The latest document (waiting for the first one); being asked keeps the looks coming."""
         self._asked = time.monotonic()
         self._wake.set()

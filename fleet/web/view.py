@@ -112,7 +112,7 @@ def taken_in(seen: Look, queue: attention.Queue) -> list[attention.Entry]:
 # --------------------------------------------------------------------------- the page's document
 
 
-def document(seen: Look, entries: t.Sequence[attention.Entry], now: float | None = None) -> dict[str, t.Any]:
+def document(seen: Look, entries: t.Sequence[attention.Entry], now: float | None = None) -> dict[str, object]:
     """The JSON the page draws: the queue (what waits first, the snoozed apart), every agent, each
     fleet's usage windows, and what did not answer."""
     now = time.time() if now is None else now
@@ -128,7 +128,7 @@ def document(seen: Look, entries: t.Sequence[attention.Entry], now: float | None
     }
 
 
-def agent(row: AgentRow, now: float) -> dict[str, t.Any]:
+def agent(row: AgentRow, now: float) -> dict[str, object]:
     """One agent's card: who it is (and its identity as seen, which every action names), how it is, and
     what it waits for."""
     s = row.status
@@ -186,7 +186,7 @@ def waits_for(row: AgentRow, now: float) -> str:
     return ""
 
 
-def _entry(entry: attention.Entry, now: float) -> dict[str, t.Any]:
+def _entry(entry: attention.Entry, now: float) -> dict[str, object]:
     return {
         "key": entry.key,
         "id": entry.id,
@@ -206,7 +206,7 @@ def _entry(entry: attention.Entry, now: float) -> dict[str, t.Any]:
     }
 
 
-def _fleets(rows: t.Sequence[AgentRow]) -> list[dict[str, t.Any]]:
+def _fleets(rows: t.Sequence[AgentRow]) -> list[dict[str, object]]:
     out = []
     for fleet, socket in sorted({(r.fleet, r.socket) for r in rows}):
         mine = [r for r in rows if (r.fleet, r.socket) == (fleet, socket)]

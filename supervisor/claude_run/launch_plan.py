@@ -58,12 +58,12 @@ class Owner(Record):
         self.token = token
 
 
-def _has_restart(state: t.Mapping[str, t.Any]) -> bool:
+def _has_restart(state: t.Mapping[str, object]) -> bool:
     prompt = state.get(F.RESTART_PROMPT)
     return state.get(F.KILL_REQUESTED) is True and isinstance(prompt, str) and bool(prompt)
 
 
-def _may_take(state: t.Mapping[str, t.Any], me: Owner, pane: str | None) -> bool:
+def _may_take(state: t.Mapping[str, object], me: Owner, pane: str | None) -> bool:
     owner, token = state.get(F.PID), state.get(F.PID_START)
     # A PID alone (a state written without a start token, e.g. by the bash era) may be
     # a reused one: a restart is taken on it only with the pane to vouch for it.

@@ -31,7 +31,7 @@ if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are ne
     from claude_shepherd.supervisor.session.state import State
 
 
-def deep_merge(base: dict[str, t.Any], extra: t.Mapping[str, t.Any]) -> None:
+def deep_merge(base: dict[str, t.Any], extra: t.Mapping[str, object]) -> None:
     """Merge like jq's ``*``: objects recursively, everything else replaced."""
     for key, value in extra.items():
         if isinstance(value, dict) and isinstance(base.get(key), dict):
@@ -56,10 +56,10 @@ def activate(
     pane: str | None = None,
     target_file: str | None = None,
     session_id: str | None = None,
-    extra: t.Mapping[str, t.Any] | None = None,
+    extra: t.Mapping[str, object] | None = None,
     approved: str | None = None,
     bootstrapped: bool = False,
-    carried: t.Mapping[str, t.Any] | None = None,
+    carried: t.Mapping[str, object] | None = None,
     carried_template: str | None = None,
     now: float | None = None,
 ) -> Activation:
@@ -129,7 +129,7 @@ def keep_obligation_to_log(state: State, carried_template: str | None) -> None:
         state[F.LOG_TEMPLATE] = carried_template
 
 
-def refuse_protected_stdin(extra: t.Mapping[str, t.Any] | None) -> None:
+def refuse_protected_stdin(extra: t.Mapping[str, object] | None) -> None:
     """Stdin JSON may not set a field a transition owns (:data:`PROTECTED_FROM_STDIN`)."""
     forbidden = sorted(set(extra) & PROTECTED_FROM_STDIN) if extra else []
     if forbidden:
@@ -167,8 +167,8 @@ def activation_kind(state: State, skill: str, *, mine: bool) -> str:
 
 
 def settle_phases(
-    state: State, skill: str, *, kind: str, new_skill: bool, extra: t.Mapping[str, t.Any] | None
-) -> t.Mapping[str, t.Any] | None:
+    state: State, skill: str, *, kind: str, new_skill: bool, extra: t.Mapping[str, object] | None
+) -> t.Mapping[str, object] | None:
     """A skill's ``phases`` are declared once: the same skill's stdin may repeat them, never change them
     (the declaration kept, sub-phases included); a new skill starts without phases nor history.
     Returns *extra* without what it may no longer set."""

@@ -145,7 +145,7 @@ def activate_session(
     pane: str | None,
     target_file: str | None = None,
     approved: str | None = None,
-    extra: dict[str, t.Any] | None = None,
+    extra: dict[str, object] | None = None,
 ) -> activate_transition.Activation:
     """Activate *session_dir* for this supervisor and release what it claims elsewhere."""
     check_skill_name(skill)

@@ -66,7 +66,7 @@ if TYPE_CHECKING:
     Entry = list[int | str | None]  # [inode, size, mtime_ns, pane or None, pid], as JSON stores it
 
 
-def _identity(state: t.Any) -> tuple[str | None, int]:
+def _identity(state: object) -> tuple[str | None, int]:
     """The pane and pid a parsed state file is indexed by (nothing for a bad one)."""
     if not isinstance(state, dict):
         return None, 0

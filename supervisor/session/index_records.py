@@ -89,12 +89,12 @@ def read(
         os.close(fd)
 
 
-def text(record: str | t.Mapping[str, t.Any]) -> str:
+def text(record: str | t.Mapping[str, object]) -> str:
     """What is written for *record*: text as it is, a mapping as one line of JSON."""
     return record if isinstance(record, str) else json.dumps(record) + "\n"
 
 
-def put(root: Path | str, folder: str, name: str, record: str | t.Mapping[str, t.Any]) -> None:
+def put(root: Path | str, folder: str, name: str, record: str | t.Mapping[str, object]) -> None:
     """Write *record* (see :func:`text`) as *name* in *root*'s *folder*, made when missing.
 
     Raises OSError or :class:`UnsafeFileError` when it cannot.
@@ -106,7 +106,7 @@ def put(root: Path | str, folder: str, name: str, record: str | t.Mapping[str, t
         os.close(fd)
 
 
-def write(root: Path | str, folder: str, name: str, record: str | t.Mapping[str, t.Any]) -> bool:
+def write(root: Path | str, folder: str, name: str, record: str | t.Mapping[str, object]) -> bool:
     """:func:`put`, best effort: False when it could not be written."""
     try:
         put(root, folder, name, record)
@@ -115,7 +115,7 @@ def write(root: Path | str, folder: str, name: str, record: str | t.Mapping[str,
     return True
 
 
-def write_at(fd: int, name: str, record: str | t.Mapping[str, t.Any]) -> bool:
+def write_at(fd: int, name: str, record: str | t.Mapping[str, object]) -> bool:
     """Write *record* as *name* in the open folder *fd*, best effort: False when it could not."""
     try:
         write_atomic_at(fd, name, text(record))

@@ -52,7 +52,7 @@ _file_name = index_records.file_name
 """A file name for a pane identity (labels may hold anything)."""
 
 
-def read(root: Path, pane: str, folder: str = PANES_DIRNAME) -> dict[str, t.Any] | None:
+def read(root: Path, pane: str, folder: str = PANES_DIRNAME) -> dict[str, object] | None:
     """The pane's record (or another *folder*'s), or None when there is none (or it is unreadable)."""
     return index_records.read(root, folder, _file_name(pane), RECORD_LIMIT, ("pane", pane))
 
@@ -92,7 +92,7 @@ def forget_runs(root: Path, dead: t.Callable[[int, str], bool]) -> None:
         os.close(fd)
 
 
-def conversation(record: t.Mapping[str, t.Any] | None) -> str | None:
+def conversation(record: t.Mapping[str, object] | None) -> str | None:
     value = record.get("conversation") if record else None
     return value if isinstance(value, str) and value else None
 
@@ -104,7 +104,7 @@ def note(
     *,
     folder: str = PANES_DIRNAME,
     overflowed: bool = False,
-) -> dict[str, t.Any]:
+) -> dict[str, object]:
     """Record that *pane* is in conversation *conversation_id* (and whether it reached the threshold).
 
     Returns the record as it now stands. Best effort: a hook never fails over it.

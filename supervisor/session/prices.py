@@ -144,7 +144,7 @@ def rates(model: object, fast: bool = False) -> tuple[Rates, bool]:
     return TIERS[MODELS[family]], True
 
 
-def _tokens(usage: t.Mapping[str, t.Any], name: str) -> float | None:
+def _tokens(usage: t.Mapping[str, object], name: str) -> float | None:
     value = usage.get(name, 0)
     if value is None:
         return 0.0

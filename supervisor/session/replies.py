@@ -25,7 +25,7 @@ from claude_shepherd.supervisor.session.prices import reply_cost
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import typing as t
+    pass
 
 READ_LIMIT = 8 * 1024 * 1024
 """The most of a transcript read at once (its newest part)."""
@@ -122,7 +122,7 @@ def subagent_transcripts(transcript: str) -> list[tuple[str, str, float]]:
     return sorted(found, key=lambda f: -f[2])[:64]
 
 
-def reply_of(entry: t.Any, now: float, sidechain: bool = False) -> Reply | None:
+def reply_of(entry: object, now: float, sidechain: bool = False) -> Reply | None:
     """The priced reply one transcript line holds, or None (a sub-agent's line unless *sidechain*)."""
     if not isinstance(entry, dict) or entry.get("type") != "assistant":
         return None

@@ -78,7 +78,7 @@ def take_slot(
         os.close(fd)  # releases the lock
 
 
-def _slots_live(entry: t.Mapping[str, t.Any], now: float) -> bool:
+def _slots_live(entry: t.Mapping[str, object], now: float) -> bool:
     agents = entry.get("agents")
     latest = (
         max((v for v in agents.values() if isinstance(v, (int, float))), default=0.0)
@@ -88,7 +88,7 @@ def _slots_live(entry: t.Mapping[str, t.Any], now: float) -> bool:
     return now - latest < 24 * 3600
 
 
-def read_slots(root: Path) -> dict[str, t.Any]:
+def read_slots(root: Path) -> dict[str, object]:
     """The slots file (for ``fleet status``: who goes on when)."""
     return usage_records.read(root, None, SLOTS_FILE) or {}
 

@@ -171,7 +171,7 @@ def _poll_for_lock(fd: int, timeout: float) -> bool:
 
 def json_object(
     raw: str, where: object, error: type[ShepherdError] = ShepherdError, hint: str = ""
-) -> dict[str, t.Any]:
+) -> dict[str, object]:
     """Parse *raw* as a JSON object, or raise *error* saying in one line what is wrong.
 
     Used for state files, activation stdin and Claude settings alike; *hint*
@@ -195,12 +195,12 @@ def parse_state(raw: str, where: Path) -> State:
     return as_state(json_object(raw, where, CorruptStateError))
 
 
-def as_state(data: dict[str, t.Any]) -> State:
+def as_state(data: dict[str, object]) -> State:
     """A JSON object read as a state: every field optional, each checked where it is read or by the schema."""
     return data  # type: ignore[return-value]
 
 
-def as_fields(state: State) -> dict[str, t.Any]:
+def as_fields(state: State) -> dict[str, object]:
     """The state as the plain JSON object it is, for a key known only at run time (unknown keys are kept)."""
     return state  # type: ignore[return-value]
 

@@ -29,7 +29,7 @@ SAME_RESET = 300.0
 """Resets this close are one: a reset read exactly, one parsed to the minute, "now" at an auto-continue."""
 
 
-def number(value: t.Any, most: float) -> float | None:
+def number(value: object, most: float) -> float | None:
     """*value* as a number from 0 to *most*, else None (a bool, a string, NaN)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
@@ -37,12 +37,12 @@ def number(value: t.Any, most: float) -> float | None:
     return value if 0 <= value <= most else None  # NaN fails both comparisons
 
 
-def moment(value: t.Any) -> float | None:
+def moment(value: object) -> float | None:
     """*value* as epoch seconds any clock here can show, else None."""
     return number(value, MAX_EPOCH)
 
 
-def believed_reset(value: t.Any, now: float) -> float | None:
+def believed_reset(value: object, now: float) -> float | None:
     """A reset as a number of epoch seconds no further than :data:`MAX_AHEAD` from *now*, else None."""
     return number(value, min(MAX_EPOCH, now + MAX_AHEAD))
 
@@ -69,6 +69,6 @@ def read(
     return index_records.read(root, folder(name), file, RECORD_LIMIT, where)
 
 
-def write(root: Path, name: str | None, file: str, record: t.Mapping[str, t.Any]) -> bool:
+def write(root: Path, name: str | None, file: str, record: t.Mapping[str, object]) -> bool:
     """Replace the record *file* of the usage folder (its subfolder *name*); False when it could not be."""
     return index_records.write(root, folder(name), file, json.dumps(record, sort_keys=True) + "\n")

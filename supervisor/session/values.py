@@ -8,13 +8,13 @@ from claude_shepherd.supervisor.errors import ShepherdError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds; session runs at every agent step
-    import typing as t
+    pass
 
 MAX_VALUE_DEPTH = 32
 """How deeply a VALUE may nest: far beyond any setting, and far from what would crash a reader."""
 
 
-def parse_value(raw: str) -> t.Any:
+def parse_value(raw: str) -> object:
     """JSON when VALUE is JSON (true, 3, 0.85, null, [..], {..}), else the string itself."""
     try:
         value = json.loads(raw)

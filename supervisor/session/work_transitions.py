@@ -56,7 +56,7 @@ def check_settings(
         )
 
 
-def set_setting(state: State, field: str, value: t.Any, *, now: float | None = None) -> None:
+def set_setting(state: State, field: str, value: object, *, now: float | None = None) -> None:
     """``session update``: one field the transitions do not own, within :func:`check_settings`."""
     had_template = state.get(F.LOG_TEMPLATE)
     as_fields(state)[field] = value
@@ -148,7 +148,7 @@ def deactivate(
 # The PreToolUse hook (claude-hook) counts under the state lock, one call at a time.
 
 
-def carry_tool_calls(state: State, carried: t.Mapping[str, t.Any]) -> None:
+def carry_tool_calls(state: State, carried: t.Mapping[str, object]) -> None:
     """Take over the conversation's heartbeat counts (per transcript) from the session it leaves.
 
     The count is the conversation's, not the session's: it is what it was there, only a log

@@ -10,10 +10,10 @@ from claude_shepherd.supervisor.session.stdin import read_optional_stdin
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds; session runs at every agent step
-    import typing as t
+    pass
 
 
-def stdin_object() -> dict[str, t.Any] | None:
+def stdin_object() -> dict[str, object] | None:
     """The JSON object piped in, or None when nothing is."""
     from claude_shepherd.supervisor.session.store import json_object
 
