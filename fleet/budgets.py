@@ -341,6 +341,8 @@ def resume(layout: Layout, server: FleetServer, say: t.Callable[[str], None]) ->
     # resume would reach cannot be told, so it is typed into neither.
     panes = {p.identity: p for p in live if p.identity and sum(q.identity == p.identity for q in live) == 1}
     resumed: list[str] = []
+    interval = hook_budgets.resume_interval(os.environ)
+    resumed_at: float | None = None
     held_back: list[str] = []
     for root in roots(layout):
         for agent in sorted(panes):
@@ -355,8 +357,8 @@ def resume(layout: Layout, server: FleetServer, say: t.Callable[[str], None]) ->
                     f"(spent ${reached.spent or 0:.2f}); to let it go on: `{raise_command(reached, agent)}`"
                 )
                 continue
-            if resumed:
-                time.sleep(hook_budgets.resume_interval(os.environ))
+            _wait_for_slot(root, agent, now, interval, resumed_at)
+            resumed_at = time.time()
             budget_records.go_on(root, agent)
             pane = panes[agent]
             server.run(*(NEXT if word == ";" else word for word in state_commands(pane.pane_id, WORKING)))
@@ -368,6 +370,19 @@ def resume(layout: Layout, server: FleetServer, say: t.Callable[[str], None]) ->
                     f"{TYPE_WAIT:g}s; type a prompt into it yourself (`fleet attach`)"
                 )
     return resumed, held_back
+
+
+def _wait_for_slot(root: Path, agent: str, now: float, interval: float, previous: float | None) -> None:
+    """Wait for *agent*'s turn in the queue every resume of a paused agent takes (a renewal's typist
+    takes the same: one at a time, whichever types), and *interval* after this command's last one."""
+    from claude_shepherd.supervisor.session import resume_slots
+
+    slot = resume_slots.take_slot(root, hook_budgets.RESUME_QUEUE, agent, now, interval)
+    if previous is not None:
+        slot = max(slot, previous + interval)
+    wait = slot - time.time()
+    if wait > 0:
+        time.sleep(wait)
 
 
 def _type(server: FleetServer, pane: PaneInfo, agent: str) -> bool:

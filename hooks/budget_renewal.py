@@ -29,9 +29,6 @@ if TYPE_CHECKING:
 
 COMMAND = "budget-renews"
 """``claude-hook budget-renews SOCKET PANE EPOCH ROOT AGENT PER``: internal, the process that types the prompt."""
-QUEUE = "budget renewal"
-"""The slots' name for agents going on as their budgets renew (one queue per moment: every budget of a
-day renews at the same midnight)."""
 PERIODS = {"day": "daily", "week": "weekly"}
 START_SETTLE = 10.0
 """Seconds after a Claude started that a budget renewed meanwhile is typed: its input box is ready then."""
@@ -67,7 +64,9 @@ def ask(
     renews = budgets.renews_at(per, now) if renews is None else renews
     if renews is None or socket is None or caller.pane is None or not pane.startswith("%"):
         return None
-    slot = resume_slots.take_slot(caller.root, QUEUE, agent, renews, budgets.resume_interval(env), now)
+    slot = resume_slots.take_slot(
+        caller.root, budgets.RESUME_QUEUE, agent, renews, budgets.resume_interval(env), now
+    )
     pid = pane_typing.spawn(COMMAND, [socket, pane, f"{slot:.3f}", str(caller.root), agent, per], env)
     key = renewal(per, now)
     return None if pid is None or key is None else {"at": key, "pid": pid, "token": start_token(pid)}

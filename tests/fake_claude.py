@@ -445,7 +445,7 @@ def read_keys(options: dict) -> None:
         while (key := keys.key(deadline - time.monotonic())) is not None:
             for byte in key:
                 if byte in (0x0D, 0x0A):
-                    log("keys", text=typed.decode("utf-8", "replace"))
+                    log("keys", text=typed.decode("utf-8", "replace"), at=time.time())
                     return
                 typed = b"" if byte == 0x15 else typed + bytes([byte])
     log("keys", text=None, pending=typed.decode("utf-8", "replace"))

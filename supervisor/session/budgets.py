@@ -61,6 +61,9 @@ FLEET, WINDOW, PANE, AGENT = "fleet", "window", "pane", "agent"
 RESUME_INTERVAL_ENV = "FLEET_RESUME_INTERVAL"
 RESUME_INTERVAL = 5.0
 """Seconds between two paused agents going on (``$FLEET_RESUME_INTERVAL``): each re-sends a whole context."""
+RESUME_QUEUE = "budget resume"
+"""The slot queue (:func:`.resume_slots.take_slot`) of every paused agent's going on, whether its budget
+was raised (``fleet budget``) or renewed (a day's or week's): one at a time, whichever typed it."""
 
 
 def amount_problem(usd: object) -> str | None:

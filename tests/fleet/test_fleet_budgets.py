@@ -128,6 +128,42 @@ def test_a_budget_reached_pauses_the_agent_and_raising_it_lets_it_go_on(
     assert (row["paused"], row["budget_usd"]) == (False, 2.0)
 
 
+def test_a_raise_resumes_paused_agents_one_at_a_time_in_the_queue_renewals_take(world: FleetWorld) -> None:
+    """Every resume of a paused agent takes a slot in one queue, ``$FLEET_RESUME_INTERVAL`` apart:
+    the agents a raise resumes, and an agent whose day's budget renews at that moment (its typist's
+    slot, taken first here), never two at once."""
+    from claude_shepherd.supervisor.session import resume_slots
+
+    interval = 3.0
+    world.env["FLEET_RESUME_INTERVAL"] = str(interval)
+    world.layout(
+        "duo",
+        "  - agents:\n      budget: 1\n      panes:\n        - A: claude-run\n        - B: claude-run\n",
+    )
+    (world.project / "notes.txt").write_text("notes\n")
+    for label in ("A", "B"):
+        plan = [status_line(world, 0.6), {"mark": "spent"}, {"wait_file": str(world.dir / "go")}, tool(world),
+                {"mark": "paused"}, {"read_keys": {"timeout": 60}}, {"wait": None}]  # fmt: skip
+        world.plan(label, plan)
+    started = world.fleet("start", "duo", "--no-attach")
+    assert started.returncode == 0, started.stdout + started.stderr
+    for label in ("A", "B"):
+        world.wait_event(label, "mark", 30, name="spent")
+    (world.dir / "go").write_text("")
+    for label in ("A", "B"):
+        world.wait_event(label, "mark", 30, name="paused")
+    renewal = resume_slots.take_slot(
+        world.project / "sessions", budgets.RESUME_QUEUE, "duo:other:C", time.time(), interval
+    )
+
+    raised = world.fleet("budget", "duo", "--socket", world.socket, "--window", "agents", "--add", "1")
+    assert raised.returncode == 0, raised.stdout + raised.stderr
+    assert "Resumed duo:agents:A" in raised.stdout and "Resumed duo:agents:B" in raised.stdout, raised.stdout
+    typed = sorted(world.wait_event(label, "keys", 10)["at"] for label in ("A", "B"))
+    assert typed[0] >= renewal + interval - 0.5, "after the renewal's slot, not at once"
+    assert typed[1] - typed[0] >= interval - 0.5, typed
+
+
 def test_a_window_budget_counts_its_agents_together_alerts_once_and_pauses_each(
     world: FleetWorld, tmp_path: Path
 ) -> None:
