@@ -19,6 +19,7 @@ import contextlib
 import os
 
 from claude_shepherd.supervisor.session import index_records
+from claude_shepherd.supervisor.session.numbers import MAX_EPOCH, json_number
 from claude_shepherd.supervisor.session.spend import BUDGET_SUFFIX, LEDGER_LIMIT, SPEND_DIRNAME, dollars
 
 TYPE_CHECKING = False
@@ -63,10 +64,6 @@ def _name(agent: str) -> str:
     return index_records.file_name(agent).removesuffix(".json") + BUDGET_SUFFIX
 
 
-def _number(value: object) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-
 def renewal_of(value: object) -> Renewal | None:
     """A renewal's process as the record keeps it, checked."""
     if not isinstance(value, dict):
@@ -92,7 +89,7 @@ def pause_of(value: object) -> Pause | None:
         "per": per,
         "spent": dollars(value.get("spent")),
         "raise": command if isinstance(command, str) else "",
-        "since": _number(value.get("since")) or 0.0,
+        "since": json_number(value.get("since"), MAX_EPOCH) or 0.0,
     }
     renews = renewal_of(value.get("renews"))
     if renews is not None:

@@ -38,7 +38,8 @@ def file_name(key: str, *, tidy: bool = False) -> str:
     readable = re.sub(r"[^A-Za-z0-9._-]+", "_", key)
     if tidy:
         readable = readable.strip("_.")[:80] or "x"
-    return f"{readable[:80]}-{zlib.crc32(key.encode()):08x}.json"
+    # surrogatepass: a key read from a file an agent wrote may hold a lone surrogate, and still names one file
+    return f"{readable[:80]}-{zlib.crc32(key.encode('utf-8', 'surrogatepass')):08x}.json"
 
 
 def folder_path(root: Path | str, folder: str) -> str:
@@ -60,7 +61,7 @@ def opened(root: Path | str, folder: str, *, create: bool = False) -> int | None
     """:func:`open_folder`, or None when the folder is missing or unsafe (or cannot be made)."""
     try:
         return open_folder(root, folder, create=create)
-    except (OSError, UnsafeFileError):
+    except (OSError, ValueError, UnsafeFileError):  # ValueError: a root with a NUL or a lone surrogate
         return None
 
 

@@ -22,6 +22,8 @@ PID_MAX = 4_194_304
 MAX_DIGITS = 20
 """No number we read needs more digits; longer text is refused before any conversion."""
 _DIGITS = frozenset("0123456789")
+MAX_EPOCH = 2**40
+"""No moment we read lies further than this (epoch seconds, the year 36812): a larger one is no moment."""
 
 
 def _plain_digits(raw: str) -> bool:
@@ -62,3 +64,12 @@ def parse_decimal(raw: object, *, maximum: float) -> float | None:
         return None
     value = float(raw)
     return value if value <= maximum else None
+
+
+def json_number(value: object, most: float) -> float | None:
+    """A number a JSON record holds, from 0 to *most*, as a float; None for a bool, a string, NaN or
+    one out of range. The range is checked before any conversion: JSON reads an integer of 400 digits
+    as an int that no float can hold."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if 0 <= value <= most else None  # NaN fails both comparisons

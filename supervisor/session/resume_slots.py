@@ -11,7 +11,8 @@ import os
 import time
 
 from claude_shepherd.supervisor.session import usage_records
-from claude_shepherd.supervisor.session.usage_records import MAX_AHEAD, MAX_EPOCH, SAME_RESET, number
+from claude_shepherd.supervisor.session.numbers import MAX_EPOCH
+from claude_shepherd.supervisor.session.usage_records import MAX_AHEAD, SAME_RESET, number
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

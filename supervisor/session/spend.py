@@ -21,6 +21,7 @@ import time
 
 from claude_shepherd.supervisor.session import index_records
 from claude_shepherd.supervisor.session.index_records import file_name as _file_name
+from claude_shepherd.supervisor.session.numbers import MAX_EPOCH, json_number
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -84,15 +85,12 @@ not read back would make the agent's spend unknown, and an unknown spend pauses 
 
 def dollars(value: object) -> float | None:
     """A stored amount, or None when it is not a finite, non-negative number (the file is ours, but be sure)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= MAX_DOLLARS:
-        return None
-    return float(value)
+    return json_number(value, MAX_DOLLARS)
 
 
 def _epoch(value: object) -> float:
-    return (
-        float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 else 0.0
-    )
+    """A moment of the ledger (epoch seconds), or 0.0 when it holds none."""
+    return json_number(value, MAX_EPOCH) or 0.0
 
 
 def entry_of(value: object) -> Conversation | None:

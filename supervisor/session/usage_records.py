@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 
 from claude_shepherd.supervisor.session import index_records
+from claude_shepherd.supervisor.session.numbers import MAX_EPOCH, json_number
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -20,7 +21,6 @@ if TYPE_CHECKING:
 
 USAGE_DIRNAME = "usage"
 RECORD_LIMIT = 16384
-MAX_EPOCH = 2**40
 MAX_AHEAD = 8 * 86400.0
 """The furthest a reset is believed to lie ahead: the longest window Claude reports is a week. A reading,
 a printed reset or a mark further ahead (a gateway's or a broken clock's) is not believed — it would park
@@ -29,12 +29,8 @@ SAME_RESET = 300.0
 """Resets this close are one: a reset read exactly, one parsed to the minute, "now" at an auto-continue."""
 
 
-def number(value: object, most: float) -> float | None:
-    """*value* as a number from 0 to *most*, else None (a bool, a string, NaN)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    value = float(value)
-    return value if 0 <= value <= most else None  # NaN fails both comparisons
+number = json_number
+"""*value* as a number from 0 to *most*, else None (a bool, a string, NaN, one out of range)."""
 
 
 def moment(value: object) -> float | None:

@@ -29,6 +29,7 @@ import re
 import time
 
 from claude_shepherd.supervisor.session import index_records, usage_records
+from claude_shepherd.supervisor.session.numbers import MAX_EPOCH
 from claude_shepherd.supervisor.session.usage_records import believed_reset, file_name, number
 
 TYPE_CHECKING = False
@@ -64,6 +65,7 @@ if TYPE_CHECKING:
 CREDENTIALS_DIRNAME = "credentials"
 AGENTS_DIRNAME = "agents"
 MAX_WINDOWS = 16
+WINDOW_FIELDS = ("used_percentage", "resets_at", "seen_at")
 _WINDOW_NAME = re.compile(r"[a-z0-9_]{1,40}")
 
 ALERT_PERCENTS: tuple[float, ...] = (80.0, 95.0)
@@ -141,7 +143,7 @@ def _windows_of(value: object) -> dict[str, dict[str, float]]:
     out: dict[str, dict[str, float]] = {}
     for name, window in list(value.items())[:MAX_WINDOWS]:
         if isinstance(name, str) and isinstance(window, dict):
-            numbers = {k: number(v, 1e12) for k, v in window.items() if isinstance(k, str)}
+            numbers = {k: number(window.get(k), MAX_EPOCH) for k in WINDOW_FIELDS}
             out[name] = {k: v for k, v in numbers.items() if v is not None}
     return out
 
@@ -152,7 +154,7 @@ def credential_record_of(data: t.Mapping[str, object], credential: str) -> Crede
     marks: dict[str, list[float]] = {}
     for name, mark in alerted.items() if isinstance(alerted, dict) else ():
         if isinstance(name, str) and isinstance(mark, list):
-            marks[name] = [v for v in (number(each, 1e12) for each in mark) if v is not None]
+            marks[name] = [v for v in (number(each, MAX_EPOCH) for each in mark) if v is not None]
     return {"credential": credential, "windows": _windows_of(data.get("windows")), "alerted": marks}
 
 
@@ -185,10 +187,10 @@ def agent_record_of(data: t.Mapping[str, object], agent: str) -> AgentRecord:
     if isinstance(limited, dict):
         window, source = limited.get("window"), limited.get("source")
         if isinstance(window, str) and isinstance(source, str):
-            mark: Limited = {"until": number(limited.get("until"), 1e12), "window": window, "source": source,
-                             "since": number(limited.get("since"), 1e12) or 0.0}  # fmt: skip
+            mark: Limited = {"until": number(limited.get("until"), MAX_EPOCH), "window": window, "source": source,
+                             "since": number(limited.get("since"), MAX_EPOCH) or 0.0}  # fmt: skip
             if "held" in limited:
-                mark["held"] = number(limited.get("held"), 1e12)
+                mark["held"] = number(limited.get("held"), MAX_EPOCH)
             record["limited"] = mark
     return record
 
