@@ -67,7 +67,7 @@ def main() -> None:
         without = in_fleet_pane(Path(tmp), project, env, stdin, installed, args.rounds)
         budgeted(project / "sessions", args.agents)
         held = in_fleet_pane(Path(tmp), project, env, stdin, installed, args.rounds)
-        gate = budget_records.gate_record(project / "sessions", "bench:w:A")
+        gate = budget_records.read(project / "sessions", "bench:w:A")
     print(
         f"PreToolUse in a fleet pane, budget gate: {args.agents} agents' ledgers, {args.rounds} rounds, "
         f"Python {sys.version.split()[0]}"
