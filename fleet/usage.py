@@ -8,8 +8,10 @@ started them, with the reset time and how to start anyway.
 from __future__ import annotations
 
 import os
+import time
 import typing as t
 
+from claude_shepherd.fleet.target import load
 from claude_shepherd.supervisor.session import usage_windows as uw
 from claude_shepherd.supervisor.session.credentials import credential_of, shown_credential
 from claude_shepherd.supervisor.session.paths import sessions_root
@@ -51,8 +53,6 @@ def roots_of(layout_arg: str | None) -> list[Path]:
     machine), else the current directory's."""
     if layout_arg is None:
         return [sessions_root()]
-    from claude_shepherd.fleet.target import load
-
     spec = load(layout_arg)
     return sorted({sessions_root(cwd=str(w.root)) for w in spec.windows if w.host is None})
 
@@ -60,8 +60,6 @@ def roots_of(layout_arg: str | None) -> list[Path]:
 def readings(roots: t.Sequence[Path], now: float | None = None) -> list[str]:
     """A line per credential recorded under *roots*: its windows (a reading past its reset says so) and
     the agents a usage limit holds."""
-    import time
-
     now = time.time() if now is None else now
     lines: list[str] = []
     for root in roots:
@@ -91,8 +89,6 @@ def clear(roots: t.Sequence[Path], credential: str) -> tuple[list[str], int]:
     A claude-run waiting for that window looks again within
     :data:`~claude_shepherd.supervisor.claude_run.usage_wait.LOOK_EVERY` seconds and goes on; an
     interactive Claude waiting out the limit by itself goes on when Claude does."""
-    import os
-
     home = os.path.expanduser("~")
     cleared: list[str] = []
     held = 0
