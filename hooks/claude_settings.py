@@ -22,9 +22,9 @@ from pathlib import Path
 
 from claude_shepherd.hooks.protocol import HOOK_EVENTS
 from claude_shepherd.supervisor.errors import ShepherdError
+from claude_shepherd.supervisor.session.programs import HOOK_TIMEOUT
 from claude_shepherd.supervisor.session.store import json_object
 
-HOOK_TIMEOUT = 10  # seconds; the hook answers well inside it (its lock wait is 3 s)
 (
     PRE_TOOL_USE,
     USER_PROMPT_SUBMIT,

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     import typing as t
 
 HOOK_DEADLINE = 6.0
-"""Seconds; well inside the timeout installed with the hooks (claude_shepherd.hooks.claude_settings.HOOK_TIMEOUT, 10 s)."""
+"""Seconds; well inside the timeout installed with the hooks (claude_shepherd.supervisor.session.programs.HOOK_TIMEOUT, 10 s)."""
 MIN_DEADLINE, MAX_DEADLINE = 0.1, 9.0
 
 

@@ -29,7 +29,6 @@ import typing as t
 from pathlib import Path
 
 from claude_shepherd.hooks.claude_settings import (
-    HOOK_TIMEOUT,
     PRE_TOOL_USE,
     REGISTRATIONS,
     STATUS_LINE,
@@ -49,6 +48,7 @@ from claude_shepherd.hooks.protocol import HOOK_EVENTS
 from claude_shepherd.supervisor.env import CONFIG_DIR_ENV
 from claude_shepherd.supervisor.errors import ShepherdError, run_main
 from claude_shepherd.supervisor.session.paths import project_root
+from claude_shepherd.supervisor.session.programs import HOOK_TIMEOUT
 from claude_shepherd.supervisor.session.store import write_atomic
 
 BACKUP_SUFFIX = ".before-claude-hook"

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 
 from claude_shepherd.supervisor.claude_run.watchdog import kill_trees, live_children, prctl
-from claude_shepherd.supervisor.session.programs import HOOKS_MAIN
+from claude_shepherd.supervisor.session.programs import HOOK_TIMEOUT, HOOKS_MAIN
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # claude-run runs beside every agent: no typing at run time (docs/HOT_CORE.md)
@@ -55,9 +55,10 @@ def _cmdline(pid: int) -> list[str]:
         return []
 
 
-HOOK_FINISH = 5.0
+HOOK_FINISH = float(HOOK_TIMEOUT)
 """Seconds a hook of ours that Claude left running (StopFailure, detached so that ``claude -p``
-cannot kill it) gets to finish before the sweep ends it: it records why Claude stopped."""
+cannot kill it) gets to finish before the sweep ends it: it records why Claude stopped. As long as
+Claude Code itself lets a hook run: a loaded machine made 5 s too short, and the stop a crash."""
 
 
 def is_our_hook(pid: int) -> bool:

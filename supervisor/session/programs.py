@@ -26,6 +26,9 @@ HOOKS_MAIN = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.pat
 """The program every hook of ours runs as installed (``python -I -S …/hooks/__main__.py EVENT``, what
 ``claude-hook install`` writes into Claude's settings), and every process the hooks leave behind (an
 alert, a typist): named by path, so nothing below the hooks imports them."""
+HOOK_TIMEOUT = 10
+"""Seconds Claude Code lets one of our hooks run (the ``timeout`` ``claude-hook install`` writes); each
+answers well inside it (its lock wait is 3 s)."""
 
 _cache: dict[str, str | None] = {}
 

@@ -155,7 +155,10 @@ class _Run:
         raise NotImplementedError
 
     def expect(self, needle: str, timeout: float = 10) -> None:
-        wait_until(lambda: needle in self.text, timeout, f"{needle!r} in the output:\n{self.text}")
+        try:
+            wait_until(lambda: needle in self.text, timeout, f"{needle!r} in the output")
+        except AssertionError as exc:  # the output as it stood when the wait gave up, not when it began
+            raise AssertionError(f"{exc}:\n{self.text}") from None
 
     def _kill(self) -> None:
         """SIGKILL it if it still runs, and collect its status."""
