@@ -67,9 +67,11 @@ def ask(
     slot = resume_slots.take_slot(
         caller.root, budgets.RESUME_QUEUE, agent, renews, budgets.resume_interval(env), now
     )
-    pid = pane_typing.spawn(COMMAND, [socket, pane, f"{slot:.3f}", str(caller.root), agent, per], env)
     key = renewal(per, now)
-    return None if pid is None or key is None else {"at": key, "pid": pid, "token": start_token(pid)}
+    if key is None:
+        return None
+    pid = pane_typing.spawn(COMMAND, [socket, pane, f"{slot:.3f}", str(caller.root), agent, per], env)
+    return None if pid is None else {"at": key, "pid": pid, "token": start_token(pid)}
 
 
 def started_paused(caller: Caller, env: t.Mapping[str, str], agent: str, now: float | None = None) -> None:

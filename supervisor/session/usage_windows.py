@@ -290,7 +290,7 @@ def _merged(
         if done:
             alerted[name] = [window["resets_at"], *done]
     record: CredentialRecord = {"credential": credential, "windows": windows, "alerted": alerted}
-    changed = before is None or (windows, alerted) != (old_windows, alerted_before)
+    changed = (windows, alerted) != (old_windows, alerted_before)  # a first reading of nothing writes nothing
     return record, crossed, changed
 
 

@@ -99,3 +99,19 @@ def test_usage_records_with_numbers_no_float_holds_read_as_nothing_known(root: P
     agent = uw.read_agent(root, AGENT)
     assert agent is not None and agent["limited"]["until"] is None and agent["limited"]["held"] is None
     assert [a["agent"] for a in uw.read_agents(root)] == [AGENT]
+
+
+def test_a_first_reading_of_no_window_writes_no_record(tmp_path: Path) -> None:
+    """A status line whose ``rate_limits`` holds no window it can read knows nothing: nothing is written
+    (``fleet usage`` would list a credential with no window), and the record comes once a window does."""
+    root = tmp_path / "sessions"
+    record, crossed = uw.note_reading(root, CREDENTIAL, {}, now=1795000000.0)
+    assert (record["windows"], crossed, uw.read_credential(root, CREDENTIAL)) == ({}, [], None)
+    uw.note_reading(
+        root,
+        CREDENTIAL,
+        {"five_hour": {"used_percentage": 10.0, "resets_at": 1795003600.0}},
+        now=1795000000.0,
+    )
+    stored = uw.read_credential(root, CREDENTIAL)
+    assert stored is not None and list(stored["windows"]) == ["five_hour"]
