@@ -1,5 +1,6 @@
 """The shared fixtures, as pytest plugins: tests import helpers from ``support``, never from a conftest."""
 
+import durations
 import pytest
 
 pytest_plugins = [
@@ -12,10 +13,18 @@ pytest_plugins = [
     "support.tmux_panes",
 ]
 
-LONGEST_FIRST = ("tests/e2e/test_usage_windows.py",)
-"""Modules whose tests wait minutes on the real CLI (Claude's auto-continue comes 30-90 s after a
-reset): run first, so that with ``-n`` the rest of the suite runs beside them, not after them."""
 
-
+@pytest.hookimpl(tryfirst=True)  # before xdist adds a group to a test's node id
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    items.sort(key=lambda item: not item.nodeid.startswith(LONGEST_FIRST))  # stable: order kept otherwise
+    """The longest tests first (tests/durations.json): with ``-n`` the rest of the suite runs beside them,
+    not after them. A file's tests stay together (a module's fixtures are made once a worker), the file
+    with the longest test first; the sort is stable: tests not listed keep their order."""
+    seconds = durations.load()
+    file_of = {item: item.nodeid.split("::")[0] for item in items}
+    longest: dict[str, float] = {}
+    for item, name in file_of.items():
+        longest[name] = max(longest.get(name, 0.0), seconds.get(item.nodeid, 0.0))
+    place = {name: n for n, name in enumerate(longest)}
+    items.sort(
+        key=lambda item: (-longest[file_of[item]], place[file_of[item]], -seconds.get(item.nodeid, 0.0))
+    )
