@@ -26,10 +26,10 @@ only; the clock is a seam (``Queue(clock=...)``) for tests.
 
 from __future__ import annotations
 
+import binascii
 import json
 import os
 import time
-import zlib
 
 from claude_shepherd.supervisor.errors import ShepherdError
 from claude_shepherd.supervisor.tmux_names import ERROR, EXITED, LIMITED, NEEDS_YOU, PAUSED
@@ -167,7 +167,7 @@ class Entry:
     @property
     def id(self) -> str:
         """A short name of the key, for a person to type (``fleet attention --snooze ID``)."""
-        return f"{zlib.crc32(self.key.encode()):08x}"
+        return f"{binascii.crc32(self.key.encode()):08x}"
 
     @property
     def tier(self) -> int:

@@ -104,9 +104,9 @@ def _stamp_path(socket: str, pane: str, part: str) -> str | None:
     directory = _stamp_dir()
     if directory is None:
         return None
-    import zlib  # builtin module: no import cost worth measuring
+    import binascii  # a small extension module: no import cost worth measuring
 
-    return os.path.join(directory, f"{zlib.crc32(socket.encode()):08x}-{pane.lstrip('%')}.{part}")
+    return os.path.join(directory, f"{binascii.crc32(socket.encode()):08x}-{pane.lstrip('%')}.{part}")
 
 
 def _recent(stamp: str | None, value: str, now: float, within: float = THROTTLE_SECONDS) -> bool:

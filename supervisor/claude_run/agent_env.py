@@ -19,10 +19,9 @@
 
 from __future__ import annotations
 
+import binascii
 import os
 import sys
-import sysconfig
-import zlib
 from pathlib import Path
 
 from claude_shepherd.supervisor.claude_run.claude_bin import which
@@ -49,8 +48,13 @@ SHIM_PARENT = "claude-shepherd"
 
 
 def our_session_command() -> Path | None:
-    """The ``session`` console script installed next to this interpreter."""
-    for scripts in (sysconfig.get_path("scripts"), str(Path(sys.executable).parent)):
+    """The ``session`` console script installed beside ours (the folder of ``claude-run``, links
+    followed), or beside this interpreter. Not sysconfig's scripts path: its tables cost every claude-run
+    0.1 MiB to hold."""
+    for scripts in (
+        os.path.dirname(os.path.realpath(sys.argv[0])) if sys.argv[0] else "",
+        str(Path(sys.executable).parent),
+    ):
         if scripts:
             candidate = Path(scripts) / SESSION_COMMAND
             if candidate.is_file() and os.access(candidate, os.X_OK):
@@ -68,7 +72,9 @@ def _same_file(a: str | Path, b: str | Path) -> bool:
 def shim_dir(command: Path, env: t.Mapping[str, str]) -> Path | None:
     """A directory holding only a ``session`` link to *command*; None if it cannot be made."""
     cache = env.get("XDG_CACHE_HOME") or os.path.join(env.get("HOME") or str(Path.home()), ".cache")
-    digest = f"{zlib.crc32(str(command).encode()):08x}"  # hashlib would load OpenSSL into every claude-run
+    digest = (
+        f"{binascii.crc32(str(command).encode()):08x}"  # hashlib would load OpenSSL into every claude-run
+    )
     directory = Path(cache) / SHIM_PARENT / f"bin-{digest}"
     link = directory / SESSION_COMMAND
     try:

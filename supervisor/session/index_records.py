@@ -12,10 +12,10 @@ treat it as no record. Standard library only: the hooks and the status line read
 
 from __future__ import annotations
 
+import binascii
 import json
 import os
 import re
-import zlib
 
 from claude_shepherd.supervisor.session import root_gitignore
 from claude_shepherd.supervisor.session.index import INDEX_DIRNAME
@@ -39,7 +39,7 @@ def file_name(key: str, *, tidy: bool = False) -> str:
     if tidy:
         readable = readable.strip("_.")[:80] or "x"
     # surrogatepass: a key read from a file an agent wrote may hold a lone surrogate, and still names one file
-    return f"{readable[:80]}-{zlib.crc32(key.encode('utf-8', 'surrogatepass')):08x}.json"
+    return f"{readable[:80]}-{binascii.crc32(key.encode('utf-8', 'surrogatepass')):08x}.json"
 
 
 def folder_path(root: Path | str, folder: str) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sys
 import typing as t
 from pathlib import Path
 
@@ -236,6 +237,25 @@ def test_claude_env_exports_the_contract_and_puts_only_session_first(tmp_path: P
     assert os.path.samefile(first / "session", agent_env.our_session_command())  # type: ignore[arg-type]
     again, _ = agent_env.claude_environment(env, supervisor_pid=4242, sessions_root=tmp_path / "s")
     assert again["PATH"] == env["PATH"], "idempotent"
+
+
+def test_the_session_command_is_the_one_beside_claude_run_even_when_claude_run_is_reached_by_a_link(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scripts = tmp_path / "venv" / "bin"
+    scripts.mkdir(parents=True)
+    for name in ("claude-run", "session"):
+        (scripts / name).write_text("#!/bin/sh\n")
+        (scripts / name).chmod(0o755)
+    elsewhere = tmp_path / "bin"  # a link in a folder of the user's, beside a session of someone else's
+    elsewhere.mkdir()
+    (elsewhere / "claude-run").symlink_to(scripts / "claude-run")
+    (elsewhere / "session").write_text("#!/bin/sh\n")
+    (elsewhere / "session").chmod(0o755)
+    monkeypatch.setattr("sys.argv", [str(elsewhere / "claude-run")])
+    assert agent_env.our_session_command() == scripts / "session"
+    monkeypatch.setattr("sys.argv", [""])  # no name (python -c): the one beside this interpreter
+    assert agent_env.our_session_command() == Path(sys.executable).parent / "session"
 
 
 # --------------------------------------------------------------------------- back-off
