@@ -42,19 +42,21 @@ if TYPE_CHECKING:  # claude-run runs beside every agent: no typing at run time (
     import typing as t
 
 SESSION_COMMAND = "session"
+CLAUDE_RUN = "claude-run"
 NESTED_MARKERS = ("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT")
 """What Claude Code exports to its tools; a Claude that inherits them refuses to start ("nested")."""
 SHIM_PARENT = "claude-shepherd"
 
 
 def our_session_command() -> Path | None:
-    """The ``session`` console script installed beside ours (the folder of ``claude-run``, links
+    """The ``session`` console script installed beside ours (the folder ``claude-run`` really is in, links
     followed), or beside this interpreter. Not sysconfig's scripts path: its tables cost every claude-run
     0.1 MiB to hold."""
-    for scripts in (
-        os.path.dirname(os.path.realpath(sys.argv[0])) if sys.argv[0] else "",
-        str(Path(sys.executable).parent),
-    ):
+    real = os.path.realpath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    ours = os.path.basename(real) == CLAUDE_RUN and os.path.isfile(
+        real
+    )  # never "-c" read in the agent's folder
+    for scripts in (os.path.dirname(real) if ours else "", str(Path(sys.executable).parent)):
         if scripts:
             candidate = Path(scripts) / SESSION_COMMAND
             if candidate.is_file() and os.access(candidate, os.X_OK):

@@ -254,8 +254,11 @@ def test_the_session_command_is_the_one_beside_claude_run_even_when_claude_run_i
     (elsewhere / "session").chmod(0o755)
     monkeypatch.setattr("sys.argv", [str(elsewhere / "claude-run")])
     assert agent_env.our_session_command() == scripts / "session"
-    monkeypatch.setattr("sys.argv", [""])  # no name (python -c): the one beside this interpreter
-    assert agent_env.our_session_command() == Path(sys.executable).parent / "session"
+    beside_python = Path(sys.executable).parent / "session"
+    monkeypatch.chdir(elsewhere)  # the agent's folder, with a session of its own in it
+    for argv0 in ("-c", "-", "session", ""):  # python -c, python - < script, no name: never read in cwd
+        monkeypatch.setattr("sys.argv", [argv0])
+        assert agent_env.our_session_command() == beside_python, argv0
 
 
 # --------------------------------------------------------------------------- back-off
