@@ -1,8 +1,8 @@
 """tests/durations.json: how long the slowest tests took, so that ``-n`` starts them first.
 
-With xdist's ``--dist loadgroup`` (pyproject.toml) each worker takes one test at a time from the head
-of the queue; ``conftest.py`` puts the longest at the head, so no worker is left with a three-minute
-test when the others are done. Rewrite the file from a run's JUnit report (from the repository root)::
+With ``-n``, ``conftest.py`` gives each worker a test (or a group of tests sharing a costly fixture)
+from the head of the queue whenever two or fewer wait for it, and puts the longest at the head, so no
+worker is left with a three-minute test when the others are done. Rewrite the file from a run's JUnit report (from the repository root)::
 
     .venv/bin/python -m pytest -q -n 3 --junitxml=/tmp/junit.xml
     .venv/bin/python tests/durations.py /tmp/junit.xml
@@ -37,6 +37,8 @@ def load() -> dict[str, float]:
 
 def node_id(classname: str, name: str) -> str:
     """A JUnit ``classname`` (``tests.fleet.test_x.Class``) and ``name`` as pytest's node id."""
+    if "@" in name and name.rfind("@") > name.rfind("]"):
+        name = name[: name.rfind("@")]  # an xdist_group's suffix (--dist loadgroup): not part of the id
     parts = classname.split(".")
     module = next(i for i in range(len(parts), 0, -1) if parts[i - 1].startswith("test"))
     return "::".join(["/".join(parts[:module]) + ".py", *parts[module:], name])

@@ -29,24 +29,17 @@ SLOW_FILES = frozenset({"test_new_user.py", "test_packaging.py"})
 """They build and install the project into new virtual environments."""
 
 
-ONE_WORKER = {"ssh_host": "ssh_host", "test_packaging.py": "packaging"}
-"""A fixture's or a file's tests that share something expensive (a second account behind sshd, a built
-wheel): with ``-n`` they run on one worker (an ``xdist_group``), which makes it once."""
-
-
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark ``slow`` what needs a tmux fleet, the real Claude Code CLI or a fresh install, so that
-    ``pytest -m "not slow"`` is the fast everyday tier; CI runs everything. Group what shares an
-    expensive fixture (:data:`ONE_WORKER`)."""
+    ``pytest -m "not slow"`` is the fast everyday tier; CI runs everything."""
     for item in items:
         path = Path(str(item.fspath))
-        fixtures = set(getattr(item, "fixturenames", ()))
-        if "e2e" in path.parts or path.name in SLOW_FILES or SLOW_FIXTURES & fixtures:
+        if (
+            "e2e" in path.parts
+            or path.name in SLOW_FILES
+            or SLOW_FIXTURES & set(getattr(item, "fixturenames", ()))
+        ):
             item.add_marker(pytest.mark.slow)
-        group = next((ONE_WORKER[key] for key in sorted(fixtures | {path.name}) if key in ONE_WORKER), None)
-        if group is not None:
-            item.add_marker(pytest.mark.xdist_group(group))
 
 
 def script(name: str) -> str:
