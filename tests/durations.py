@@ -2,7 +2,8 @@
 
 With ``-n``, ``conftest.py`` gives each worker a test (or a group of tests sharing a costly fixture)
 from the head of the queue whenever two or fewer wait for it, and puts the longest at the head, so no
-worker is left with a three-minute test when the others are done. Rewrite the file from a run's JUnit report (from the repository root)::
+worker is left with a three-minute test when the others are done. Rewrite the file from a run's JUnit
+report (from the repository root)::
 
     .venv/bin/python -m pytest -q -n 3 --junitxml=/tmp/junit.xml
     .venv/bin/python tests/durations.py /tmp/junit.xml

@@ -53,9 +53,8 @@ def our_session_command() -> Path | None:
     followed), or beside this interpreter. Not sysconfig's scripts path: its tables cost every claude-run
     0.1 MiB to hold."""
     real = os.path.realpath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
-    ours = os.path.basename(real) == CLAUDE_RUN and os.path.isfile(
-        real
-    )  # never "-c" read in the agent's folder
+    # only when it is claude-run: "-c" (python -c) would be looked up in the agent's folder
+    ours = os.path.basename(real) == CLAUDE_RUN and os.path.isfile(real)
     for scripts in (os.path.dirname(real) if ours else "", str(Path(sys.executable).parent)):
         if scripts:
             candidate = Path(scripts) / SESSION_COMMAND
@@ -74,9 +73,7 @@ def _same_file(a: str | Path, b: str | Path) -> bool:
 def shim_dir(command: Path, env: t.Mapping[str, str]) -> Path | None:
     """A directory holding only a ``session`` link to *command*; None if it cannot be made."""
     cache = env.get("XDG_CACHE_HOME") or os.path.join(env.get("HOME") or str(Path.home()), ".cache")
-    digest = (
-        f"{binascii.crc32(str(command).encode()):08x}"  # hashlib would load OpenSSL into every claude-run
-    )
+    digest = f"{binascii.crc32(str(command).encode()):08x}"  # hashlib: OpenSSL in every claude-run
     directory = Path(cache) / SHIM_PARENT / f"bin-{digest}"
     link = directory / SESSION_COMMAND
     try:
