@@ -28,9 +28,8 @@ import zlib
 from pathlib import Path
 
 from claude_shepherd.supervisor.session.private_dir import is_private_dir
+from claude_shepherd.supervisor.session.programs import SCRIPTS, own_scripts_folder
 from claude_shepherd.supervisor.session.roots import registry_dir
-
-SCRIPTS = ("claude-run", "session", "fleet", "claude-hook")
 
 AGENT_VARIABLES = (
     "CLAUDE_SUPERVISOR_PID", "CLAUDE_PID", "WATCHDOG_PID", "CLAUDECODE", "CLAUDE_CODE_SESSION_ID",
@@ -50,13 +49,13 @@ AGENT_ROOT = "CLAUDE_SESSIONS_DIR"
 def scripts_dir(argv0: str | None = None) -> Path | None:
     """The folder holding this installation's console scripts (``claude-run`` among them).
 
-    The running ``fleet`` script's own folder first (a venv's ``bin/``, used
-    without activating it), then the interpreter's scripts folders.
+    The running script's own folder first, links followed (a venv's ``bin/``, used
+    without activating it, never a folder of links to it), then the interpreter's scripts folders.
     """
     candidates: list[Path] = []
-    first = sys.argv[0] if argv0 is None else argv0
-    if first and os.path.basename(first) in SCRIPTS:
-        candidates.append(Path(os.path.abspath(first)).parent)
+    own = own_scripts_folder(SCRIPTS, argv0)
+    if own is not None:
+        candidates.append(Path(own))
     candidates.append(Path(sys.executable).parent)
     for scheme in (None, f"{os.name}_user"):
         try:

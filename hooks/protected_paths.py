@@ -38,7 +38,7 @@ from claude_shepherd.supervisor.session.paths import (
     sessions_root,
     worktree_checkout,
 )
-from claude_shepherd.supervisor.session.programs import tmux_path
+from claude_shepherd.supervisor.session.programs import SCRIPTS, tmux_path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds per hook call; annotations are never evaluated
@@ -55,7 +55,6 @@ WRITE_TOOLS: dict[str, str] = {
 """Claude's file-writing tools and the input field naming the file each one writes."""
 
 OUR_PACKAGES = ("supervisor", "hooks", "fleet")
-OUR_SCRIPTS = ("session", "claude-hook", "claude-run", "fleet")
 SHIM_PARENT = "claude-shepherd"
 SHELL_STARTUP_FILES = (
     ".bashrc",
@@ -148,7 +147,7 @@ def _protected(cwd: str, root: str, env: t.Mapping[str, str]) -> list[tuple[str,
         for folder in sorted({registry_dir(env), registry_dir({"HOME": home}), registry_dir({})})
     ]
     found += _code_paths()
-    found += [(os.path.join(bindir, s), "claude-shepherd's installed commands") for s in OUR_SCRIPTS]
+    found += [(os.path.join(bindir, s), "claude-shepherd's installed commands") for s in SCRIPTS]
     found.append((sys.executable, "the interpreter the hooks run on"))
     found.append((os.path.join(cache, SHIM_PARENT), "the session command's shim folder"))
     found.append((os.path.join(home, CLAUDE_JSON), STARTS_CODE))

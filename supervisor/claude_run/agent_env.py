@@ -36,13 +36,13 @@ from claude_shepherd.supervisor.env import (
 )
 from claude_shepherd.supervisor.session.credentials import credential_of
 from claude_shepherd.supervisor.session.private_dir import is_private_dir
+from claude_shepherd.supervisor.session.programs import own_scripts_folder
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # claude-run runs beside every agent: no typing at run time (docs/HOT_CORE.md)
     import typing as t
 
 SESSION_COMMAND = "session"
-CLAUDE_RUN = "claude-run"
 NESTED_MARKERS = ("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT")
 """What Claude Code exports to its tools; a Claude that inherits them refuses to start ("nested")."""
 SHIM_PARENT = "claude-shepherd"
@@ -52,10 +52,7 @@ def our_session_command() -> Path | None:
     """The ``session`` console script installed beside ours (the folder ``claude-run`` really is in, links
     followed), or beside this interpreter. Not sysconfig's scripts path: its tables cost every claude-run
     0.1 MiB to hold."""
-    real = os.path.realpath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
-    # only when it is claude-run: "-c" (python -c) would be looked up in the agent's folder
-    ours = os.path.basename(real) == CLAUDE_RUN and os.path.isfile(real)
-    for scripts in (os.path.dirname(real) if ours else "", str(Path(sys.executable).parent)):
+    for scripts in (own_scripts_folder(("claude-run",)), str(Path(sys.executable).parent)):
         if scripts:
             candidate = Path(scripts) / SESSION_COMMAND
             if candidate.is_file() and os.access(candidate, os.X_OK):

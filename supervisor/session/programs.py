@@ -12,6 +12,7 @@ own Claude), else the first tmux in the system's own directories; never
 from __future__ import annotations
 
 import os
+import sys
 import time
 
 from claude_shepherd.supervisor.env import TMUX_ENV
@@ -26,6 +27,8 @@ HOOKS_MAIN = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.pat
 """The program every hook of ours runs as installed (``python -I -S …/hooks/__main__.py EVENT``, what
 ``claude-hook install`` writes into Claude's settings), and every process the hooks leave behind (an
 alert, a typist): named by path, so nothing below the hooks imports them."""
+SCRIPTS = ("claude-run", "session", "fleet", "claude-hook")
+"""Our console scripts, installed side by side in one folder."""
 HOOK_TIMEOUT = 10
 """Seconds Claude Code lets one of our hooks run (the ``timeout`` ``claude-hook install`` writes); each
 answers well inside it (its lock wait is 3 s)."""
@@ -211,3 +214,12 @@ def spawn_later(argv: list[str], env: t.Mapping[str, str], delay: float) -> int 
             return None
     except OSError:
         return None
+
+
+def own_scripts_folder(names: t.Collection[str] = SCRIPTS, argv0: str | None = None) -> str | None:
+    """The folder the running console script of ours really is in (links followed), or None when
+    *argv0* (``sys.argv[0]``) is none of *names*: ``python -c`` gives ``-c``, which must never be
+    looked up in the current folder (an agent's)."""
+    first = sys.argv[0] if argv0 is None and sys.argv else argv0
+    real = os.path.realpath(first) if first else ""
+    return os.path.dirname(real) if os.path.basename(real) in names and os.path.isfile(real) else None
